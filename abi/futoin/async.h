@@ -1,0 +1,175 @@
+/**
+ * @file futoin/async.h
+ * @brief The C runtime API of libfutoin_async: create an AsyncTool (event
+ *        loop), create root AsyncSteps on it, run, free.
+ *
+ * Threading: a tool and every flow on it belong to one thread, the "loop
+ * thread" (the thread that created the tool, or the one that last entered
+ * futoin_tool_run()). Functions marked "any thread" may be called from other
+ * threads; all the others must be called on the loop thread.
+ *
+ * Typical use:
+ * @code
+ *   futoin_tool *tool;
+ *   futoin_tool_new(&tool, NULL);
+ *   FutoInAsyncSteps *as = futoin_root_new(tool);
+ *   as->api->add(as, NULL, my_step, my_errors);
+ *   as->api->execute(as, NULL, on_unhandled);
+ *   futoin_tool_run(tool);      // until no flow, immediate or timer is left
+ *   as->api->free(as);
+ *   futoin_tool_free(tool);
+ * @endcode
+ *
+ * @since 0.1.0
+ */
+#ifndef FUTOIN_ASYNC_H
+#define FUTOIN_ASYNC_H
+
+#include <futoin/errors.h>
+#include <futoin/export.h>
+#include <futoin/ftn12.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Return codes of the C runtime API (0 is success). */
+#define FUTOIN_OK 0
+#define FUTOIN_EINVAL (-22) /**< bad argument */
+#define FUTOIN_ENOMEM (-12) /**< out of memory */
+#define FUTOIN_EBUSY (-16)  /**< object still in use (e.g. roots alive) */
+#define FUTOIN_EVERSION (-95) /**< unknown structure / table version */
+
+#define FUTOIN_VERSION_MAJOR 0
+#define FUTOIN_VERSION_MINOR 1
+#define FUTOIN_VERSION_PATCH 0
+#define FUTOIN_VERSION_STRING "0.1.0"
+/** Version as one number: major * 10000 + minor * 100 + patch. */
+#define FUTOIN_VERSION_NUMBER                                                  \
+    (FUTOIN_VERSION_MAJOR * 10000 + FUTOIN_VERSION_MINOR * 100                 \
+     + FUTOIN_VERSION_PATCH)
+
+/** The library's version string, e.g. "0.1.0". Static storage. */
+FUTOIN_API const char* futoin_async_version(void);
+/** The library's version as FUTOIN_VERSION_NUMBER would compute it. */
+FUTOIN_API int futoin_async_version_number(void);
+
+/** An AsyncTool: one event loop (libuv), one thread. Opaque. */
+typedef struct futoin_tool futoin_tool;
+
+/**
+ * Called for API misuse that cannot be reported into a flow as
+ * InternalError, e.g. success() through the handle of a step that already
+ * finished. `code` is FUTOIN_ERR_INTERNAL_ERROR, `message` says what was
+ * misused; both are valid during the call only. Runs on the thread that
+ * misused the API.
+ */
+typedef void (*futoin_misuse_cb)(
+        void* data, const char* code, const char* message);
+
+/** Options of futoin_tool_new(). Versioned: see FUTOIN_TOOL_OPTIONS_INIT. */
+typedef struct futoin_tool_options
+{
+    unsigned version;      /**< FUTOIN_TOOL_OPTIONS_VERSION */
+    void* uv_loop;         /**< attach to this `uv_loop_t*`; NULL = own one */
+    futoin_misuse_cb misuse; /**< NULL = print to stderr */
+    void* misuse_data;
+} futoin_tool_options;
+
+#define FUTOIN_TOOL_OPTIONS_VERSION 1
+#define FUTOIN_TOOL_OPTIONS_INIT                                               \
+    {                                                                          \
+        FUTOIN_TOOL_OPTIONS_VERSION, NULL, NULL, NULL                          \
+    }
+
+/**
+ * Initialise `opts` to the defaults of `version`, as FUTOIN_TOOL_OPTIONS_INIT.
+ * @return FUTOIN_OK, or FUTOIN_EVERSION for a version this library lacks.
+ */
+FUTOIN_API int futoin_tool_options_init(
+        futoin_tool_options* opts, unsigned version);
+
+/**
+ * Create a tool. With `opts->uv_loop` set, the tool attaches to that loop
+ * (whoever runs it, e.g. luv or uvloop, drives our flows too); otherwise it
+ * owns a private loop that futoin_tool_run() drives.
+ * @param[out] out the new tool; set only on success.
+ * @param opts NULL for defaults.
+ * @return FUTOIN_OK, FUTOIN_EINVAL, FUTOIN_EVERSION or FUTOIN_ENOMEM.
+ */
+FUTOIN_API int futoin_tool_new(
+        futoin_tool** out, const futoin_tool_options* opts);
+
+/**
+ * Free a tool. Refused with FUTOIN_EBUSY (and nothing freed) while roots
+ * created on it are still alive. Pending immediates and timers are dropped
+ * without being called. An attached loop is left open (its handles closed).
+ */
+FUTOIN_API int futoin_tool_free(futoin_tool* tool);
+
+/**
+ * Run the loop until nothing is left to do: no executing flow, immediate or
+ * timer. A flow waiting for an external event (waitExternal, setTimeout)
+ * keeps it running. The calling thread becomes the loop thread.
+ * @return FUTOIN_OK, or FUTOIN_EINVAL for an attached (not owned) loop.
+ */
+FUTOIN_API int futoin_tool_run(futoin_tool* tool);
+
+/**
+ * One non-blocking pass of the loop (UV_RUN_NOWAIT).
+ * @return 1 if more work is pending, 0 if idle, FUTOIN_EINVAL on misuse.
+ */
+FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool);
+
+/** The tool's `uv_loop_t*` (owned or attached). */
+FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);
+
+/**
+ * Schedule `cb(data)` on the loop thread, after the current callback.
+ * Any thread; never blocks. From the loop thread the handle can be
+ * cancelled; from other threads the returned handle is inert (is_valid = 0)
+ * and the callback cannot be cancelled.
+ */
+FUTOIN_API FutoInHandle futoin_tool_immediate(
+        futoin_tool* tool, void (*cb)(void* data), void* data);
+
+/** Schedule `cb(data)` after `delay_ms` on the loop thread. Loop thread. */
+FUTOIN_API FutoInHandle futoin_tool_deferred(
+        futoin_tool* tool,
+        uint32_t delay_ms,
+        void (*cb)(void* data),
+        void* data);
+
+/**
+ * Cancel a scheduled callback. A handle that already ran, was cancelled,
+ * is zeroed or is stale (generation mismatch) is ignored: never an error.
+ * The handle is reset to an inert value. Loop thread.
+ */
+FUTOIN_API void futoin_tool_cancel(futoin_tool* tool, FutoInHandle* handle);
+
+/** 1 if the handle still refers to a scheduled callback, else 0. */
+FUTOIN_API int futoin_tool_is_valid(
+        futoin_tool* tool, const FutoInHandle* handle);
+
+/** 1 if called on the tool's loop thread. Any thread. */
+FUTOIN_API int futoin_tool_is_same_thread(futoin_tool* tool);
+
+/** How many misuses were reported through the misuse callback so far. */
+FUTOIN_API size_t futoin_tool_misuse_count(futoin_tool* tool);
+
+/**
+ * Create a root AsyncSteps on `tool`. Add steps through `as->api`, then
+ * `execute`; release it with `as->api->free(as)` (which cancels a running
+ * flow first). Loop thread.
+ * @return the root, or NULL on out-of-memory / NULL tool.
+ */
+FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool);
+
+/** The tool a root or step handle of ours belongs to; NULL if not ours. */
+FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUTOIN_ASYNC_H */

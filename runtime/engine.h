@@ -1,0 +1,292 @@
+/*
+ * Step engine internals (not installed).
+ *
+ * A root owns a main flow; every parallel() branch runs as a flow of its
+ * own. A flow is a stack of frames, linked through `parent`: the top frame
+ * is the step that runs (or waits) now, each frame below it waits for the
+ * sub-steps of the frame above to finish. One record type, futoin__step,
+ * serves as a queued step and, once it runs, as its frame, so a step costs
+ * one pooled record and no copy. Execution is iterative (flow.c): neither a
+ * long chain nor deep nesting grows the C stack.
+ *
+ * The handle given to a callback is the step record itself (its first
+ * member is the FTN12 `FutoInAsyncSteps`), so every call is checked against
+ * the step's state. Records are recycled FIFO with a quarantine
+ * (FUTOIN__STEP_QUARANTINE), so a call through the handle of a finished
+ * step finds a FREE record and is reported, not executed.
+ */
+#ifndef FUTOIN_RUNTIME_ENGINE_H
+#define FUTOIN_RUNTIME_ENGINE_H
+
+#include "tool.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct futoin__step futoin__step;
+typedef struct futoin__flow futoin__flow;
+typedef struct futoin__root futoin__root;
+typedef struct futoin__alloc futoin__alloc;
+
+/* Step records retired since a handle's step finished before its memory
+ * is reused. Documented in futoin/async.h. */
+#define FUTOIN__STEP_QUARANTINE 1024
+#define FUTOIN__STEPS_PER_BLOCK 256
+/* Steps run in one go before a flow yields to others on the tool. */
+#define FUTOIN__FLOW_BUDGET 256
+
+enum futoin__kind
+{
+    FUTOIN__K_STEP = 0, /* add() */
+    FUTOIN__K_PARALLEL, /* parallel() */
+    FUTOIN__K_LOOP,     /* loop() / repeat() frame */
+    FUTOIN__K_BODY,     /* one iteration of a loop */
+    FUTOIN__K_SYNC,     /* addSync() guard frame */
+    FUTOIN__K_UNLOCK    /* addSync(): unlock, pass results on */
+};
+
+enum futoin__state
+{
+    FUTOIN__S_FREE = 0, /* in the pool */
+    FUTOIN__S_QUEUED,   /* added, not started */
+    FUTOIN__S_EXEC,     /* its execute callback runs now */
+    FUTOIN__S_SUBS,     /* waits for its sub-steps */
+    FUTOIN__S_WAIT,     /* waits for an external event */
+    FUTOIN__S_ERRH,     /* its error handler runs now */
+    FUTOIN__S_DONE      /* finished, outcome recorded, not yet popped */
+};
+
+enum futoin__flag
+{
+    FUTOIN__F_SUCCESS = 1u << 0,  /* success() called */
+    FUTOIN__F_ERROR = 1u << 1,    /* handle_error() called */
+    FUTOIN__F_ADDED = 1u << 2,    /* add()/parallel()/loop() called */
+    FUTOIN__F_WAITEXT = 1u << 3,  /* waitExternal() */
+    FUTOIN__F_TIMEOUT = 1u << 4,  /* setTimeout() armed */
+    FUTOIN__F_CANCEL = 1u << 5,   /* setCancel() set */
+    FUTOIN__F_LOOPCTL = 1u << 6,  /* breakLoop()/continueLoop() called */
+    FUTOIN__F_REPEAT = 1u << 7,   /* K_LOOP: repeat() (bounded, passes i) */
+    FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
+    FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
+    FUTOIN__F_STASH = 1u << 10    /* takes its values from parent K_SYNC */
+};
+
+/* A stack() allocation; the user's memory follows the header. */
+struct futoin__alloc
+{
+    futoin__alloc* next;
+    void (*cleanup)(void* value);
+    max_align_t payload[];
+};
+
+struct futoin__step
+{
+    FutoInAsyncSteps bsi; /* must be first: the handle is the record */
+    futoin__step* next;   /* queue link, or free-list link */
+    futoin__step* parent; /* frame below, while executing */
+    futoin__flow* flow;   /* flow executing it (NULL while queued) */
+    futoin__step* sub_head;
+    futoin__step* sub_tail;
+    FutoInAsyncSteps_execute_callback f;
+    FutoInAsyncSteps_error_callback eh;
+    void* data;
+    futoin__alloc* allocs;
+    uint32_t gen;
+    uint32_t depth;
+    uint16_t flags;
+    uint8_t kind;
+    uint8_t state;
+    union
+    {
+        struct /* K_STEP, K_BODY, K_UNLOCK */
+        {
+            FutoInAsyncSteps_cancel_callback cancel;
+            void* cancel_data;
+            futoin__timer* timer;
+            uint32_t timer_gen;
+        } s;
+        struct /* K_LOOP */
+        {
+            union
+            {
+                void (*loop)(FutoInAsyncSteps* bsi, void* data);
+                void (*repeat)(FutoInAsyncSteps* bsi, void* data, size_t i);
+            } fn;
+            char* label; /* owned copy, or NULL */
+            size_t count;
+            size_t i;
+        } l;
+        struct /* K_PARALLEL */
+        {
+            futoin__step* br_head; /* branches not started yet */
+            futoin__step* br_tail;
+            futoin__flow* flows;   /* running branch flows */
+            uint32_t pending;
+        } p;
+        struct /* K_SYNC */
+        {
+            FutoInSync* sync;
+            FutoInArgs* stash; /* incoming values for the guarded step */
+        } y;
+    } u;
+};
+
+enum futoin__flow_state
+{
+    FUTOIN__FL_IDLE = 0,  /* nothing scheduled: waiting or not started */
+    FUTOIN__FL_SCHED,     /* flow_run() queued on the tool */
+    FUTOIN__FL_RUNNING,   /* flow_run() on the C stack */
+    FUTOIN__FL_DONE
+};
+
+struct futoin__flow
+{
+    futoin__root* root;
+    futoin__step* top;   /* deepest frame, NULL between level-0 steps */
+    futoin__step* head;  /* level-0 queue */
+    futoin__step* tail;
+    futoin__step* par;   /* branch flows: the parallel frame; main: NULL */
+    futoin__flow* next;  /* sibling branch flows / pool link */
+    FutoInArgs* args;    /* pending success values (pooled), or NULL */
+    futoin__step* raise_at; /* frame to raise `raise_code` at, or NULL */
+    const char* raise_code;
+    futoin__step* ctl_target; /* loop frame of a pending break/continue */
+    uint8_t state;
+    uint8_t ctl_continue;     /* 1 = continueLoop, 0 = breakLoop */
+    uint8_t code_owned;       /* raise_code is a malloc'd copy */
+};
+
+enum futoin__root_state
+{
+    FUTOIN__R_NEW = 0,   /* steps may be added; execute() allowed */
+    FUTOIN__R_RUNNING,
+    FUTOIN__R_DONE       /* finished, failed or cancelled */
+};
+
+enum futoin__root_pending
+{
+    FUTOIN__P_CANCEL = 1u << 0,
+    FUTOIN__P_FREE = 1u << 1
+};
+
+typedef struct futoin__statevar futoin__statevar;
+struct futoin__statevar
+{
+    futoin__statevar* next;
+    void* value;
+    void (*cleanup)(void* data, void* value);
+    void* data;
+    char name[];
+};
+
+struct futoin__root
+{
+    FutoInAsyncSteps bsi; /* must be first */
+    futoin_tool* tool;
+    futoin__flow main;
+    futoin__statevar* vars;
+    futoin__alloc* allocs;   /* stack() on the root: lives with the root */
+    char* error_info;        /* owned copy, or NULL */
+    char* error_code;        /* owned copy of the last error code, or NULL */
+    FutoInAsyncSteps_error_callback unhandled;
+    void* unhandled_data;
+    futoin_tool* owner;      /* == tool, but kept after free (stale checks) */
+    ptrdiff_t id;
+    uint32_t in_cb;   /* user callbacks of this root on the C stack */
+    uint8_t state;
+    uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
+};
+
+extern const FutoInAsyncStepsAPI futoin__step_api;
+extern const FutoInAsyncStepsAPI futoin__root_api;
+extern const FutoInAsyncStepsAPI futoin__par_api;
+
+static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
+{
+    return (futoin__step*)bsi;
+}
+static inline futoin__root* futoin__as_root(FutoInAsyncSteps* bsi)
+{
+    return (futoin__root*)bsi;
+}
+static inline futoin_tool* futoin__step_tool(const futoin__step* s)
+{
+    return s->flow->root->owner;
+}
+static inline void futoin__set_api(FutoInAsyncSteps* bsi,
+                                   const FutoInAsyncStepsAPI* api)
+{
+    /* `api` is const in the spec's struct; we own the memory. */
+    *(const FutoInAsyncStepsAPI**)bsi = api;
+}
+
+/* Calls user code on behalf of root `r`: while it runs, cancel() and
+ * free() of `r` are deferred (see root.c). */
+#define FUTOIN__USER(r, call)                                                  \
+    do {                                                                       \
+        ++(r)->in_cb;                                                          \
+        call;                                                                  \
+        --(r)->in_cb;                                                          \
+    } while (0)
+
+/* pool.c */
+futoin__step* futoin__step_alloc(futoin_tool* tool);
+void futoin__step_release(futoin_tool* tool, futoin__step* s);
+futoin__flow* futoin__flow_alloc(futoin_tool* tool);
+void futoin__flow_release(futoin_tool* tool, futoin__flow* fl);
+FutoInArgs* futoin__args_alloc(futoin_tool* tool);
+void futoin__args_release(futoin_tool* tool, FutoInArgs* a);
+futoin__root* futoin__root_alloc(futoin_tool* tool);
+void futoin__root_release(futoin_tool* tool, futoin__root* r);
+
+/* flow.c */
+void futoin__flow_schedule(futoin__flow* fl);
+void futoin__flow_start(futoin__flow* fl);
+void futoin__flow_cancel(futoin__flow* fl);
+void futoin__queue_free(futoin_tool* tool, futoin__step* head);
+void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code);
+void futoin__complete(futoin__flow* fl, futoin__step* s);
+void futoin__step_resolve(futoin__step* s);
+void futoin__step_error(
+        futoin__step* s, const char* code, const char* info);
+void futoin__args_clear(FutoInArgs* a);
+void futoin__root_set_error(
+        futoin__root* r, const char* code, const char* info);
+void futoin__root_settle(futoin__root* r);
+
+/* parallel.c */
+void futoin__parallel_start(futoin__step* p);
+void futoin__parallel_branch_done(futoin__flow* fl, const char* code);
+void futoin__parallel_cancel(futoin__step* p);
+
+/* loop.c */
+void futoin__loop_iterate(futoin__step* l);
+
+/* root.c: slots every table shares */
+futoin__root* futoin__root_of(FutoInAsyncSteps* bsi);
+ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi);
+FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi);
+FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
+                                            void (*cb)(void* data));
+FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
+                                           uint32_t delay_ms, void* data,
+                                           void (*cb)(void* data));
+void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h);
+int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h);
+int futoin__common_is_same_thread(FutoInAsyncSteps* bsi);
+
+/* loop.c */
+futoin__step* futoin__loop_add(futoin__step* l, void* data, const char* label);
+void futoin__loop_control(futoin__step* s, const char* label, bool cont);
+
+/* state.c */
+void* futoin__alloc_push(futoin__alloc** list, size_t size,
+                         void (*cleanup)(void* value));
+void futoin__alloc_free_all(futoin__alloc** list);
+void futoin__vars_free(futoin__root* r);
+void* futoin__state_variable(futoin__root* r, void* data, const char* name,
+                             void* (*allocate)(void* data),
+                             void (*cleanup)(void* data, void* value));
+
+#endif /* FUTOIN_RUNTIME_ENGINE_H */

@@ -1,0 +1,659 @@
+/*
+ * The dispatch loop of a flow: runs steps, completes frames, unwinds errors
+ * and cancels. Everything here is iterative: a frame is a heap record and
+ * the loop walks `fl->top`, so neither a million sequential steps nor a
+ * hundred thousand nested levels touch the C stack beyond one frame of
+ * flow_run(). The only recursion is through nested parallel() frames on
+ * cancel, which is bounded by how the user nested them.
+ *
+ * A flow runs from the tool's immediate ring (flow_run_cb) for at most
+ * FUTOIN__FLOW_BUDGET steps, then yields so that other flows get their
+ * turn; a continuation costs one ring slot, not a libuv loop turn.
+ *
+ * Events that come from outside the running callback (external success or
+ * error, a timeout, a branch finishing) only record the outcome on the
+ * frame or flow and schedule the flow: user callbacks of two flows never
+ * nest, which is what lets one per-tool FutoInArgs scratch serve as the
+ * callback arguments.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Whether a frame's cancel handler runs when an error unwinds through it.
+ * The handler exists to abort an external operation; a frame that leaves
+ * the stack abnormally (error, timeout, cancel) can no longer be completed,
+ * so it is told, exactly once. See tests/expected/REFERENCE-NOTES.md.
+ */
+#define FUTOIN__CANCEL_ON_ERROR 1
+
+void futoin__args_clear(FutoInArgs* a)
+{
+    for (int i = 0; i < 4; ++i) {
+        if (a->args[i].type) {
+            futoin_reset_binval(&a->args[i]);
+        }
+    }
+}
+
+/* ---- error codes --------------------------------------------------------- */
+
+/* Store `code` as the flow's pending error code. Standard codes are kept as
+ * their static string; others are copied (errors are not a hot path). */
+static void flow_set_code(futoin__flow* fl, const char* code)
+{
+    int idx = futoin_error_lookup(code);
+    const char* keep;
+    bool owned = false;
+    if (idx >= 0) {
+        keep = futoin_error_name((futoin_error)idx);
+    } else {
+        char* copy = strdup(code ? code : "");
+        if (copy) {
+            keep = copy;
+            owned = true;
+        } else {
+            keep = futoin_error_name(FUTOIN_ERROR_INTERNAL_ERROR);
+        }
+    }
+    if (fl->code_owned) {
+        free((char*)fl->raise_code);
+    }
+    fl->raise_code = keep;
+    fl->code_owned = owned;
+}
+
+static void flow_clear_code(futoin__flow* fl)
+{
+    if (fl->code_owned) {
+        free((char*)fl->raise_code);
+    }
+    fl->raise_code = NULL;
+    fl->code_owned = false;
+}
+
+void futoin__root_set_error(
+        futoin__root* r, const char* code, const char* info)
+{
+    char* ncode = strdup(code ? code : "");
+    char* ninfo = info ? strdup(info) : NULL;
+    free(r->error_code);
+    free(r->error_info);
+    r->error_code = ncode;
+    r->error_info = ninfo;
+}
+
+/* ---- scheduling ---------------------------------------------------------- */
+
+static void flow_run(futoin__flow* fl);
+
+static void flow_run_cb(void* data)
+{
+    futoin__flow* fl = data;
+    /* The flow may have finished, been cancelled or even recycled since it
+     * was queued: records stay valid while the tool lives, and only a flow
+     * that is still SCHED has work to do. */
+    if (fl->state == FUTOIN__FL_SCHED) {
+        flow_run(fl);
+    }
+}
+
+void futoin__flow_schedule(futoin__flow* fl)
+{
+    if (fl->state == FUTOIN__FL_IDLE) {
+        fl->state = FUTOIN__FL_SCHED;
+        futoin__tool_imm(fl->root->owner, flow_run_cb, fl);
+    }
+}
+
+void futoin__flow_start(futoin__flow* fl)
+{
+    fl->state = FUTOIN__FL_IDLE;
+    futoin__flow_schedule(fl);
+}
+
+/* Ask for `code` to be raised at frame `at` when the flow runs next. If an
+ * error is already pending at a lower frame, that one wins: unwinding to it
+ * covers `at` too. */
+static void request_raise(futoin__flow* fl, futoin__step* at, const char* code)
+{
+    if (fl->raise_at && fl->raise_at->depth <= at->depth) {
+        return;
+    }
+    fl->raise_at = at;
+    flow_set_code(fl, code);
+    futoin__flow_schedule(fl);
+}
+
+void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code)
+{
+    request_raise(fl, at, code);
+}
+
+/* Record an error raised by (or on behalf of) step `s`. In the step's own
+ * callback it is acted on when the callback returns; otherwise the flow is
+ * scheduled to unwind to `s`. */
+void futoin__step_error(futoin__step* s, const char* code, const char* info)
+{
+    futoin__flow* fl = s->flow;
+    if (s->flags & FUTOIN__F_ERROR) {
+        return; /* the first error of a callback wins */
+    }
+    futoin__root_set_error(fl->root, code, info);
+    s->flags |= FUTOIN__F_ERROR;
+    if (s->state == FUTOIN__S_EXEC || s->state == FUTOIN__S_ERRH) {
+        flow_set_code(fl, code);
+        return;
+    }
+    if (s->state == FUTOIN__S_WAIT) {
+        s->state = FUTOIN__S_DONE;
+    }
+    request_raise(fl, s, code);
+}
+
+/* ---- frames -------------------------------------------------------------- */
+
+static void stop_timer(futoin_tool* tool, futoin__step* s)
+{
+    if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
+        futoin__tool_timer_stop(tool, s->u.s.timer, s->u.s.timer_gen);
+        s->u.s.timer = NULL;
+    }
+    s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
+}
+
+/* Release a queue of steps that never ran (and what hangs off them). */
+void futoin__queue_free(futoin_tool* tool, futoin__step* head)
+{
+    while (head) {
+        futoin__step* next = head->next;
+        switch (head->kind) {
+        case FUTOIN__K_PARALLEL:
+            futoin__queue_free(tool, head->u.p.br_head);
+            break;
+        case FUTOIN__K_LOOP:
+            free(head->u.l.label);
+            break;
+        default:
+            break;
+        }
+        if (head->allocs) {
+            FUTOIN__USER(head->flow->root,
+                         futoin__alloc_free_all(&head->allocs));
+        }
+        futoin__step_release(tool, head);
+        head = next;
+    }
+}
+
+static void release_stash(futoin_tool* tool, futoin__step* y)
+{
+    if (y->u.y.stash) {
+        futoin__args_release(tool, y->u.y.stash);
+        y->u.y.stash = NULL;
+    }
+}
+
+/* Pop the top frame `s` of `fl`. With `cancel`, the frame leaves abnormally:
+ * its cancel handler (if any) runs, exactly once; a parallel frame cancels
+ * its branches first (innermost first); a sync frame releases its lock. */
+static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+
+    switch (s->kind) {
+    case FUTOIN__K_PARALLEL:
+        futoin__parallel_cancel(s);
+        futoin__queue_free(tool, s->u.p.br_head);
+        s->u.p.br_head = s->u.p.br_tail = NULL;
+        break;
+    case FUTOIN__K_LOOP:
+        free(s->u.l.label);
+        s->u.l.label = NULL;
+        break;
+    case FUTOIN__K_SYNC:
+        release_stash(tool, s);
+        if (s->flags & FUTOIN__F_LOCKED) {
+            FutoInSync* sync = s->u.y.sync;
+            s->flags &= (uint16_t)~FUTOIN__F_LOCKED;
+            FUTOIN__USER(r, sync->api->unlock(&s->bsi, sync));
+        }
+        break;
+    default:
+        stop_timer(tool, s);
+        if (cancel && (s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel) {
+            FutoInAsyncSteps_cancel_callback ch = s->u.s.cancel;
+            s->u.s.cancel = NULL;
+            s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
+            FUTOIN__USER(r, ch(&s->bsi, s->u.s.cancel_data));
+        }
+        break;
+    }
+    futoin__queue_free(tool, s->sub_head);
+    s->sub_head = s->sub_tail = NULL;
+    if (s->allocs) {
+        FUTOIN__USER(r, futoin__alloc_free_all(&s->allocs));
+    }
+    if (fl->raise_at == s) {
+        fl->raise_at = NULL;
+    }
+    if (fl->ctl_target == s) {
+        fl->ctl_target = NULL;
+    }
+    fl->top = s->parent;
+    futoin__step_release(tool, s);
+}
+
+static void push_frame(futoin__flow* fl, futoin__step* s, futoin__step* parent)
+{
+    s->parent = parent;
+    s->flow = fl;
+    s->depth = parent ? parent->depth + 1 : 0;
+    s->next = NULL;
+    fl->top = s;
+}
+
+static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
+{
+    futoin__step* s = *head;
+    if (s) {
+        *head = s->next;
+        if (!*head) {
+            *tail = NULL;
+        }
+        s->next = NULL;
+    }
+    return s;
+}
+
+static void drop_args(futoin__flow* fl)
+{
+    if (fl->args) {
+        futoin__args_release(fl->root->owner, fl->args);
+        fl->args = NULL;
+    }
+}
+
+/* ---- the end of a flow --------------------------------------------------- */
+
+static void root_finish(futoin__root* r)
+{
+    if (r->state == FUTOIN__R_RUNNING) {
+        r->state = FUTOIN__R_DONE;
+        futoin__tool_unref(r->owner);
+    }
+}
+
+/* The flow ran out of steps (code == NULL) or an error left its bottom
+ * frame unhandled. Returns with `fl` possibly released. */
+static void flow_end(futoin__flow* fl, const char* code)
+{
+    futoin__root* r = fl->root;
+    drop_args(fl);
+    fl->state = FUTOIN__FL_DONE;
+    if (fl->par) {
+        futoin__parallel_branch_done(fl, code);
+        return;
+    }
+    root_finish(r);
+    if (code && r->unhandled) {
+        FUTOIN__USER(r, r->unhandled(&r->bsi, r->unhandled_data, code));
+    } else if (code) {
+        fprintf(stderr, "futoin: unhandled error in root %td: %s (%s)\n",
+                r->id, code, r->error_info ? r->error_info : "");
+    }
+    flow_clear_code(fl);
+}
+
+void futoin__flow_cancel(futoin__flow* fl)
+{
+    fl->raise_at = NULL;
+    fl->ctl_target = NULL;
+    while (fl->top) {
+        pop_frame(fl, fl->top, true);
+    }
+    futoin__queue_free(fl->root->owner, fl->head);
+    fl->head = fl->tail = NULL;
+    drop_args(fl);
+    flow_clear_code(fl);
+    fl->state = FUTOIN__FL_DONE;
+}
+
+/* ---- running one step ---------------------------------------------------- */
+
+static bool after_callback(futoin__flow* fl, futoin__step* s);
+static bool unwind_error(futoin__flow* fl, futoin__step* at);
+
+/* Move the flow's pending values into the per-tool callback scratch. */
+static void take_args(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
+{
+    if (*src) {
+        memcpy(in, *src, sizeof(*in));
+        memset(*src, 0, sizeof(**src));
+        futoin__args_release(fl->root->owner, *src);
+        *src = NULL;
+    }
+}
+
+/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
+ * must not be touched any more (its root was cancelled or freed from the
+ * callback, or the flow ended). */
+static bool exec_frame(futoin__flow* fl, futoin__step* s)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    FutoInArgs* in = &tool->eng.args_in;
+
+    switch (s->kind) {
+    case FUTOIN__K_PARALLEL:
+        drop_args(fl);
+        futoin__parallel_start(s);
+        return true;
+    case FUTOIN__K_LOOP:
+        drop_args(fl);
+        s->state = FUTOIN__S_SUBS;
+        futoin__loop_iterate(s);
+        return true;
+    case FUTOIN__K_UNLOCK: {
+        /* The guarded step's results pass through untouched. */
+        futoin__step* y = s->parent;
+        s->state = FUTOIN__S_EXEC;
+        if (y->flags & FUTOIN__F_LOCKED) {
+            FutoInSync* sync = y->u.y.sync;
+            y->flags &= (uint16_t)~FUTOIN__F_LOCKED;
+            FUTOIN__USER(r, sync->api->unlock(&y->bsi, sync));
+        }
+        s->flags |= FUTOIN__F_SUCCESS;
+        break;
+    }
+    case FUTOIN__K_SYNC: {
+        FutoInSync* sync = s->u.y.sync;
+        futoin__step* u;
+        /* Park the incoming values: lock() may queue steps of its own
+         * before the guarded step, and those must not consume them. */
+        s->u.y.stash = fl->args;
+        fl->args = NULL;
+        s->state = FUTOIN__S_EXEC;
+        s->flags |= FUTOIN__F_LOCKED;
+        FUTOIN__USER(r, sync->api->lock(&s->bsi, sync));
+        if (s->flags & FUTOIN__F_ERROR) {
+            break;
+        }
+        u = futoin__step_alloc(tool);
+        futoin__step* z = u ? futoin__step_alloc(tool) : NULL;
+        if (!z) {
+            if (u) {
+                futoin__step_release(tool, u);
+            }
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                               "addSync(): out of memory");
+            break;
+        }
+        futoin__set_api(&u->bsi, &futoin__step_api);
+        u->kind = FUTOIN__K_STEP;
+        u->state = FUTOIN__S_QUEUED;
+        u->flags = FUTOIN__F_STASH;
+        u->f = s->f;
+        u->eh = s->eh;
+        u->data = s->data;
+        u->flow = fl;
+        futoin__set_api(&z->bsi, &futoin__step_api);
+        z->kind = FUTOIN__K_UNLOCK;
+        z->state = FUTOIN__S_QUEUED;
+        z->flow = fl;
+        if (s->sub_tail) {
+            s->sub_tail->next = u;
+        } else {
+            s->sub_head = u;
+        }
+        u->next = z;
+        s->sub_tail = z;
+        s->flags |= FUTOIN__F_ADDED;
+        break;
+    }
+    case FUTOIN__K_BODY: {
+        futoin__step* l = s->parent;
+        drop_args(fl);
+        s->state = FUTOIN__S_EXEC;
+        if (l->flags & FUTOIN__F_REPEAT) {
+            /* u.l.i counts iterations started, this one included */
+            FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data, l->u.l.i - 1));
+        } else {
+            FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+        }
+        break;
+    }
+    default:
+        if (s->flags & FUTOIN__F_STASH) {
+            drop_args(fl);
+            take_args(fl, in, &s->parent->u.y.stash);
+        } else {
+            take_args(fl, in, &fl->args);
+        }
+        s->state = FUTOIN__S_EXEC;
+        FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
+        futoin__args_clear(in);
+        break;
+    }
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return false;
+    }
+    return after_callback(fl, s);
+}
+
+/* Complete top frame `s` with success: its values stay in fl->args for the
+ * next step. */
+void futoin__complete(futoin__flow* fl, futoin__step* s)
+{
+    if (s->kind == FUTOIN__K_PARALLEL || s->kind == FUTOIN__K_LOOP) {
+        drop_args(fl); /* no values out of parallel() or a loop */
+    }
+    pop_frame(fl, s, false);
+}
+
+/* Break out of, or continue, the loop frame fl->ctl_target: everything
+ * above it leaves as if cancelled. */
+static void loop_control(futoin__flow* fl)
+{
+    futoin__step* l = fl->ctl_target;
+    bool cont = fl->ctl_continue != 0;
+    fl->ctl_target = NULL;
+    while (fl->top != l) {
+        pop_frame(fl, fl->top, true);
+    }
+    if (cont) {
+        futoin__loop_iterate(l);
+    } else {
+        futoin__complete(fl, l);
+    }
+}
+
+/* Decide what a frame's callback asked for. */
+static bool after_callback(futoin__flow* fl, futoin__step* s)
+{
+    uint16_t f = s->flags;
+    if (f & FUTOIN__F_ERROR) {
+        return unwind_error(fl, s);
+    }
+    if ((f & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
+        loop_control(fl);
+        return true;
+    }
+    if (f & FUTOIN__F_ADDED) {
+        s->state = FUTOIN__S_SUBS;
+        return true;
+    }
+    if (f & FUTOIN__F_SUCCESS) {
+        futoin__complete(fl, s);
+        return true;
+    }
+    if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
+        s->state = FUTOIN__S_WAIT;
+        return true;
+    }
+    /* §1.6 implicit success: nothing added, nothing to wait for. */
+    futoin__complete(fl, s);
+    return true;
+}
+
+/*
+ * Unwind an error from frame `at` (frames above it leave as cancelled),
+ * offering fl->raise_code to each error handler from `at` down (§1.2):
+ *  - success() in the handler: continue after that frame;
+ *  - add() in the handler: the added steps replace the handler on the same
+ *    level (§1.2.1), and the handler is not called again;
+ *  - a new error(): unwinding continues with the new code;
+ *  - a silent return: unwinding continues.
+ */
+static bool unwind_error(futoin__flow* fl, futoin__step* at)
+{
+    futoin__root* r = fl->root;
+
+    while (fl->top && fl->top != at) {
+        pop_frame(fl, fl->top, true);
+    }
+    drop_args(fl);
+    fl->raise_at = NULL;
+
+    for (;;) {
+        futoin__step* s = fl->top;
+        FutoInAsyncSteps_error_callback eh;
+        if (!s) {
+            const char* code = fl->raise_code;
+            /* The code must outlive the flow for a branch flow. */
+            fl->raise_code = NULL;
+            bool owned = fl->code_owned;
+            fl->code_owned = false;
+            flow_end(fl, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
+            if (owned) {
+                free((char*)code);
+            }
+            return false;
+        }
+        futoin__queue_free(r->owner, s->sub_head);
+        s->sub_head = s->sub_tail = NULL;
+        eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
+        if (s->kind == FUTOIN__K_SYNC || s->kind == FUTOIN__K_LOOP
+            || s->kind == FUTOIN__K_BODY || s->kind == FUTOIN__K_UNLOCK) {
+            /* Internal frames: the user's handler of a guarded step sits
+             * on the step itself; loops have none. */
+            eh = NULL;
+        }
+        if (s->kind == FUTOIN__K_PARALLEL) {
+            futoin__parallel_cancel(s);
+        }
+        if (eh) {
+            if (s->kind != FUTOIN__K_PARALLEL) {
+                stop_timer(r->owner, s);
+            }
+            s->state = FUTOIN__S_ERRH;
+            s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
+                                     | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
+                                     | FUTOIN__F_WAITEXT);
+            FUTOIN__USER(r, eh(&s->bsi, s->data, fl->raise_code));
+            if (r->pending && !r->in_cb) {
+                futoin__root_settle(r);
+                return false;
+            }
+            if (s->flags & FUTOIN__F_ERROR) {
+                /* new code already stored by flow_set_code() */
+            } else if ((s->flags & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
+                flow_clear_code(fl);
+                loop_control(fl);
+                return true;
+            } else if (s->flags & FUTOIN__F_ADDED) {
+                flow_clear_code(fl);
+                s->flags |= FUTOIN__F_NOEH;
+                s->state = FUTOIN__S_SUBS;
+                return true;
+            } else if (s->flags & FUTOIN__F_SUCCESS) {
+                flow_clear_code(fl);
+                futoin__complete(fl, s);
+                return true;
+            }
+        }
+        pop_frame(fl, s, FUTOIN__CANCEL_ON_ERROR);
+        drop_args(fl);
+    }
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static void flow_run(futoin__flow* fl)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    unsigned budget = FUTOIN__FLOW_BUDGET;
+
+    fl->state = FUTOIN__FL_RUNNING;
+    ++tool->eng.running;
+    while (budget-- > 0) {
+        futoin__step* top;
+        if (fl->raise_at) {
+            if (!unwind_error(fl, fl->raise_at)) {
+                goto out;
+            }
+            continue;
+        }
+        top = fl->top;
+        if (!top) {
+            futoin__step* next = pop_queue(&fl->head, &fl->tail);
+            if (!next) {
+                flow_end(fl, NULL);
+                goto out;
+            }
+            push_frame(fl, next, NULL);
+            if (!exec_frame(fl, next)) {
+                goto out;
+            }
+            continue;
+        }
+        switch (top->state) {
+        case FUTOIN__S_SUBS: {
+            futoin__step* next = pop_queue(&top->sub_head, &top->sub_tail);
+            if (next) {
+                push_frame(fl, next, top);
+                if (!exec_frame(fl, next)) {
+                    goto out;
+                }
+            } else if (top->kind == FUTOIN__K_LOOP) {
+                futoin__loop_iterate(top);
+            } else {
+                futoin__complete(fl, top);
+            }
+            break;
+        }
+        case FUTOIN__S_DONE:
+            futoin__complete(fl, top);
+            break;
+        default: /* WAIT: an external event will schedule us */
+            fl->state = FUTOIN__FL_IDLE;
+            goto out;
+        }
+        if (r->pending && !r->in_cb) {
+            futoin__root_settle(r);
+            goto out;
+        }
+    }
+    /* Budget used up: yield to the other flows on this tool. */
+    fl->state = FUTOIN__FL_IDLE;
+    futoin__flow_schedule(fl);
+out:
+    --tool->eng.running;
+}
+
+/* ---- calls from outside a callback --------------------------------------- */
+
+/* External success() of a waiting step (state WAIT). */
+void futoin__step_resolve(futoin__step* s)
+{
+    futoin__flow* fl = s->flow;
+    stop_timer(fl->root->owner, s);
+    s->state = FUTOIN__S_DONE;
+    futoin__flow_schedule(fl);
+}

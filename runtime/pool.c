@@ -1,0 +1,178 @@
+/*
+ * Fixed-size record pools for the step engine. Steady-state execution
+ * allocates nothing: records come back through the free lists, and blocks
+ * are only added when more records are live at once than ever before.
+ */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LINK(pool, rec) (*(void**)((char*)(rec) + (pool)->link_off))
+
+static void pool_init(futoin__pool* p, size_t size, size_t link_off,
+                      size_t per_block, size_t quarantine)
+{
+    memset(p, 0, sizeof(*p));
+    p->size = size;
+    p->link_off = link_off;
+    p->per_block = per_block;
+    p->quarantine = quarantine;
+}
+
+static int pool_grow(futoin__pool* p)
+{
+    if (p->nblocks == p->cap_blocks) {
+        size_t ncap = p->cap_blocks ? p->cap_blocks * 2 : 8;
+        void** nb = realloc(p->blocks, ncap * sizeof(void*));
+        if (!nb) {
+            return -1;
+        }
+        p->blocks = nb;
+        p->cap_blocks = ncap;
+    }
+    char* blk = calloc(p->per_block, p->size);
+    if (!blk) {
+        return -1;
+    }
+    p->blocks[p->nblocks++] = blk;
+    /* New records go to the FRONT so they are used first: fresh memory
+     * does not shorten the quarantine of records already retired. */
+    for (size_t i = p->per_block; i-- > 0;) {
+        void* rec = blk + i * p->size;
+        LINK(p, rec) = p->head;
+        p->head = rec;
+        if (!p->tail) {
+            p->tail = rec;
+        }
+        ++p->count;
+    }
+    return 0;
+}
+
+static void* pool_get(futoin__pool* p)
+{
+    if (p->count <= p->quarantine && pool_grow(p) != 0) {
+        return NULL;
+    }
+    void* rec = p->head;
+    p->head = LINK(p, rec);
+    if (!p->head) {
+        p->tail = NULL;
+    }
+    --p->count;
+    ++p->live;
+    return rec;
+}
+
+static void pool_put(futoin__pool* p, void* rec)
+{
+    LINK(p, rec) = NULL;
+    if (p->tail) {
+        LINK(p, p->tail) = rec;
+    } else {
+        p->head = rec;
+    }
+    p->tail = rec;
+    ++p->count;
+    --p->live;
+}
+
+static void pool_close(futoin__pool* p)
+{
+    for (size_t i = 0; i < p->nblocks; ++i) {
+        free(p->blocks[i]);
+    }
+    free(p->blocks);
+    memset(p, 0, sizeof(*p));
+}
+
+void futoin__engine_tool_init(futoin_tool* tool)
+{
+    struct futoin__engine_tool* e = &tool->eng;
+    memset(e, 0, sizeof(*e));
+    pool_init(&e->steps, sizeof(futoin__step), offsetof(futoin__step, next),
+              FUTOIN__STEPS_PER_BLOCK, FUTOIN__STEP_QUARANTINE);
+    pool_init(&e->flows, sizeof(futoin__flow), offsetof(futoin__flow, next),
+              64, 0);
+    pool_init(&e->args, sizeof(FutoInArgs), 0, 64, 0);
+    /* Roots are quarantined too: a call through a freed root is caught. */
+    pool_init(&e->roots, sizeof(futoin__root), offsetof(futoin__root, vars),
+              128, 256);
+    e->next_root_id = 1;
+}
+
+void futoin__engine_tool_close(futoin_tool* tool)
+{
+    struct futoin__engine_tool* e = &tool->eng;
+    futoin__args_clear(&e->args_in);
+    pool_close(&e->steps);
+    pool_close(&e->flows);
+    pool_close(&e->args);
+    pool_close(&e->roots);
+}
+
+futoin__step* futoin__step_alloc(futoin_tool* tool)
+{
+    futoin__step* s = pool_get(&tool->eng.steps);
+    if (s) {
+        uint32_t gen = s->gen + 1;
+        memset(s, 0, sizeof(*s));
+        s->gen = gen;
+    }
+    return s;
+}
+
+void futoin__step_release(futoin_tool* tool, futoin__step* s)
+{
+    /* `flow` is kept: records are pooled per tool, so even a stale handle
+     * leads back to the right tool for the misuse report. */
+    s->state = FUTOIN__S_FREE;
+    pool_put(&tool->eng.steps, s);
+}
+
+futoin__flow* futoin__flow_alloc(futoin_tool* tool)
+{
+    futoin__flow* fl = pool_get(&tool->eng.flows);
+    if (fl) {
+        memset(fl, 0, sizeof(*fl));
+    }
+    return fl;
+}
+
+void futoin__flow_release(futoin_tool* tool, futoin__flow* fl)
+{
+    pool_put(&tool->eng.flows, fl);
+}
+
+FutoInArgs* futoin__args_alloc(futoin_tool* tool)
+{
+    FutoInArgs* a = pool_get(&tool->eng.args);
+    if (a) {
+        memset(a, 0, sizeof(*a));
+    }
+    return a;
+}
+
+void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
+{
+    futoin__args_clear(a);
+    pool_put(&tool->eng.args, a);
+}
+
+futoin__root* futoin__root_alloc(futoin_tool* tool)
+{
+    futoin__root* r = pool_get(&tool->eng.roots);
+    if (r) {
+        memset(r, 0, sizeof(*r));
+    }
+    return r;
+}
+
+void futoin__root_release(futoin_tool* tool, futoin__root* r)
+{
+    /* A freed root keeps a NULL tool so stale calls are recognised. */
+    r->tool = NULL;
+    r->state = FUTOIN__R_DONE;
+    pool_put(&tool->eng.roots, r);
+}

@@ -1,0 +1,486 @@
+/*
+ * Root AsyncSteps: the object a user creates, fills with level-0 steps,
+ * executes, cancels and frees. Its table allows only what makes sense on a
+ * root; execution-only calls are reported as misuse.
+ *
+ * cancel() and free() may be called from inside one of the root's own
+ * callbacks. Doing the work there would pull frames out from under the
+ * running callback, so it is deferred (root->pending) until the engine is
+ * back in control and no user callback of this root is on the C stack
+ * (futoin__root_settle).
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- lookup -------------------------------------------------------------- */
+
+static bool is_root(FutoInAsyncSteps* bsi)
+{
+    return bsi->api == &futoin__root_api;
+}
+
+/* The live root behind any of our handles, or NULL if it is stale. */
+futoin__root* futoin__root_of(FutoInAsyncSteps* bsi)
+{
+    if (is_root(bsi)) {
+        futoin__root* r = futoin__as_root(bsi);
+        return r->tool ? r : NULL;
+    }
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE || !s->flow) {
+        return NULL;
+    }
+    return s->flow->root;
+}
+
+/* The tool of any of our handles, even a stale one (records are pooled per
+ * tool, so the back-pointers still lead to the right tool). */
+static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
+{
+    if (is_root(bsi)) {
+        return futoin__as_root(bsi)->owner;
+    }
+    futoin__step* s = futoin__as_step(bsi);
+    return (s->flow && s->flow->root) ? s->flow->root->owner : NULL;
+}
+
+static void report(FutoInAsyncSteps* bsi, const char* msg)
+{
+    futoin_tool* tool = tool_of(bsi);
+    if (tool) {
+        futoin__tool_misuse(tool, msg);
+    } else {
+        fprintf(stderr, "futoin: InternalError: %s\n", msg);
+    }
+}
+
+FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi)
+{
+    if (!bsi || !bsi->api) {
+        return NULL;
+    }
+    if (bsi->api != &futoin__root_api && bsi->api != &futoin__step_api
+        && bsi->api != &futoin__par_api) {
+        return NULL;
+    }
+    return tool_of(bsi);
+}
+
+/* ---- slots shared by every table ----------------------------------------- */
+
+ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__root_of(bsi);
+    if (!r) {
+        report(bsi, "rootId() through a stale handle");
+        return 0;
+    }
+    return r->id;
+}
+
+FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
+{
+    futoin_tool* tool = tool_of(bsi);
+    if (!futoin__root_of(bsi)) {
+        report(bsi, "newInstance() through a stale handle");
+        return NULL;
+    }
+    return futoin_root_new(tool);
+}
+
+FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
+                                            void (*cb)(void* data))
+{
+    FutoInHandle none = {0, 0, 0};
+    futoin_tool* tool = tool_of(bsi);
+    if (!tool || !cb) {
+        report(bsi, "sched_immediate(): stale handle or NULL callback");
+        return none;
+    }
+    return futoin_tool_immediate(tool, cb, data);
+}
+
+FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
+                                           uint32_t delay_ms, void* data,
+                                           void (*cb)(void* data))
+{
+    FutoInHandle none = {0, 0, 0};
+    futoin_tool* tool = tool_of(bsi);
+    if (!tool || !cb) {
+        report(bsi, "sched_deferred(): stale handle or NULL callback");
+        return none;
+    }
+    return futoin_tool_deferred(tool, delay_ms, cb, data);
+}
+
+void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
+{
+    futoin_tool* tool = tool_of(bsi);
+    if (tool && h) {
+        futoin_tool_cancel(tool, h);
+    }
+}
+
+int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
+{
+    futoin_tool* tool = tool_of(bsi);
+    return (tool && h) ? futoin_tool_is_valid(tool, h) : 0;
+}
+
+int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
+{
+    futoin_tool* tool = tool_of(bsi);
+    return tool ? futoin_tool_is_same_thread(tool) : 0;
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
+{
+    futoin__root* r;
+    if (!tool) {
+        return NULL;
+    }
+    r = futoin__root_alloc(tool);
+    if (!r) {
+        return NULL;
+    }
+    futoin__set_api(&r->bsi, &futoin__root_api);
+    r->tool = tool;
+    r->owner = tool;
+    r->id = tool->eng.next_root_id++;
+    r->main.root = r;
+    r->main.state = FUTOIN__FL_IDLE;
+    ++tool->eng.live_roots;
+    return &r->bsi;
+}
+
+/* Cancel a running root now: every flow unwinds innermost first. */
+static void root_do_cancel(futoin__root* r)
+{
+    r->pending &= (uint8_t)~FUTOIN__P_CANCEL;
+    if (r->state != FUTOIN__R_RUNNING) {
+        return;
+    }
+    ++r->in_cb; /* cancel handlers may call cancel()/free() again */
+    futoin__flow_cancel(&r->main);
+    --r->in_cb;
+    r->state = FUTOIN__R_DONE;
+    futoin__tool_unref(r->owner);
+}
+
+static void root_do_free(futoin__root* r)
+{
+    futoin_tool* tool = r->owner;
+    root_do_cancel(r);
+    ++r->in_cb;
+    futoin__queue_free(tool, r->main.head);
+    r->main.head = r->main.tail = NULL;
+    futoin__vars_free(r);
+    futoin__alloc_free_all(&r->allocs);
+    --r->in_cb;
+    free(r->error_code);
+    free(r->error_info);
+    r->error_code = r->error_info = NULL;
+    r->main.state = FUTOIN__FL_DONE;
+    --tool->eng.live_roots;
+    futoin__root_release(tool, r);
+}
+
+void futoin__root_settle(futoin__root* r)
+{
+    if (r->pending & FUTOIN__P_FREE) {
+        root_do_free(r);
+    } else if (r->pending & FUTOIN__P_CANCEL) {
+        root_do_cancel(r);
+        if (r->pending & FUTOIN__P_FREE) {
+            root_do_free(r);
+        }
+    }
+}
+
+/* ---- the root table ------------------------------------------------------ */
+
+static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    if (!r->tool) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
+        report(bsi, msg);
+        return NULL;
+    }
+    return r;
+}
+
+/* Steps are added to a root before execute(); afterwards they would race
+ * with its own flow. */
+static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
+                                   uint8_t kind)
+{
+    futoin__root* r = live_root(bsi, what);
+    futoin__step* s;
+    char msg[128];
+    if (!r) {
+        return NULL;
+    }
+    if (r->state != FUTOIN__R_NEW) {
+        snprintf(msg, sizeof(msg), "%s on a root after execute()", what);
+        report(bsi, msg);
+        return NULL;
+    }
+    s = futoin__step_alloc(r->owner);
+    if (!s) {
+        report(bsi, "out of memory");
+        return NULL;
+    }
+    futoin__set_api(&s->bsi, &futoin__step_api);
+    s->kind = kind;
+    s->state = FUTOIN__S_QUEUED;
+    s->flow = &r->main;
+    if (r->main.tail) {
+        r->main.tail->next = s;
+    } else {
+        r->main.head = s;
+    }
+    r->main.tail = s;
+    return s;
+}
+
+static void root_add(FutoInAsyncSteps* bsi, void* data,
+                     FutoInAsyncSteps_execute_callback f,
+                     FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s;
+    if (!f) {
+        report(bsi, "add(): the execute callback is NULL");
+        return;
+    }
+    s = root_new_step(bsi, "add()", FUTOIN__K_STEP);
+    if (s) {
+        s->f = f;
+        s->eh = eh;
+        s->data = data;
+    }
+}
+
+static FutoInAsyncSteps* root_parallel(FutoInAsyncSteps* bsi, void* data,
+                                       FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* p = root_new_step(bsi, "parallel()", FUTOIN__K_PARALLEL);
+    if (!p) {
+        return NULL;
+    }
+    futoin__set_api(&p->bsi, &futoin__par_api);
+    p->eh = eh;
+    p->data = data;
+    return &p->bsi;
+}
+
+static void root_loop(FutoInAsyncSteps* bsi, void* data,
+                      void (*f)(FutoInAsyncSteps* bsi, void* data),
+                      const char* label)
+{
+    futoin__step* l;
+    if (!f) {
+        report(bsi, "loop(): the body callback is NULL");
+        return;
+    }
+    l = root_new_step(bsi, "loop()", FUTOIN__K_LOOP);
+    if (l) {
+        if (!futoin__loop_add(l, data, label)) {
+            report(bsi, "out of memory");
+        }
+        l->u.l.fn.loop = f;
+    }
+}
+
+static void root_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
+                        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+                        const char* label)
+{
+    futoin__step* l;
+    if (!f) {
+        report(bsi, "repeat(): the body callback is NULL");
+        return;
+    }
+    l = root_new_step(bsi, "repeat()", FUTOIN__K_LOOP);
+    if (l) {
+        if (!futoin__loop_add(l, data, label)) {
+            report(bsi, "out of memory");
+        }
+        l->u.l.fn.repeat = f;
+        l->u.l.count = count;
+        l->flags |= FUTOIN__F_REPEAT;
+    }
+}
+
+static void root_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
+                          FutoInAsyncSteps_execute_callback f,
+                          FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* y;
+    if (!f || !sync || !sync->api || !sync->api->lock || !sync->api->unlock) {
+        report(bsi, "addSync(): NULL callback or invalid sync object");
+        return;
+    }
+    y = root_new_step(bsi, "addSync()", FUTOIN__K_SYNC);
+    if (y) {
+        y->u.y.sync = sync;
+        y->f = f;
+        y->eh = eh;
+        y->data = data;
+    }
+}
+
+static void* root_state_variable(FutoInAsyncSteps* bsi, void* data,
+                                 const char* name,
+                                 void* (*allocate)(void* data),
+                                 void (*cleanup)(void* data, void* value))
+{
+    futoin__root* r = live_root(bsi, "stateVariable()");
+    return r ? futoin__state_variable(r, data, name, allocate, cleanup) : NULL;
+}
+
+static void* root_stack(FutoInAsyncSteps* bsi, size_t size,
+                        void (*cleanup)(void* value))
+{
+    futoin__root* r = live_root(bsi, "stack()");
+    return r ? futoin__alloc_push(&r->allocs, size, cleanup) : NULL;
+}
+
+static void root_not_in_step(FutoInAsyncSteps* bsi, const char* what)
+{
+    char msg[128];
+    if (live_root(bsi, what)) {
+        snprintf(msg, sizeof(msg),
+                 "%s is for a step's own handle, not a root", what);
+        report(bsi, msg);
+    }
+}
+
+static void root_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    if (args) {
+        futoin__args_clear(args);
+    }
+    root_not_in_step(bsi, "success()");
+}
+
+static void root_handle_error(FutoInAsyncSteps* bsi, const char* code,
+                              const char* info)
+{
+    root_not_in_step(bsi, "handle_error()");
+}
+
+static void root_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms)
+{
+    root_not_in_step(bsi, "setTimeout()");
+}
+
+static void root_set_cancel(FutoInAsyncSteps* bsi, void* data,
+                            FutoInAsyncSteps_cancel_callback ch)
+{
+    root_not_in_step(bsi, "setCancel()");
+}
+
+static void root_wait_external(FutoInAsyncSteps* bsi)
+{
+    root_not_in_step(bsi, "waitExternal()");
+}
+
+static void root_break(FutoInAsyncSteps* bsi, const char* label)
+{
+    root_not_in_step(bsi, "breakLoop()");
+}
+
+static void root_continue(FutoInAsyncSteps* bsi, const char* label)
+{
+    root_not_in_step(bsi, "continueLoop()");
+}
+
+static void root_execute(FutoInAsyncSteps* bsi, void* data,
+                         FutoInAsyncSteps_error_callback unhandled)
+{
+    futoin__root* r = live_root(bsi, "execute()");
+    if (!r) {
+        return;
+    }
+    if (r->state != FUTOIN__R_NEW) {
+        report(bsi, r->state == FUTOIN__R_RUNNING
+                            ? "execute() called twice"
+                            : "execute() on a root that already ran");
+        return;
+    }
+    r->unhandled = unhandled;
+    r->unhandled_data = data;
+    r->state = FUTOIN__R_RUNNING;
+    futoin__tool_ref(r->owner);
+    futoin__flow_start(&r->main);
+}
+
+static void root_cancel(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = live_root(bsi, "cancel()");
+    if (!r) {
+        return;
+    }
+    if (r->in_cb) {
+        r->pending |= FUTOIN__P_CANCEL;
+        return;
+    }
+    root_do_cancel(r);
+    if (r->pending & FUTOIN__P_FREE) {
+        root_do_free(r);
+    }
+}
+
+static void root_free(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = live_root(bsi, "free()");
+    if (!r) {
+        return;
+    }
+    if (r->in_cb) {
+        r->pending |= FUTOIN__P_FREE;
+        return;
+    }
+    root_do_free(r);
+}
+
+static int root_is_valid(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    return r->tool != NULL && !(r->pending & FUTOIN__P_FREE);
+}
+
+const FutoInAsyncStepsAPI futoin__root_api = {{{
+        .add = root_add,
+        .parallel = root_parallel,
+        .stateVariable = root_state_variable,
+        .stack = root_stack,
+        .success = root_success,
+        .handle_error = root_handle_error,
+        .setTimeout = root_set_timeout,
+        .setCancel = root_set_cancel,
+        .waitExternal = root_wait_external,
+        .loop = root_loop,
+        .repeat = root_repeat,
+        .breakLoop = root_break,
+        .continueLoop = root_continue,
+        .execute = root_execute,
+        .cancel = root_cancel,
+        .addSync = root_add_sync,
+        .rootId = futoin__common_root_id,
+        .isValid = root_is_valid,
+        .newInstance = futoin__common_new_instance,
+        .free = root_free,
+        .sched_immediate = futoin__common_sched_immediate,
+        .sched_deferred = futoin__common_sched_deferred,
+        .sched_cancel = futoin__common_sched_cancel,
+        .sched_is_valid = futoin__common_sched_is_valid,
+        .is_same_thread = futoin__common_is_same_thread,
+}}};

@@ -1,0 +1,572 @@
+/*
+ * The FTN12 table of step handles: what a callback's `bsi` can do.
+ *
+ * Each entry checks the step's state first. Misuse inside a live flow
+ * becomes InternalError in that flow, as §2.1 asks; misuse that has no flow
+ * to go to (a handle of a finished step) is reported through the tool's
+ * misuse callback and otherwise ignored. Nothing is ever undefined
+ * behaviour as long as the tool is alive: step records are pooled and
+ * quarantined (engine.h).
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void misuse(futoin__step* s, const char* what)
+{
+    futoin_tool* tool = (s->flow && s->flow->root) ? s->flow->root->owner : NULL;
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s through the handle of a finished step", what);
+    if (tool) {
+        futoin__tool_misuse(tool, msg);
+    } else {
+        fprintf(stderr, "futoin: InternalError: %s\n", msg);
+    }
+}
+
+/* Values passed to success() belong to us from the call on: a rejected
+ * call still has to clean them up and reset the caller's copy. */
+static void drop_values(FutoInArgs* args)
+{
+    if (args) {
+        futoin__args_clear(args);
+    }
+}
+
+/* Common gate of the calls that only a running callback may make.
+ * Returns true if the call may go on. */
+static bool gate_exec(futoin__step* s, const char* what, bool in_errh)
+{
+    char msg[160];
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, what);
+        return false;
+    }
+    if (s->state == FUTOIN__S_EXEC || (in_errh && s->state == FUTOIN__S_ERRH)) {
+        return true;
+    }
+    snprintf(msg, sizeof(msg), "%s outside of the step's own callback", what);
+    futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+    return false;
+}
+
+/* Steps may only be added while nothing decided the step's outcome. */
+static bool gate_add(futoin__step* s, const char* what)
+{
+    if (!gate_exec(s, what, true)) {
+        return false;
+    }
+    if (s->flags & FUTOIN__F_ERROR) {
+        return false; /* already failing; the error wins */
+    }
+    if (s->flags & FUTOIN__F_SUCCESS) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%s after success()", what);
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+        return false;
+    }
+    return true;
+}
+
+static futoin__step* new_sub(futoin__step* s, uint8_t kind)
+{
+    futoin__step* n = futoin__step_alloc(futoin__step_tool(s));
+    if (!n) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+        return NULL;
+    }
+    futoin__set_api(&n->bsi, &futoin__step_api);
+    n->kind = kind;
+    n->state = FUTOIN__S_QUEUED;
+    n->flow = s->flow;
+    if (s->sub_tail) {
+        s->sub_tail->next = n;
+    } else {
+        s->sub_head = n;
+    }
+    s->sub_tail = n;
+    s->flags |= FUTOIN__F_ADDED;
+    return n;
+}
+
+static void step_add(FutoInAsyncSteps* bsi, void* data,
+                     FutoInAsyncSteps_execute_callback f,
+                     FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* n;
+    if (!gate_add(s, "add()")) {
+        return;
+    }
+    if (!f) {
+        futoin__step_error(s, FUTOIN_ERR_INVALID_REQUEST,
+                           "add(): the execute callback is NULL");
+        return;
+    }
+    n = new_sub(s, FUTOIN__K_STEP);
+    if (n) {
+        n->f = f;
+        n->eh = eh;
+        n->data = data;
+    }
+}
+
+static FutoInAsyncSteps* step_parallel(FutoInAsyncSteps* bsi, void* data,
+                                       FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* p;
+    if (!gate_add(s, "parallel()")) {
+        return NULL;
+    }
+    p = new_sub(s, FUTOIN__K_PARALLEL);
+    if (!p) {
+        return NULL;
+    }
+    futoin__set_api(&p->bsi, &futoin__par_api);
+    p->eh = eh;
+    p->data = data;
+    return &p->bsi;
+}
+
+static void* step_state_variable(FutoInAsyncSteps* bsi, void* data,
+                                 const char* name,
+                                 void* (*allocate)(void* data),
+                                 void (*cleanup)(void* data, void* value))
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, "stateVariable()");
+        return NULL;
+    }
+    return futoin__state_variable(s->flow->root, data, name, allocate, cleanup);
+}
+
+static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
+                        void (*cleanup)(void* value))
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, "stack()");
+        return NULL;
+    }
+    return futoin__alloc_push(&s->allocs, size, cleanup);
+}
+
+/* Move the caller's values into the flow (the caller's copy is reset). */
+static void move_values(futoin__flow* fl, FutoInArgs* args)
+{
+    bool any = false;
+    if (fl->args) {
+        futoin__args_release(fl->root->owner, fl->args);
+        fl->args = NULL;
+    }
+    if (!args) {
+        return;
+    }
+    for (int i = 0; i < 4; ++i) {
+        any = any || args->args[i].type != NULL;
+    }
+    if (!any) {
+        return;
+    }
+    fl->args = futoin__args_alloc(fl->root->owner);
+    if (!fl->args) {
+        futoin__args_clear(args);
+        return;
+    }
+    memcpy(fl->args, args, sizeof(*args));
+    memset(args, 0, sizeof(*args));
+}
+
+/* ---- calls from other threads ------------------------------------------ */
+
+typedef struct remote_completion
+{
+    futoin__remote node;
+    futoin__step* s;
+    uint32_t gen;
+    bool is_error;
+    FutoInArgs args;
+    char* code;
+    char* info;
+} remote_completion;
+
+static void step_success(FutoInAsyncSteps* bsi, FutoInArgs* args);
+static void step_handle_error(FutoInAsyncSteps* bsi, const char* code,
+                              const char* info);
+
+static void remote_run(futoin__remote* node, bool dropped)
+{
+    remote_completion* rc = (remote_completion*)node;
+    futoin__step* s = rc->s;
+    if (dropped) {
+        futoin__args_clear(&rc->args);
+    } else if (s->gen != rc->gen || s->state == FUTOIN__S_FREE) {
+        futoin__args_clear(&rc->args);
+        misuse(s, rc->is_error ? "handle_error() from another thread"
+                               : "success() from another thread");
+    } else if (rc->is_error) {
+        step_handle_error(&s->bsi, rc->code, rc->info);
+    } else {
+        step_success(&s->bsi, &rc->args);
+    }
+    free(rc->code);
+    free(rc->info);
+    free(rc);
+}
+
+/* success()/handle_error() called off the loop thread: hand the outcome to
+ * the loop thread. The step's generation is taken now, so a step that was
+ * cancelled and recycled meanwhile is recognised there. */
+static bool post_remote(futoin__step* s, FutoInArgs* args, const char* code,
+                        const char* info)
+{
+    futoin_tool* tool;
+    remote_completion* rc;
+    if (!s->flow || !s->flow->root) {
+        return false;
+    }
+    tool = s->flow->root->owner;
+    if (futoin__tool_on_thread(tool)) {
+        return false;
+    }
+    rc = calloc(1, sizeof(*rc));
+    if (!rc) {
+        drop_values(args);
+        fprintf(stderr, "futoin: out of memory posting a completion\n");
+        return true;
+    }
+    rc->node.run = remote_run;
+    rc->s = s;
+    rc->gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
+    rc->is_error = code != NULL;
+    if (args) {
+        memcpy(&rc->args, args, sizeof(*args));
+        memset(args, 0, sizeof(*args));
+    }
+    if (code) {
+        rc->code = strdup(code);
+        rc->info = info ? strdup(info) : NULL;
+    }
+    futoin__tool_post_remote(tool, &rc->node);
+    return true;
+}
+
+/* ---- completion ---------------------------------------------------------- */
+
+static void step_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    futoin__step* s = futoin__as_step(bsi);
+
+    /* Another thread never looks at the step: the loop thread decides. */
+    if (post_remote(s, args, NULL, NULL)) {
+        return;
+    }
+    switch (s->state) {
+    case FUTOIN__S_EXEC:
+    case FUTOIN__S_ERRH:
+        if (s->flags & FUTOIN__F_ERROR) {
+            drop_values(args); /* already failing */
+        } else if (s->flags & FUTOIN__F_SUCCESS) {
+            drop_values(args);
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                               "success() called twice");
+        } else if (s->flags & FUTOIN__F_ADDED) {
+            drop_values(args);
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                               "success() after add()");
+        } else {
+            move_values(s->flow, args);
+            s->flags |= FUTOIN__F_SUCCESS;
+        }
+        return;
+    case FUTOIN__S_WAIT:
+        move_values(s->flow, args);
+        s->flags |= FUTOIN__F_SUCCESS;
+        futoin__step_resolve(s);
+        return;
+    case FUTOIN__S_SUBS:
+        drop_values(args);
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           "success() on a step that has sub-steps");
+        return;
+    case FUTOIN__S_DONE:
+        drop_values(args);
+        futoin__tool_misuse(futoin__step_tool(s),
+                            "success() on a step that already completed");
+        return;
+    default:
+        drop_values(args);
+        misuse(s, "success()");
+        return;
+    }
+}
+
+static void step_handle_error(FutoInAsyncSteps* bsi, const char* code,
+                              const char* info)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (!code) {
+        code = FUTOIN_ERR_INTERNAL_ERROR;
+    }
+    if (post_remote(s, NULL, code, info)) {
+        return;
+    }
+    switch (s->state) {
+    case FUTOIN__S_EXEC:
+    case FUTOIN__S_ERRH:
+        if (s->flags & FUTOIN__F_ERROR) {
+            return;
+        }
+        if (s->state == FUTOIN__S_EXEC && (s->flags & FUTOIN__F_SUCCESS)) {
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                               "error() after success()");
+            return;
+        }
+        s->flags &= (uint16_t)~FUTOIN__F_SUCCESS;
+        futoin__step_error(s, code, info);
+        return;
+    case FUTOIN__S_WAIT:
+    case FUTOIN__S_SUBS:
+        futoin__step_error(s, code, info);
+        return;
+    case FUTOIN__S_DONE:
+        futoin__tool_misuse(futoin__step_tool(s),
+                            "error() on a step that already completed");
+        return;
+    default:
+        misuse(s, "handle_error()");
+        return;
+    }
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+static void timeout_cb(void* data)
+{
+    futoin__step* s = data;
+    s->u.s.timer = NULL;
+    s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
+    futoin__step_error(s, FUTOIN_ERR_TIMEOUT, NULL);
+}
+
+static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin_tool* tool;
+    if (!gate_exec(s, "setTimeout()", false)) {
+        return;
+    }
+    tool = futoin__step_tool(s);
+    if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
+        /* §1.9: a repeated call overrides the previous limit */
+        futoin__tool_timer_stop(tool, s->u.s.timer, s->u.s.timer_gen);
+    }
+    s->u.s.timer = futoin__tool_timer_start(tool, timeout_ms, timeout_cb, s);
+    if (!s->u.s.timer) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           "setTimeout(): out of memory");
+        return;
+    }
+    s->u.s.timer_gen = s->u.s.timer->gen;
+    s->flags |= FUTOIN__F_TIMEOUT;
+}
+
+static void step_set_cancel(FutoInAsyncSteps* bsi, void* data,
+                            FutoInAsyncSteps_cancel_callback ch)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (!gate_exec(s, "setCancel()", false)) {
+        return;
+    }
+    s->u.s.cancel = ch;
+    s->u.s.cancel_data = data;
+    if (ch) {
+        s->flags |= FUTOIN__F_CANCEL;
+    } else {
+        s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
+    }
+}
+
+static void step_wait_external(FutoInAsyncSteps* bsi)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (!gate_exec(s, "waitExternal()", false)) {
+        return;
+    }
+    s->flags |= FUTOIN__F_WAITEXT;
+}
+
+/* ---- loops --------------------------------------------------------------- */
+
+
+static futoin__step* add_loop(futoin__step* s, void* data, const char* label,
+                              const char* what)
+{
+    futoin__step* l;
+    if (!gate_add(s, what)) {
+        return NULL;
+    }
+    l = new_sub(s, FUTOIN__K_LOOP);
+    if (l && !futoin__loop_add(l, data, label)) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+        return NULL;
+    }
+    return l;
+}
+
+static void step_loop(FutoInAsyncSteps* bsi, void* data,
+                      void (*f)(FutoInAsyncSteps* bsi, void* data),
+                      const char* label)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* l;
+    if (!f) {
+        if (gate_add(s, "loop()")) {
+            futoin__step_error(s, FUTOIN_ERR_INVALID_REQUEST,
+                               "loop(): the body callback is NULL");
+        }
+        return;
+    }
+    l = add_loop(s, data, label, "loop()");
+    if (l) {
+        l->u.l.fn.loop = f;
+    }
+}
+
+static void step_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
+                        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+                        const char* label)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* l;
+    if (!f) {
+        if (gate_add(s, "repeat()")) {
+            futoin__step_error(s, FUTOIN_ERR_INVALID_REQUEST,
+                               "repeat(): the body callback is NULL");
+        }
+        return;
+    }
+    l = add_loop(s, data, label, "repeat()");
+    if (l) {
+        l->u.l.fn.repeat = f;
+        l->u.l.count = count;
+        l->flags |= FUTOIN__F_REPEAT;
+    }
+}
+
+static void step_break(FutoInAsyncSteps* bsi, const char* label)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (gate_exec(s, "breakLoop()", true)) {
+        futoin__loop_control(s, label, false);
+    }
+}
+
+static void step_continue(FutoInAsyncSteps* bsi, const char* label)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (gate_exec(s, "continueLoop()", true)) {
+        futoin__loop_control(s, label, true);
+    }
+}
+
+/* ---- root-only calls ----------------------------------------------------- */
+
+static void step_execute(FutoInAsyncSteps* bsi, void* data,
+                         FutoInAsyncSteps_error_callback unhandled)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, "execute()");
+        return;
+    }
+    futoin__tool_misuse(futoin__step_tool(s),
+                        "execute() is for root AsyncSteps, not a step");
+}
+
+static void step_cancel(FutoInAsyncSteps* bsi)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, "cancel()");
+        return;
+    }
+    futoin__tool_misuse(futoin__step_tool(s),
+                        "cancel() is for root AsyncSteps, not a step");
+}
+
+static void step_free(FutoInAsyncSteps* bsi)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, "free()");
+        return;
+    }
+    futoin__tool_misuse(futoin__step_tool(s),
+                        "free() is for root AsyncSteps, not a step");
+}
+
+static void step_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
+                          FutoInAsyncSteps_execute_callback f,
+                          FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* y;
+    if (!gate_add(s, "addSync()")) {
+        return;
+    }
+    if (!f || !sync || !sync->api || !sync->api->lock || !sync->api->unlock) {
+        futoin__step_error(s, FUTOIN_ERR_INVALID_REQUEST,
+                           "addSync(): NULL callback or invalid sync object");
+        return;
+    }
+    y = new_sub(s, FUTOIN__K_SYNC);
+    if (y) {
+        y->u.y.sync = sync;
+        y->f = f;
+        y->eh = eh;
+        y->data = data;
+    }
+}
+
+/* ---- shared slots -------------------------------------------------------- */
+
+
+static int step_is_valid(FutoInAsyncSteps* bsi)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    return s->state != FUTOIN__S_FREE && s->state != FUTOIN__S_DONE
+           && s->flow->state != FUTOIN__FL_DONE;
+}
+
+const FutoInAsyncStepsAPI futoin__step_api = {{{
+        .add = step_add,
+        .parallel = step_parallel,
+        .stateVariable = step_state_variable,
+        .stack = step_stack,
+        .success = step_success,
+        .handle_error = step_handle_error,
+        .setTimeout = step_set_timeout,
+        .setCancel = step_set_cancel,
+        .waitExternal = step_wait_external,
+        .loop = step_loop,
+        .repeat = step_repeat,
+        .breakLoop = step_break,
+        .continueLoop = step_continue,
+        .execute = step_execute,
+        .cancel = step_cancel,
+        .addSync = step_add_sync,
+        .rootId = futoin__common_root_id,
+        .isValid = step_is_valid,
+        .newInstance = futoin__common_new_instance,
+        .free = step_free,
+        .sched_immediate = futoin__common_sched_immediate,
+        .sched_deferred = futoin__common_sched_deferred,
+        .sched_cancel = futoin__common_sched_cancel,
+        .sched_is_valid = futoin__common_sched_is_valid,
+        .is_same_thread = futoin__common_is_same_thread,
+}}};

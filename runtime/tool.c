@@ -1,0 +1,891 @@
+/*
+ * AsyncTool: one libuv loop, one thread (see tool.h for the layout).
+ *
+ * Three services share the loop:
+ *  - immediates live in a power-of-two ring addressed by monotonic sequence
+ *    numbers. One uv_idle_t is active while the ring holds entries; its
+ *    callback runs them in bursts, and entries added during a burst run in
+ *    the same burst, so a continuation costs a few ns instead of a loop turn;
+ *  - timers are pooled entries in a binary min-heap ordered by (due, seq)
+ *    behind one uv_timer_t armed for the earliest entry;
+ *  - remote posts from other threads go onto a lock-free Treiber stack and
+ *    wake the loop through a uv_async_t.
+ *
+ * The idle handle and the uv timer are active only while there is work, and
+ * the async handle is referenced only while flows are executing
+ * (futoin__tool_ref), so uv_run(UV_RUN_DEFAULT) returns once nothing is left.
+ */
+#include "tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define FUTOIN__NOINLINE __attribute__((noinline))
+#define FUTOIN__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FUTOIN__NOINLINE
+#define FUTOIN__UNLIKELY(x) (x)
+#endif
+
+/* Immediates run per idle callback before the loop gets a turn for I/O and
+ * timers. Large enough to amortise the loop turn, small enough that a busy
+ * flow cannot starve everything else. */
+#define IMM_BURST_BUDGET 4096u
+#define IMM_INITIAL_CAP 256u
+
+static const FutoInHandle inert_handle = {NULL, NULL, 0};
+
+static void remote_drain(futoin_tool* tool, bool dropped);
+
+/* ---- misuse -------------------------------------------------------------- */
+
+void futoin__tool_misuse(futoin_tool* tool, const char* message)
+{
+    if (!tool) {
+        fprintf(stderr, "futoin: %s: %s\n", FUTOIN_ERR_INTERNAL_ERROR, message);
+        return;
+    }
+    /* Misuse may be reported from any thread (e.g. a loop-thread-only call
+     * made elsewhere), hence the atomic counter. */
+    __atomic_fetch_add(&tool->misuse_count, 1, __ATOMIC_RELAXED);
+    if (tool->misuse) {
+        tool->misuse(tool->misuse_data, FUTOIN_ERR_INTERNAL_ERROR, message);
+    } else {
+        fprintf(stderr, "futoin: %s: %s\n", FUTOIN_ERR_INTERNAL_ERROR, message);
+    }
+}
+
+FUTOIN_API size_t futoin_tool_misuse_count(futoin_tool* tool)
+{
+    return tool ? __atomic_load_n(&tool->misuse_count, __ATOMIC_RELAXED) : 0;
+}
+
+/* Loop-thread-only public entry points check their thread: a call from
+ * elsewhere would race with the loop, so it is refused and reported. */
+static bool check_thread(futoin_tool* tool, const char* message)
+{
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
+        futoin__tool_misuse(tool, message);
+        return false;
+    }
+    return true;
+}
+
+/* ---- immediates ---------------------------------------------------------- */
+
+/* Doubling keeps every pending sequence number in its own slot: entries are
+ * re-placed by sequence number, so ring[seq & mask] stays right and handles
+ * (which carry the sequence number) survive the growth. */
+static FUTOIN__NOINLINE bool imm_grow(futoin_tool* tool)
+{
+    size_t cap = tool->ring_mask + 1;
+    size_t ncap = cap * 2;
+    struct futoin__imm* nring;
+    if (ncap < cap || ncap > SIZE_MAX / sizeof(*nring)) {
+        futoin__tool_misuse(tool, "immediate queue: too many entries");
+        return false;
+    }
+    nring = malloc(ncap * sizeof(*nring));
+    if (!nring) {
+        futoin__tool_misuse(tool, "immediate queue: out of memory");
+        return false;
+    }
+    for (uint64_t s = tool->ring_head; s != tool->ring_tail; ++s) {
+        nring[s & (ncap - 1)] = tool->ring[s & tool->ring_mask];
+    }
+    free(tool->ring);
+    tool->ring = nring;
+    tool->ring_mask = ncap - 1;
+    return true;
+}
+
+static void idle_cb(uv_idle_t* handle);
+
+static FUTOIN__NOINLINE void imm_idle_start(futoin_tool* tool)
+{
+    uv_idle_start(&tool->idle, idle_cb);
+    tool->idle_active = true;
+}
+
+static void imm_idle_stop(futoin_tool* tool)
+{
+    if (tool->idle_active) {
+        uv_idle_stop(&tool->idle);
+        tool->idle_active = false;
+    }
+}
+
+/* The hot path: a bounds check, a store, an increment. */
+static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    uint64_t seq = tool->ring_tail;
+    struct futoin__imm* slot;
+    if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
+        && !imm_grow(tool)) {
+        return false;
+    }
+    slot = &tool->ring[seq & tool->ring_mask];
+    slot->cb = cb;
+    slot->data = data;
+    tool->ring_tail = seq + 1;
+    if (FUTOIN__UNLIKELY(!tool->idle_active)) {
+        imm_idle_start(tool);
+    }
+    return true;
+}
+
+void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    imm_push(tool, cb, data);
+}
+
+/*
+ * Run the ring in a burst. The head is advanced before each callback, so
+ * the running entry is no longer valid (cancelling it is a no-op), and the
+ * ring fields are re-read after each callback because it may have pushed
+ * (and grown the ring) or cancelled entries. Callbacks never nest: one
+ * returns before the next starts, so long chains do not grow the C stack.
+ */
+static void idle_cb(uv_idle_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    unsigned budget = IMM_BURST_BUDGET;
+
+    ++tool->cb_depth;
+    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
+        remote_drain(tool, false);
+    }
+    while (tool->ring_head != tool->ring_tail && budget != 0) {
+        struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
+        futoin__cb cb = slot->cb;
+        void* data = slot->data;
+        ++tool->ring_head;
+        --budget;
+        if (cb) {
+            cb(data);
+        }
+    }
+    --tool->cb_depth;
+    if (tool->ring_head == tool->ring_tail) {
+        imm_idle_stop(tool);
+    }
+}
+
+/* Recover the sequence number of an immediate handle; false if it is not
+ * pending. data3 is seq + 1, so the all-zero handle is never pending. */
+static bool imm_seq_of(const futoin_tool* tool, const FutoInHandle* h,
+                       uint64_t* out)
+{
+    uint64_t raw = (uint64_t)(uintptr_t)h->data3;
+    if (raw == 0) {
+        return false;
+    }
+    raw -= 1;
+    if (sizeof(ptrdiff_t) < sizeof(uint64_t)) {
+        /* A narrow ptrdiff_t holds the low bits only; the pending window
+         * [head, tail) is far narrower, so the high bits follow from it. */
+        uint64_t wmask = UINT64_MAX >> (64 - 8 * sizeof(ptrdiff_t));
+        raw = tool->ring_head + ((raw - tool->ring_head) & wmask);
+    }
+    if (raw < tool->ring_head || raw >= tool->ring_tail
+        || !tool->ring[raw & tool->ring_mask].cb) {
+        return false;
+    }
+    *out = raw;
+    return true;
+}
+
+static void imm_cancel(futoin_tool* tool, uint64_t seq)
+{
+    tool->ring[seq & tool->ring_mask].cb = NULL;
+    tool->ring[seq & tool->ring_mask].data = NULL;
+    /* Skip cancelled entries at the head at once, so a ring that holds only
+     * cancelled entries releases the loop instead of spinning it once more. */
+    if (seq == tool->ring_head) {
+        while (tool->ring_head != tool->ring_tail
+               && !tool->ring[tool->ring_head & tool->ring_mask].cb) {
+            ++tool->ring_head;
+        }
+        if (tool->ring_head == tool->ring_tail) {
+            imm_idle_stop(tool);
+        }
+    }
+}
+
+/* ---- remote posts -------------------------------------------------------- */
+
+/*
+ * Producers only push and the single consumer only takes the whole stack
+ * with an exchange, so there is no ABA problem and no lock: a producer
+ * never waits for the loop thread.
+ */
+void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node)
+{
+    futoin__remote* head =
+            atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
+    do {
+        node->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(
+            &tool->remote_head, &head, node, memory_order_release,
+            memory_order_relaxed));
+    uv_async_send(&tool->async);
+}
+
+/* Take everything posted so far and run it in posting order. Nodes posted
+ * while this runs wait for the next drain (the async handle is signalled
+ * again by their producers). */
+static void remote_drain(futoin_tool* tool, bool dropped)
+{
+    futoin__remote* lifo = atomic_exchange_explicit(
+            &tool->remote_head, NULL, memory_order_acquire);
+    futoin__remote* fifo = NULL;
+    while (lifo) {
+        futoin__remote* next = lifo->next;
+        lifo->next = fifo;
+        fifo = lifo;
+        lifo = next;
+    }
+    while (fifo) {
+        /* run() frees the node: read the link first. */
+        futoin__remote* next = fifo->next;
+        fifo->run(fifo, dropped);
+        fifo = next;
+    }
+}
+
+static void async_cb(uv_async_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    ++tool->cb_depth;
+    remote_drain(tool, false);
+    --tool->cb_depth;
+}
+
+typedef struct remote_imm
+{
+    futoin__remote node; /* first: the node pointer is the record pointer */
+    futoin__cb cb;
+    void* data;
+} remote_imm;
+
+static void remote_imm_run(futoin__remote* self, bool dropped)
+{
+    remote_imm* r = (remote_imm*)self;
+    futoin__cb cb = r->cb;
+    void* data = r->data;
+    free(r);
+    if (!dropped) {
+        cb(data);
+    }
+}
+
+/* ---- keep-alive ---------------------------------------------------------- */
+
+void futoin__tool_ref(futoin_tool* tool)
+{
+    if (tool->active_refs++ == 0) {
+        uv_ref((uv_handle_t*)&tool->async);
+    }
+}
+
+void futoin__tool_unref(futoin_tool* tool)
+{
+    if (tool->active_refs == 0) {
+        futoin__tool_misuse(tool, "tool: unbalanced unref");
+        return;
+    }
+    if (--tool->active_refs == 0) {
+        uv_unref((uv_handle_t*)&tool->async);
+    }
+}
+
+/* ---- timers -------------------------------------------------------------- */
+
+/* Pool blocks double up to a cap, so a handle's entry pointer can be
+ * checked against the few blocks before it is dereferenced. */
+static size_t timer_block_len(size_t i)
+{
+    return (size_t)32 << (i < 10 ? i : 10);
+}
+
+static FUTOIN__NOINLINE bool timer_pool_grow(futoin_tool* tool)
+{
+    size_t n = timer_block_len(tool->timer_nblocks);
+    void** blocks = realloc(tool->timer_blocks,
+                            (tool->timer_nblocks + 1) * sizeof(void*));
+    futoin__timer* blk;
+    if (!blocks) {
+        return false;
+    }
+    tool->timer_blocks = blocks;
+    blk = calloc(n, sizeof(*blk));
+    if (!blk) {
+        return false;
+    }
+    tool->timer_blocks[tool->timer_nblocks++] = blk;
+    for (size_t i = n; i-- > 0;) {
+        blk[i].heap_idx = FUTOIN__TIMER_IDLE;
+        blk[i].next_free = tool->timer_free;
+        tool->timer_free = &blk[i];
+    }
+    return true;
+}
+
+static bool timer_is_ours(const futoin_tool* tool, const void* p)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        uintptr_t base = (uintptr_t)tool->timer_blocks[i];
+        uintptr_t len = timer_block_len(i) * sizeof(futoin__timer);
+        if (a >= base && a - base < len) {
+            return (a - base) % sizeof(futoin__timer) == 0;
+        }
+    }
+    return false;
+}
+
+static bool timer_less(const futoin__timer* a, const futoin__timer* b)
+{
+    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void heap_set(futoin_tool* tool, uint32_t idx, futoin__timer* t)
+{
+    tool->heap[idx] = t;
+    t->heap_idx = idx;
+}
+
+static void heap_up(futoin_tool* tool, uint32_t idx)
+{
+    futoin__timer* t = tool->heap[idx];
+    while (idx > 0) {
+        uint32_t parent = (idx - 1) / 2;
+        if (!timer_less(t, tool->heap[parent])) {
+            break;
+        }
+        heap_set(tool, idx, tool->heap[parent]);
+        idx = parent;
+    }
+    heap_set(tool, idx, t);
+}
+
+static void heap_down(futoin_tool* tool, uint32_t idx)
+{
+    futoin__timer* t = tool->heap[idx];
+    uint32_t len = tool->heap_len;
+    for (;;) {
+        uint32_t child = 2 * idx + 1;
+        if (child >= len) {
+            break;
+        }
+        if (child + 1 < len
+            && timer_less(tool->heap[child + 1], tool->heap[child])) {
+            ++child;
+        }
+        if (!timer_less(tool->heap[child], t)) {
+            break;
+        }
+        heap_set(tool, idx, tool->heap[child]);
+        idx = child;
+    }
+    heap_set(tool, idx, t);
+}
+
+static void heap_remove(futoin_tool* tool, futoin__timer* t)
+{
+    uint32_t idx = t->heap_idx;
+    futoin__timer* last = tool->heap[--tool->heap_len];
+    t->heap_idx = FUTOIN__TIMER_IDLE;
+    if (last != t) {
+        heap_set(tool, idx, last);
+        if (idx > 0 && timer_less(last, tool->heap[(idx - 1) / 2])) {
+            heap_up(tool, idx);
+        } else {
+            heap_down(tool, idx);
+        }
+    }
+}
+
+/* Unschedule and return to the pool. The new generation makes every handle
+ * to the entry stale before it can be reused. */
+static void timer_retire(futoin_tool* tool, futoin__timer* t)
+{
+    heap_remove(tool, t);
+    ++t->gen;
+    t->cb = NULL;
+    t->data = NULL;
+    t->next_free = tool->timer_free;
+    tool->timer_free = t;
+}
+
+static void timer_cb(uv_timer_t* handle);
+
+/*
+ * Keep the uv timer armed no later than the earliest entry. When the
+ * earliest entry goes away the timer is left as it is (it fires early once
+ * and re-arms), which saves a re-arm per stopped step timeout; only an
+ * empty heap stops it, so the loop can finish.
+ */
+static void timer_arm(futoin_tool* tool)
+{
+    uint64_t due;
+    uint64_t now;
+    if (tool->timer_firing) {
+        return; /* timer_cb arms once when it is done */
+    }
+    if (tool->heap_len == 0) {
+        if (tool->timer_armed) {
+            uv_timer_stop(&tool->timer);
+            tool->timer_armed = false;
+        }
+        return;
+    }
+    due = tool->heap[0]->due;
+    if (tool->timer_armed && tool->timer_armed_due <= due) {
+        return;
+    }
+    now = uv_now(tool->loop);
+    uv_timer_start(&tool->timer, timer_cb, due > now ? due - now : 0, 0);
+    tool->timer_armed = true;
+    tool->timer_armed_due = due;
+}
+
+static void timer_arm_cb(void* data)
+{
+    timer_arm(data);
+}
+
+/*
+ * Fire every entry that is due. uv_now() was refreshed by libuv just before
+ * timers run. Entries started by the callbacks themselves (seq >= limit)
+ * wait for a later loop turn even with a zero delay, so a self-rescheduling
+ * timer cannot monopolise the loop.
+ *
+ * Arming the uv timer with a zero timeout from inside its own callback is
+ * not enough for that: libuv before 1.45 runs such a timer again in the
+ * same pass, forever. So when the earliest entry is already due, arming is
+ * left to an immediate, which runs after the timers phase; the poll of that
+ * turn does not block and the next turn fires the entry.
+ */
+static void timer_cb(uv_timer_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    uint64_t now = uv_now(tool->loop);
+    uint64_t limit = tool->timer_seq;
+
+    tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
+    tool->timer_firing = true;
+    ++tool->cb_depth;
+    while (tool->heap_len != 0) {
+        futoin__timer* t = tool->heap[0];
+        futoin__cb cb = t->cb;
+        void* data = t->data;
+        if (t->due > now || t->seq >= limit) {
+            break;
+        }
+        timer_retire(tool, t);
+        cb(data);
+    }
+    --tool->cb_depth;
+    tool->timer_firing = false;
+    if (tool->heap_len != 0 && tool->heap[0]->due <= now
+        && imm_push(tool, timer_arm_cb, tool)) {
+        return;
+    }
+    timer_arm(tool);
+}
+
+futoin__timer* futoin__tool_timer_start(
+        futoin_tool* tool, uint32_t delay_ms, futoin__cb cb, void* data)
+{
+    futoin__timer* t;
+    if (FUTOIN__UNLIKELY(tool->heap_len == tool->heap_cap)) {
+        uint32_t ncap = tool->heap_cap ? tool->heap_cap * 2 : 64;
+        futoin__timer** nheap;
+        if (ncap <= tool->heap_cap || ncap == FUTOIN__TIMER_IDLE) {
+            return NULL;
+        }
+        nheap = realloc(tool->heap, ncap * sizeof(*nheap));
+        if (!nheap) {
+            return NULL;
+        }
+        tool->heap = nheap;
+        tool->heap_cap = ncap;
+    }
+    if (FUTOIN__UNLIKELY(!tool->timer_free) && !timer_pool_grow(tool)) {
+        return NULL;
+    }
+    t = tool->timer_free;
+    tool->timer_free = t->next_free;
+    t->next_free = NULL;
+    t->due = uv_now(tool->loop) + delay_ms;
+    t->seq = tool->timer_seq++;
+    t->cb = cb;
+    t->data = data;
+    tool->heap[tool->heap_len] = t;
+    heap_up(tool, tool->heap_len++);
+    if (t->heap_idx == 0) {
+        timer_arm(tool);
+    }
+    return t;
+}
+
+void futoin__tool_timer_stop(futoin_tool* tool, futoin__timer* t, uint32_t gen)
+{
+    if (!t || t->gen != gen || t->heap_idx == FUTOIN__TIMER_IDLE) {
+        return;
+    }
+    timer_retire(tool, t);
+    if (tool->heap_len == 0) {
+        timer_arm(tool);
+    }
+}
+
+/* The pending timer entry a handle refers to, or NULL. The pointer is
+ * checked against our pool blocks before it is read, so even a handle of a
+ * long-gone entry or a garbage pointer is never dereferenced blindly. */
+static futoin__timer* timer_of(const futoin_tool* tool, const FutoInHandle* h)
+{
+    futoin__timer* t = h->data2;
+    if (!timer_is_ours(tool, t) || t->heap_idx == FUTOIN__TIMER_IDLE
+        || t->gen != (uint32_t)(uintptr_t)h->data3) {
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- public scheduling API ------------------------------------------------ */
+
+FUTOIN_API FutoInHandle futoin_tool_immediate(
+        futoin_tool* tool, void (*cb)(void* data), void* data)
+{
+    FutoInHandle h = inert_handle;
+    uint64_t seq;
+    if (!tool) {
+        return h;
+    }
+    if (!cb) {
+        futoin__tool_misuse(tool, "futoin_tool_immediate(): NULL callback");
+        return h;
+    }
+    if (!futoin__tool_on_thread(tool)) {
+        remote_imm* r = malloc(sizeof(*r));
+        if (!r) {
+            futoin__tool_misuse(tool, "futoin_tool_immediate(): out of memory");
+            return h;
+        }
+        r->node.run = remote_imm_run;
+        r->cb = cb;
+        r->data = data;
+        futoin__tool_post_remote(tool, &r->node);
+        return h; /* inert: a remote post cannot be cancelled */
+    }
+    if (tool->closing) {
+        futoin__tool_misuse(tool, "futoin_tool_immediate(): tool is closing");
+        return h;
+    }
+    seq = tool->ring_tail;
+    if (!imm_push(tool, cb, data)) {
+        return h;
+    }
+    h.data1 = tool;
+    h.data3 = (ptrdiff_t)(uintptr_t)(seq + 1);
+    return h;
+}
+
+FUTOIN_API FutoInHandle futoin_tool_deferred(
+        futoin_tool* tool,
+        uint32_t delay_ms,
+        void (*cb)(void* data),
+        void* data)
+{
+    FutoInHandle h = inert_handle;
+    futoin__timer* t;
+    if (!tool) {
+        return h;
+    }
+    if (!check_thread(tool, "futoin_tool_deferred(): not the loop thread")) {
+        return h;
+    }
+    if (!cb) {
+        futoin__tool_misuse(tool, "futoin_tool_deferred(): NULL callback");
+        return h;
+    }
+    if (tool->closing) {
+        futoin__tool_misuse(tool, "futoin_tool_deferred(): tool is closing");
+        return h;
+    }
+    t = futoin__tool_timer_start(tool, delay_ms, cb, data);
+    if (!t) {
+        futoin__tool_misuse(tool, "futoin_tool_deferred(): out of memory");
+        return h;
+    }
+    h.data1 = tool;
+    h.data2 = t;
+    h.data3 = (ptrdiff_t)t->gen;
+    return h;
+}
+
+FUTOIN_API void futoin_tool_cancel(futoin_tool* tool, FutoInHandle* handle)
+{
+    uint64_t seq;
+    futoin__timer* t;
+    /* Handles of another tool are left alone, not even zeroed: they may
+     * still be live there. */
+    if (!tool || !handle || handle->data1 != (void*)tool) {
+        return;
+    }
+    if (!check_thread(tool, "futoin_tool_cancel(): not the loop thread")) {
+        return;
+    }
+    if (handle->data2) {
+        t = timer_of(tool, handle);
+        if (t) {
+            futoin__tool_timer_stop(tool, t, t->gen);
+        }
+    } else if (imm_seq_of(tool, handle, &seq)) {
+        imm_cancel(tool, seq);
+    }
+    *handle = inert_handle;
+}
+
+FUTOIN_API int futoin_tool_is_valid(
+        futoin_tool* tool, const FutoInHandle* handle)
+{
+    uint64_t seq;
+    if (!tool || !handle || handle->data1 != (void*)tool) {
+        return 0;
+    }
+    if (!check_thread(tool, "futoin_tool_is_valid(): not the loop thread")) {
+        return 0;
+    }
+    if (handle->data2) {
+        return timer_of(tool, handle) != NULL;
+    }
+    return imm_seq_of(tool, handle, &seq);
+}
+
+FUTOIN_API int futoin_tool_is_same_thread(futoin_tool* tool)
+{
+    return tool && futoin__tool_on_thread(tool);
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+FUTOIN_API int futoin_tool_options_init(
+        futoin_tool_options* opts, unsigned version)
+{
+    static const futoin_tool_options defaults = FUTOIN_TOOL_OPTIONS_INIT;
+    if (!opts) {
+        return FUTOIN_EINVAL;
+    }
+    if (version != FUTOIN_TOOL_OPTIONS_VERSION) {
+        return FUTOIN_EVERSION;
+    }
+    *opts = defaults;
+    return FUTOIN_OK;
+}
+
+static void on_handle_closed(uv_handle_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    ++tool->handles_closed;
+}
+
+/* Close our first `n` handles (idle, timer, async, in that order) and wait
+ * for their close callbacks, which libuv runs on the next loop pass. On an
+ * attached loop this pass may run other handles' callbacks too. */
+static void close_handles(futoin_tool* tool, unsigned n)
+{
+    uv_handle_t* handles[3] = {
+            (uv_handle_t*)&tool->idle,
+            (uv_handle_t*)&tool->timer,
+            (uv_handle_t*)&tool->async,
+    };
+    tool->handles_closed = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        uv_close(handles[i], on_handle_closed);
+    }
+    while (tool->handles_closed < n) {
+        uv_run(tool->loop, UV_RUN_NOWAIT);
+    }
+    tool->idle_active = false;
+    tool->timer_armed = false;
+}
+
+static void free_storage(futoin_tool* tool)
+{
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        free(tool->timer_blocks[i]);
+    }
+    free(tool->timer_blocks);
+    free(tool->heap);
+    free(tool->ring);
+    free(tool);
+}
+
+FUTOIN_API int futoin_tool_new(
+        futoin_tool** out, const futoin_tool_options* opts)
+{
+    static const futoin_tool_options defaults = FUTOIN_TOOL_OPTIONS_INIT;
+    futoin_tool* tool;
+    if (!out) {
+        return FUTOIN_EINVAL;
+    }
+    if (!opts) {
+        opts = &defaults;
+    }
+    if (opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
+        return FUTOIN_EVERSION;
+    }
+    tool = calloc(1, sizeof(*tool));
+    if (!tool) {
+        return FUTOIN_ENOMEM;
+    }
+    tool->ring = calloc(IMM_INITIAL_CAP, sizeof(*tool->ring));
+    if (!tool->ring) {
+        free(tool);
+        return FUTOIN_ENOMEM;
+    }
+    tool->ring_mask = IMM_INITIAL_CAP - 1;
+    atomic_init(&tool->remote_head, NULL);
+    tool->misuse = opts->misuse;
+    tool->misuse_data = opts->misuse_data;
+    tool->thread = uv_thread_self();
+
+    if (opts->uv_loop) {
+        tool->loop = opts->uv_loop;
+    } else {
+        if (uv_loop_init(&tool->own_loop) != 0) {
+            free_storage(tool);
+            return FUTOIN_ENOMEM;
+        }
+        tool->loop = &tool->own_loop;
+        tool->owns_loop = true;
+    }
+
+    uv_idle_init(tool->loop, &tool->idle);
+    tool->idle.data = tool;
+    uv_timer_init(tool->loop, &tool->timer);
+    tool->timer.data = tool;
+    if (uv_async_init(tool->loop, &tool->async, async_cb) != 0) {
+        close_handles(tool, 2);
+        if (tool->owns_loop) {
+            uv_loop_close(tool->loop);
+        }
+        free_storage(tool);
+        return FUTOIN_ENOMEM;
+    }
+    tool->async.data = tool;
+    /* Remote posts alone do not keep the loop running: only executing
+     * flows do (futoin__tool_ref). */
+    uv_unref((uv_handle_t*)&tool->async);
+
+    futoin__engine_tool_init(tool);
+    *out = tool;
+    return FUTOIN_OK;
+}
+
+static void count_foreign(uv_handle_t* handle, void* arg)
+{
+    struct
+    {
+        futoin_tool* tool;
+        size_t n;
+    }* ctx = arg;
+    if (handle != (uv_handle_t*)&ctx->tool->idle
+        && handle != (uv_handle_t*)&ctx->tool->timer
+        && handle != (uv_handle_t*)&ctx->tool->async
+        && !uv_is_closing(handle)) {
+        ++ctx->n;
+    }
+}
+
+FUTOIN_API int futoin_tool_free(futoin_tool* tool)
+{
+    if (!tool) {
+        return FUTOIN_EINVAL;
+    }
+    if (tool->eng.live_roots > 0) {
+        return FUTOIN_EBUSY;
+    }
+    /* From inside our own callback, or while futoin_tool_run is on the
+     * stack, the loop would be re-entered and the tool freed under the
+     * caller's feet. */
+    if (tool->cb_depth != 0 || tool->in_run != 0) {
+        futoin__tool_misuse(tool, "futoin_tool_free(): called while running");
+        return FUTOIN_EBUSY;
+    }
+    if (tool->owns_loop) {
+        /* The own loop is embedded in the tool: handles a user put on it
+         * (through futoin_tool_uv_loop) must be closed first. */
+        struct
+        {
+            futoin_tool* tool;
+            size_t n;
+        } ctx = {tool, 0};
+        uv_walk(tool->loop, count_foreign, &ctx);
+        if (ctx.n != 0) {
+            futoin__tool_misuse(tool,
+                                "futoin_tool_free(): foreign handles still "
+                                "open on the tool's own loop");
+            return FUTOIN_EBUSY;
+        }
+    }
+
+    futoin__engine_tool_close(tool);
+    tool->closing = true;
+    remote_drain(tool, true);
+    close_handles(tool, 3);
+    /* A post that raced with closing the async handle is dropped too. */
+    remote_drain(tool, true);
+
+    if (tool->owns_loop && uv_loop_close(tool->loop) != 0) {
+        /* A request (not a handle) is still pending on our loop. Freeing
+         * the embedded loop now would be a use after free in libuv, so
+         * the tool is leaked deliberately. */
+        futoin__tool_misuse(tool, "futoin_tool_free(): loop still busy");
+        return FUTOIN_EBUSY;
+    }
+    free_storage(tool);
+    return FUTOIN_OK;
+}
+
+FUTOIN_API int futoin_tool_run(futoin_tool* tool)
+{
+    uv_thread_t self;
+    if (!tool || !tool->owns_loop || tool->closing || tool->in_run != 0
+        || tool->cb_depth != 0) {
+        return FUTOIN_EINVAL;
+    }
+    /* The calling thread becomes the loop thread. Written only when it
+     * changes, so the usual case does not race with other threads that
+     * read it in futoin_tool_immediate(). */
+    self = uv_thread_self();
+    if (!uv_thread_equal(&self, &tool->thread)) {
+        tool->thread = self;
+    }
+    ++tool->in_run;
+    uv_run(tool->loop, UV_RUN_DEFAULT);
+    --tool->in_run;
+    return FUTOIN_OK;
+}
+
+FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
+{
+    int r;
+    if (!tool || tool->closing || tool->in_run != 0 || tool->cb_depth != 0) {
+        return FUTOIN_EINVAL;
+    }
+    ++tool->in_run;
+    r = uv_run(tool->loop, UV_RUN_NOWAIT);
+    --tool->in_run;
+    return r != 0 ? 1 : 0;
+}
+
+FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool)
+{
+    return tool ? tool->loop : NULL;
+}

@@ -1,0 +1,144 @@
+/*
+ * Internal AsyncTool interface (not installed). The tool is one libuv loop
+ * and one thread. It gives the step engine three cheap services:
+ *  - immediates: a ring of callbacks drained in bursts by one uv_idle_t, so
+ *    a continuation costs a few ns instead of one libuv loop turn;
+ *  - timers: a binary min-heap of pooled entries behind one uv_timer_t;
+ *  - remote posts: a lock-free MPSC stack any thread can push to, drained on
+ *    the loop thread after a uv_async_send().
+ */
+#ifndef FUTOIN_RUNTIME_TOOL_H
+#define FUTOIN_RUNTIME_TOOL_H
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <futoin/async.h>
+
+#include "engine_tool.h"
+
+typedef void (*futoin__cb)(void* data);
+
+/* One ring slot. cb == NULL marks a cancelled immediate. */
+struct futoin__imm
+{
+    futoin__cb cb;
+    void* data;
+};
+
+/*
+ * A timer entry. Entries are pooled and only freed with the tool, so a
+ * FutoInHandle may keep a pointer to one: `gen` changes every time the
+ * entry fires, is cancelled or is reused, which makes stale handles
+ * detectable without ever touching freed memory.
+ */
+typedef struct futoin__timer
+{
+    uint64_t due; /* uv_now() based, ms */
+    uint64_t seq; /* FIFO order among equal `due` */
+    futoin__cb cb;
+    void* data;
+    uint32_t heap_idx; /* FUTOIN__TIMER_IDLE when not scheduled */
+    uint32_t gen;
+    struct futoin__timer* next_free;
+} futoin__timer;
+
+#define FUTOIN__TIMER_IDLE UINT32_MAX
+
+/*
+ * A node posted from any thread. The producer allocates it (malloc) and
+ * fills `run`; the loop thread calls run(node, false) exactly once, in FIFO
+ * order of posting, and `run` owns (frees) the node. When the tool is freed
+ * with nodes still queued, each gets run(node, true): free it, do nothing.
+ */
+typedef struct futoin__remote
+{
+    struct futoin__remote* next;
+    void (*run)(struct futoin__remote* self, bool dropped);
+} futoin__remote;
+
+struct futoin_tool
+{
+    uv_loop_t* loop;
+    uv_loop_t own_loop;
+    bool owns_loop;
+    bool closing;
+    uv_idle_t idle;   /* active only while the ring is not empty */
+    uv_timer_t timer; /* armed for the earliest heap entry */
+    uv_async_t async; /* wakes the loop for remote posts */
+    uv_thread_t thread;
+
+    /* Immediate ring; capacity is a power of two, grows by doubling.
+     * Slot of sequence number s is ring[s & ring_mask]. */
+    struct futoin__imm* ring;
+    size_t ring_mask;
+    uint64_t ring_head; /* next sequence number to run */
+    uint64_t ring_tail; /* next sequence number to assign */
+
+    /* Timer heap. */
+    futoin__timer** heap;
+    uint32_t heap_len;
+    uint32_t heap_cap;
+    futoin__timer* timer_free;
+    void** timer_blocks; /* pool blocks, freed with the tool */
+    size_t timer_nblocks;
+    uint64_t timer_seq;
+
+    /* Remote MPSC (Treiber stack, reversed on drain for FIFO). */
+    _Atomic(futoin__remote*) remote_head;
+
+    /* Keep-alive: while > 0 the async handle is referenced so uv_run()
+     * waits for remote completions instead of returning. */
+    size_t active_refs;
+
+    futoin_misuse_cb misuse;
+    void* misuse_data;
+    size_t misuse_count;
+
+    /* Private to tool.c. */
+    bool idle_active;         /* `idle` started */
+    bool timer_armed;         /* `timer` started, for timer_armed_due */
+    bool timer_firing;        /* inside the uv timer callback */
+    uint64_t timer_armed_due;
+    unsigned cb_depth;        /* inside one of our libuv callbacks */
+    unsigned in_run;          /* inside futoin_tool_run / _run_nowait */
+    unsigned handles_closed;  /* close callbacks seen by futoin_tool_free */
+
+    /* The step engine's per-tool pools (engine_tool.h). */
+    struct futoin__engine_tool eng;
+};
+
+/* Loop thread only: schedule cb(data) with no handle. The hot path. */
+void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);
+
+/* Loop thread only: start a one-shot timer; returns the pooled entry, or
+ * NULL on out-of-memory. Stop it with futoin__tool_timer_stop(). */
+futoin__timer* futoin__tool_timer_start(
+        futoin_tool* tool, uint32_t delay_ms, futoin__cb cb, void* data);
+/* Loop thread only: stop a started timer; a fired one is ignored
+ * when `gen` no longer matches. */
+void futoin__tool_timer_stop(futoin_tool* tool, futoin__timer* t, uint32_t gen);
+
+/* Any thread, lock-free: queue `node` for the loop thread and wake it. */
+void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node);
+
+/* Loop thread: flows executing on the tool keep the loop alive. */
+void futoin__tool_ref(futoin_tool* tool);
+void futoin__tool_unref(futoin_tool* tool);
+
+/* Report misuse that cannot go into a flow (see futoin_misuse_cb). */
+void futoin__tool_misuse(futoin_tool* tool, const char* message);
+
+static inline bool futoin__tool_on_thread(futoin_tool* tool)
+{
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, &tool->thread) != 0;
+}
+
+#endif /* FUTOIN_RUNTIME_TOOL_H */

@@ -1,0 +1,19 @@
+/* Compiled with -std=c11 -pedantic -Werror: the public headers are valid
+ * strict C11 (the layout asserts inside them are checked here too). */
+#include <futoin/async.h>
+#include <futoin/errors.h>
+#include <futoin/export.h>
+#include <futoin/ftn12.h>
+
+#include <stdio.h>
+
+int main(void)
+{
+    FutoInBinaryValue v = {0};
+    FutoInArgs a;
+    futoin_reset_binval(&v);
+    a.args[0] = v;
+    printf("FutoInBinaryValue=%zu FutoInArgs=%zu API=%zu\n",
+           sizeof(FutoInBinaryValue), sizeof(a), sizeof(FutoInAsyncStepsAPI));
+    return sizeof(FutoInAsyncStepsAPI) == 25 * sizeof(void*) ? 0 : 1;
+}

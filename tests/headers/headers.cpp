@@ -1,0 +1,17 @@
+// The public headers compile as C++ (extern "C", no C-only constructs).
+#include <futoin/async.h>
+#include <futoin/ftn12.h>
+
+#include <cstdio>
+
+static const FutoInAsyncStepsAPI* api_of(FutoInAsyncSteps* s) { return s->api; }
+
+int main()
+{
+    FutoInBinaryValue v{};
+    futoin_reset_binval(&v);
+    FutoInAsyncSteps dummy(nullptr);
+    std::printf("api=%p\n", static_cast<const void*>(api_of(&dummy)));
+    static_assert(sizeof(FutoInArgs) == 4 * sizeof(FutoInBinaryValue), "args");
+    return sizeof(FutoInAsyncStepsAPI) == 25 * sizeof(void*) ? 0 : 1;
+}

@@ -1,0 +1,260 @@
+/* §1.8 loops: loop / repeat, labelled breakLoop / continueLoop, errors in
+ * loops, and loops of a million iterations without stack growth. */
+#include "common.h"
+
+TestSuite(loops, .init = fx_setup, .fini = fx_teardown);
+
+static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+static void eh_print(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s onerror: %s", d ? (const char*)d : "step", code);
+}
+
+/* loop until break after 3 iterations */
+static int counter;
+static void check_break(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("result %lld", (long long)a->arg0.i64);
+    if (a->arg0.i64 >= 3) {
+        API(as)->breakLoop(as, NULL);
+    }
+}
+static void produce(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    succeed_i64(as, 1, ++counter, 0);
+}
+static void loop_body(FutoInAsyncSteps* as, void* d)
+{
+    tr("iteration");
+    API(as)->add(as, NULL, produce, NULL);
+    API(as)->add(as, NULL, check_break, NULL);
+}
+static void after_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("after loop args=%d", a->arg0.type != NULL);
+}
+
+Test(loops, loop_until_break)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    counter = 0;
+    API(as)->loop(as, NULL, loop_body, NULL);
+    API(as)->add(as, NULL, after_loop, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("iteration\nresult 1\niteration\nresult 2\niteration\nresult 3\n"
+                 "after loop args=0\n");
+    API(as)->free(as);
+}
+
+/* repeat(3) passes i = 0, 1, 2 */
+static void rep_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("Iteration: %zu", i);
+}
+
+Test(loops, repeat_counts)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->repeat(as, NULL, 3, rep_body, NULL);
+    API(as)->repeat(as, NULL, 0, rep_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("Iteration: 0\nIteration: 1\nIteration: 2\ndone\n");
+    API(as)->free(as);
+}
+
+/* Inner loop continues the OUTER loop; outer breaks after 2 rounds. */
+static void inner_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("inner %zu", i);
+    if (i == 1) {
+        API(as)->continueLoop(as, "OUTER");
+    }
+}
+static void outer_tail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("never: outer tail");
+}
+static void outer_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("outer %zu", i);
+    if (i == 2) {
+        API(as)->breakLoop(as, "OUTER");
+        return;
+    }
+    API(as)->repeat(as, NULL, 5, inner_body, "INNER");
+    API(as)->add(as, NULL, outer_tail, NULL);
+}
+
+Test(loops, labelled_continue_and_break)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->repeat(as, NULL, 10, outer_body, "OUTER");
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("outer 0\ninner 0\ninner 1\n"
+                 "outer 1\ninner 0\ninner 1\n"
+                 "outer 2\ndone\n");
+    API(as)->free(as);
+}
+
+/* break from an inner loop out of the outer one, from a sub-step */
+static void deep_break(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("deep break");
+    API(as)->breakLoop(as, "OUTER");
+}
+static void inner2(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, deep_break, NULL);
+}
+static void outer2(FutoInAsyncSteps* as, void* d)
+{
+    tr("outer");
+    API(as)->loop(as, NULL, inner2, "INNER");
+}
+
+Test(loops, break_outer_from_nested_substep)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->loop(as, NULL, outer2, "OUTER");
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("outer\ndeep break\ndone\n");
+    API(as)->free(as);
+}
+
+/* Unknown label and break outside a loop are InternalError. */
+static void bad_label(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->breakLoop(as, "NOPE");
+}
+static void eh_info(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s: %s", code,
+       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
+}
+static void loop_in_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->loop(as, NULL, bad_label, "REAL");
+}
+static void break_no_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->breakLoop(as, NULL);
+}
+
+Test(loops, unknown_label_and_no_loop_are_errors)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, loop_in_step, eh_info);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    API(as)->free(as);
+    as = futoin_root_new(T);
+    API(as)->add(as, NULL, break_no_loop, eh_info);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("onerror InternalError: breakLoop(): no loop with this label\n"
+                 "unhandled InternalError\n"
+                 "onerror InternalError: breakLoop() outside of a loop\n"
+                 "unhandled InternalError\n");
+    API(as)->free(as);
+}
+
+/* An error in a loop body ends the loop through the enclosing handler. */
+static void err_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("body %zu", i);
+    if (i == 1) {
+        ERROR(as, "LoopFail");
+    }
+}
+static void loop_owner(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->repeat(as, NULL, 5, err_body, NULL);
+}
+
+Test(loops, error_in_body_reaches_outer_handler)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "owner", loop_owner, eh_print);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body 0\nbody 1\nowner onerror: LoopFail\nunhandled LoopFail\n");
+    API(as)->free(as);
+}
+
+/* breakLoop() from an error handler inside the body. */
+static void body_fails(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ERROR(as, "Stop");
+}
+static void eh_break(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("break on %s", code);
+    API(as)->breakLoop(as, NULL);
+}
+static void body_with_eh(FutoInAsyncSteps* as, void* d)
+{
+    tr("body");
+    API(as)->add(as, NULL, body_fails, eh_break);
+}
+
+Test(loops, break_from_error_handler)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->loop(as, NULL, body_with_eh, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body\nbreak on Stop\ndone\n");
+    API(as)->free(as);
+}
+
+/* A body that waits: the loop resumes when it is completed externally. */
+static void resume(void* d)
+{
+    SUCCESS0((FutoInAsyncSteps*)d);
+}
+static void waiting_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("wait %zu", i);
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, as, resume);
+}
+
+Test(loops, waiting_bodies)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->repeat(as, NULL, 3, waiting_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("wait 0\nwait 1\nwait 2\ndone\n");
+    API(as)->free(as);
+}
+
+/* A million iterations: no stack growth, no per-iteration allocation. */
+static size_t sum;
+static void add_i(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    sum += i;
+}
+
+Test(loops, million_iterations)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    sum = 0;
+    API(as)->repeat(as, NULL, 1000000, add_i, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_eq(sum, (size_t)1000000 * 999999 / 2);
+    API(as)->free(as);
+}

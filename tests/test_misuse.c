@@ -1,0 +1,254 @@
+/* Misuse is an error, never a crash (§2.1 "any violation is reported as
+ * InternalError"). The C++ reference implementation aborts here. */
+#include "common.h"
+
+TestSuite(misuse, .init = fx_setup, .fini = fx_teardown);
+
+static void eh_info(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s: %s", code,
+       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
+}
+static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+
+static void run_one(FutoInAsyncSteps_execute_callback f)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, f, eh_info);
+    API(as)->add(as, "never", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    API(as)->free(as);
+}
+
+static void success_twice(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    SUCCESS0(as);
+    SUCCESS0(as);
+}
+Test(misuse, success_twice)
+{
+    run_one(success_twice);
+    assert_trace("onerror InternalError: success() called twice\n"
+                 "unhandled InternalError\n");
+}
+
+static void success_after_add(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, "sub", name_step, NULL);
+    SUCCESS0(as);
+}
+Test(misuse, success_after_add)
+{
+    run_one(success_after_add);
+    assert_trace("onerror InternalError: success() after add()\n"
+                 "unhandled InternalError\n");
+}
+
+static void error_after_add(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, "sub", name_step, NULL);
+    ERROR(as, "MyError"); /* allowed: the step fails, subs are dropped */
+}
+Test(misuse, error_after_add_drops_subs)
+{
+    run_one(error_after_add);
+    assert_trace("onerror MyError: (null)\nunhandled MyError\n");
+}
+
+static void add_after_success(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    SUCCESS0(as);
+    API(as)->add(as, "sub", name_step, NULL);
+}
+Test(misuse, add_after_success)
+{
+    run_one(add_after_success);
+    assert_trace("onerror InternalError: add() after success()\n"
+                 "unhandled InternalError\n");
+}
+
+static void error_after_success(FutoInAsyncSteps* as, void* d,
+                                const FutoInArgs* a)
+{
+    SUCCESS0(as);
+    ERROR(as, "Late");
+}
+Test(misuse, error_after_success)
+{
+    run_one(error_after_success);
+    assert_trace("onerror InternalError: error() after success()\n"
+                 "unhandled InternalError\n");
+}
+
+static void null_callback(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, NULL, NULL);
+}
+Test(misuse, add_null_callback_is_invalid_request)
+{
+    run_one(null_callback);
+    assert_trace("onerror InvalidRequest: add(): the execute callback is NULL\n"
+                 "unhandled InvalidRequest\n");
+}
+
+static void bad_sync(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    static FutoInSync no_api; /* api == NULL */
+    API(as)->addSync(as, &no_api, NULL, name_step, NULL);
+}
+Test(misuse, add_sync_invalid_object)
+{
+    run_one(bad_sync);
+    assert_trace("onerror InvalidRequest: addSync(): NULL callback or invalid "
+                 "sync object\nunhandled InvalidRequest\n");
+}
+
+/* Calls through the handle of a finished step: reported, not executed. */
+static FutoInAsyncSteps* finished;
+static void keep(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    finished = as;
+}
+static void use_finished(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    size_t before = misuse_seen;
+    SUCCESS0(finished);
+    ERROR(finished, "X");
+    API(finished)->add(finished, "ghost", name_step, NULL);
+    API(finished)->setTimeout(finished, 1);
+    API(finished)->waitExternal(finished);
+    cr_assert_null(API(finished)->stack(finished, 8, NULL));
+    cr_assert_eq(API(finished)->isValid(finished), 0);
+    tr("reported %zu", misuse_seen - before);
+}
+Test(misuse, calls_through_finished_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, keep, NULL);
+    API(as)->add(as, NULL, use_finished, NULL);
+    API(as)->add(as, "end", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("reported 6\nend\n");
+    API(as)->free(as);
+}
+
+/* A step handle used outside its callback while the step still runs its
+ * sub-steps: InternalError in the flow, at that step. */
+static FutoInAsyncSteps* parent_handle;
+static void child_misuses(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(parent_handle)->add(parent_handle, "ghost", name_step, NULL);
+}
+static void parent(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    parent_handle = as;
+    API(as)->add(as, NULL, child_misuses, NULL);
+}
+Test(misuse, parent_handle_used_from_child)
+{
+    run_one(parent);
+    assert_trace("onerror InternalError: add() outside of the step's own "
+                 "callback\nunhandled InternalError\n");
+}
+
+/* execute twice, execute on a step, root-only calls on steps, step-only
+ * calls on roots: reported, no effect. */
+static void root_calls_on_step(FutoInAsyncSteps* as, void* d,
+                               const FutoInArgs* a)
+{
+    size_t before = misuse_seen;
+    API(as)->execute(as, NULL, NULL);
+    API(as)->cancel(as);
+    API(as)->free(as);
+    tr("reported %zu", misuse_seen - before);
+}
+Test(misuse, root_only_and_step_only_calls)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    SUCCESS0(as);
+    ERROR(as, "X");
+    API(as)->setTimeout(as, 1);
+    API(as)->setCancel(as, NULL, NULL);
+    API(as)->waitExternal(as);
+    API(as)->breakLoop(as, NULL);
+    API(as)->continueLoop(as, NULL);
+    cr_assert_eq(misuse_seen, 7);
+    API(as)->add(as, NULL, root_calls_on_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    API(as)->execute(as, NULL, on_unhandled);
+    cr_assert_eq(misuse_seen, 8, "execute twice reported");
+    run();
+    assert_trace("reported 3\n");
+    cr_assert_eq(misuse_seen, 11);
+    API(as)->execute(as, NULL, on_unhandled);
+    API(as)->add(as, NULL, name_step, NULL);
+    cr_assert_eq(misuse_seen, 13, "execute/add after the run reported: %s",
+                 misuse_last);
+    API(as)->free(as);
+}
+
+/* free() from inside the root's own step is deferred until it returns. */
+static FutoInAsyncSteps* self_root;
+static void on_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("cancel %s", (const char*)d);
+}
+static void free_self(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, "self", on_cancel);
+    API(self_root)->free(self_root);
+    tr("step continues safely");
+}
+Test(misuse, free_during_own_step_is_deferred)
+{
+    self_root = futoin_root_new(T);
+    API(self_root)->add(self_root, NULL, free_self, NULL);
+    API(self_root)->add(self_root, "never", name_step, NULL);
+    API(self_root)->execute(self_root, NULL, on_unhandled);
+    run();
+    assert_trace("step continues safely\ncancel self\n");
+    /* the root is gone: a late call is reported, not executed */
+    API(self_root)->cancel(self_root);
+    cr_assert_geq(misuse_seen, 1);
+}
+
+/* futoin_tool_free refuses while roots are alive. */
+Test(misuse, tool_free_with_live_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    cr_assert_eq(futoin_tool_free(T), FUTOIN_EBUSY);
+    API(as)->free(as);
+}
+
+/* success() through a parallel() handle and a loop-only call on it. */
+static void par_misuse(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
+    size_t before = misuse_seen;
+    SUCCESS0(p);
+    API(p)->breakLoop(p, NULL);
+    cr_assert_null(API(p)->parallel(p, NULL, NULL));
+    tr("reported %zu", misuse_seen - before);
+}
+Test(misuse, parallel_handle_misuse)
+{
+    run_one(par_misuse);
+    assert_trace("reported 3\nnever\n");
+}
+
+/* Running the loop from inside a step would nest flows: refused. */
+static void nested_run(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("nested run=%d", futoin_tool_run(T));
+    tr("nested nowait=%d", futoin_tool_run_nowait(T));
+}
+Test(misuse, nested_run_refused)
+{
+    run_one(nested_run);
+    assert_trace("nested run=-22\nnested nowait=-22\nnever\n");
+}

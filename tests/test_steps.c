@@ -1,0 +1,352 @@
+/* Steps and levels (§1.1), implicit success (§1.6), success values,
+ * stateVariable, stack(), rootId, isValid, newInstance, sched_* slots. */
+#include "common.h"
+
+#include <stdlib.h>
+
+TestSuite(steps, .init = fx_setup, .fini = fx_teardown);
+
+/* ---- §1.1 levels: the spec's execution sequence ------------------------- */
+
+static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+static void l1_add1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* p;
+    tr("Level 1 add #1");
+    API(as)->add(as, "Level 2 add #1", name_step, NULL);
+    p = API(as)->parallel(as, NULL, NULL);
+    API(p)->add(p, "Level 2 parallel #2", name_step, NULL);
+    API(as)->add(as, "Level 2 add #3", name_step, NULL);
+}
+static void l0_add1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* p;
+    tr("Level 0 add #1");
+    API(as)->add(as, NULL, l1_add1, NULL);
+    p = API(as)->parallel(as, NULL, NULL);
+    API(p)->add(p, "Level 1 parallel #2", name_step, NULL);
+    API(as)->add(as, "Level 1 add #3", name_step, NULL);
+}
+
+Test(steps, spec_1_1_levels)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInAsyncSteps* p;
+    API(as)->add(as, NULL, l0_add1, NULL);
+    p = API(as)->parallel(as, NULL, NULL);
+    API(p)->add(p, "Level 0 parallel #2", name_step, NULL);
+    API(as)->add(as, "Level 0 add #3", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("Level 0 add #1\n"
+                 "Level 1 add #1\n"
+                 "Level 2 add #1\n"
+                 "Level 2 parallel #2\n"
+                 "Level 2 add #3\n"
+                 "Level 1 parallel #2\n"
+                 "Level 1 add #3\n"
+                 "Level 0 parallel #2\n"
+                 "Level 0 add #3\n");
+    API(as)->free(as);
+}
+
+/* ---- §1.6 implicit success ---------------------------------------------- */
+
+static void count_args(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    int n = 0;
+    while (n < 4 && a->args[n].type) {
+        ++n;
+    }
+    tr("%s args=%d", (const char*)d, n);
+}
+static void give_two(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    succeed_i64(as, 2, 1, 2);
+}
+
+Test(steps, implicit_success_passes_no_values)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, give_two, NULL);
+    API(as)->add(as, "a", count_args, NULL); /* implicit success */
+    API(as)->add(as, "b", count_args, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("a args=2\nb args=0\n");
+    API(as)->free(as);
+}
+
+/* ---- success values: four values, moved, cleaned up exactly once -------- */
+
+static int cleanups;
+static void counting_cleanup(FutoInBinaryValue* v)
+{
+    ++cleanups;
+    free((void*)v->p);
+}
+static const FutoInType ty_owned = {FTN_TYPE_STRING, counting_cleanup};
+
+static void give_four(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs args;
+    memset(&args, 0, sizeof(args));
+    for (int i = 0; i < 4; ++i) {
+        char* s = malloc(8);
+        snprintf(s, 8, "v%d", i);
+        args.args[i].type = &ty_owned;
+        args.args[i].cstr = s;
+        args.args[i].length = 2;
+    }
+    API(as)->success(as, &args);
+    /* moved: the caller's copy is reset */
+    for (int i = 0; i < 4; ++i) {
+        cr_assert_null(args.args[i].type);
+    }
+}
+static void take_four(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s %s %s %s cleanups=%d", a->arg0.cstr, a->arg1.cstr, a->arg2.cstr,
+       a->arg3.cstr, cleanups);
+}
+
+Test(steps, four_values_moved_and_cleaned_once)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    cleanups = 0;
+    API(as)->add(as, NULL, give_four, NULL);
+    API(as)->add(as, NULL, take_four, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("v0 v1 v2 v3 cleanups=0\n");
+    cr_assert_eq(cleanups, 4, "values cleaned once after the consumer ran");
+    API(as)->free(as);
+}
+
+/* Values nobody consumes (last step, or dropped by cancel) are cleaned. */
+Test(steps, unconsumed_values_cleaned)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    cleanups = 0;
+    API(as)->add(as, NULL, give_four, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_eq(cleanups, 4);
+    API(as)->free(as);
+}
+
+/* ---- sub-step results propagate to the parent's next step (§3.2) -------- */
+
+static void sub_res(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    succeed_i64(as, 2, a->arg0.i64, 2);
+}
+static void sub_one(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    succeed_i64(as, 1, 1, 0);
+}
+static void outer(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, sub_one, NULL);
+    API(as)->add(as, NULL, sub_res, NULL);
+}
+static void print_two(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("externalSuccess %lld %lld", (long long)a->arg0.i64,
+       (long long)a->arg1.i64);
+}
+
+Test(steps, substep_results_reach_parents_next_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, outer, NULL);
+    API(as)->add(as, NULL, print_two, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("externalSuccess 1 2\n");
+    API(as)->free(as);
+}
+
+/* ---- stateVariable ------------------------------------------------------- */
+
+static int allocs, frees;
+static void* alloc_counter(void* data)
+{
+    ++allocs;
+    int* p = calloc(1, sizeof(int));
+    *p = *(int*)data;
+    return p;
+}
+static void free_counter(void* data, void* value)
+{
+    ++frees;
+    free(value);
+}
+static void use_state(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    static int init = 10;
+    int* c = API(as)->stateVariable(as, &init, "counter", alloc_counter,
+                                    free_counter);
+    *c += 1;
+    tr("counter=%d", *c);
+}
+
+Test(steps, state_variable_allocated_once_and_cleaned)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    allocs = frees = 0;
+    cr_assert_null(API(as)->stateVariable(as, NULL, "counter", NULL, NULL),
+                   "no allocate: a missing variable is NULL");
+    API(as)->add(as, NULL, use_state, NULL);
+    API(as)->add(as, NULL, use_state, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("counter=11\ncounter=12\n");
+    cr_assert_eq(allocs, 1);
+    cr_assert_eq(frees, 0);
+    API(as)->free(as);
+    cr_assert_eq(frees, 1, "cleanup runs when the root is freed");
+}
+
+/* ---- stack(): lifetime of the step --------------------------------------- */
+
+static void stack_cleanup(void* v)
+{
+    tr("cleanup %s", (const char*)v);
+}
+static void stack_inner(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    char* mem = API(as)->stack(as, 16, stack_cleanup);
+    strcpy(mem, "inner");
+    tr("inner step");
+}
+static void stack_outer(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    char* mem = API(as)->stack(as, 16, stack_cleanup);
+    cr_assert_not_null(mem);
+    cr_assert_eq(((uintptr_t)mem) % _Alignof(max_align_t), 0);
+    for (int i = 0; i < 16; ++i) {
+        cr_assert_eq(mem[i], 0, "stack() memory is zeroed");
+    }
+    strcpy(mem, "outer");
+    API(as)->add(as, NULL, stack_inner, NULL);
+    tr("outer step");
+}
+
+Test(steps, stack_lives_as_long_as_the_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, stack_outer, NULL);
+    API(as)->add(as, "next", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("outer step\ninner step\ncleanup inner\ncleanup outer\nnext\n");
+    API(as)->free(as);
+}
+
+static void stack_then_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    char* mem = API(as)->stack(as, 8, stack_cleanup);
+    strcpy(mem, "failed");
+    ERROR(as, "Oops");
+}
+
+Test(steps, stack_freed_on_error)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, stack_then_fail, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("cleanup failed\nunhandled Oops\n");
+    API(as)->free(as);
+}
+
+Test(steps, stack_on_root_lives_with_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    char* mem = API(as)->stack(as, 8, stack_cleanup);
+    strcpy(mem, "root");
+    API(as)->add(as, "step", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("step\n");
+    API(as)->free(as);
+    assert_trace("step\ncleanup root\n");
+}
+
+/* ---- rootId, isValid, newInstance ---------------------------------------- */
+
+static ptrdiff_t seen_id;
+static int seen_valid;
+static void check_ids(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    seen_id = API(as)->rootId(as);
+    seen_valid = API(as)->isValid(as);
+}
+
+Test(steps, root_id_is_valid_new_instance)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInAsyncSteps* as2 = API(as)->newInstance(as);
+    cr_assert_not_null(as2);
+    cr_assert_neq(API(as)->rootId(as), API(as2)->rootId(as2));
+    cr_assert_eq(API(as)->isValid(as), 1);
+    cr_assert_eq(futoin_async_tool(as2), T);
+    API(as)->add(as, NULL, check_ids, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_eq(seen_id, API(as)->rootId(as), "a step reports its root id");
+    cr_assert_eq(seen_valid, 1);
+    API(as)->free(as);
+    API(as2)->free(as2);
+}
+
+/* ---- sched_* slots and is_same_thread through the vtable --------------- */
+
+static void sched_cb(void* d)
+{
+    tr("sched %s", (const char*)d);
+}
+
+Test(steps, sched_slots)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInHandle h1 = API(as)->sched_immediate(as, "imm", sched_cb);
+    FutoInHandle h2 = API(as)->sched_deferred(as, 5, "def", sched_cb);
+    FutoInHandle h3 = API(as)->sched_immediate(as, "cancelled", sched_cb);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h1), 1);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h2), 1);
+    API(as)->sched_cancel(as, &h3);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h3), 0);
+    cr_assert_eq(API(as)->is_same_thread(as), 1);
+    run();
+    assert_trace("sched imm\nsched def\n");
+    cr_assert_eq(API(as)->sched_is_valid(as, &h1), 0);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h2), 0);
+    API(as)->free(as);
+}
+
+/* An empty root completes at once. */
+Test(steps, empty_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("");
+    API(as)->free(as);
+}
+
+/* Freeing a root that never ran releases its queued steps. */
+Test(steps, free_unexecuted_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "x", name_step, NULL);
+    API(as)->parallel(as, NULL, NULL);
+    API(as)->repeat(as, NULL, 3, NULL, "L");
+    API(as)->free(as);
+    assert_trace("");
+    cr_assert_eq(misuse_seen, 1, "repeat() with a NULL body was reported");
+}

@@ -1,0 +1,682 @@
+/* AsyncTool (FTN12 §2.6): immediates, deferred calls, handles, remote
+ * posts from other threads, attaching to a foreign loop, misuse reports,
+ * and the error / version tables. Every test that makes a tool frees it
+ * and asserts FUTOIN_OK, so a leaked handle or root fails. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include <futoin/async.h>
+
+/* ---- fixture -------------------------------------------------------------- */
+
+static futoin_tool* T;
+static char trace[256];
+static size_t trace_len;
+static size_t misuse_seen;
+static char misuse_last[256];
+
+static void on_misuse(void* data, const char* code, const char* msg)
+{
+    (void)data;
+    ++misuse_seen;
+    snprintf(misuse_last, sizeof(misuse_last), "%s: %s", code, msg);
+}
+
+static void setup(void)
+{
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    o.misuse = on_misuse;
+    trace_len = 0;
+    trace[0] = 0;
+    misuse_seen = 0;
+    misuse_last[0] = 0;
+    cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
+}
+
+static void teardown(void)
+{
+    cr_assert_eq(futoin_tool_free(T), FUTOIN_OK);
+    T = NULL;
+}
+
+static void run(void)
+{
+    cr_assert_eq(futoin_tool_run(T), FUTOIN_OK);
+}
+
+/* Append the character passed as data. */
+static void tr(void* data)
+{
+    if (trace_len < sizeof(trace) - 1) {
+        trace[trace_len++] = (char)(intptr_t)data;
+        trace[trace_len] = 0;
+    }
+}
+
+#define CH(c) ((void*)(intptr_t)(c))
+#define assert_trace(expected)                                                 \
+    cr_assert_str_eq(trace, expected, "trace was: \"%s\"", trace)
+
+static int handle_is_zero(const FutoInHandle* h)
+{
+    return h->data1 == NULL && h->data2 == NULL && h->data3 == 0;
+}
+
+TestSuite(tool, .init = setup, .fini = teardown);
+TestSuite(tables);
+
+/* ---- immediates ------------------------------------------------------------ */
+
+Test(tool, immediate_fifo)
+{
+    futoin_tool_immediate(T, tr, CH('a'));
+    futoin_tool_immediate(T, tr, CH('b'));
+    futoin_tool_immediate(T, tr, CH('c'));
+    assert_trace("");
+    run();
+    assert_trace("abc");
+}
+
+static void tr_then_schedule(void* data)
+{
+    tr(data);
+    futoin_tool_immediate(T, tr, CH((char)(intptr_t)data + 1));
+}
+
+Test(tool, immediate_from_immediate_same_run)
+{
+    futoin_tool_immediate(T, tr_then_schedule, CH('a'));
+    futoin_tool_immediate(T, tr, CH('x'));
+    run();
+    /* 'b' is queued behind 'x', which was already pending */
+    assert_trace("axb");
+}
+
+Test(tool, immediate_cancel_before_run)
+{
+    FutoInHandle hb;
+    futoin_tool_immediate(T, tr, CH('a'));
+    hb = futoin_tool_immediate(T, tr, CH('b'));
+    futoin_tool_immediate(T, tr, CH('c'));
+    futoin_tool_cancel(T, &hb);
+    cr_assert(handle_is_zero(&hb));
+    run();
+    assert_trace("ac");
+}
+
+Test(tool, immediate_cancel_only_entry_releases_loop)
+{
+    FutoInHandle h = futoin_tool_immediate(T, tr, CH('a'));
+    futoin_tool_cancel(T, &h);
+    cr_assert_eq(futoin_tool_run_nowait(T), 0);
+    run();
+    assert_trace("");
+}
+
+static FutoInHandle self_handle;
+static int self_valid_inside = -1;
+
+static void check_self(void* data)
+{
+    self_valid_inside = futoin_tool_is_valid(T, &self_handle);
+    /* cancelling the running entry is a no-op */
+    futoin_tool_cancel(T, &self_handle);
+    tr(data);
+}
+
+Test(tool, immediate_is_valid)
+{
+    FutoInHandle ha = futoin_tool_immediate(T, tr, CH('a'));
+    FutoInHandle hb = futoin_tool_immediate(T, tr, CH('b'));
+    FutoInHandle hb_copy = hb;
+    cr_assert_eq(futoin_tool_is_valid(T, &ha), 1);
+    cr_assert_eq(futoin_tool_is_valid(T, &hb), 1);
+    futoin_tool_cancel(T, &hb);
+    cr_assert_eq(futoin_tool_is_valid(T, &hb), 0);
+    cr_assert_eq(futoin_tool_is_valid(T, &hb_copy), 0);
+    self_handle = futoin_tool_immediate(T, check_self, CH('s'));
+    run();
+    assert_trace("as");
+    cr_assert_eq(futoin_tool_is_valid(T, &ha), 0);
+    cr_assert_eq(self_valid_inside, 0);
+}
+
+Test(tool, cancel_stale_or_zero_is_noop)
+{
+    FutoInHandle zero = {NULL, NULL, 0};
+    FutoInHandle ran = futoin_tool_immediate(T, tr, CH('a'));
+    FutoInHandle ran_copy;
+    FutoInHandle foreign;
+    FutoInHandle foreign_copy;
+    futoin_tool* other;
+
+    cr_assert_eq(futoin_tool_new(&other, NULL), FUTOIN_OK);
+    foreign = futoin_tool_immediate(other, tr, CH('f'));
+    foreign_copy = foreign;
+
+    run();
+    ran_copy = ran;
+    futoin_tool_cancel(T, &zero);
+    cr_assert(handle_is_zero(&zero));
+    futoin_tool_cancel(T, &ran);
+    cr_assert(handle_is_zero(&ran));
+    futoin_tool_cancel(T, &ran); /* already cancelled */
+    futoin_tool_cancel(T, NULL);
+    futoin_tool_cancel(NULL, &ran_copy);
+    cr_assert_eq(futoin_tool_is_valid(T, &zero), 0);
+    cr_assert_eq(futoin_tool_is_valid(T, &ran_copy), 0);
+    cr_assert_eq(futoin_tool_is_valid(T, NULL), 0);
+
+    /* a handle of another tool is neither acted on nor touched */
+    futoin_tool_cancel(T, &foreign);
+    cr_assert_eq(memcmp(&foreign, &foreign_copy, sizeof(foreign)), 0);
+    cr_assert_eq(futoin_tool_is_valid(T, &foreign), 0);
+    cr_assert_eq(futoin_tool_is_valid(other, &foreign), 1);
+
+    /* new entries reuse the ring slot of `ran`: its copy stays stale */
+    futoin_tool_immediate(T, tr, CH('b'));
+    futoin_tool_cancel(T, &ran_copy);
+    run();
+    assert_trace("ab");
+
+    cr_assert_eq(futoin_tool_run(other), FUTOIN_OK);
+    assert_trace("abf");
+    cr_assert_eq(futoin_tool_free(other), FUTOIN_OK);
+    cr_assert_eq(misuse_seen, 0);
+}
+
+static uint32_t seq_next;
+static uint32_t seq_bad;
+
+static void check_seq(void* data)
+{
+    if ((uint32_t)(uintptr_t)data != seq_next) {
+        ++seq_bad;
+    }
+    ++seq_next;
+}
+
+Test(tool, immediate_growth_200k_in_order)
+{
+    const uint32_t n = 200000;
+    seq_next = 0;
+    seq_bad = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        futoin_tool_immediate(T, check_seq, (void*)(uintptr_t)i);
+    }
+    run();
+    cr_assert_eq(seq_next, n);
+    cr_assert_eq(seq_bad, 0);
+}
+
+/* Growth while handles are pending: they still name their own entries. */
+Test(tool, immediate_handles_survive_growth)
+{
+    enum
+    {
+        N = 5000
+    };
+    static FutoInHandle h[N];
+    seq_next = 0;
+    seq_bad = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+        h[i] = futoin_tool_immediate(T, check_seq, (void*)(uintptr_t)i);
+    }
+    for (uint32_t i = 0; i < N; ++i) {
+        cr_assert_eq(futoin_tool_is_valid(T, &h[i]), 1);
+    }
+    futoin_tool_cancel(T, &h[N - 1]);
+    run();
+    cr_assert_eq(seq_next, N - 1);
+    cr_assert_eq(seq_bad, 0);
+}
+
+static void chain_step(void* data)
+{
+    uintptr_t left = (uintptr_t)data;
+    ++seq_next;
+    if (left > 0) {
+        futoin_tool_immediate(T, chain_step, (void*)(left - 1));
+    }
+}
+
+/* A chain longer than one burst still finishes within one run. */
+Test(tool, immediate_chain_spans_bursts)
+{
+    seq_next = 0;
+    futoin_tool_immediate(T, chain_step, (void*)(uintptr_t)99999);
+    run();
+    cr_assert_eq(seq_next, 100000);
+}
+
+/* ---- deferred -------------------------------------------------------------- */
+
+Test(tool, deferred_order_by_delay_then_fifo)
+{
+    futoin_tool_deferred(T, 30, tr, CH('a'));
+    futoin_tool_deferred(T, 10, tr, CH('b'));
+    futoin_tool_deferred(T, 20, tr, CH('c'));
+    futoin_tool_deferred(T, 10, tr, CH('d'));
+    futoin_tool_deferred(T, 0, tr, CH('e'));
+    futoin_tool_deferred(T, 20, tr, CH('f'));
+    run();
+    assert_trace("ebdcfa");
+}
+
+Test(tool, deferred_cancel)
+{
+    FutoInHandle ha = futoin_tool_deferred(T, 5, tr, CH('a'));
+    FutoInHandle hb = futoin_tool_deferred(T, 5, tr, CH('b'));
+    FutoInHandle hc = futoin_tool_deferred(T, 1, tr, CH('c'));
+    cr_assert_eq(futoin_tool_is_valid(T, &ha), 1);
+    futoin_tool_cancel(T, &ha);
+    cr_assert(handle_is_zero(&ha));
+    cr_assert_eq(futoin_tool_is_valid(T, &ha), 0);
+    futoin_tool_cancel(T, &hc);
+    run();
+    assert_trace("b");
+    cr_assert_eq(futoin_tool_is_valid(T, &hb), 0);
+}
+
+/* Cancelling every timer lets the loop finish at once. */
+Test(tool, deferred_cancel_all_releases_loop)
+{
+    FutoInHandle h = futoin_tool_deferred(T, 60000, tr, CH('a'));
+    futoin_tool_cancel(T, &h);
+    run();
+    assert_trace("");
+}
+
+Test(tool, deferred_handle_stale_after_firing)
+{
+    FutoInHandle h1 = futoin_tool_deferred(T, 1, tr, CH('a'));
+    FutoInHandle h1_copy = h1;
+    FutoInHandle h2;
+    run();
+    assert_trace("a");
+    cr_assert_eq(futoin_tool_is_valid(T, &h1), 0);
+    futoin_tool_cancel(T, &h1);
+    cr_assert(handle_is_zero(&h1));
+
+    /* The pooled entry is reused: the old handle must not reach it. */
+    h2 = futoin_tool_deferred(T, 1, tr, CH('b'));
+    cr_assert_eq(h2.data2, h1_copy.data2, "entry expected to be reused");
+    cr_assert_eq(futoin_tool_is_valid(T, &h1_copy), 0);
+    futoin_tool_cancel(T, &h1_copy);
+    cr_assert_eq(futoin_tool_is_valid(T, &h2), 1);
+    run();
+    assert_trace("ab");
+}
+
+Test(tool, deferred_garbage_pointer_ignored)
+{
+    int not_a_timer[16] = {0};
+    FutoInHandle h = futoin_tool_deferred(T, 1, tr, CH('a'));
+    FutoInHandle bad = {T, not_a_timer, 0};
+    FutoInHandle misaligned = h;
+    misaligned.data2 = (char*)h.data2 + 1;
+    cr_assert_eq(futoin_tool_is_valid(T, &bad), 0);
+    futoin_tool_cancel(T, &bad);
+    cr_assert_eq(futoin_tool_is_valid(T, &misaligned), 0);
+    futoin_tool_cancel(T, &misaligned);
+    cr_assert_eq(futoin_tool_is_valid(T, &h), 1);
+    run();
+    assert_trace("a");
+}
+
+static void reschedule_zero(void* data)
+{
+    uintptr_t left = (uintptr_t)data;
+    tr(CH('r'));
+    if (left > 0) {
+        futoin_tool_deferred(T, 0, reschedule_zero, (void*)(left - 1));
+    }
+}
+
+/* A zero-delay timer started from a timer callback waits for the next
+ * turn instead of running in the same pass forever. */
+Test(tool, deferred_zero_from_timer)
+{
+    futoin_tool_deferred(T, 0, reschedule_zero, (void*)(uintptr_t)2);
+    cr_assert_eq(futoin_tool_run_nowait(T), 1);
+    assert_trace("r");
+    run();
+    assert_trace("rrr");
+}
+
+static uint32_t heap_last_delay;
+static uint32_t heap_fired;
+static uint32_t heap_bad;
+
+static void heap_check(void* data)
+{
+    uint32_t key = (uint32_t)(uintptr_t)data; /* delay * 65536 + index */
+    if (key < heap_last_delay) {
+        ++heap_bad;
+    }
+    heap_last_delay = key;
+    ++heap_fired;
+}
+
+/* Heap order with random delays and random cancels, FIFO among equals. */
+Test(tool, deferred_heap_random)
+{
+    enum
+    {
+        N = 3000
+    };
+    static FutoInHandle h[N];
+    uint32_t rnd = 12345;
+    uint32_t cancelled = 0;
+    heap_last_delay = 0;
+    heap_fired = 0;
+    heap_bad = 0;
+    for (uint32_t i = 0; i < N; ++i) {
+        uint32_t delay;
+        rnd = rnd * 1103515245u + 12345u;
+        delay = (rnd >> 16) % 8;
+        h[i] = futoin_tool_deferred(T, delay, heap_check,
+                                    (void*)(uintptr_t)(delay * 65536 + i));
+    }
+    for (uint32_t i = 0; i < N; i += 7) {
+        futoin_tool_cancel(T, &h[i]);
+        ++cancelled;
+    }
+    run();
+    cr_assert_eq(heap_bad, 0);
+    cr_assert_eq(heap_fired, N - cancelled);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+enum
+{
+    RT_THREADS = 4,
+    RT_PER_THREAD = 10000
+};
+
+static uint32_t rt_next[RT_THREADS]; /* loop thread only */
+static uint32_t rt_bad_order;
+static uint32_t rt_bad_thread;
+static uint32_t rt_total;
+static FutoInHandle rt_keepalive;
+
+static void rt_cb(void* data)
+{
+    uintptr_t v = (uintptr_t)data;
+    uint32_t thread = (uint32_t)(v / RT_PER_THREAD);
+    uint32_t i = (uint32_t)(v % RT_PER_THREAD);
+    if (futoin_tool_is_same_thread(T) != 1) {
+        ++rt_bad_thread;
+    }
+    /* one producer's posts arrive in its order, each exactly once */
+    if (rt_next[thread] != i) {
+        ++rt_bad_order;
+    }
+    rt_next[thread] = i + 1;
+    if (++rt_total == RT_THREADS * RT_PER_THREAD) {
+        futoin_tool_cancel(T, &rt_keepalive);
+    }
+}
+
+static void rt_producer(void* arg)
+{
+    uintptr_t thread = (uintptr_t)arg;
+    for (uintptr_t i = 0; i < RT_PER_THREAD; ++i) {
+        FutoInHandle h = futoin_tool_immediate(
+                T, rt_cb, (void*)(thread * RT_PER_THREAD + i));
+        if (!handle_is_zero(&h)) {
+            ++rt_bad_thread; /* remote handles are inert */
+        }
+    }
+}
+
+static void keepalive_expired(void* data)
+{
+    (void)data;
+    tr(CH('X'));
+}
+
+Test(tool, immediates_from_other_threads)
+{
+    uv_thread_t th[RT_THREADS];
+    rt_keepalive = futoin_tool_deferred(T, 10000, keepalive_expired, NULL);
+    for (uintptr_t t = 0; t < RT_THREADS; ++t) {
+        cr_assert_eq(uv_thread_create(&th[t], rt_producer, (void*)t), 0);
+    }
+    run();
+    for (int t = 0; t < RT_THREADS; ++t) {
+        uv_thread_join(&th[t]);
+    }
+    cr_assert_eq(rt_total, RT_THREADS * RT_PER_THREAD);
+    for (int t = 0; t < RT_THREADS; ++t) {
+        cr_assert_eq(rt_next[t], RT_PER_THREAD);
+    }
+    cr_assert_eq(rt_bad_thread, 0);
+    cr_assert_eq(rt_bad_order, 0);
+    assert_trace("");
+}
+
+static void post_one(void* arg)
+{
+    (void)arg;
+    futoin_tool_immediate(T, tr, CH('r'));
+}
+
+/* A remote post still queued when the tool is freed is dropped (freed,
+ * never called); the leak checkers verify the node is released. */
+Test(tool, remote_post_dropped_at_free)
+{
+    uv_thread_t th;
+    cr_assert_eq(uv_thread_create(&th, post_one, NULL), 0);
+    uv_thread_join(&th);
+    assert_trace("");
+}
+
+static int other_thread_same;
+
+static void ask_same_thread(void* arg)
+{
+    (void)arg;
+    other_thread_same = futoin_tool_is_same_thread(T);
+}
+
+Test(tool, is_same_thread)
+{
+    uv_thread_t th;
+    other_thread_same = -1;
+    cr_assert_eq(futoin_tool_is_same_thread(T), 1);
+    cr_assert_eq(uv_thread_create(&th, ask_same_thread, NULL), 0);
+    uv_thread_join(&th);
+    cr_assert_eq(other_thread_same, 0);
+    cr_assert_eq(futoin_tool_is_same_thread(NULL), 0);
+}
+
+static void deferred_off_thread(void* arg)
+{
+    FutoInHandle* out = arg;
+    *out = futoin_tool_deferred(T, 1, tr, CH('d'));
+}
+
+Test(tool, deferred_off_thread_is_misuse)
+{
+    uv_thread_t th;
+    FutoInHandle h = {T, T, 1};
+    cr_assert_eq(uv_thread_create(&th, deferred_off_thread, &h), 0);
+    uv_thread_join(&th);
+    cr_assert(handle_is_zero(&h));
+    cr_assert_eq(misuse_seen, 1);
+    cr_assert_eq(futoin_tool_misuse_count(T), 1);
+    run();
+    assert_trace("");
+}
+
+/* ---- loop ownership ------------------------------------------------------- */
+
+Test(tables, attach_external_loop)
+{
+    uv_loop_t loop;
+    futoin_tool* tool;
+    futoin_tool_options o;
+    trace_len = 0;
+    trace[0] = 0;
+    cr_assert_eq(uv_loop_init(&loop), 0);
+    cr_assert_eq(futoin_tool_options_init(&o, FUTOIN_TOOL_OPTIONS_VERSION),
+                 FUTOIN_OK);
+    o.uv_loop = &loop;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    cr_assert_eq(futoin_tool_uv_loop(tool), &loop);
+    cr_assert_eq(futoin_tool_run(tool), FUTOIN_EINVAL);
+
+    /* long enough not to fire in the non-blocking pass, even under
+     * valgrind */
+    uv_update_time(&loop);
+    futoin_tool_deferred(tool, 200, tr, CH('d'));
+    futoin_tool_immediate(tool, tr, CH('i'));
+    cr_assert_eq(futoin_tool_run_nowait(tool), 1);
+    assert_trace("i");
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_trace("id");
+
+    /* pending work is dropped, the loop stays open and clean */
+    futoin_tool_immediate(tool, tr, CH('x'));
+    futoin_tool_deferred(tool, 1, tr, CH('y'));
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_trace("id");
+    cr_assert_eq(uv_loop_close(&loop), 0);
+}
+
+Test(tool, own_loop)
+{
+    cr_assert_not_null(futoin_tool_uv_loop(T));
+    cr_assert_eq(futoin_tool_run_nowait(T), 0);
+    futoin_tool_immediate(T, tr, CH('a'));
+    cr_assert_eq(futoin_tool_run_nowait(T), 0);
+    assert_trace("a");
+}
+
+Test(tool, free_drops_pending)
+{
+    futoin_tool_immediate(T, tr, CH('a'));
+    futoin_tool_deferred(T, 1, tr, CH('b'));
+    /* teardown frees with both pending; neither may run */
+}
+
+static int free_inside_rc;
+static int run_inside_rc;
+
+static void free_inside(void* data)
+{
+    (void)data;
+    free_inside_rc = futoin_tool_free(T);
+    run_inside_rc = futoin_tool_run(T);
+}
+
+Test(tool, free_and_run_refused_inside_callback)
+{
+    futoin_tool_immediate(T, free_inside, NULL);
+    run();
+    cr_assert_eq(free_inside_rc, FUTOIN_EBUSY);
+    cr_assert_eq(run_inside_rc, FUTOIN_EINVAL);
+    cr_assert_eq(misuse_seen, 1);
+}
+
+/* ---- misuse ----------------------------------------------------------------- */
+
+Test(tool, misuse_callback_counts)
+{
+    FutoInHandle h = futoin_tool_immediate(T, NULL, NULL);
+    cr_assert(handle_is_zero(&h));
+    cr_assert_eq(misuse_seen, 1);
+    cr_assert_str_eq(misuse_last,
+                     "InternalError: futoin_tool_immediate(): NULL callback");
+    h = futoin_tool_deferred(T, 1, NULL, NULL);
+    cr_assert(handle_is_zero(&h));
+    cr_assert_eq(misuse_seen, 2);
+    cr_assert_eq(futoin_tool_misuse_count(T), 2);
+    cr_assert_eq(futoin_tool_misuse_count(NULL), 0);
+}
+
+Test(tables, misuse_default_goes_to_stderr)
+{
+    futoin_tool* tool;
+    cr_assert_eq(futoin_tool_new(&tool, NULL), FUTOIN_OK);
+    cr_redirect_stderr();
+    futoin_tool_immediate(tool, NULL, NULL);
+    fflush(stderr);
+    cr_assert_stderr_eq_str(
+            "futoin: InternalError: futoin_tool_immediate(): NULL callback\n");
+    cr_assert_eq(futoin_tool_misuse_count(tool), 1);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+}
+
+/* ---- options, errors, version ---------------------------------------------- */
+
+Test(tables, options_init)
+{
+    futoin_tool_options init = FUTOIN_TOOL_OPTIONS_INIT;
+    futoin_tool_options o;
+    futoin_tool* tool = (futoin_tool*)&o;
+    memset(&o, 0xA5, sizeof(o));
+    cr_assert_eq(futoin_tool_options_init(&o, FUTOIN_TOOL_OPTIONS_VERSION),
+                 FUTOIN_OK);
+    cr_assert_eq(o.version, init.version);
+    cr_assert_eq(o.uv_loop, init.uv_loop);
+    cr_assert_eq(o.misuse, init.misuse);
+    cr_assert_eq(o.misuse_data, init.misuse_data);
+
+    cr_assert_eq(futoin_tool_options_init(&o, 0), FUTOIN_EVERSION);
+    cr_assert_eq(futoin_tool_options_init(&o, FUTOIN_TOOL_OPTIONS_VERSION + 1),
+                 FUTOIN_EVERSION);
+    cr_assert_eq(futoin_tool_options_init(NULL, FUTOIN_TOOL_OPTIONS_VERSION),
+                 FUTOIN_EINVAL);
+
+    o = init;
+    o.version = 99;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_EVERSION);
+    cr_assert_eq(tool, (futoin_tool*)&o, "out set on failure");
+    cr_assert_eq(futoin_tool_new(NULL, NULL), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_tool_free(NULL), FUTOIN_EINVAL);
+}
+
+Test(tables, error_names_round_trip)
+{
+    static const char* const constants[FUTOIN_ERROR_COUNT] = {
+#define X(e, s, d) FUTOIN_ERR_##e,
+            FUTOIN_ERROR_MAP(X)
+#undef X
+    };
+    for (int i = 0; i < (int)FUTOIN_ERROR_COUNT; ++i) {
+        const char* name = futoin_error_name((futoin_error)i);
+        cr_assert_not_null(name);
+        cr_assert_eq(futoin_error_name((futoin_error)i), name,
+                     "same pointer every call");
+        cr_assert_str_eq(name, constants[i]);
+        cr_assert_eq(futoin_error_lookup(name), i);
+        cr_assert_not_null(futoin_error_description((futoin_error)i));
+    }
+    cr_assert_str_eq(futoin_error_name(FUTOIN_ERROR_TIMEOUT), "Timeout");
+    cr_assert_eq(futoin_error_lookup("InternalError"),
+                 FUTOIN_ERROR_INTERNAL_ERROR);
+    cr_assert_null(futoin_error_name(FUTOIN_ERROR_COUNT));
+    cr_assert_null(futoin_error_name((futoin_error)-1));
+    cr_assert_null(futoin_error_description(FUTOIN_ERROR_COUNT));
+    cr_assert_eq(futoin_error_lookup("myerror"), -1);
+    cr_assert_eq(futoin_error_lookup("timeout"), -1);
+    cr_assert_eq(futoin_error_lookup(""), -1);
+    cr_assert_eq(futoin_error_lookup(NULL), -1);
+}
+
+Test(tables, version)
+{
+    cr_assert_str_eq(futoin_async_version(), FUTOIN_VERSION_STRING);
+    cr_assert_eq(futoin_async_version_number(), FUTOIN_VERSION_NUMBER);
+    cr_assert_eq(futoin_async_version_number(), 100);
+}

@@ -1,0 +1,367 @@
+/* Waiting for external events (§1.3, §3.5): setTimeout, setCancel,
+ * waitExternal, completion from outside the step and from other threads,
+ * root cancel() (§2.2.3). */
+#include "common.h"
+
+#include <pthread.h>
+
+TestSuite(wait, .init = fx_setup, .fini = fx_teardown);
+
+static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+static void eh_print(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s onerror: %s", d ? (const char*)d : "step", code);
+}
+static void on_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("cancel %s", (const char*)d);
+}
+
+/* ---- setTimeout ---------------------------------------------------------- */
+
+static void wait_with_timeout(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 10);
+    API(as)->setCancel(as, "waiter", on_cancel);
+}
+
+Test(wait, timeout_raises_timeout_and_cancels_the_wait)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, wait_with_timeout, eh_print);
+    API(as)->add(as, "never", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("step onerror: Timeout\ncancel waiter\nunhandled Timeout\n");
+    API(as)->free(as);
+}
+
+/* A step that only sets a timeout waits (no implicit success). */
+static void only_timeout(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 1);
+}
+static void timeout_recover(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("recovered %s", code);
+    SUCCESS0(as);
+}
+
+Test(wait, timeout_only_waits_then_recovers)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, only_timeout, timeout_recover);
+    API(as)->add(as, "after", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("recovered Timeout\nafter\n");
+    API(as)->free(as);
+}
+
+/* The timeout of a step covers its sub-steps: the waiting sub-step is
+ * cancelled and the step's own handler sees Timeout. */
+static void sub_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("sub waits");
+    API(as)->setCancel(as, "sub", on_cancel);
+}
+static void step_with_subs(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 20);
+    API(as)->add(as, NULL, sub_waits, eh_print);
+}
+
+Test(wait, timeout_covers_sub_steps)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "outer", step_with_subs, eh_print);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("sub waits\ncancel sub\nouter onerror: Timeout\nunhandled Timeout\n");
+    API(as)->free(as);
+}
+
+/* A long timeout never fires once the step completes: run() returns at
+ * once instead of waiting ~49 days. */
+static void complete_later(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    succeed_i64(as, 1, 7, 0);
+}
+static void long_timeout(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, UINT32_MAX);
+    API(as)->sched_immediate(as, as, complete_later);
+}
+static void print_i(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("got %lld", (long long)a->arg0.i64);
+}
+
+Test(wait, long_timeout_stopped_on_success)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, long_timeout, eh_print);
+    API(as)->add(as, NULL, print_i, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("got 7\n");
+    API(as)->free(as);
+}
+
+/* setTimeout twice: the second overrides the first (§1.9). */
+static void timeout_twice(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 1);
+    API(as)->setTimeout(as, UINT32_MAX);
+    API(as)->sched_deferred(as, 30, as, complete_later);
+}
+
+Test(wait, set_timeout_twice_overrides)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, timeout_twice, eh_print);
+    API(as)->add(as, NULL, print_i, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("got 7\n");
+    API(as)->free(as);
+}
+
+/* ---- §3.5 external completion: success and error branches -------------- */
+
+static void ext_ok(void* d)
+{
+    SUCCESS0((FutoInAsyncSteps*)d);
+}
+static void ext_err(void* d)
+{
+    ERROR((FutoInAsyncSteps*)d, "ExternalFailure");
+}
+static void eh_plain(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("step onerror: %s", code);
+}
+static void wait_ext(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->waitExternal(as);
+    API(as)->sched_deferred(as, 1, as, (void (*)(void*))d);
+}
+
+Test(wait, spec_3_5_external_success)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, (void*)ext_ok, wait_ext, eh_plain);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("done\n");
+    API(as)->free(as);
+}
+
+Test(wait, spec_3_5_external_error)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, (void*)ext_err, wait_ext, eh_plain);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("step onerror: ExternalFailure\nunhandled ExternalFailure\n");
+    API(as)->free(as);
+}
+
+/* A step of one flow completes a waiting step of another. */
+static FutoInAsyncSteps* waiting;
+static void waiter(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("waiter waits");
+    waiting = as;
+    API(as)->waitExternal(as);
+}
+static void waker(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("waker");
+    succeed_i64(waiting, 1, 5, 0);
+}
+
+Test(wait, completed_by_another_flow)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, NULL, waiter, NULL);
+    API(a)->add(a, NULL, print_i, NULL);
+    API(b)->add(b, NULL, waker, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwaker\ngot 5\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* ---- completion from another thread -------------------------------------- */
+
+struct thr_ctx
+{
+    FutoInAsyncSteps* as;
+    int is_error;
+};
+static void* thread_main(void* p)
+{
+    struct thr_ctx* c = p;
+    cr_assert_eq(API(c->as)->is_same_thread(c->as), 0);
+    if (c->is_error) {
+        API(c->as)->handle_error(c->as, "FromThread", "info from thread");
+    } else {
+        succeed_i64(c->as, 1, 99, 0);
+    }
+    return NULL;
+}
+static pthread_t thr;
+static struct thr_ctx ctx;
+static void wait_thread(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->waitExternal(as);
+    ctx.as = as;
+    ctx.is_error = d != NULL;
+    cr_assert_eq(pthread_create(&thr, NULL, thread_main, &ctx), 0);
+}
+static void print_i_thread(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("got %lld on loop thread=%d", (long long)a->arg0.i64,
+       API(as)->is_same_thread(as));
+}
+
+Test(wait, success_from_another_thread)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, wait_thread, eh_print);
+    API(as)->add(as, NULL, print_i_thread, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run(); /* the waiting root keeps the loop alive until the thread posts */
+    pthread_join(thr, NULL);
+    assert_trace("got 99 on loop thread=1\n");
+    API(as)->free(as);
+}
+
+static void eh_info(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s info=%s", code,
+       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
+}
+
+Test(wait, error_from_another_thread)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "e", wait_thread, eh_info);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    pthread_join(thr, NULL);
+    assert_trace("onerror FromThread info=info from thread\nunhandled FromThread\n");
+    API(as)->free(as);
+}
+
+/* ---- root cancel(): innermost first, each handler exactly once --------- */
+
+static FutoInAsyncSteps* root_to_cancel;
+static void cancel_root_cb(void* d)
+{
+    tr("cancel()");
+    API(root_to_cancel)->cancel(root_to_cancel);
+    API(root_to_cancel)->cancel(root_to_cancel); /* twice: no effect */
+}
+static void lvl3(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, "L3", on_cancel);
+    API(as)->sched_deferred(as, 1, NULL, cancel_root_cb);
+}
+static void lvl2(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, "L2", on_cancel);
+    API(as)->add(as, NULL, lvl3, eh_print);
+}
+static void lvl1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, "L1", on_cancel);
+    API(as)->add(as, NULL, lvl2, eh_print);
+}
+
+Test(wait, root_cancel_innermost_first_once)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    root_to_cancel = as;
+    API(as)->add(as, NULL, lvl1, eh_print);
+    API(as)->add(as, "never", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("cancel()\ncancel L3\ncancel L2\ncancel L1\n");
+    API(as)->free(as);
+    assert_trace("cancel()\ncancel L3\ncancel L2\ncancel L1\n");
+}
+
+/* cancel() from inside the root's own step is deferred until the step
+ * returns; the flow stops there. */
+static void self_cancel(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("self cancel");
+    API(as)->setCancel(as, "self", on_cancel);
+    API(root_to_cancel)->cancel(root_to_cancel);
+    tr("still in step");
+}
+
+Test(wait, cancel_from_own_step_is_deferred)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    root_to_cancel = as;
+    API(as)->add(as, NULL, self_cancel, eh_print);
+    API(as)->add(as, "never", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("self cancel\nstill in step\ncancel self\n");
+    API(as)->free(as);
+}
+
+/* Freeing a waiting root cancels it first. */
+static void just_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, "w", on_cancel);
+}
+
+Test(wait, free_cancels_a_waiting_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, just_wait, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    cr_assert_eq(futoin_tool_run_nowait(T) >= 0, 1);
+    API(as)->free(as);
+    assert_trace("cancel w\n");
+    run(); /* nothing left: returns */
+}
+
+/* A handle kept past cancel is no longer valid, and a late success through
+ * it is reported, not executed. */
+static FutoInAsyncSteps* kept;
+static void keep_handle(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    kept = as;
+    API(as)->setCancel(as, "k", on_cancel);
+}
+
+Test(wait, late_success_after_cancel_is_reported)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, keep_handle, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    futoin_tool_run_nowait(T);
+    cr_assert_eq(API(kept)->isValid(kept), 1);
+    API(as)->cancel(as);
+    cr_assert_eq(API(kept)->isValid(kept), 0);
+    SUCCESS0(kept);
+    cr_assert_eq(misuse_seen, 1);
+    run();
+    assert_trace("cancel k\n");
+    API(as)->free(as);
+}
