@@ -121,8 +121,8 @@ struct futoin__step
         {
             futoin__step* br_head; /* branches not started yet */
             futoin__step* br_tail;
-            futoin__flow* flows;   /* running branch flows */
-            uint32_t pending;
+            futoin__flow* flows;   /* running branch flows, in add() order */
+            futoin__flow* flows_tail;
         } p;
         struct /* K_SYNC */
         {
@@ -155,6 +155,7 @@ struct futoin__flow
     uint8_t state;
     uint8_t ctl_continue;     /* 1 = continueLoop, 0 = breakLoop */
     uint8_t code_owned;       /* raise_code is a malloc'd copy */
+    uint8_t raise_top;        /* raise raise_code at whatever is on top */
 };
 
 enum futoin__root_state
@@ -246,6 +247,7 @@ void futoin__flow_start(futoin__flow* fl);
 void futoin__flow_cancel(futoin__flow* fl);
 void futoin__queue_free(futoin_tool* tool, futoin__step* head);
 void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code);
+void futoin__raise_top(futoin__flow* fl, const char* code);
 void futoin__complete(futoin__flow* fl, futoin__step* s);
 void futoin__step_resolve(futoin__step* s);
 void futoin__step_error(

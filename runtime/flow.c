@@ -22,14 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Whether a frame's cancel handler runs when an error unwinds through it.
- * The handler exists to abort an external operation; a frame that leaves
- * the stack abnormally (error, timeout, cancel) can no longer be completed,
- * so it is told, exactly once. See tests/expected/REFERENCE-NOTES.md.
- */
-#define FUTOIN__CANCEL_ON_ERROR 1
-
 void futoin__args_clear(FutoInArgs* a)
 {
     for (int i = 0; i < 4; ++i) {
@@ -133,6 +125,19 @@ void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code)
     request_raise(fl, at, code);
 }
 
+/* Raise `code` at the innermost frame when the flow runs next: what a
+ * timeout does, so that the handlers of the steps it covers see the
+ * Timeout first, innermost first (as the reference implementation does). */
+void futoin__raise_top(futoin__flow* fl, const char* code)
+{
+    if (fl->raise_at || fl->raise_top) {
+        return; /* an error is already on its way down */
+    }
+    fl->raise_top = 1;
+    flow_set_code(fl, code);
+    futoin__flow_schedule(fl);
+}
+
 /* Record an error raised by (or on behalf of) step `s`. In the step's own
  * callback it is acted on when the callback returns; otherwise the flow is
  * scheduled to unwind to `s`. */
@@ -197,6 +202,18 @@ static void release_stash(futoin_tool* tool, futoin__step* y)
     }
 }
 
+/* Run a frame's cancel handler, once: it aborts whatever external operation
+ * the step waits for, because the step leaves abnormally. */
+static void run_cancel_handler(futoin__root* r, futoin__step* s)
+{
+    if ((s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel) {
+        FutoInAsyncSteps_cancel_callback ch = s->u.s.cancel;
+        s->u.s.cancel = NULL;
+        s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
+        FUTOIN__USER(r, ch(&s->bsi, s->u.s.cancel_data));
+    }
+}
+
 /* Pop the top frame `s` of `fl`. With `cancel`, the frame leaves abnormally:
  * its cancel handler (if any) runs, exactly once; a parallel frame cancels
  * its branches first (innermost first); a sync frame releases its lock. */
@@ -225,11 +242,8 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         break;
     default:
         stop_timer(tool, s);
-        if (cancel && (s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel) {
-            FutoInAsyncSteps_cancel_callback ch = s->u.s.cancel;
-            s->u.s.cancel = NULL;
-            s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
-            FUTOIN__USER(r, ch(&s->bsi, s->u.s.cancel_data));
+        if (cancel) {
+            run_cancel_handler(r, s);
         }
         break;
     }
@@ -312,6 +326,7 @@ static void flow_end(futoin__flow* fl, const char* code)
 void futoin__flow_cancel(futoin__flow* fl)
 {
     fl->raise_at = NULL;
+    fl->raise_top = 0;
     fl->ctl_target = NULL;
     while (fl->top) {
         pop_frame(fl, fl->top, true);
@@ -450,8 +465,11 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
  * next step. */
 void futoin__complete(futoin__flow* fl, futoin__step* s)
 {
-    if (s->kind == FUTOIN__K_PARALLEL || s->kind == FUTOIN__K_LOOP) {
-        drop_args(fl); /* no values out of parallel() or a loop */
+    /* No values come out of parallel() or a loop, unless its error handler
+     * (or steps that handler added) supplied them. */
+    if ((s->kind == FUTOIN__K_PARALLEL || s->kind == FUTOIN__K_LOOP)
+        && s->state != FUTOIN__S_ERRH && !(s->flags & FUTOIN__F_NOEH)) {
+        drop_args(fl);
     }
     pop_frame(fl, s, false);
 }
@@ -503,7 +521,9 @@ static bool after_callback(futoin__flow* fl, futoin__step* s)
 
 /*
  * Unwind an error from frame `at` (frames above it leave as cancelled),
- * offering fl->raise_code to each error handler from `at` down (§1.2):
+ * offering fl->raise_code to each frame from `at` down (§1.2). A frame that
+ * had set a cancel handler gets it called first (it will not complete the
+ * way it was waiting for), then its error handler runs:
  *  - success() in the handler: continue after that frame;
  *  - add() in the handler: the added steps replace the handler on the same
  *    level (§1.2.1), and the handler is not called again;
@@ -546,11 +566,15 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
         }
         if (s->kind == FUTOIN__K_PARALLEL) {
             futoin__parallel_cancel(s);
+        } else if (s->kind != FUTOIN__K_LOOP && s->kind != FUTOIN__K_SYNC) {
+            stop_timer(r->owner, s);
+            run_cancel_handler(r, s);
+            if (r->pending && !r->in_cb) {
+                futoin__root_settle(r);
+                return false;
+            }
         }
         if (eh) {
-            if (s->kind != FUTOIN__K_PARALLEL) {
-                stop_timer(r->owner, s);
-            }
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
                                      | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
@@ -577,7 +601,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
                 return true;
             }
         }
-        pop_frame(fl, s, FUTOIN__CANCEL_ON_ERROR);
+        pop_frame(fl, s, false);
         drop_args(fl);
     }
 }
@@ -594,6 +618,10 @@ static void flow_run(futoin__flow* fl)
     ++tool->eng.running;
     while (budget-- > 0) {
         futoin__step* top;
+        if (fl->raise_top && !fl->raise_at) {
+            fl->raise_at = fl->top;
+        }
+        fl->raise_top = 0;
         if (fl->raise_at) {
             if (!unwind_error(fl, fl->raise_at)) {
                 goto out;

@@ -35,9 +35,12 @@ void futoin__parallel_start(futoin__step* p)
         bf->root = r;
         bf->head = bf->tail = b;
         bf->par = p;
-        bf->next = p->u.p.flows;
-        p->u.p.flows = bf;
-        ++p->u.p.pending;
+        if (p->u.p.flows_tail) {
+            p->u.p.flows_tail->next = bf;
+        } else {
+            p->u.p.flows = bf;
+        }
+        p->u.p.flows_tail = bf;
         futoin__flow_start(bf);
     }
     p->u.p.br_tail = NULL;
@@ -46,17 +49,22 @@ void futoin__parallel_start(futoin__step* p)
 static void unlink_flow(futoin__step* p, futoin__flow* bf)
 {
     futoin__flow** pp = &p->u.p.flows;
+    futoin__flow* prev = NULL;
     while (*pp && *pp != bf) {
+        prev = *pp;
         pp = &(*pp)->next;
     }
     if (*pp) {
         *pp = bf->next;
+        if (p->u.p.flows_tail == bf) {
+            p->u.p.flows_tail = prev;
+        }
     }
     bf->next = NULL;
 }
 
-/* Cancel every running branch of `p`: each branch unwinds innermost first,
- * running its cancel handlers exactly once. */
+/* Cancel every running branch of `p`, in the order they were added; each
+ * branch unwinds innermost first, running its cancel handlers once. */
 void futoin__parallel_cancel(futoin__step* p)
 {
     futoin_tool* tool = futoin__step_tool(p);
@@ -68,7 +76,7 @@ void futoin__parallel_cancel(futoin__step* p)
         bf->par = NULL;
         futoin__flow_release(tool, bf);
     }
-    p->u.p.pending = 0;
+    p->u.p.flows_tail = NULL;
 }
 
 void futoin__parallel_branch_done(futoin__flow* bf, const char* code)
@@ -79,13 +87,12 @@ void futoin__parallel_branch_done(futoin__flow* bf, const char* code)
 
     unlink_flow(p, bf);
     bf->par = NULL;
-    --p->u.p.pending;
     futoin__flow_release(tool, bf);
     if (code) {
         /* Copies `code` before the siblings' cancel handlers run. */
         futoin__raise(fl, p, code);
         futoin__parallel_cancel(p);
-    } else if (p->u.p.pending == 0) {
+    } else if (!p->u.p.flows) {
         p->state = FUTOIN__S_DONE;
         futoin__flow_schedule(fl);
     }

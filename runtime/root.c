@@ -216,8 +216,10 @@ static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
     return r;
 }
 
-/* Steps are added to a root before execute(); afterwards they would race
- * with its own flow. */
+/* Steps are added to a root before execute(), or again once its flow has
+ * finished or was cancelled (the root can then be executed again). While
+ * it runs, a top-level add would race with its own flow: it is reported and
+ * raised as InternalError into the flow, as the reference does. */
 static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
                                    uint8_t kind)
 {
@@ -227,11 +229,14 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
     if (!r) {
         return NULL;
     }
-    if (r->state != FUTOIN__R_NEW) {
-        snprintf(msg, sizeof(msg), "%s on a root after execute()", what);
+    if (r->state == FUTOIN__R_RUNNING) {
+        snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
         report(bsi, msg);
+        futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
+        futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
         return NULL;
     }
+    r->state = FUTOIN__R_NEW;
     s = futoin__step_alloc(r->owner);
     if (!s) {
         report(bsi, "out of memory");
@@ -409,10 +414,8 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
     if (!r) {
         return;
     }
-    if (r->state != FUTOIN__R_NEW) {
-        report(bsi, r->state == FUTOIN__R_RUNNING
-                            ? "execute() called twice"
-                            : "execute() on a root that already ran");
+    if (r->state == FUTOIN__R_RUNNING) {
+        report(bsi, "execute() called twice");
         return;
     }
     r->unhandled = unhandled;

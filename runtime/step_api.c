@@ -348,9 +348,16 @@ static void step_handle_error(FutoInAsyncSteps* bsi, const char* code,
 static void timeout_cb(void* data)
 {
     futoin__step* s = data;
+    futoin__flow* fl = s->flow;
     s->u.s.timer = NULL;
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
-    futoin__step_error(s, FUTOIN_ERR_TIMEOUT, NULL);
+    futoin__root_set_error(fl->root, FUTOIN_ERR_TIMEOUT, NULL);
+    if (s->state == FUTOIN__S_WAIT) {
+        /* a late external success() is then reported, not accepted */
+        s->state = FUTOIN__S_DONE;
+        s->flags |= FUTOIN__F_ERROR;
+    }
+    futoin__raise_top(fl, FUTOIN_ERR_TIMEOUT);
 }
 
 static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)

@@ -185,11 +185,37 @@ Test(misuse, root_only_and_step_only_calls)
     run();
     assert_trace("reported 3\n");
     cr_assert_eq(misuse_seen, 11);
+    /* like the reference: a finished root takes new steps and runs again */
+    API(as)->add(as, "second run", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    API(as)->add(as, NULL, name_step, NULL);
-    cr_assert_eq(misuse_seen, 13, "execute/add after the run reported: %s",
-                 misuse_last);
+    run();
+    assert_trace("reported 3\nsecond run\n");
+    cr_assert_eq(misuse_seen, 11, "%s", misuse_last);
     API(as)->free(as);
+}
+
+/* root.add() while the root runs: reported, and InternalError in the flow */
+static FutoInAsyncSteps* running_root;
+static void top_add(void* d)
+{
+    API(running_root)->add(running_root, "ghost", name_step, NULL);
+}
+static void waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, NULL, NULL);
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, NULL, top_add);
+}
+Test(misuse, root_add_while_running)
+{
+    running_root = futoin_root_new(T);
+    API(running_root)->add(running_root, NULL, waits, eh_info);
+    API(running_root)->execute(running_root, NULL, on_unhandled);
+    run();
+    assert_trace("onerror InternalError: add() on a root while it runs\n"
+                 "unhandled InternalError\n");
+    cr_assert_eq(misuse_seen, 1);
+    API(running_root)->free(running_root);
 }
 
 /* free() from inside the root's own step is deferred until it returns. */

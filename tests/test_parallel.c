@@ -51,9 +51,11 @@ Test(parallel, all_branches_start_and_join)
     API(as)->add(as, NULL, after, NULL);
     API(as)->execute(as, NULL, on_unhandled);
     run();
-    assert_trace("branch 0\nbranch 1\nbranch 2\n"
-                 "b0.s0\nb1.s0\nb2.s0\n"
-                 "b0.s1\nb1.s1\nb2.s1\n"
+    /* as in the reference: a branch that never waits runs to its end
+     * before the next branch starts (tests/expected/q4_parallel.trace a) */
+    assert_trace("branch 0\nb0.s0\nb0.s1\n"
+                 "branch 1\nb1.s0\nb1.s1\n"
+                 "branch 2\nb2.s0\nb2.s1\n"
                  "after args=0\n");
     API(as)->free(as);
 }
@@ -90,7 +92,7 @@ Test(parallel, spec_1_4_error_cancels_siblings)
     API(as)->execute(as, NULL, on_unhandled);
     run();
     assert_trace("job 1\njob 2\njob 3 fails\n"
-                 "cancel 2\ncancel 1\n"
+                 "cancel 1\ncancel 2\n"
                  "parallel onerror: SomeError\n"
                  "step onerror: SomeError\n"
                  "unhandled SomeError\n");
@@ -201,8 +203,9 @@ Test(parallel, nested_parallel_cancel_innermost_first)
     API(as)->sched_deferred(as, 5, NULL, do_cancel);
     API(as)->execute(as, NULL, on_unhandled);
     run();
+    /* branches in the order they were added, each innermost first */
     assert_trace("job inner-a\njob inner-b\ncancel()\n"
-                 "cancel inner-b\ncancel inner-a\ncancel outer-branch\n");
+                 "cancel inner-a\ncancel inner-b\ncancel outer-branch\n");
     API(as)->free(as);
 }
 
@@ -247,7 +250,10 @@ Test(parallel, timeout_cancels_branches)
     API(as)->add(as, "owner", par_with_timeout, eh_print);
     API(as)->execute(as, NULL, on_unhandled);
     run();
-    assert_trace("job x\njob y\ncancel y\ncancel x\n"
-                 "owner onerror: Timeout\nunhandled Timeout\n");
+    /* reference q2_timeout_substeps f: branches cancelled, then the
+     * parallel's handler, then the owner's */
+    assert_trace("job x\njob y\ncancel x\ncancel y\n"
+                 "step onerror: Timeout\nowner onerror: Timeout\n"
+                 "unhandled Timeout\n");
     API(as)->free(as);
 }

@@ -35,7 +35,8 @@ Test(wait, timeout_raises_timeout_and_cancels_the_wait)
     API(as)->add(as, "never", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
     run();
-    assert_trace("step onerror: Timeout\ncancel waiter\nunhandled Timeout\n");
+    /* the cancel handler runs before the error handler (reference q11 e) */
+    assert_trace("cancel waiter\nstep onerror: Timeout\nunhandled Timeout\n");
     API(as)->free(as);
 }
 
@@ -61,8 +62,9 @@ Test(wait, timeout_only_waits_then_recovers)
     API(as)->free(as);
 }
 
-/* The timeout of a step covers its sub-steps: the waiting sub-step is
- * cancelled and the step's own handler sees Timeout. */
+/* The timeout of a step covers its sub-steps. Timeout is raised at the
+ * innermost frame, so the waiting sub-step is cancelled and its handler
+ * sees Timeout first, then the owner's (reference q2_timeout_substeps a). */
 static void sub_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     tr("sub waits");
@@ -80,7 +82,8 @@ Test(wait, timeout_covers_sub_steps)
     API(as)->add(as, "outer", step_with_subs, eh_print);
     API(as)->execute(as, NULL, on_unhandled);
     run();
-    assert_trace("sub waits\ncancel sub\nouter onerror: Timeout\nunhandled Timeout\n");
+    assert_trace("sub waits\ncancel sub\nstep onerror: Timeout\n"
+                 "outer onerror: Timeout\nunhandled Timeout\n");
     API(as)->free(as);
 }
 
