@@ -186,12 +186,18 @@ static void do_cancel(void* d)
     tr("cancel()");
     API(to_cancel)->cancel(to_cancel);
 }
+static void last_job_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    job_waits(as, d, a);
+    /* everything waits now: cancel from outside any step */
+    API(as)->sched_immediate(as, NULL, do_cancel);
+}
 static void inner_par(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     API(as)->setCancel(as, "outer-branch", on_cancel);
     FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
     API(p)->add(p, "inner-a", job_waits, NULL);
-    API(p)->add(p, "inner-b", job_waits, NULL);
+    API(p)->add(p, "inner-b", last_job_waits, NULL);
 }
 
 Test(parallel, nested_parallel_cancel_innermost_first)
@@ -200,7 +206,6 @@ Test(parallel, nested_parallel_cancel_innermost_first)
     FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
     to_cancel = as;
     API(p)->add(p, NULL, inner_par, NULL);
-    API(as)->sched_deferred(as, 5, NULL, do_cancel);
     API(as)->execute(as, NULL, on_unhandled);
     run();
     /* branches in the order they were added, each innermost first */

@@ -306,26 +306,39 @@ Test(steps, root_id_is_valid_new_instance)
 
 /* ---- sched_* slots and is_same_thread through the vtable --------------- */
 
+static FutoInAsyncSteps* sched_root;
+static FutoInHandle h_def;
 static void sched_cb(void* d)
 {
     tr("sched %s", (const char*)d);
+}
+/* The deferred callback is scheduled from the immediate one, so the order
+ * does not depend on how long the process takes between the two. */
+static void sched_imm_cb(void* d)
+{
+    tr("sched %s", (const char*)d);
+    h_def = API(sched_root)->sched_deferred(sched_root, 5, "def", sched_cb);
+    cr_assert_eq(API(sched_root)->sched_is_valid(sched_root, &h_def), 1);
 }
 
 Test(steps, sched_slots)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
-    FutoInHandle h1 = API(as)->sched_immediate(as, "imm", sched_cb);
-    FutoInHandle h2 = API(as)->sched_deferred(as, 5, "def", sched_cb);
+    sched_root = as;
+    FutoInHandle h1 = API(as)->sched_immediate(as, "imm", sched_imm_cb);
     FutoInHandle h3 = API(as)->sched_immediate(as, "cancelled", sched_cb);
+    FutoInHandle h4 = API(as)->sched_deferred(as, 1, "cancelled", sched_cb);
     cr_assert_eq(API(as)->sched_is_valid(as, &h1), 1);
-    cr_assert_eq(API(as)->sched_is_valid(as, &h2), 1);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h4), 1);
     API(as)->sched_cancel(as, &h3);
+    API(as)->sched_cancel(as, &h4);
     cr_assert_eq(API(as)->sched_is_valid(as, &h3), 0);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h4), 0);
     cr_assert_eq(API(as)->is_same_thread(as), 1);
     run();
     assert_trace("sched imm\nsched def\n");
     cr_assert_eq(API(as)->sched_is_valid(as, &h1), 0);
-    cr_assert_eq(API(as)->sched_is_valid(as, &h2), 0);
+    cr_assert_eq(API(as)->sched_is_valid(as, &h_def), 0);
     API(as)->free(as);
 }
 

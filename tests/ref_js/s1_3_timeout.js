@@ -1,0 +1,3 @@
+'use strict';
+// Spec 1.3, mode 'timeout' (see _s1_3_common.js)
+require( './_s1_3_common' )( 'timeout' );

@@ -1,0 +1,3 @@
+'use strict';
+// Spec 3.3, fail=1 (see _s3_3_common.js)
+require( './_s3_3_common' )( 1 );

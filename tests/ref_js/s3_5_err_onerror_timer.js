@@ -1,0 +1,3 @@
+'use strict';
+// Spec 3.5: via=timer err='ExtError' onerror=true (see _s3_5_common.js)
+require( './_s3_5_common' )( 'timer', 'ExtError', true );

@@ -1,0 +1,3 @@
+'use strict';
+// Spec 3.5: via=immediate err=null onerror=false (see _s3_5_common.js)
+require( './_s3_5_common' )( 'immediate', null, false );

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Every test of the project, in one command (what `.ci/run` runs):
+#   1. C suites (Criterion) on a normal build
+#   2. the same suites under AddressSanitizer + UBSan
+#   3. the same suites under valgrind memcheck (leaks are errors)
+#   4. exported symbols = version script = header declarations
+#   5. `meson install` + a consumer built with pkg-config
+# Each part ends with a line "<part>: N passed, M failed"; the script exits
+# non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+export LC_ALL=C.UTF-8
+status=0
+summary=()
+
+say() { printf '\n==== %s\n' "$*"; }
+
+# Sum Criterion's "Synthesis" lines (and count plain executables) in a log.
+criterion_counts() { # log -> "passed failed"
+  awk '/Synthesis: Tested:/ {
+         for (i = 1; i <= NF; i++) {
+           if ($i == "Passing:") p += $(i+1);
+           if ($i == "Failing:") f += $(i+1);
+           if ($i == "Crashing:") f += $(i+1);
+         }
+       }
+       END { printf "%d %d\n", p, f }' "$1"
+}
+
+record() { # name passed failed
+  summary+=("$1: $2 passed, $3 failed")
+  [ "$3" = 0 ] || status=1
+}
+
+build() { # dir [meson options...]
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" >"$dir.ninja.log" 2>&1 || { cat "$dir.ninja.log"; return 1; }
+}
+
+run_meson_suite() { # name dir
+  local name=$1 dir=$2 log
+  meson test -C "$dir" --suite c --print-errorlogs --num-processes 2 >"$dir.test.log" 2>&1
+  local rc=$?
+  log="$dir/meson-logs/testlog.txt"
+  grep -E '^ *[0-9]+/[0-9]+ ' "$dir.test.log" || true
+  read -r p f < <(criterion_counts "$log")
+  # non-Criterion executables (header checks) count one each
+  local plain_ok plain_fail
+  plain_ok=$(grep -cE '^ *[0-9]+/[0-9]+ headers_[a-z]+ +OK' "$dir.test.log" || true)
+  plain_fail=$(grep -cE '^ *[0-9]+/[0-9]+ headers_[a-z]+ +FAIL' "$dir.test.log" || true)
+  p=$((p + plain_ok)); f=$((f + plain_fail))
+  if [ $rc -ne 0 ] && [ "$f" = 0 ]; then
+    f=1; grep -E 'FAIL|TIMEOUT' "$dir.test.log" | head -20
+  fi
+  [ $rc -eq 0 ] || sed -n '/Summary of Failures/,$p' "$dir.test.log"
+  record "$name" "$p" "$f"
+}
+
+say "C suites (Criterion), normal build"
+if build build; then run_meson_suite c build; else record c 0 1; fi
+
+say "C suites under AddressSanitizer + UndefinedBehaviorSanitizer"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+     -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debug; then
+  run_meson_suite asan build-asan
+else
+  record asan 0 1
+fi
+unset ASAN_OPTIONS UBSAN_OPTIONS
+
+say "C suites under valgrind memcheck"
+vp=0; vf=0
+for exe in build/tests/test_*; do
+  [ -f "$exe" ] && [ -x "$exe" ] || continue
+  case "$exe" in *test_alloc|*test_headers_*) continue;; esac
+  log=$(mktemp)
+  valgrind -q --trace-children=yes --leak-check=full \
+    --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+    --error-exitcode=99 "$exe" --jobs 1 >"$log" 2>&1
+  rc=$?
+  read -r p f < <(criterion_counts "$log")
+  if [ $rc -ne 0 ]; then
+    echo "valgrind: $exe exited $rc"; grep -E '==[0-9]+==|FAIL|Assertion' "$log" | head -40
+    [ "$f" = 0 ] && f=1
+  else
+    echo "valgrind: $(basename "$exe"): $p passed, clean"
+  fi
+  vp=$((vp + p)); vf=$((vf + f)); rm -f "$log"
+done
+record valgrind "$vp" "$vf"
+
+say "exported symbols"
+if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
+
+say "install + pkg-config consumer"
+if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi
+
+say "summary"
+for line in "${summary[@]}"; do echo "$line"; done
+exit $status
