@@ -35,6 +35,8 @@ typedef struct futoin__alloc futoin__alloc;
 #define FUTOIN__STEPS_PER_BLOCK 256
 /* Steps run in one go before a flow yields to others on the tool. */
 #define FUTOIN__FLOW_BUDGET 256
+/* Loop iterations run in place on one frame before the flow yields. */
+#define FUTOIN__LOOP_INPLACE 4096
 
 enum futoin__kind
 {

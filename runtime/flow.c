@@ -432,13 +432,30 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
     }
     case FUTOIN__K_BODY: {
         futoin__step* l = s->parent;
-        drop_args(fl);
-        s->state = FUTOIN__S_EXEC;
-        if (l->flags & FUTOIN__F_REPEAT) {
-            /* u.l.i counts iterations started, this one included */
-            FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data, l->u.l.i - 1));
-        } else {
-            FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+        /* An iteration that completes at once (nothing added, nothing to
+         * wait for, no stack() memory, no error or loop control) leaves
+         * nothing to unwind: the next iteration runs on the same frame,
+         * which makes a C loop body cost little more than the indirect
+         * call. Anything else takes the general path below. The number of
+         * in-place iterations is bounded so other flows get their turn. */
+        for (unsigned n = 0;; ++n) {
+            drop_args(fl);
+            s->state = FUTOIN__S_EXEC;
+            if (l->flags & FUTOIN__F_REPEAT) {
+                /* u.l.i counts iterations started, this one included */
+                FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data,
+                                                 l->u.l.i - 1));
+            } else {
+                FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+            }
+            if ((s->flags & (uint16_t)~FUTOIN__F_SUCCESS) || s->allocs
+                || r->pending || fl->raise_at || fl->raise_top
+                || n >= FUTOIN__LOOP_INPLACE
+                || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
+                break;
+            }
+            s->flags = 0;
+            ++l->u.l.i;
         }
         break;
     }

@@ -1,0 +1,354 @@
+/*
+ * libfutoin_async's side of the benchmark suite (protocol: bench/README.md).
+ * One test per process: `futoin_bench --test NAME [--scale F]`.
+ */
+#include <futoin/async.h>
+
+#include "peers/bench_common.h"
+
+#include <stdbool.h>
+
+#define API(as) ((as)->api)
+
+static futoin_tool* tool;
+static const FutoInType ty_int = {FTN_TYPE_INT64, NULL};
+
+static void die(const char* what)
+{
+    fprintf(stderr, "futoin_bench: %s\n", what);
+    exit(2);
+}
+
+static void set_int(FutoInArgs* a, int64_t v)
+{
+    memset(a, 0, sizeof(*a));
+    a->arg0.type = &ty_int;
+    a->arg0.i64 = v;
+}
+
+/* ---- T1: create a root, add one empty step, run it, free it ------------- */
+
+static void empty_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a) {}
+
+/* One futoin_tool_run() per root: the literal reading of T1. */
+static void t1(uint64_t n)
+{
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < n; ++i) {
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        API(as)->add(as, NULL, empty_step, NULL);
+        API(as)->execute(as, NULL, NULL);
+        futoin_tool_run(tool);
+        API(as)->free(as);
+    }
+    bench_report("futoin", "t1", n, bench_now_ns() - t0, -1);
+}
+
+/* ---- T2: batches of 30,000 waiting flows, resumed with success(1) ------- */
+
+#define T2_BATCH 30000
+static FutoInAsyncSteps* t2_waiting[T2_BATCH];
+static FutoInAsyncSteps* t2_roots[T2_BATCH];
+static size_t t2_nwait;
+static uint64_t t2_sum;
+
+static void t2_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    t2_waiting[t2_nwait++] = as;
+    API(as)->waitExternal(as);
+}
+static void t2_consume(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    t2_sum += (uint64_t)a->arg0.i64;
+}
+
+static void t2(uint64_t batches)
+{
+    double bytes_per_flow = 0;
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t b = 0; b < batches; ++b) {
+        long rss0 = bench_rss_kb();
+        t2_nwait = 0;
+        for (size_t i = 0; i < T2_BATCH; ++i) {
+            FutoInAsyncSteps* as = futoin_root_new(tool);
+            API(as)->add(as, NULL, t2_wait, NULL);
+            API(as)->add(as, NULL, t2_consume, NULL);
+            API(as)->execute(as, NULL, NULL);
+            t2_roots[i] = as;
+        }
+        while (t2_nwait < T2_BATCH) {
+            futoin_tool_run_nowait(tool);
+        }
+        long rss1 = bench_rss_kb();
+        double bpf = (double)(rss1 - rss0) * 1024.0 / T2_BATCH;
+        if (bpf > bytes_per_flow) {
+            bytes_per_flow = bpf;
+        }
+        for (size_t i = 0; i < T2_BATCH; ++i) {
+            FutoInArgs v;
+            set_int(&v, 1);
+            API(t2_waiting[i])->success(t2_waiting[i], &v);
+        }
+        futoin_tool_run(tool);
+        for (size_t i = 0; i < T2_BATCH; ++i) {
+            API(t2_roots[i])->free(t2_roots[i]);
+        }
+    }
+    if (t2_sum != batches * T2_BATCH) {
+        die("t2: lost a flow");
+    }
+    bench_report("futoin", "t2", batches * T2_BATCH, bench_now_ns() - t0,
+                 bytes_per_flow);
+}
+
+/* ---- T3: 30,000 flows looping {wait -> receive int -> decrement} -------- */
+
+#define T3_FLOWS 30000
+static FutoInAsyncSteps* t3_waiting[T3_FLOWS];
+static size_t t3_nwait;
+static int64_t t3_counter;
+static uint64_t t3_target, t3_woken;
+static FutoInAsyncSteps* t3_ctl_step;
+
+static void t3_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    t3_waiting[t3_nwait++] = as;
+    API(as)->waitExternal(as);
+}
+static void t3_receive(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if (a->arg0.i64 == 0) {
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    t3_counter -= a->arg0.i64;
+}
+static void t3_body(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, t3_wait, NULL);
+    API(as)->add(as, NULL, t3_receive, NULL);
+}
+
+/* The controller: each round wakes every waiting flow, then waits until
+ * they have all waited again (the last one to re-register resumes it). */
+static void t3_resume_ctl(void* d)
+{
+    API(t3_ctl_step)->success(t3_ctl_step, NULL);
+}
+static void t3_ctl_round(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    size_t n = t3_nwait;
+    int64_t v = t3_woken < t3_target ? 1 : 0;
+    if (n < T3_FLOWS) {
+        /* not everybody waits yet: look again after them */
+        t3_ctl_step = as;
+        API(as)->waitExternal(as);
+        API(as)->sched_immediate(as, NULL, t3_resume_ctl);
+        return;
+    }
+    t3_nwait = 0;
+    for (size_t i = 0; i < n; ++i) {
+        FutoInArgs val;
+        set_int(&val, v);
+        API(t3_waiting[i])->success(t3_waiting[i], &val);
+    }
+    if (v == 0) {
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    t3_woken += n;
+    t3_ctl_step = as;
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, NULL, t3_resume_ctl);
+}
+static void t3_ctl_body(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, t3_ctl_round, NULL);
+}
+
+static void t3(uint64_t wakeups)
+{
+    static FutoInAsyncSteps* roots[T3_FLOWS];
+    FutoInAsyncSteps* ctl;
+    uint64_t t0 = bench_now_ns();
+    t3_target = wakeups;
+    t3_counter = 0;
+    for (size_t i = 0; i < T3_FLOWS; ++i) {
+        roots[i] = futoin_root_new(tool);
+        API(roots[i])->loop(roots[i], NULL, t3_body, NULL);
+        API(roots[i])->execute(roots[i], NULL, NULL);
+    }
+    ctl = futoin_root_new(tool);
+    API(ctl)->loop(ctl, NULL, t3_ctl_body, NULL);
+    API(ctl)->execute(ctl, NULL, NULL);
+    futoin_tool_run(tool);
+    uint64_t el = bench_now_ns() - t0;
+    if ((uint64_t)(-t3_counter) != t3_woken) {
+        die("t3: lost a wake-up");
+    }
+    for (size_t i = 0; i < T3_FLOWS; ++i) {
+        API(roots[i])->free(roots[i]);
+    }
+    API(ctl)->free(ctl);
+    bench_report("futoin", "t3", t3_woken, el, -1);
+}
+
+/* ---- per-step costs ----------------------------------------------------- */
+
+static uint64_t counter;
+static void count_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ++counter;
+}
+
+/* One flow, n steps added up front then run: add + run per step. */
+static uint64_t chain_once(uint64_t n)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    uint64_t t0 = bench_now_ns();
+    counter = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        API(as)->add(as, NULL, count_step, NULL);
+    }
+    API(as)->execute(as, NULL, NULL);
+    futoin_tool_run(tool);
+    uint64_t el = bench_now_ns() - t0;
+    if (counter != n) {
+        die("chain: lost a step");
+    }
+    API(as)->free(as);
+    return el;
+}
+
+/* The first chain also pays for the pool's memory coming from the kernel
+ * (page faults for n step records); the reported figure is the second,
+ * steady-state chain. Both go to stderr. */
+static void chain(uint64_t n)
+{
+    uint64_t cold = chain_once(n);
+    uint64_t warm = chain_once(n);
+    fprintf(stderr, "chain1m: cold %.1f ns/step, warm %.1f ns/step, "
+            "%.1f M steps/s warm\n", (double)cold / n, (double)warm / n,
+            1e3 * n / (double)warm);
+    bench_report("futoin", "chain1m", n, warm, -1);
+}
+
+static void loop_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    ++counter;
+}
+
+/* repeat(): one iteration = the engine calling a C body through the loop
+ * machinery and the body's FutoInAsyncSteps handle. */
+static void loop_iter(uint64_t n)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    API(as)->repeat(as, NULL, (size_t)n, loop_body, NULL);
+    uint64_t t0 = bench_now_ns();
+    API(as)->execute(as, NULL, NULL);
+    futoin_tool_run(tool);
+    uint64_t el = bench_now_ns() - t0;
+    if (counter != n) {
+        die("loop_iter: lost an iteration");
+    }
+    API(as)->free(as);
+    bench_report("futoin", "loop_iter", n, el, -1);
+}
+
+static uint64_t imm_left;
+static void imm_cb(void* d)
+{
+    if (--imm_left) {
+        futoin_tool_immediate(tool, imm_cb, d);
+    }
+}
+
+/* An immediate that schedules the next one, n times. */
+static void immediate(uint64_t n)
+{
+    uint64_t t0 = bench_now_ns();
+    imm_left = n;
+    futoin_tool_immediate(tool, imm_cb, NULL);
+    futoin_tool_run(tool);
+    bench_report("futoin", "immediate", n, bench_now_ns() - t0, -1);
+}
+
+/* Roots of 128 steps, one after another; the cost must not grow as the
+ * process ages (pools are reused, nothing accumulates). The last quarter's
+ * ns/step over the first quarter's goes to stderr as `drift`. */
+static void add128(uint64_t roots)
+{
+    uint64_t q = roots / 4, tq0 = 0, tq3 = 0;
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t r = 0; r < roots; ++r) {
+        uint64_t ts = bench_now_ns();
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        for (int i = 0; i < 128; ++i) {
+            API(as)->add(as, NULL, count_step, NULL);
+        }
+        API(as)->execute(as, NULL, NULL);
+        futoin_tool_run(tool);
+        API(as)->free(as);
+        uint64_t te = bench_now_ns() - ts;
+        if (r < q) {
+            tq0 += te;
+        } else if (r >= roots - q) {
+            tq3 += te;
+        }
+    }
+    uint64_t el = bench_now_ns() - t0;
+    fprintf(stderr, "add128: drift (last/first quarter) = %.3f\n",
+            q ? (double)tq3 / (double)tq0 : 1.0);
+    bench_report("futoin", "add128", roots * 128, el, -1);
+}
+
+int main(int argc, char** argv)
+{
+    const char* test = NULL;
+    double scale = 1.0;
+    static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
+                                        "loop_iter", "immediate", "add128"};
+
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--list")) {
+            for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); ++t) {
+                puts(tests[t]);
+            }
+            return 0;
+        } else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
+            test = argv[++i];
+        } else if (!strcmp(argv[i], "--scale") && i + 1 < argc) {
+            scale = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+            if (strcmp(argv[++i], "futoin") != 0) {
+                die("only --impl futoin");
+            }
+        } else {
+            die("usage: futoin_bench --test NAME [--scale F] | --list");
+        }
+    }
+    if (!test) {
+        die("usage: futoin_bench --test NAME [--scale F] | --list");
+    }
+    if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
+        die("futoin_tool_new failed");
+    }
+    if (!strcmp(test, "t1")) {
+        t1(bench_scaled(1000000, scale, 1000));
+    } else if (!strcmp(test, "t2")) {
+        t2(bench_scaled(33, scale, 1));
+    } else if (!strcmp(test, "t3")) {
+        t3(bench_scaled(10000000, scale, T3_FLOWS));
+    } else if (!strcmp(test, "chain1m")) {
+        chain(bench_scaled(1000000, scale, 1000));
+    } else if (!strcmp(test, "loop_iter")) {
+        loop_iter(bench_scaled(10000000, scale, 1000));
+    } else if (!strcmp(test, "immediate")) {
+        immediate(bench_scaled(10000000, scale, 1000));
+    } else if (!strcmp(test, "add128")) {
+        add128(bench_scaled(40000, scale, 100));
+    } else {
+        die("unknown test");
+    }
+    return futoin_tool_free(tool) == FUTOIN_OK ? 0 : 1;
+}
