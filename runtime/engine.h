@@ -267,6 +267,11 @@ void futoin__parallel_cancel(futoin__step* p);
 /* loop.c */
 void futoin__loop_iterate(futoin__step* l);
 
+/* root.c: the flow a handle of ours acts in (the identity sync objects use:
+ * parallel branches are separate flows, §1.11.4); NULL for a root, a stale
+ * handle, or a handle that is not ours. */
+futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi);
+
 /* root.c: slots every table shares */
 futoin__root* futoin__root_of(FutoInAsyncSteps* bsi);
 ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi);

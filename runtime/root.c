@@ -36,6 +36,19 @@ futoin__root* futoin__root_of(FutoInAsyncSteps* bsi)
     return s->flow->root;
 }
 
+futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi)
+{
+    futoin__step* s;
+    if (!bsi || (bsi->api != &futoin__step_api && bsi->api != &futoin__par_api)) {
+        return NULL;
+    }
+    s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE || s->state == FUTOIN__S_QUEUED) {
+        return NULL;
+    }
+    return s->flow;
+}
+
 /* The tool of any of our handles, even a stale one (records are pooled per
  * tool, so the back-pointers still lead to the right tool). */
 static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
