@@ -93,6 +93,7 @@ struct futoin__step
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
     void* data;
+    void (*release)(void* data); /* ext: runs once when the record goes */
     futoin__alloc* allocs;
     uint32_t gen;
     uint32_t depth;
@@ -105,6 +106,7 @@ struct futoin__step
         {
             FutoInAsyncSteps_cancel_callback cancel;
             void* cancel_data;
+            void (*cancel_release)(void* data);
             futoin__timer* timer;
             uint32_t timer_gen;
         } s;
@@ -164,7 +166,8 @@ enum futoin__root_state
 {
     FUTOIN__R_NEW = 0,   /* steps may be added; execute() allowed */
     FUTOIN__R_RUNNING,
-    FUTOIN__R_DONE       /* finished, failed or cancelled */
+    FUTOIN__R_DONE,      /* finished, failed or cancelled */
+    FUTOIN__R_FREED      /* back in the pool: a stale handle */
 };
 
 enum futoin__root_pending
@@ -186,7 +189,6 @@ struct futoin__statevar
 struct futoin__root
 {
     FutoInAsyncSteps bsi; /* must be first */
-    futoin_tool* tool;
     futoin__flow main;
     futoin__statevar* vars;
     futoin__alloc* allocs;   /* stack() on the root: lives with the root */
@@ -194,7 +196,9 @@ struct futoin__root
     char* error_code;        /* owned copy of the last error code, or NULL */
     FutoInAsyncSteps_error_callback unhandled;
     void* unhandled_data;
-    futoin_tool* owner;      /* == tool, but kept after free (stale checks) */
+    void (*unhandled_release)(void* data);
+    FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
+    futoin_tool* owner;      /* kept after free: stale handles are reported */
     ptrdiff_t id;
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
@@ -271,6 +275,9 @@ void futoin__loop_iterate(futoin__step* l);
  * parallel branches are separate flows, §1.11.4); NULL for a root, a stale
  * handle, or a handle that is not ours. */
 futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi);
+
+void futoin__root_drop_unhandled(futoin__root* r);
+void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v);
 
 /* root.c: slots every table shares */
 futoin__root* futoin__root_of(FutoInAsyncSteps* bsi);

@@ -125,6 +125,17 @@ futoin__step* futoin__step_alloc(futoin_tool* tool)
 
 void futoin__step_release(futoin_tool* tool, futoin__step* s)
 {
+    if (s->release) {
+        void (*rel)(void*) = s->release;
+        s->release = NULL;
+        FUTOIN__USER(s->flow->root, rel(s->data));
+    }
+    if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
+        && s->u.s.cancel_release) {
+        void (*rel)(void*) = s->u.s.cancel_release;
+        s->u.s.cancel_release = NULL;
+        FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
+    }
     /* `flow` is kept: records are pooled per tool, so even a stale handle
      * leads back to the right tool for the misuse report. */
     s->state = FUTOIN__S_FREE;
@@ -171,8 +182,7 @@ futoin__root* futoin__root_alloc(futoin_tool* tool)
 
 void futoin__root_release(futoin_tool* tool, futoin__root* r)
 {
-    /* A freed root keeps a NULL tool so stale calls are recognised. */
-    r->tool = NULL;
-    r->state = FUTOIN__R_DONE;
+    /* A freed root is marked so stale calls are recognised. */
+    r->state = FUTOIN__R_FREED;
     pool_put(&tool->eng.roots, r);
 }

@@ -27,7 +27,7 @@ futoin__root* futoin__root_of(FutoInAsyncSteps* bsi)
 {
     if (is_root(bsi)) {
         futoin__root* r = futoin__as_root(bsi);
-        return r->tool ? r : NULL;
+        return r->state != FUTOIN__R_FREED ? r : NULL;
     }
     futoin__step* s = futoin__as_step(bsi);
     if (s->state == FUTOIN__S_FREE || !s->flow) {
@@ -162,13 +162,43 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
         return NULL;
     }
     futoin__set_api(&r->bsi, &futoin__root_api);
-    r->tool = tool;
     r->owner = tool;
     r->id = tool->eng.next_root_id++;
     r->main.root = r;
     r->main.state = FUTOIN__FL_IDLE;
     ++tool->eng.live_roots;
     return &r->bsi;
+}
+
+/* Release what execute() was given (ext: execute with a release hook). */
+void futoin__root_drop_unhandled(futoin__root* r)
+{
+    void (*rel)(void*) = r->unhandled_release;
+    r->unhandled_release = NULL;
+    r->unhandled = NULL;
+    if (rel) {
+        FUTOIN__USER(r, rel(r->unhandled_data));
+    }
+    r->unhandled_data = NULL;
+}
+
+/* Replace the root's exception object (moves `v`; NULL just clears). */
+void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v)
+{
+    if (r->last_exc) {
+        FUTOIN__USER(r, futoin_reset_binval(r->last_exc));
+        free(r->last_exc);
+        r->last_exc = NULL;
+    }
+    if (v && v->type) {
+        r->last_exc = malloc(sizeof(*r->last_exc));
+        if (r->last_exc) {
+            *r->last_exc = *v;
+        } else {
+            futoin_reset_binval(v);
+        }
+        memset(v, 0, sizeof(*v));
+    }
 }
 
 /* Cancel a running root now: every flow unwinds innermost first. */
@@ -195,6 +225,8 @@ static void root_do_free(futoin__root* r)
     futoin__vars_free(r);
     futoin__alloc_free_all(&r->allocs);
     --r->in_cb;
+    futoin__root_drop_unhandled(r);
+    futoin__root_set_exception(r, NULL);
     free(r->error_code);
     free(r->error_info);
     r->error_code = r->error_info = NULL;
@@ -220,7 +252,7 @@ void futoin__root_settle(futoin__root* r)
 static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
 {
     futoin__root* r = futoin__as_root(bsi);
-    if (!r->tool) {
+    if (r->state == FUTOIN__R_FREED) {
         char msg[128];
         snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
         report(bsi, msg);
@@ -431,6 +463,7 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
         report(bsi, "execute() called twice");
         return;
     }
+    futoin__root_drop_unhandled(r);
     r->unhandled = unhandled;
     r->unhandled_data = data;
     r->state = FUTOIN__R_RUNNING;
@@ -470,7 +503,7 @@ static void root_free(FutoInAsyncSteps* bsi)
 static int root_is_valid(FutoInAsyncSteps* bsi)
 {
     futoin__root* r = futoin__as_root(bsi);
-    return r->tool != NULL && !(r->pending & FUTOIN__P_FREE);
+    return r->state != FUTOIN__R_FREED && !(r->pending & FUTOIN__P_FREE);
 }
 
 const FutoInAsyncStepsAPI futoin__root_api = {{{

@@ -389,6 +389,12 @@ static void step_set_cancel(FutoInAsyncSteps* bsi, void* data,
     if (!gate_exec(s, "setCancel()", false)) {
         return;
     }
+    if (s->u.s.cancel_release) {
+        /* a later setCancel() replaces the handler and its data */
+        void (*rel)(void*) = s->u.s.cancel_release;
+        s->u.s.cancel_release = NULL;
+        FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
+    }
     s->u.s.cancel = ch;
     s->u.s.cancel_data = data;
     if (ch) {

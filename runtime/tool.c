@@ -425,9 +425,22 @@ static void timer_cb(uv_timer_t* handle);
 /*
  * Keep the uv timer armed no later than the earliest entry. When the
  * earliest entry goes away the timer is left as it is (it fires early once
- * and re-arms), which saves a re-arm per stopped step timeout; only an
- * empty heap stops it, so the loop can finish.
+ * and re-arms). An empty heap only unreferences it, so the loop can finish
+ * while a stop/start pair - a step timeout set and cleared - costs no libuv
+ * timer operation at all.
  */
+static void timer_ref(futoin_tool* tool, bool ref)
+{
+    if (tool->timer_unrefd == ref) {
+        if (ref) {
+            uv_ref((uv_handle_t*)&tool->timer);
+        } else {
+            uv_unref((uv_handle_t*)&tool->timer);
+        }
+        tool->timer_unrefd = !ref;
+    }
+}
+
 static void timer_arm(futoin_tool* tool)
 {
     uint64_t due;
@@ -437,11 +450,11 @@ static void timer_arm(futoin_tool* tool)
     }
     if (tool->heap_len == 0) {
         if (tool->timer_armed) {
-            uv_timer_stop(&tool->timer);
-            tool->timer_armed = false;
+            timer_ref(tool, false);
         }
         return;
     }
+    timer_ref(tool, true);
     due = tool->heap[0]->due;
     if (tool->timer_armed && tool->timer_armed_due <= due) {
         return;
@@ -476,6 +489,7 @@ static void timer_cb(uv_timer_t* handle)
     uint64_t limit = tool->timer_seq;
 
     tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
+    timer_ref(tool, true);
     tool->timer_firing = true;
     ++tool->cb_depth;
     while (tool->heap_len != 0) {

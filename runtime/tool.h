@@ -105,6 +105,7 @@ struct futoin_tool
     bool idle_active;         /* `idle` started */
     bool timer_armed;         /* `timer` started, for timer_armed_due */
     bool timer_firing;        /* inside the uv timer callback */
+    bool timer_unrefd;        /* armed but unreferenced: heap is empty */
     uint64_t timer_armed_due;
     unsigned cb_depth;        /* inside one of our libuv callbacks */
     unsigned in_run;          /* inside futoin_tool_run / _run_nowait */

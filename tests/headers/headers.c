@@ -4,6 +4,7 @@
 #include <futoin/errors.h>
 #include <futoin/export.h>
 #include <futoin/ftn12.h>
+#include <futoin/sys/ext.h>
 
 #include <stdio.h>
 

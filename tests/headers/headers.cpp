@@ -1,6 +1,7 @@
 // The public headers compile as C++ (extern "C", no C-only constructs).
 #include <futoin/async.h>
 #include <futoin/ftn12.h>
+#include <futoin/sys/ext.h>
 
 #include <cstdio>
 

@@ -15,7 +15,7 @@ DESTDIR="$stage" meson install -C "$build" --quiet --no-rebuild
 root="$stage$prefix"
 pc="$root/$libdir/pkgconfig"
 test -f "$pc/futoin_async.pc" || { echo "install: no futoin_async.pc in $pc"; exit 1; }
-for h in ftn12.h async.h errors.h export.h; do
+for h in ftn12.h async.h errors.h export.h sys/ext.h; do
   test -f "$root/include/futoin/$h" || { echo "install: header $h missing"; exit 1; }
 done
 export PKG_CONFIG_SYSROOT_DIR="$stage"
@@ -27,4 +27,10 @@ LD_LIBRARY_PATH="$root/$libdir" "$stage/consumer"
 # the soname is versioned
 objdump -p "$root/$libdir/libfutoin_async.so" | grep -q 'SONAME.*libfutoin_async.so.0' \
   || { echo "install: unversioned soname"; exit 1; }
-echo "install: consumer built from pkg-config and ran"
+# a dlopen consumer of the installed library: one dlsym, negotiated tables
+cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags futoin_async) \
+  -DFUTOIN_LIB_PATH='"unused"' -o "$stage/dlopen_consumer" \
+  "$src/tests/dlopen/dlopen_consumer.c" -ldl
+"$stage/dlopen_consumer" "$root/$libdir/libfutoin_async.so.0"
+echo "install: consumer built from pkg-config and ran; dlopen of the installed .so negotiated"
+

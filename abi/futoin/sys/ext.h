@@ -1,0 +1,228 @@
+/**
+ * @file futoin/sys/ext.h
+ * @brief For bindings and other implementations: libfutoin_async's
+ *        extension table and the versioned API table for dlopen consumers.
+ *
+ * The FTN12 table (futoin/ftn12.h) has no way to say when callback `data`
+ * may be dropped, and no way to read error_info / last_exception as values.
+ * This table adds both for handles of OUR implementation. It is reached by
+ * futoin_async_ext(bsi), which recognises our FTN12 tables by pointer
+ * identity and returns NULL for any other implementation's handle; it never
+ * reads past slot 24 of a table it did not create.
+ *
+ * Tables only grow at the end. Each slot says the version that added it;
+ * check `version` (or `size`) before using a slot newer than the one you
+ * were built for. The layout is frozen by static assertions below.
+ *
+ * @since 0.1.0
+ */
+#ifndef FUTOIN_SYS_EXT_H
+#define FUTOIN_SYS_EXT_H
+
+#include <futoin/async.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Called exactly once when the runtime no longer needs `data`: the step (or
+ * cancel handler, or root) it was given with ran and finished, was
+ * cancelled, was dropped unrun, or its root was freed. Runs on the loop
+ * thread. It must not call back into the flow that is being torn down.
+ */
+typedef void (*futoin_release_cb)(void* data);
+
+/** Extension table version 1 (library 0.1.0). */
+#define FUTOIN_EXT_VERSION_1 1u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_1
+
+typedef struct futoin_async_ext_table
+{
+    /** sizeof(futoin_async_ext_table) of the library that made the table */
+    uint32_t size;
+    /** newest FUTOIN_EXT_VERSION_* whose slots are present */
+    uint32_t version;
+
+    /* ---- version 1 ---- */
+
+    /** add() whose `data` is released by `release` (NULL: none). @since 1 */
+    void (*add)(FutoInAsyncSteps* bsi,
+                void* data,
+                FutoInAsyncSteps_execute_callback f,
+                FutoInAsyncSteps_error_callback eh,
+                futoin_release_cb release);
+    /** parallel() whose `data` (of `eh`) is released. @since 1 */
+    FutoInAsyncSteps* (*parallel)(FutoInAsyncSteps* bsi,
+                                  void* data,
+                                  FutoInAsyncSteps_error_callback eh,
+                                  futoin_release_cb release);
+    /** setCancel() whose `data` is released with the step (or when a
+     *  later setCancel() replaces it). @since 1 */
+    void (*setCancel)(FutoInAsyncSteps* bsi,
+                      void* data,
+                      FutoInAsyncSteps_cancel_callback ch,
+                      futoin_release_cb release);
+    /** loop() whose `data` is released when the loop ends. @since 1 */
+    void (*loop)(FutoInAsyncSteps* bsi,
+                 void* data,
+                 void (*f)(FutoInAsyncSteps* bsi, void* data),
+                 const char* label,
+                 futoin_release_cb release);
+    /** repeat() whose `data` is released when the loop ends. @since 1 */
+    void (*repeat)(FutoInAsyncSteps* bsi,
+                   void* data,
+                   size_t count,
+                   void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+                   const char* label,
+                   futoin_release_cb release);
+    /** addSync() whose `data` is released. @since 1 */
+    void (*addSync)(FutoInAsyncSteps* bsi,
+                    FutoInSync* sync,
+                    void* data,
+                    FutoInAsyncSteps_execute_callback f,
+                    FutoInAsyncSteps_error_callback eh,
+                    futoin_release_cb release);
+    /** execute() whose `data` (of `unhandled`) is released when the root
+     *  is freed or executed again. @since 1 */
+    void (*execute)(FutoInAsyncSteps* bsi,
+                    void* data,
+                    FutoInAsyncSteps_error_callback unhandled,
+                    futoin_release_cb release);
+    /** error_info of the root: the info of the last error, or NULL. Valid
+     *  until the next error of that root. @since 1 */
+    const char* (*error_info)(FutoInAsyncSteps* bsi);
+    /** Code of the root's last error ("last_exception"), or NULL. @since 1 */
+    const char* (*error_code)(FutoInAsyncSteps* bsi);
+    /** Attach a language exception object to the root as last_exception.
+     *  MOVES `value` (the caller's copy is reset); the previous one is
+     *  cleaned up. A binding calls it right before handle_error(). @since 1 */
+    void (*set_last_exception)(FutoInAsyncSteps* bsi, FutoInBinaryValue* value);
+    /** The exception object set above, or NULL. Borrowed: valid until the
+     *  next set_last_exception() or the root is freed. @since 1 */
+    const FutoInBinaryValue* (*last_exception)(FutoInAsyncSteps* bsi);
+    /** successStep(): a step that only calls success(args) — MOVES
+     *  `args`. @since 1 */
+    void (*successStep)(FutoInAsyncSteps* bsi, FutoInArgs* args);
+    /** The tool the handle belongs to. @since 1 */
+    futoin_tool* (*tool)(FutoInAsyncSteps* bsi);
+} futoin_async_ext_table;
+
+/**
+ * The extension table of one of our handles (root, step or parallel), or
+ * NULL for NULL, a foreign implementation's handle or a handle whose
+ * `api` is NULL. Only `bsi->api` is read to decide. Any thread.
+ */
+FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi);
+
+/* ---- Versioned API table for dlopen consumers ---------------------------- */
+
+/** API table version 1 (library 0.1.0). */
+#define FUTOIN_API_VERSION_1 1u
+#define FUTOIN_API_VERSION FUTOIN_API_VERSION_1
+
+/**
+ * Everything a consumer that dlopen()s the library needs, in one table, so
+ * it resolves a single symbol (futoin_async_get_api). Slots mirror the
+ * functions of futoin/async.h and futoin/errors.h of the same names.
+ */
+typedef struct futoin_async_api
+{
+    uint32_t size;    /**< sizeof(futoin_async_api) of the library */
+    uint32_t version; /**< the newest FUTOIN_API_VERSION_* it has */
+    /* ---- version 1 ---- */
+    const char* (*version_string)(void);
+    int (*version_number)(void);
+    int (*tool_options_init)(futoin_tool_options* opts, unsigned version);
+    int (*tool_new)(futoin_tool** out, const futoin_tool_options* opts);
+    int (*tool_free)(futoin_tool* tool);
+    int (*tool_run)(futoin_tool* tool);
+    int (*tool_run_nowait)(futoin_tool* tool);
+    void* (*tool_uv_loop)(futoin_tool* tool);
+    FutoInHandle (*tool_immediate)(futoin_tool* tool,
+                                   void (*cb)(void* data), void* data);
+    FutoInHandle (*tool_deferred)(futoin_tool* tool, uint32_t delay_ms,
+                                  void (*cb)(void* data), void* data);
+    void (*tool_cancel)(futoin_tool* tool, FutoInHandle* handle);
+    int (*tool_is_valid)(futoin_tool* tool, const FutoInHandle* handle);
+    int (*tool_is_same_thread)(futoin_tool* tool);
+    size_t (*tool_misuse_count)(futoin_tool* tool);
+    FutoInAsyncSteps* (*root_new)(futoin_tool* tool);
+    futoin_tool* (*async_tool)(FutoInAsyncSteps* bsi);
+    const futoin_async_ext_table* (*ext)(FutoInAsyncSteps* bsi);
+    const char* (*error_name)(futoin_error e);
+    int (*error_lookup)(const char* code);
+} futoin_async_api;
+
+/** Name of the negotiation symbol, for dlsym(). */
+#define FUTOIN_GET_API_SYMBOL "futoin_async_get_api"
+
+/**
+ * Negotiate: ask for the table of the API version you were built for.
+ * @param version FUTOIN_API_VERSION as the consumer knows it.
+ * @param[out] out set to a static table (never freed) whose first
+ *        `version`-level slots have the layout the consumer expects; the
+ *        table may be newer (check out->version / out->size).
+ * @return FUTOIN_OK; FUTOIN_EVERSION (and *out = NULL) for version 0 or a
+ *         version newer than this library: refused, not guessed;
+ *         FUTOIN_EINVAL for out == NULL.
+ */
+FUTOIN_API int futoin_async_get_api(uint32_t version,
+                                    const futoin_async_api** out);
+
+typedef int (*futoin_async_get_api_fn)(uint32_t version,
+                                       const futoin_async_api** out);
+
+/* ---- Frozen layout ------------------------------------------------------- */
+
+#define FUTOIN__EXT_SLOT(n, f)                                                 \
+    FUTOIN__SASSERT(offsetof(futoin_async_ext_table, f)                              \
+                            == 8 + (n) * sizeof(void*),                        \
+                    "ext slot " #n " (" #f ") moved")
+FUTOIN__EXT_SLOT(0, add);
+FUTOIN__EXT_SLOT(1, parallel);
+FUTOIN__EXT_SLOT(2, setCancel);
+FUTOIN__EXT_SLOT(3, loop);
+FUTOIN__EXT_SLOT(4, repeat);
+FUTOIN__EXT_SLOT(5, addSync);
+FUTOIN__EXT_SLOT(6, execute);
+FUTOIN__EXT_SLOT(7, error_info);
+FUTOIN__EXT_SLOT(8, error_code);
+FUTOIN__EXT_SLOT(9, set_last_exception);
+FUTOIN__EXT_SLOT(10, last_exception);
+FUTOIN__EXT_SLOT(11, successStep);
+FUTOIN__EXT_SLOT(12, tool);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 13 * sizeof(void*),
+                "ext v1 size");
+
+#define FUTOIN__API_SLOT(n, f)                                                 \
+    FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \
+                            == 8 + (n) * sizeof(void*),                        \
+                    "api slot " #n " (" #f ") moved")
+FUTOIN__API_SLOT(0, version_string);
+FUTOIN__API_SLOT(1, version_number);
+FUTOIN__API_SLOT(2, tool_options_init);
+FUTOIN__API_SLOT(3, tool_new);
+FUTOIN__API_SLOT(4, tool_free);
+FUTOIN__API_SLOT(5, tool_run);
+FUTOIN__API_SLOT(6, tool_run_nowait);
+FUTOIN__API_SLOT(7, tool_uv_loop);
+FUTOIN__API_SLOT(8, tool_immediate);
+FUTOIN__API_SLOT(9, tool_deferred);
+FUTOIN__API_SLOT(10, tool_cancel);
+FUTOIN__API_SLOT(11, tool_is_valid);
+FUTOIN__API_SLOT(12, tool_is_same_thread);
+FUTOIN__API_SLOT(13, tool_misuse_count);
+FUTOIN__API_SLOT(14, root_new);
+FUTOIN__API_SLOT(15, async_tool);
+FUTOIN__API_SLOT(16, ext);
+FUTOIN__API_SLOT(17, error_name);
+FUTOIN__API_SLOT(18, error_lookup);
+FUTOIN__SASSERT(sizeof(futoin_async_api) == 8 + 19 * sizeof(void*),
+                "api v1 size");
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUTOIN_SYS_EXT_H */

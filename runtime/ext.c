@@ -1,0 +1,264 @@
+/*
+ * The extension table (futoin/sys/ext.h): release hooks for callback data,
+ * error state as values, successStep; and the versioned API table handed to
+ * dlopen consumers.
+ *
+ * The release-hook variants run the FTN12 call and then attach the hook to
+ * the record it created (found as the new tail of the queue it was added
+ * to). If the call was refused, nothing holds the data any more, so the hook
+ * runs at once: either way it runs exactly once.
+ */
+#include "engine.h"
+
+#include <futoin/sys/ext.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_ours(FutoInAsyncSteps* bsi)
+{
+    return bsi && (bsi->api == &futoin__step_api || bsi->api == &futoin__root_api
+                   || bsi->api == &futoin__par_api);
+}
+
+/* The queue a new step of `bsi` goes to: its tail, or NULL. */
+static futoin__step* queue_tail(FutoInAsyncSteps* bsi)
+{
+    if (bsi->api == &futoin__root_api) {
+        futoin__root* r = futoin__as_root(bsi);
+        return r->state == FUTOIN__R_FREED ? NULL : r->main.tail;
+    }
+    futoin__step* s = futoin__as_step(bsi);
+    if (s->state == FUTOIN__S_FREE) {
+        return NULL;
+    }
+    if (bsi->api == &futoin__par_api) {
+        return s->u.p.br_tail;
+    }
+    return s->sub_tail;
+}
+
+static void attach(FutoInAsyncSteps* bsi, futoin__step* before, void* data,
+                   futoin_release_cb release)
+{
+    futoin__step* after = queue_tail(bsi);
+    if (!release) {
+        return;
+    }
+    if (after && after != before) {
+        after->release = release;
+    } else {
+        release(data); /* refused: the runtime holds nothing */
+    }
+}
+
+static void ext_add(FutoInAsyncSteps* bsi, void* data,
+                    FutoInAsyncSteps_execute_callback f,
+                    FutoInAsyncSteps_error_callback eh,
+                    futoin_release_cb release)
+{
+    futoin__step* before = queue_tail(bsi);
+    bsi->api->add(bsi, data, f, eh);
+    attach(bsi, before, data, release);
+}
+
+static FutoInAsyncSteps* ext_parallel(FutoInAsyncSteps* bsi, void* data,
+                                      FutoInAsyncSteps_error_callback eh,
+                                      futoin_release_cb release)
+{
+    FutoInAsyncSteps* p = bsi->api->parallel(bsi, data, eh);
+    if (release) {
+        if (p) {
+            futoin__as_step(p)->release = release;
+        } else {
+            release(data);
+        }
+    }
+    return p;
+}
+
+static void ext_set_cancel(FutoInAsyncSteps* bsi, void* data,
+                           FutoInAsyncSteps_cancel_callback ch,
+                           futoin_release_cb release)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    bsi->api->setCancel(bsi, data, ch);
+    if (!release) {
+        return;
+    }
+    if (bsi->api == &futoin__step_api && s->state == FUTOIN__S_EXEC
+        && (s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
+        && (s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel == ch
+        && s->u.s.cancel_data == data) {
+        s->u.s.cancel_release = release;
+    } else {
+        release(data);
+    }
+}
+
+static void ext_loop(FutoInAsyncSteps* bsi, void* data,
+                     void (*f)(FutoInAsyncSteps* bsi, void* data),
+                     const char* label, futoin_release_cb release)
+{
+    futoin__step* before = queue_tail(bsi);
+    bsi->api->loop(bsi, data, f, label);
+    attach(bsi, before, data, release);
+}
+
+static void ext_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
+                       void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+                       const char* label, futoin_release_cb release)
+{
+    futoin__step* before = queue_tail(bsi);
+    bsi->api->repeat(bsi, data, count, f, label);
+    attach(bsi, before, data, release);
+}
+
+static void ext_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
+                         FutoInAsyncSteps_execute_callback f,
+                         FutoInAsyncSteps_error_callback eh,
+                         futoin_release_cb release)
+{
+    futoin__step* before = queue_tail(bsi);
+    bsi->api->addSync(bsi, sync, data, f, eh);
+    attach(bsi, before, data, release);
+}
+
+static void ext_execute(FutoInAsyncSteps* bsi, void* data,
+                        FutoInAsyncSteps_error_callback unhandled,
+                        futoin_release_cb release)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    bool can = bsi->api == &futoin__root_api && r->state != FUTOIN__R_FREED
+               && r->state != FUTOIN__R_RUNNING;
+    bsi->api->execute(bsi, data, unhandled);
+    if (release) {
+        if (can) {
+            r->unhandled_release = release;
+        } else {
+            release(data);
+        }
+    }
+}
+
+static const char* ext_error_info(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__root_of(bsi);
+    return r ? r->error_info : NULL;
+}
+
+static const char* ext_error_code(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__root_of(bsi);
+    return r ? r->error_code : NULL;
+}
+
+static void ext_set_last_exception(FutoInAsyncSteps* bsi, FutoInBinaryValue* v)
+{
+    futoin__root* r = futoin__root_of(bsi);
+    if (r) {
+        futoin__root_set_exception(r, v);
+    } else if (v) {
+        futoin_reset_binval(v);
+    }
+}
+
+static const FutoInBinaryValue* ext_last_exception(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__root_of(bsi);
+    return r ? r->last_exc : NULL;
+}
+
+/* successStep(): the values ride in a heap copy owned by the step. */
+static void success_step_cb(FutoInAsyncSteps* bsi, void* data,
+                            const FutoInArgs* args)
+{
+    bsi->api->success(bsi, (FutoInArgs*)data);
+}
+static void success_step_release(void* data)
+{
+    futoin__args_clear(data);
+    free(data);
+}
+
+static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    FutoInArgs* copy = calloc(1, sizeof(*copy));
+    if (!copy) {
+        if (args) {
+            futoin__args_clear(args);
+        }
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "successStep(): out of memory");
+        return;
+    }
+    if (args) {
+        memcpy(copy, args, sizeof(*copy));
+        memset(args, 0, sizeof(*args));
+    }
+    ext_add(bsi, copy, success_step_cb, NULL, success_step_release);
+}
+
+static const futoin_async_ext_table ext_v1 = {
+        .size = sizeof(futoin_async_ext_table),
+        .version = FUTOIN_EXT_VERSION_1,
+        .add = ext_add,
+        .parallel = ext_parallel,
+        .setCancel = ext_set_cancel,
+        .loop = ext_loop,
+        .repeat = ext_repeat,
+        .addSync = ext_add_sync,
+        .execute = ext_execute,
+        .error_info = ext_error_info,
+        .error_code = ext_error_code,
+        .set_last_exception = ext_set_last_exception,
+        .last_exception = ext_last_exception,
+        .successStep = ext_success_step,
+        .tool = futoin_async_tool,
+};
+
+FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
+{
+    /* Only the api pointer is compared: a foreign table is never read. */
+    return is_ours(bsi) ? &ext_v1 : NULL;
+}
+
+/* ---- negotiation --------------------------------------------------------- */
+
+static const futoin_async_api api_v1 = {
+        .size = sizeof(futoin_async_api),
+        .version = FUTOIN_API_VERSION_1,
+        .version_string = futoin_async_version,
+        .version_number = futoin_async_version_number,
+        .tool_options_init = futoin_tool_options_init,
+        .tool_new = futoin_tool_new,
+        .tool_free = futoin_tool_free,
+        .tool_run = futoin_tool_run,
+        .tool_run_nowait = futoin_tool_run_nowait,
+        .tool_uv_loop = futoin_tool_uv_loop,
+        .tool_immediate = futoin_tool_immediate,
+        .tool_deferred = futoin_tool_deferred,
+        .tool_cancel = futoin_tool_cancel,
+        .tool_is_valid = futoin_tool_is_valid,
+        .tool_is_same_thread = futoin_tool_is_same_thread,
+        .tool_misuse_count = futoin_tool_misuse_count,
+        .root_new = futoin_root_new,
+        .async_tool = futoin_async_tool,
+        .ext = futoin_async_ext,
+        .error_name = futoin_error_name,
+        .error_lookup = futoin_error_lookup,
+};
+
+FUTOIN_API int futoin_async_get_api(uint32_t version,
+                                    const futoin_async_api** out)
+{
+    if (!out) {
+        return FUTOIN_EINVAL;
+    }
+    if (version == 0 || version > FUTOIN_API_VERSION) {
+        *out = NULL;
+        return FUTOIN_EVERSION;
+    }
+    *out = &api_v1;
+    return FUTOIN_OK;
+}

@@ -1,0 +1,195 @@
+/* The extension table (futoin/sys/ext.h): release hooks run exactly once,
+ * foreign tables are refused by identity, error state as values,
+ * successStep, and the negotiated API table. */
+#include "common.h"
+
+#include <futoin/sys/ext.h>
+
+#include <stdlib.h>
+
+TestSuite(ext, .init = fx_setup, .fini = fx_teardown);
+
+static int released[16];
+static void rel(void* d)
+{
+    ++released[(intptr_t)d];
+}
+static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("step %d released=%d", (int)(intptr_t)d, released[(intptr_t)d]);
+}
+
+/* Released after the step ran (not before), once. */
+Test(ext, release_after_run)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    memset(released, 0, sizeof(released));
+    cr_assert_not_null(x);
+    cr_assert_eq(x->version, FUTOIN_EXT_VERSION_1);
+    cr_assert_eq(x->size, sizeof(futoin_async_ext_table));
+    x->add(as, (void*)1, name_step, NULL, rel);
+    x->add(as, (void*)2, name_step, NULL, rel);
+    x->execute(as, (void*)3, on_unhandled, rel);
+    run();
+    assert_trace("step 1 released=0\nstep 2 released=0\n");
+    cr_assert_eq(released[1], 1);
+    cr_assert_eq(released[2], 1);
+    cr_assert_eq(released[3], 0, "execute data lives with the root");
+    API(as)->free(as);
+    cr_assert_eq(released[3], 1);
+}
+
+/* Steps that never run are released when the root is cancelled or freed. */
+static void waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    x->setCancel(as, (void*)5, NULL, rel); /* NULL handler: still released */
+    x->setCancel(as, (void*)6, NULL, rel); /* replaces: 5 released now */
+    API(as)->waitExternal(as);
+    tr("waits, 5 released=%d", released[5]);
+}
+
+Test(ext, release_on_cancel_and_free)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    memset(released, 0, sizeof(released));
+    x->add(as, (void*)1, waits, NULL, rel);
+    x->add(as, (void*)2, name_step, NULL, rel);
+    FutoInAsyncSteps* p = x->parallel(as, (void*)7, NULL, rel);
+    x->add(p, (void*)8, name_step, NULL, rel);
+    x->repeat(as, (void*)9, 3, NULL, "L", rel); /* refused: NULL body */
+    cr_assert_eq(released[9], 1, "refused call releases at once");
+    API(as)->execute(as, NULL, on_unhandled);
+    futoin_tool_run_nowait(T);
+    assert_trace("waits, 5 released=1\n");
+    API(as)->cancel(as);
+    for (int i = 1; i <= 8; ++i) {
+        if (i == 3 || i == 4) {
+            continue;
+        }
+        cr_assert_eq(released[i], 1, "data %d released once after cancel", i);
+    }
+    API(as)->free(as);
+    for (int i = 1; i <= 9; ++i) {
+        cr_assert_leq(released[i], 1, "data %d released at most once", i);
+    }
+}
+
+/* Adding after success() is refused: the hook runs at once. */
+static void refuses(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    API(as)->success(as, NULL);
+    x->add(as, (void*)4, name_step, NULL, rel);
+    tr("refused released=%d", released[4]);
+}
+
+Test(ext, refused_add_releases_at_once)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(released, 0, sizeof(released));
+    API(as)->add(as, NULL, refuses, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("refused released=1\nunhandled InternalError\n");
+    API(as)->free(as);
+}
+
+/* A table that is not ours is refused by pointer identity; it is exactly
+ * 25 slots long, so a read past slot 24 would be caught by ASan/valgrind. */
+Test(ext, foreign_table_refused)
+{
+    void** table = calloc(25, sizeof(void*));
+    struct
+    {
+        const FutoInAsyncStepsAPI* api;
+    }* foreign = calloc(1, sizeof(*foreign));
+    foreign->api = (const FutoInAsyncStepsAPI*)table;
+    cr_assert_null(futoin_async_ext((FutoInAsyncSteps*)foreign));
+    cr_assert_null(futoin_async_tool((FutoInAsyncSteps*)foreign));
+    cr_assert_null(futoin_async_ext(NULL));
+    free(foreign);
+    free(table);
+}
+
+/* error_info / error_code / last_exception as values. */
+static int exc_cleanups;
+static void exc_cleanup(FutoInBinaryValue* v)
+{
+    ++exc_cleanups;
+}
+static const FutoInType ty_exc = {FTN_TYPE_CUSTOM_OBJECT, exc_cleanup};
+static void raises(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInBinaryValue v;
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_exc;
+    v.custom_data = (void*)0x1234;
+    futoin_async_ext(as)->set_last_exception(as, &v);
+    cr_assert_null(v.type, "moved");
+    API(as)->handle_error(as, "LangError", "raised by a binding");
+}
+static void eh_reads(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    tr("%s info=%s code=%s exc=%p", code, x->error_info(as), x->error_code(as),
+       x->last_exception(as)->custom_data);
+}
+
+Test(ext, error_state_values)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    exc_cleanups = 0;
+    API(as)->add(as, NULL, raises, eh_reads);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("LangError info=raised by a binding code=LangError exc=0x1234\n"
+                 "unhandled LangError\n");
+    cr_assert_eq(exc_cleanups, 0);
+    API(as)->free(as);
+    cr_assert_eq(exc_cleanups, 1, "exception object cleaned with the root");
+}
+
+/* successStep(): values injected after sub-steps (§1.12). */
+static void sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs v;
+    memset(&v, 0, sizeof(v));
+    tr("sub");
+    API(as)->add(as, NULL, name_step, NULL);
+    set_i64(&v, 0, 123);
+    futoin_async_ext(as)->successStep(as, &v);
+    cr_assert_null(v.arg0.type);
+}
+static void print_i(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("got %lld", (long long)a->arg0.i64);
+}
+
+Test(ext, success_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, sub, NULL);
+    API(as)->add(as, NULL, print_i, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("sub\nstep 0 released=0\ngot 123\n");
+    API(as)->free(as);
+}
+
+/* Negotiation: the version the consumer was built for, or a refusal. */
+Test(ext, negotiate)
+{
+    const futoin_async_api* api = (const void*)1;
+    cr_assert_eq(futoin_async_get_api(0, &api), FUTOIN_EVERSION);
+    cr_assert_null(api);
+    cr_assert_eq(futoin_async_get_api(FUTOIN_API_VERSION + 1, &api),
+                 FUTOIN_EVERSION);
+    cr_assert_eq(futoin_async_get_api(1, NULL), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_async_get_api(FUTOIN_API_VERSION_1, &api), FUTOIN_OK);
+    cr_assert_eq(api->version, FUTOIN_API_VERSION);
+    cr_assert_str_eq(api->version_string(), FUTOIN_VERSION_STRING);
+    cr_assert_eq(api->root_new, futoin_root_new);
+}
