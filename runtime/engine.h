@@ -88,15 +88,14 @@ struct futoin__step
     futoin__step* next;   /* queue link, or free-list link */
     futoin__step* parent; /* frame below, while executing */
     futoin__flow* flow;   /* flow executing it (NULL while queued) */
-    futoin__step* sub_head;
-    futoin__step* sub_tail;
+    futoin__step* sub_head; /* queue of sub-steps; its tail: futoin__sub_tail */
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
     void* data;
     void (*release)(void* data); /* ext: runs once when the record goes */
     futoin__alloc* allocs;
     uint32_t gen;
-    uint32_t depth;
+    uint32_t timer_gen; /* K_STEP/K_BODY: generation of u.s.timer */
     uint16_t flags;
     uint8_t kind;
     uint8_t state;
@@ -108,7 +107,6 @@ struct futoin__step
             void* cancel_data;
             void (*cancel_release)(void* data);
             futoin__timer* timer;
-            uint32_t timer_gen;
         } s;
         struct /* K_LOOP */
         {
@@ -236,6 +234,15 @@ static inline void futoin__set_api(FutoInAsyncSteps* bsi,
         call;                                                                  \
         --(r)->in_cb;                                                          \
     } while (0)
+
+/*
+ * Sub-steps are appended only while their step's own callback runs, one
+ * callback at a time per tool, so the tail of the queue being appended to
+ * is kept per tool instead of in every record (which keeps a step at 128
+ * bytes). futoin__sub_append() is the only way to append.
+ */
+void futoin__sub_append(futoin__step* s, futoin__step* n);
+futoin__step* futoin__sub_tail(futoin__step* s);
 
 /* pool.c */
 futoin__step* futoin__step_alloc(futoin_tool* tool);

@@ -39,6 +39,10 @@ struct futoin__engine_tool
      * never run nested, so one scratch per tool is enough. */
     FutoInArgs args_in;
     ptrdiff_t next_root_id;
+    /* append cursor of futoin__sub_append(): the step and its queue tail */
+    struct futoin__step* app_step;
+    struct futoin__step* app_tail;
+    uint32_t app_gen;
     uint32_t running; /* flow_run() depth, for reentrancy checks */
 };
 

@@ -35,7 +35,7 @@ static futoin__step* queue_tail(FutoInAsyncSteps* bsi)
     if (bsi->api == &futoin__par_api) {
         return s->u.p.br_tail;
     }
-    return s->sub_tail;
+    return futoin__sub_tail(s);
 }
 
 static void attach(FutoInAsyncSteps* bsi, futoin__step* before, void* data,

@@ -112,8 +112,13 @@ void futoin__flow_start(futoin__flow* fl)
  * covers `at` too. */
 static void request_raise(futoin__flow* fl, futoin__step* at, const char* code)
 {
-    if (fl->raise_at && fl->raise_at->depth <= at->depth) {
-        return;
+    if (fl->raise_at) {
+        /* keep a pending raise at `at` itself or below it */
+        for (futoin__step* f = at; f; f = f->parent) {
+            if (f == fl->raise_at) {
+                return;
+            }
+        }
     }
     fl->raise_at = at;
     flow_set_code(fl, code);
@@ -164,7 +169,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
 static void stop_timer(futoin_tool* tool, futoin__step* s)
 {
     if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
-        futoin__tool_timer_stop(tool, s->u.s.timer, s->u.s.timer_gen);
+        futoin__tool_timer_stop(tool, s->u.s.timer, s->timer_gen);
         s->u.s.timer = NULL;
     }
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
@@ -248,7 +253,7 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         break;
     }
     futoin__queue_free(tool, s->sub_head);
-    s->sub_head = s->sub_tail = NULL;
+    s->sub_head = NULL;
     if (s->allocs) {
         FUTOIN__USER(r, futoin__alloc_free_all(&s->allocs));
     }
@@ -266,7 +271,6 @@ static void push_frame(futoin__flow* fl, futoin__step* s, futoin__step* parent)
 {
     s->parent = parent;
     s->flow = fl;
-    s->depth = parent ? parent->depth + 1 : 0;
     s->next = NULL;
     fl->top = s;
 }
@@ -363,6 +367,8 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
     futoin_tool* tool = r->owner;
     FutoInArgs* in = &tool->eng.args_in;
 
+    /* sub-steps were consumed since the last callback: forget the cursor */
+    tool->eng.app_step = NULL;
     switch (s->kind) {
     case FUTOIN__K_PARALLEL:
         drop_args(fl);
@@ -420,13 +426,8 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         z->kind = FUTOIN__K_UNLOCK;
         z->state = FUTOIN__S_QUEUED;
         z->flow = fl;
-        if (s->sub_tail) {
-            s->sub_tail->next = u;
-        } else {
-            s->sub_head = u;
-        }
-        u->next = z;
-        s->sub_tail = z;
+        futoin__sub_append(s, u);
+        futoin__sub_append(s, z);
         s->flags |= FUTOIN__F_ADDED;
         break;
     }
@@ -573,7 +574,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             return false;
         }
         futoin__queue_free(r->owner, s->sub_head);
-        s->sub_head = s->sub_tail = NULL;
+        s->sub_head = NULL;
         eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
         if (s->kind == FUTOIN__K_SYNC || s->kind == FUTOIN__K_LOOP
             || s->kind == FUTOIN__K_BODY || s->kind == FUTOIN__K_UNLOCK) {
@@ -592,6 +593,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             }
         }
         if (eh) {
+            r->owner->eng.app_step = NULL;
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
                                      | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
@@ -660,7 +662,11 @@ static void flow_run(futoin__flow* fl)
         }
         switch (top->state) {
         case FUTOIN__S_SUBS: {
-            futoin__step* next = pop_queue(&top->sub_head, &top->sub_tail);
+            futoin__step* next = top->sub_head;
+            if (next) {
+                top->sub_head = next->next;
+                next->next = NULL;
+            }
             if (next) {
                 push_frame(fl, next, top);
                 if (!exec_frame(fl, next)) {

@@ -27,7 +27,7 @@ void futoin__loop_iterate(futoin__step* l)
     b->kind = FUTOIN__K_BODY;
     b->state = FUTOIN__S_QUEUED;
     b->flow = fl;
-    l->sub_head = l->sub_tail = b;
+    l->sub_head = b;
     ++l->u.l.i;
 }
 

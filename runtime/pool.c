@@ -142,6 +142,36 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
     pool_put(&tool->eng.steps, s);
 }
 
+futoin__step* futoin__sub_tail(futoin__step* s)
+{
+    struct futoin__engine_tool* e = &futoin__step_tool(s)->eng;
+    futoin__step* t;
+    if (e->app_step == s && e->app_gen == s->gen) {
+        return e->app_tail;
+    }
+    t = s->sub_head;
+    while (t && t->next) {
+        t = t->next;
+    }
+    e->app_step = s;
+    e->app_gen = s->gen;
+    e->app_tail = t;
+    return t;
+}
+
+void futoin__sub_append(futoin__step* s, futoin__step* n)
+{
+    struct futoin__engine_tool* e = &futoin__step_tool(s)->eng;
+    futoin__step* t = futoin__sub_tail(s);
+    n->next = NULL;
+    if (t) {
+        t->next = n;
+    } else {
+        s->sub_head = n;
+    }
+    e->app_tail = n;
+}
+
 futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 {
     futoin__flow* fl = pool_get(&tool->eng.flows);

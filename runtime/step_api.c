@@ -81,12 +81,7 @@ static futoin__step* new_sub(futoin__step* s, uint8_t kind)
     n->kind = kind;
     n->state = FUTOIN__S_QUEUED;
     n->flow = s->flow;
-    if (s->sub_tail) {
-        s->sub_tail->next = n;
-    } else {
-        s->sub_head = n;
-    }
-    s->sub_tail = n;
+    futoin__sub_append(s, n);
     s->flags |= FUTOIN__F_ADDED;
     return n;
 }
@@ -370,7 +365,7 @@ static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
     tool = futoin__step_tool(s);
     if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
         /* §1.9: a repeated call overrides the previous limit */
-        futoin__tool_timer_stop(tool, s->u.s.timer, s->u.s.timer_gen);
+        futoin__tool_timer_stop(tool, s->u.s.timer, s->timer_gen);
     }
     s->u.s.timer = futoin__tool_timer_start(tool, timeout_ms, timeout_cb, s);
     if (!s->u.s.timer) {
@@ -378,7 +373,7 @@ static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
                            "setTimeout(): out of memory");
         return;
     }
-    s->u.s.timer_gen = s->u.s.timer->gen;
+    s->timer_gen = s->u.s.timer->gen;
     s->flags |= FUTOIN__F_TIMEOUT;
 }
 

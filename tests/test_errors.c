@@ -247,3 +247,42 @@ Test(errors, no_unhandled_callback)
     assert_trace("fail X\n");
     API(as)->free(as);
 }
+
+/* A step whose sub-steps already ran (one failed) adds new steps from its
+ * error handler: they form a fresh queue on the same level. */
+static void sub_ok(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("sub ok");
+}
+static void with_subs(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, sub_ok, NULL);
+    API(as)->add(as, NULL, sub_ok, NULL);
+    API(as)->add(as, "late", fail_step, NULL);
+}
+static void alt1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("alt 1");
+}
+static void alt2(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("alt 2");
+    succeed_i64(as, 1, 9, 0);
+}
+static void eh_two_alts(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s", code);
+    API(as)->add(as, NULL, alt1, NULL);
+    API(as)->add(as, NULL, alt2, NULL);
+}
+
+Test(errors, handler_adds_after_subs_ran)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, with_subs, eh_two_alts);
+    API(as)->add(as, NULL, print_args, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("sub ok\nsub ok\nfail late\nonerror late\nalt 1\nalt 2\nnext 9\n");
+    API(as)->free(as);
+}

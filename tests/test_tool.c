@@ -69,6 +69,7 @@ static int handle_is_zero(const FutoInHandle* h)
 }
 
 TestSuite(tool, .init = setup, .fini = teardown);
+TestSuite(tool_bare); /* tests that make their own tool */
 TestSuite(tables);
 
 /* ---- immediates ------------------------------------------------------------ */
@@ -519,7 +520,7 @@ Test(tool, deferred_off_thread_is_misuse)
 
 /* ---- loop ownership ------------------------------------------------------- */
 
-Test(tables, attach_external_loop)
+Test(tool_bare, attach_external_loop)
 {
     uv_loop_t loop;
     futoin_tool* tool;
@@ -604,7 +605,7 @@ Test(tool, misuse_callback_counts)
     cr_assert_eq(futoin_tool_misuse_count(NULL), 0);
 }
 
-Test(tables, misuse_default_goes_to_stderr)
+Test(tool_bare, misuse_default_goes_to_stderr)
 {
     futoin_tool* tool;
     cr_assert_eq(futoin_tool_new(&tool, NULL), FUTOIN_OK);
