@@ -97,6 +97,7 @@ struct futoin_tool
      * waits for remote completions instead of returning. */
     size_t active_refs;
 
+    bool time_stale; /* uv_now() may be old: refresh before starting a timer */
     futoin_misuse_cb misuse;
     void* misuse_data;
     size_t misuse_count;
