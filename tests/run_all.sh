@@ -16,7 +16,8 @@ summary=()
 
 say() { printf '\n==== %s\n' "$*"; }
 
-# Sum Criterion's "Synthesis" lines (and count plain executables) in a log.
+# Sum Criterion's "Synthesis" lines, and the "<name>: N passed, M failed"
+# lines of the non-Criterion test programs (dlopen, ctypes), in a log.
 criterion_counts() { # log -> "passed failed"
   awk '/Synthesis: Tested:/ {
          for (i = 1; i <= NF; i++) {
@@ -25,6 +26,7 @@ criterion_counts() { # log -> "passed failed"
            if ($i == "Crashing:") f += $(i+1);
          }
        }
+       /^(dlopen|ctypes): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
        END { printf "%d %d\n", p, f }' "$1"
 }
 
@@ -97,6 +99,9 @@ record valgrind "$vp" "$vf"
 
 say "exported symbols"
 if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
+
+say "ABI baseline (libabigail)"
+if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; fi
 
 say "install + pkg-config consumer"
 if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi

@@ -4,7 +4,9 @@
 #include <futoin/errors.h>
 #include <futoin/export.h>
 #include <futoin/ftn12.h>
+#include <futoin/sync.h>
 #include <futoin/sys/ext.h>
+#include <futoin/sys/wrap.h>
 
 #include <stdio.h>
 

@@ -1,7 +1,9 @@
 // The public headers compile as C++ (extern "C", no C-only constructs).
 #include <futoin/async.h>
 #include <futoin/ftn12.h>
+#include <futoin/sync.h>
 #include <futoin/sys/ext.h>
+#include <futoin/sys/wrap.h>
 
 #include <cstdio>
 

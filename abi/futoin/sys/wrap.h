@@ -1,0 +1,115 @@
+/**
+ * @file futoin/sys/wrap.h
+ * @brief The wrap/binary adapter layer: the same operations over ANY
+ *        `FutoInAsyncSteps*`, ours or another implementation's.
+ *
+ * Bindings (Python, Lua, Java) call these and never the raw vtable:
+ *  - for our handles (futoin_async_ext() != NULL) every call goes to the
+ *    extension table: callback data is released exactly once by the
+ *    runtime, error state is read as values;
+ *  - for a foreign handle only the 25 spec slots are used: the data of an
+ *    added callback is anchored to the step that adds it with
+ *    `stack(bsi, ..., cleanup)`, so it is released when that step's
+ *    frame is destroyed, i.e. after everything it added has finished (or
+ *    was cancelled). Nothing past slot 24 of a foreign table is read.
+ *
+ * No call allocates on our side; on the foreign path the anchor is the
+ * foreign implementation's stack() memory.
+ *
+ * Threading: as the underlying calls (loop thread). `release` runs on the
+ * loop thread, exactly once, possibly before the call returns when the call
+ * was refused.
+ *
+ * @since 0.1.0
+ */
+#ifndef FUTOIN_SYS_WRAP_H
+#define FUTOIN_SYS_WRAP_H
+
+#include <futoin/sys/ext.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** 1 if `bsi` is a handle of this library (extension table available). */
+FUTOIN_API int futoin_wrap_is_ours(FutoInAsyncSteps* bsi);
+
+/** add(); `data` is released by `release` (may be NULL) exactly once. */
+FUTOIN_API void futoin_wrap_add(FutoInAsyncSteps* bsi,
+                                void* data,
+                                FutoInAsyncSteps_execute_callback f,
+                                FutoInAsyncSteps_error_callback eh,
+                                futoin_release_cb release);
+
+/** parallel(); `data` of `eh` released exactly once. */
+FUTOIN_API FutoInAsyncSteps* futoin_wrap_parallel(
+        FutoInAsyncSteps* bsi,
+        void* data,
+        FutoInAsyncSteps_error_callback eh,
+        futoin_release_cb release);
+
+/** setCancel(); `data` released exactly once. */
+FUTOIN_API void futoin_wrap_set_cancel(FutoInAsyncSteps* bsi,
+                                       void* data,
+                                       FutoInAsyncSteps_cancel_callback ch,
+                                       futoin_release_cb release);
+
+/** loop(); `data` released exactly once. */
+FUTOIN_API void futoin_wrap_loop(FutoInAsyncSteps* bsi,
+                                 void* data,
+                                 void (*f)(FutoInAsyncSteps* bsi, void* data),
+                                 const char* label,
+                                 futoin_release_cb release);
+
+/** repeat(); `data` released exactly once. */
+FUTOIN_API void futoin_wrap_repeat(
+        FutoInAsyncSteps* bsi,
+        void* data,
+        size_t count,
+        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+        const char* label,
+        futoin_release_cb release);
+
+/** addSync(); `data` released exactly once. */
+FUTOIN_API void futoin_wrap_add_sync(FutoInAsyncSteps* bsi,
+                                     FutoInSync* sync,
+                                     void* data,
+                                     FutoInAsyncSteps_execute_callback f,
+                                     FutoInAsyncSteps_error_callback eh,
+                                     futoin_release_cb release);
+
+/** execute() of a root; `data` of `unhandled` released exactly once (ours:
+ *  when the root is freed or executed again; foreign: with the root's
+ *  stack() memory). */
+FUTOIN_API void futoin_wrap_execute(FutoInAsyncSteps* bsi,
+                                    void* data,
+                                    FutoInAsyncSteps_error_callback unhandled,
+                                    futoin_release_cb release);
+
+/** successStep(): add a step that calls success(args). MOVES `args`. */
+FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
+                                         FutoInArgs* args);
+
+/** error_info of the flow (ours: ext; foreign: stateVariable("error_info")
+ *  read as `const char*`, which is this library's convention — NULL if
+ *  the foreign implementation keeps it differently). */
+FUTOIN_API const char* futoin_wrap_error_info(FutoInAsyncSteps* bsi);
+
+/** Code of the last error (ours: ext; foreign: stateVariable
+ *  ("last_exception") as `const char*`, NULL if unknown). */
+FUTOIN_API const char* futoin_wrap_error_code(FutoInAsyncSteps* bsi);
+
+/** Attach a language exception object as last_exception (MOVES `value`).
+ *  On a foreign handle the value is cleaned up at once and 0 returned. */
+FUTOIN_API int futoin_wrap_set_last_exception(FutoInAsyncSteps* bsi,
+                                              FutoInBinaryValue* value);
+
+/** The language exception object attached above, or NULL. */
+FUTOIN_API const FutoInBinaryValue* futoin_wrap_last_exception(
+        FutoInAsyncSteps* bsi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUTOIN_SYS_WRAP_H */

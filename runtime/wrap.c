@@ -1,0 +1,227 @@
+/*
+ * The wrap/binary adapter layer (futoin/sys/wrap.h). Our handles take the
+ * extension table; a foreign handle gets only the 25 spec slots, and the
+ * callback data is anchored with stack() on the step that adds it: the
+ * anchor's cleanup runs when that step's frame is destroyed, which is after
+ * everything the step added has finished, failed or been cancelled.
+ */
+#include "engine.h"
+
+#include <futoin/sys/wrap.h>
+
+#include <string.h>
+
+typedef struct anchor
+{
+    futoin_release_cb release;
+    void* data;
+} anchor;
+
+static void anchor_cleanup(void* value)
+{
+    anchor* a = value;
+    if (a->release) {
+        a->release(a->data);
+    }
+}
+
+/* Tie `data` to the current foreign step; release at once if impossible. */
+static void anchor_data(FutoInAsyncSteps* bsi, void* data,
+                        futoin_release_cb release)
+{
+    anchor* a;
+    if (!release) {
+        return;
+    }
+    a = bsi->api->stack ? bsi->api->stack(bsi, sizeof(*a), anchor_cleanup)
+                        : NULL;
+    if (!a) {
+        release(data);
+        return;
+    }
+    a->release = release;
+    a->data = data;
+}
+
+FUTOIN_API int futoin_wrap_is_ours(FutoInAsyncSteps* bsi)
+{
+    return futoin_async_ext(bsi) != NULL;
+}
+
+FUTOIN_API void futoin_wrap_add(FutoInAsyncSteps* bsi, void* data,
+                                FutoInAsyncSteps_execute_callback f,
+                                FutoInAsyncSteps_error_callback eh,
+                                futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->add(bsi, data, f, eh, release);
+        return;
+    }
+    bsi->api->add(bsi, data, f, eh);
+    anchor_data(bsi, data, release);
+}
+
+FUTOIN_API FutoInAsyncSteps* futoin_wrap_parallel(
+        FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback eh,
+        futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    FutoInAsyncSteps* p;
+    if (x) {
+        return x->parallel(bsi, data, eh, release);
+    }
+    p = bsi->api->parallel(bsi, data, eh);
+    anchor_data(bsi, data, release);
+    return p;
+}
+
+FUTOIN_API void futoin_wrap_set_cancel(FutoInAsyncSteps* bsi, void* data,
+                                       FutoInAsyncSteps_cancel_callback ch,
+                                       futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->setCancel(bsi, data, ch, release);
+        return;
+    }
+    bsi->api->setCancel(bsi, data, ch);
+    anchor_data(bsi, data, release);
+}
+
+FUTOIN_API void futoin_wrap_loop(FutoInAsyncSteps* bsi, void* data,
+                                 void (*f)(FutoInAsyncSteps* bsi, void* data),
+                                 const char* label, futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->loop(bsi, data, f, label, release);
+        return;
+    }
+    bsi->api->loop(bsi, data, f, label);
+    anchor_data(bsi, data, release);
+}
+
+FUTOIN_API void futoin_wrap_repeat(
+        FutoInAsyncSteps* bsi, void* data, size_t count,
+        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+        const char* label, futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->repeat(bsi, data, count, f, label, release);
+        return;
+    }
+    bsi->api->repeat(bsi, data, count, f, label);
+    anchor_data(bsi, data, release);
+}
+
+FUTOIN_API void futoin_wrap_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync,
+                                     void* data,
+                                     FutoInAsyncSteps_execute_callback f,
+                                     FutoInAsyncSteps_error_callback eh,
+                                     futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->addSync(bsi, sync, data, f, eh, release);
+        return;
+    }
+    bsi->api->addSync(bsi, sync, data, f, eh);
+    anchor_data(bsi, data, release);
+}
+
+FUTOIN_API void futoin_wrap_execute(FutoInAsyncSteps* bsi, void* data,
+                                    FutoInAsyncSteps_error_callback unhandled,
+                                    futoin_release_cb release)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->execute(bsi, data, unhandled, release);
+        return;
+    }
+    anchor_data(bsi, data, release);
+    bsi->api->execute(bsi, data, unhandled);
+}
+
+/* successStep() over the spec slots: the values ride in stack() memory of
+ * the adding step, and a step moves them into success(). */
+typedef struct success_values
+{
+    FutoInArgs args;
+} success_values;
+
+static void success_values_cleanup(void* value)
+{
+    futoin__args_clear(&((success_values*)value)->args);
+}
+
+static void success_from_values(FutoInAsyncSteps* bsi, void* data,
+                                const FutoInArgs* in)
+{
+    bsi->api->success(bsi, &((success_values*)data)->args);
+}
+
+FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
+                                         FutoInArgs* args)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    success_values* v;
+    if (x) {
+        x->successStep(bsi, args);
+        return;
+    }
+    v = bsi->api->stack(bsi, sizeof(*v), success_values_cleanup);
+    if (!v) {
+        if (args) {
+            futoin__args_clear(args);
+        }
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "successStep(): stack() failed");
+        return;
+    }
+    if (args) {
+        memcpy(&v->args, args, sizeof(*args));
+        memset(args, 0, sizeof(*args));
+    }
+    bsi->api->add(bsi, v, success_from_values, NULL);
+}
+
+FUTOIN_API const char* futoin_wrap_error_info(FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        return x->error_info(bsi);
+    }
+    return bsi->api->stateVariable(bsi, NULL, "error_info", NULL, NULL);
+}
+
+FUTOIN_API const char* futoin_wrap_error_code(FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        return x->error_code(bsi);
+    }
+    return bsi->api->stateVariable(bsi, NULL, "last_exception", NULL, NULL);
+}
+
+FUTOIN_API int futoin_wrap_set_last_exception(FutoInAsyncSteps* bsi,
+                                              FutoInBinaryValue* value)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->set_last_exception(bsi, value);
+        return 1;
+    }
+    if (value) {
+        futoin_reset_binval(value);
+    }
+    return 0;
+}
+
+FUTOIN_API const FutoInBinaryValue* futoin_wrap_last_exception(
+        FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    return x ? x->last_exception(bsi) : NULL;
+}
