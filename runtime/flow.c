@@ -705,6 +705,9 @@ void futoin__step_resolve(futoin__step* s)
 {
     futoin__flow* fl = s->flow;
     stop_timer(fl->root->owner, s);
+    /* the external operation finished: nothing is left to cancel, even if
+     * the root is cancelled before the flow resumes */
+    s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
     s->state = FUTOIN__S_DONE;
     futoin__flow_schedule(fl);
 }
