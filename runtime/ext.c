@@ -247,6 +247,13 @@ static const futoin_async_api api_v1 = {
         .ext = futoin_async_ext,
         .error_name = futoin_error_name,
         .error_lookup = futoin_error_lookup,
+        .mutex_new = futoin_mutex_new,
+        .mutex_free = futoin_mutex_free,
+        .throttle_new = futoin_throttle_new,
+        .throttle_free = futoin_throttle_free,
+        .limiter_options_init = futoin_limiter_options_init,
+        .limiter_new = futoin_limiter_new,
+        .limiter_free = futoin_limiter_free,
 };
 
 FUTOIN_API int futoin_async_get_api(uint32_t version,

@@ -80,6 +80,9 @@ int main(int argc, char** argv)
     CHECK(ran == 7, "value passed between steps");
     CHECK(released == 2, "release hooks ran once each");
     as->api->free(as);
+    FutoInSync* mtx = api->mutex_new(1, FUTOIN_UNLIMITED);
+    CHECK(mtx != NULL && mtx->api && mtx->api->lock, "mutex_new");
+    CHECK(api->mutex_free(mtx) == FUTOIN_OK, "mutex_free");
     CHECK(api->tool_free(tool) == FUTOIN_OK, "tool_free");
     CHECK(dlclose(h) == 0, "dlclose");
     printf("dlopen: %d passed, %d failed\n", passed, failed);

@@ -20,6 +20,7 @@
 #define FUTOIN_SYS_EXT_H
 
 #include <futoin/async.h>
+#include <futoin/sync.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -152,6 +153,15 @@ typedef struct futoin_async_api
     const futoin_async_ext_table* (*ext)(FutoInAsyncSteps* bsi);
     const char* (*error_name)(futoin_error e);
     int (*error_lookup)(const char* code);
+    FutoInSync* (*mutex_new)(size_t max, size_t max_queue);
+    int (*mutex_free)(FutoInSync* mutex);
+    FutoInSync* (*throttle_new)(futoin_tool* tool, size_t max,
+                                uint32_t period_ms, size_t max_queue);
+    int (*throttle_free)(FutoInSync* throttle);
+    int (*limiter_options_init)(futoin_limiter_options* opts, unsigned version);
+    FutoInSync* (*limiter_new)(futoin_tool* tool,
+                               const futoin_limiter_options* opts);
+    int (*limiter_free)(FutoInSync* limiter);
 } futoin_async_api;
 
 /** Name of the negotiation symbol, for dlsym(). */
@@ -218,7 +228,14 @@ FUTOIN__API_SLOT(15, async_tool);
 FUTOIN__API_SLOT(16, ext);
 FUTOIN__API_SLOT(17, error_name);
 FUTOIN__API_SLOT(18, error_lookup);
-FUTOIN__SASSERT(sizeof(futoin_async_api) == 8 + 19 * sizeof(void*),
+FUTOIN__API_SLOT(19, mutex_new);
+FUTOIN__API_SLOT(20, mutex_free);
+FUTOIN__API_SLOT(21, throttle_new);
+FUTOIN__API_SLOT(22, throttle_free);
+FUTOIN__API_SLOT(23, limiter_options_init);
+FUTOIN__API_SLOT(24, limiter_new);
+FUTOIN__API_SLOT(25, limiter_free);
+FUTOIN__SASSERT(sizeof(futoin_async_api) == 8 + 26 * sizeof(void*),
                 "api v1 size");
 
 #ifdef __cplusplus
