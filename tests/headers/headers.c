@@ -5,6 +5,7 @@
 #include <futoin/export.h>
 #include <futoin/ftn12.h>
 #include <futoin/sync.h>
+#include <futoin/ffi.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/wrap.h>
 
