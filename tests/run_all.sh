@@ -5,6 +5,7 @@
 #   3. the same suites under valgrind memcheck (leaks are errors)
 #   4. exported symbols = version script = header declarations
 #   5. `meson install` + a consumer built with pkg-config
+#   6. the Python binding: wheel, venv install, pytest
 # Each part ends with a line "<part>: N passed, M failed"; the script exits
 # non-zero if anything failed.
 set -uo pipefail
@@ -105,6 +106,35 @@ if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; 
 
 say "install + pkg-config consumer"
 if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi
+
+say "Python binding (wheel, venv, pytest)"
+# Build the wheel from a copy of the sources (meson-python 0.12 writes a
+# native file into the source dir), install it into a venv that sees
+# Debian's pytest, and run the suite against the installed package.
+pytmp=$(mktemp -d)
+py_log="$pytmp/pytest.log"
+mkdir -p "$pytmp/src"
+cp -r abi runtime bindings tests "$pytmp/src/"
+if /usr/bin/python3 -m build --no-isolation --wheel --outdir "$pytmp/dist" \
+     "$pytmp/src/bindings/python" >"$pytmp/build.log" 2>&1 \
+   && /usr/bin/python3 -m venv --system-site-packages "$pytmp/venv" \
+   && "$pytmp/venv/bin/pip" install -q --no-index --no-deps "$pytmp"/dist/*.whl \
+        >"$pytmp/pip.log" 2>&1; then
+  (cd "$pytmp" && FUTOIN_PY_REQUIRE_INSTALLED=1 "$pytmp/venv/bin/python" -m pytest \
+     -p no:cacheprovider -q "$pytmp/src/bindings/python/tests") >"$py_log" 2>&1
+  py_rc=$?
+  tail -n 25 "$py_log" | grep -vE '^\.+ *\[' || true
+  py_sum=$(grep -E '[0-9]+ (passed|failed)' "$py_log" | tail -1)
+  pp=$(grep -oE '[0-9]+ passed' <<<"$py_sum" | grep -oE '[0-9]+'); pp=${pp:-0}
+  pf=$(grep -oE '[0-9]+ (failed|error)' <<<"$py_sum" | grep -oE '[0-9]+' \
+       | awk '{ s += $1 } END { print s + 0 }')
+  [ $py_rc -ne 0 ] && [ "$pf" = 0 ] && pf=1
+  record python "$pp" "$pf"
+else
+  cat "$pytmp/build.log" "$pytmp/pip.log" 2>/dev/null | tail -40
+  record python 0 1
+fi
+rm -rf "$pytmp"
 
 say "summary"
 for line in "${summary[@]}"; do echo "$line"; done
