@@ -71,7 +71,8 @@ enum futoin__flag
     FUTOIN__F_REPEAT = 1u << 7,   /* K_LOOP: repeat() (bounded, passes i) */
     FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
-    FUTOIN__F_STASH = 1u << 10    /* takes its values from parent K_SYNC */
+    FUTOIN__F_STASH = 1u << 10,   /* takes its values from parent K_SYNC */
+    FUTOIN__F_OWNARGS = 1u << 11  /* `data` is a pooled FutoInArgs it owns */
 };
 
 /* A stack() allocation; the user's memory follows the header. */

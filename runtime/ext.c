@@ -169,22 +169,22 @@ static const FutoInBinaryValue* ext_last_exception(FutoInAsyncSteps* bsi)
     return r ? r->last_exc : NULL;
 }
 
-/* successStep(): the values ride in a heap copy owned by the step. */
+/* successStep(): the values ride in a pooled FutoInArgs owned by the step
+ * record (F_OWNARGS): no allocation in steady state. success() moves them
+ * out; values never consumed (cancel, free) go back with the record. */
 static void success_step_cb(FutoInAsyncSteps* bsi, void* data,
                             const FutoInArgs* args)
 {
     bsi->api->success(bsi, (FutoInArgs*)data);
 }
-static void success_step_release(void* data)
-{
-    futoin__args_clear(data);
-    free(data);
-}
 
 static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
-    FutoInArgs* copy = calloc(1, sizeof(*copy));
-    if (!copy) {
+    futoin_tool* tool = futoin_async_tool(bsi);
+    futoin__step* before = queue_tail(bsi);
+    futoin__step* after;
+    FutoInArgs* own = tool ? futoin__args_alloc(tool) : NULL;
+    if (!own) {
         if (args) {
             futoin__args_clear(args);
         }
@@ -193,10 +193,16 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
         return;
     }
     if (args) {
-        memcpy(copy, args, sizeof(*copy));
+        memcpy(own, args, sizeof(*own));
         memset(args, 0, sizeof(*args));
     }
-    ext_add(bsi, copy, success_step_cb, NULL, success_step_release);
+    bsi->api->add(bsi, own, success_step_cb, NULL);
+    after = queue_tail(bsi);
+    if (after && after != before) {
+        after->flags |= FUTOIN__F_OWNARGS;
+    } else {
+        futoin__args_release(tool, own); /* refused */
+    }
 }
 
 static const futoin_async_ext_table ext_v1 = {

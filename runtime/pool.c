@@ -143,6 +143,11 @@ futoin__step* futoin__step_alloc(futoin_tool* tool)
 
 void futoin__step_release(futoin_tool* tool, futoin__step* s)
 {
+    if (s->flags & FUTOIN__F_OWNARGS) {
+        /* successStep() values that were never consumed */
+        s->flags &= (uint16_t)~FUTOIN__F_OWNARGS;
+        FUTOIN__USER(s->flow->root, futoin__args_release(tool, s->data));
+    }
     if (s->release) {
         void (*rel)(void*) = s->release;
         s->release = NULL;

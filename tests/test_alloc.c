@@ -4,6 +4,8 @@
  * under AddressSanitizer, which owns the allocator itself. */
 #include "common.h"
 
+#include <futoin/sys/ext.h>
+
 #include <execinfo.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -91,8 +93,9 @@ static void waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 }
 static void branch(FutoInAsyncSteps* as, void* d, const FutoInArgs* a) {}
 
-/* One flow of every common shape: values passed, sub-steps, a loop, an
- * external wait, a parallel with branches, and a root created and freed. */
+/* One flow of every common shape: values passed, sub-steps, a loop,
+ * successStep, an external wait, a parallel with branches, and a root
+ * created and freed. */
 static void one_round(int steps)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
@@ -101,6 +104,14 @@ static void one_round(int steps)
         API(as)->add(as, NULL, nested, NULL);
     }
     API(as)->repeat(as, NULL, 100, body, NULL);
+    {
+        FutoInArgs v;
+        memset(&v, 0, sizeof(v));
+        v.arg0.type = &ty_int;
+        v.arg0.i64 = 1;
+        futoin_async_ext(as)->successStep(as, &v); /* pooled values */
+        futoin_async_ext(as)->add(as, NULL, pass_value, NULL, NULL);
+    }
     API(as)->add(as, NULL, waits, NULL);
     FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
     API(p)->add(p, NULL, branch, NULL);
