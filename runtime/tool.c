@@ -102,6 +102,7 @@ static FUTOIN__NOINLINE bool imm_grow(futoin_tool* tool)
 }
 
 static void idle_cb(uv_idle_t* handle);
+static void futoin__tool_sync(futoin_tool* tool);
 
 static FUTOIN__NOINLINE void imm_idle_start(futoin_tool* tool)
 {
@@ -130,7 +131,10 @@ static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     slot->cb = cb;
     slot->data = data;
     tool->ring_tail = seq + 1;
-    if (FUTOIN__UNLIKELY(!tool->idle_active)) {
+    /* On our own loop the idle handle is started lazily, at the next sync
+     * point (futoin__tool_sync): a root that runs to its end inside
+     * futoin_tool_run's fast path then never touches it. */
+    if (FUTOIN__UNLIKELY(!tool->idle_active) && !tool->lazy) {
         imm_idle_start(tool);
     }
     return true;
@@ -168,9 +172,7 @@ static void idle_cb(uv_idle_t* handle)
         }
     }
     --tool->cb_depth;
-    if (tool->ring_head == tool->ring_tail) {
-        imm_idle_stop(tool);
-    }
+    futoin__tool_sync(tool);
 }
 
 /* Recover the sequence number of an immediate handle; false if it is not
@@ -261,6 +263,7 @@ static void async_cb(uv_async_t* handle)
     ++tool->cb_depth;
     remote_drain(tool, false);
     --tool->cb_depth;
+    futoin__tool_sync(tool);
 }
 
 typedef struct remote_imm
@@ -283,10 +286,49 @@ static void remote_imm_run(futoin__remote* self, bool dropped)
 
 /* ---- keep-alive ---------------------------------------------------------- */
 
+static void sync_ref(futoin_tool* tool)
+{
+    bool want = tool->active_refs != 0;
+    if (want != tool->async_refd) {
+        if (want) {
+            uv_ref((uv_handle_t*)&tool->async);
+        } else {
+            uv_unref((uv_handle_t*)&tool->async);
+        }
+        tool->async_refd = want;
+    }
+}
+
+/*
+ * Apply the handle state the counters ask for: the idle handle runs while
+ * the ring has entries, the async handle is referenced while flows execute.
+ * On an owned loop this happens here only — at the end of each of our
+ * callbacks, before every poll (prepare_cb) and in futoin_tool_run — so a
+ * short root does not pay four libuv calls for a start/stop and ref/unref
+ * that cancel out. On an attached loop, whose owner may run it without us,
+ * ref/unref and idle start are applied at once instead.
+ */
+static void futoin__tool_sync(futoin_tool* tool)
+{
+    if (tool->ring_head != tool->ring_tail) {
+        if (!tool->idle_active) {
+            imm_idle_start(tool);
+        }
+    } else {
+        imm_idle_stop(tool);
+    }
+    sync_ref(tool);
+}
+
+static void prepare_cb(uv_prepare_t* handle)
+{
+    futoin__tool_sync(handle->data);
+}
+
 void futoin__tool_ref(futoin_tool* tool)
 {
-    if (tool->active_refs++ == 0) {
-        uv_ref((uv_handle_t*)&tool->async);
+    if (tool->active_refs++ == 0 && !tool->lazy) {
+        sync_ref(tool);
     }
 }
 
@@ -296,8 +338,8 @@ void futoin__tool_unref(futoin_tool* tool)
         futoin__tool_misuse(tool, "tool: unbalanced unref");
         return;
     }
-    if (--tool->active_refs == 0) {
-        uv_unref((uv_handle_t*)&tool->async);
+    if (--tool->active_refs == 0 && !tool->lazy) {
+        sync_ref(tool);
     }
 }
 
@@ -506,9 +548,11 @@ static void timer_cb(uv_timer_t* handle)
     tool->timer_firing = false;
     if (tool->heap_len != 0 && tool->heap[0]->due <= now
         && imm_push(tool, timer_arm_cb, tool)) {
+        futoin__tool_sync(tool);
         return;
     }
     timer_arm(tool);
+    futoin__tool_sync(tool);
 }
 
 futoin__timer* futoin__tool_timer_start(
@@ -719,10 +763,11 @@ static void on_handle_closed(uv_handle_t* handle)
  * attached loop this pass may run other handles' callbacks too. */
 static void close_handles(futoin_tool* tool, unsigned n)
 {
-    uv_handle_t* handles[3] = {
+    uv_handle_t* handles[4] = {
             (uv_handle_t*)&tool->idle,
             (uv_handle_t*)&tool->timer,
             (uv_handle_t*)&tool->async,
+            (uv_handle_t*)&tool->prepare,
     };
     tool->handles_closed = 0;
     for (unsigned i = 0; i < n; ++i) {
@@ -802,6 +847,16 @@ FUTOIN_API int futoin_tool_new(
     /* Remote posts alone do not keep the loop running: only executing
      * flows do (futoin__tool_ref). */
     uv_unref((uv_handle_t*)&tool->async);
+    tool->async_refd = false;
+    /* Before every poll, apply the lazy handle state (unreferenced: it
+     * never keeps the loop alive by itself). */
+    uv_prepare_init(tool->loop, &tool->prepare);
+    tool->prepare.data = tool;
+    tool->lazy = tool->owns_loop;
+    if (tool->lazy) {
+        uv_prepare_start(&tool->prepare, prepare_cb);
+        uv_unref((uv_handle_t*)&tool->prepare);
+    }
 
     futoin__engine_tool_init(tool);
     *out = tool;
@@ -818,6 +873,7 @@ static void count_foreign(uv_handle_t* handle, void* arg)
     if (handle != (uv_handle_t*)&ctx->tool->idle
         && handle != (uv_handle_t*)&ctx->tool->timer
         && handle != (uv_handle_t*)&ctx->tool->async
+        && handle != (uv_handle_t*)&ctx->tool->prepare
         && !uv_is_closing(handle)) {
         ++ctx->n;
     }
@@ -858,7 +914,7 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     futoin__engine_tool_close(tool);
     tool->closing = true;
     remote_drain(tool, true);
-    close_handles(tool, 3);
+    close_handles(tool, 4);
     /* A post that raced with closing the async handle is dropped too. */
     remote_drain(tool, true);
 
@@ -894,9 +950,11 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
      * libuv's cached loop time is not refreshed for this (clock_gettime is
      * ~30 ns on this VM); it is marked stale instead, and a timer started
      * by these callbacks refreshes it first (timer_start). */
-    if (tool->idle_active) {
+    if (tool->ring_head != tool->ring_tail) {
         tool->time_stale = true;
-        idle_cb(&tool->idle);
+        idle_cb(&tool->idle); /* ends with futoin__tool_sync() */
+    } else {
+        futoin__tool_sync(tool);
     }
     if (uv_loop_alive(tool->loop)) {
         uv_run(tool->loop, UV_RUN_DEFAULT);
@@ -912,6 +970,7 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
         return FUTOIN_EINVAL;
     }
     ++tool->in_run;
+    futoin__tool_sync(tool);
     r = uv_run(tool->loop, UV_RUN_NOWAIT);
     --tool->in_run;
     return r != 0 ? 1 : 0;

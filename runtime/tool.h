@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +73,9 @@ struct futoin_tool
     uv_idle_t idle;   /* active only while the ring is not empty */
     uv_timer_t timer; /* armed for the earliest heap entry */
     uv_async_t async; /* wakes the loop for remote posts */
+    uv_prepare_t prepare; /* owned loop: applies lazy handle state */
+    bool lazy;        /* owned loop: libuv handle state is applied lazily */
+    bool async_refd;  /* whether `async` is currently uv_ref'd */
     uv_thread_t thread;
 
     /* Immediate ring; capacity is a power of two, grows by doubling.
@@ -139,8 +143,9 @@ void futoin__tool_misuse(futoin_tool* tool, const char* message);
 
 static inline bool futoin__tool_on_thread(futoin_tool* tool)
 {
-    uv_thread_t self = uv_thread_self();
-    return uv_thread_equal(&self, &tool->thread) != 0;
+    /* uv_thread_t is pthread_t on Unix; calling pthread directly saves two
+     * calls into libuv on every success(). */
+    return pthread_equal(pthread_self(), tool->thread) != 0;
 }
 
 #endif /* FUTOIN_RUNTIME_TOOL_H */
