@@ -439,25 +439,38 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * which makes a C loop body cost little more than the indirect
          * call. Anything else takes the general path below. The number of
          * in-place iterations is bounded so other flows get their turn. */
+        bool rep = (l->flags & FUTOIN__F_REPEAT) != 0;
+        /* u.l.i counts iterations started, this one included; it lives in
+         * a local during the burst and is stored back before anything
+         * else can look at it */
+        size_t i = l->u.l.i;
+        size_t last = rep ? l->u.l.count : SIZE_MAX;
+        void* ldata = l->data;
+        drop_args(fl);
+        s->state = FUTOIN__S_EXEC;
+        ++r->in_cb; /* user code runs between here and the decrement */
         for (unsigned n = 0;; ++n) {
-            drop_args(fl);
-            s->state = FUTOIN__S_EXEC;
-            if (l->flags & FUTOIN__F_REPEAT) {
-                /* u.l.i counts iterations started, this one included */
-                FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data,
-                                                 l->u.l.i - 1));
+            if (rep) {
+                l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
             } else {
-                FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+                l->u.l.fn.loop(&s->bsi, ldata);
             }
-            if ((s->flags & (uint16_t)~FUTOIN__F_SUCCESS) || s->allocs
-                || r->pending || fl->raise_at || fl->raise_top
-                || n >= FUTOIN__LOOP_INPLACE
-                || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
+            if (FUTOIN__UNLIKELY(s->flags != 0)) {
+                if (s->flags != FUTOIN__F_SUCCESS) {
+                    break;
+                }
+                s->flags = 0; /* success(): values of a body are dropped */
+                drop_args(fl);
+            }
+            if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
+                                 || fl->raise_top || i >= last
+                                 || n >= FUTOIN__LOOP_INPLACE)) {
                 break;
             }
-            s->flags = 0;
-            ++l->u.l.i;
+            ++i;
         }
+        --r->in_cb;
+        l->u.l.i = i;
         break;
     }
     default:

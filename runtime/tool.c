@@ -21,13 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define FUTOIN__NOINLINE __attribute__((noinline))
-#define FUTOIN__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define FUTOIN__NOINLINE
-#define FUTOIN__UNLIKELY(x) (x)
-#endif
 
 /* Immediates run per idle callback before the loop gets a turn for I/O and
  * timers. Large enough to amortise the loop turn, small enough that a busy

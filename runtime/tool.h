@@ -24,6 +24,14 @@
 
 #include "engine_tool.h"
 
+#if defined(__GNUC__)
+#define FUTOIN__NOINLINE __attribute__((noinline))
+#define FUTOIN__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FUTOIN__NOINLINE
+#define FUTOIN__UNLIKELY(x) (x)
+#endif
+
 typedef void (*futoin__cb)(void* data);
 
 /* One ring slot. cb == NULL marks a cancelled immediate. */

@@ -258,3 +258,33 @@ Test(loops, million_iterations)
     cr_assert_eq(sum, (size_t)1000000 * 999999 / 2);
     API(as)->free(as);
 }
+
+/* Bodies that call success() with values: each iteration's values are
+ * cleaned up (the loop passes none on), also on the in-place fast path. */
+static int value_cleanups;
+static void count_cleanup(FutoInBinaryValue* v)
+{
+    ++value_cleanups;
+}
+static const FutoInType ty_counted = {FTN_TYPE_INT64, count_cleanup};
+static void body_succeeds(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    FutoInArgs v;
+    memset(&v, 0, sizeof(v));
+    v.arg0.type = &ty_counted;
+    v.arg0.i64 = (int64_t)i;
+    API(as)->success(as, &v);
+}
+
+Test(loops, body_success_values_are_dropped)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    value_cleanups = 0;
+    API(as)->repeat(as, NULL, 5, body_succeeds, NULL);
+    API(as)->add(as, NULL, after_loop, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("after loop args=0\n");
+    cr_assert_eq(value_cleanups, 5);
+    API(as)->free(as);
+}
