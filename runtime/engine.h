@@ -247,6 +247,8 @@ futoin__step* futoin__sub_tail(futoin__step* s);
 
 /* pool.c */
 futoin__step* futoin__step_alloc(futoin_tool* tool);
+/* A queued step of `kind` for flow `fl` with the step table, or NULL. */
+futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind);
 void futoin__step_release(futoin_tool* tool, futoin__step* s);
 futoin__flow* futoin__flow_alloc(futoin_tool* tool);
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl);

@@ -404,8 +404,8 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         if (s->flags & FUTOIN__F_ERROR) {
             break;
         }
-        u = futoin__step_alloc(tool);
-        futoin__step* z = u ? futoin__step_alloc(tool) : NULL;
+        u = futoin__step_new(fl, FUTOIN__K_STEP);
+        futoin__step* z = u ? futoin__step_new(fl, FUTOIN__K_UNLOCK) : NULL;
         if (!z) {
             if (u) {
                 futoin__step_release(tool, u);
@@ -414,18 +414,10 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
                                "addSync(): out of memory");
             break;
         }
-        futoin__set_api(&u->bsi, &futoin__step_api);
-        u->kind = FUTOIN__K_STEP;
-        u->state = FUTOIN__S_QUEUED;
         u->flags = FUTOIN__F_STASH;
         u->f = s->f;
         u->eh = s->eh;
         u->data = s->data;
-        u->flow = fl;
-        futoin__set_api(&z->bsi, &futoin__step_api);
-        z->kind = FUTOIN__K_UNLOCK;
-        z->state = FUTOIN__S_QUEUED;
-        z->flow = fl;
         futoin__sub_append(s, u);
         futoin__sub_append(s, z);
         s->flags |= FUTOIN__F_ADDED;

@@ -18,15 +18,11 @@ void futoin__loop_iterate(futoin__step* l)
         l->state = FUTOIN__S_DONE;
         return;
     }
-    b = futoin__step_alloc(futoin__step_tool(l));
+    b = futoin__step_new(fl, FUTOIN__K_BODY);
     if (!b) {
         futoin__raise(fl, l, FUTOIN_ERR_INTERNAL_ERROR);
         return;
     }
-    futoin__set_api(&b->bsi, &futoin__step_api);
-    b->kind = FUTOIN__K_BODY;
-    b->state = FUTOIN__S_QUEUED;
-    b->flow = fl;
     l->sub_head = b;
     ++l->u.l.i;
 }

@@ -19,11 +19,7 @@ static bool par_live(futoin__step* p, const char* what)
     } else {
         return true;
     }
-    if (p->flow && p->flow->root) {
-        futoin__tool_misuse(p->flow->root->owner, msg);
-    } else {
-        fprintf(stderr, "futoin: InternalError: %s\n", msg);
-    }
+    futoin__tool_misuse(futoin_async_tool(&p->bsi), msg);
     return false;
 }
 
@@ -41,15 +37,11 @@ static void par_add(FutoInAsyncSteps* bsi, void* data,
                             "parallel().add(): the execute callback is NULL");
         return;
     }
-    b = futoin__step_alloc(futoin__step_tool(p));
+    b = futoin__step_new(p->flow, FUTOIN__K_STEP);
     if (!b) {
         futoin__tool_misuse(futoin__step_tool(p), "out of memory");
         return;
     }
-    futoin__set_api(&b->bsi, &futoin__step_api);
-    b->kind = FUTOIN__K_STEP;
-    b->state = FUTOIN__S_QUEUED;
-    b->flow = p->flow;
     b->f = f;
     b->eh = eh;
     b->data = data;

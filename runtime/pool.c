@@ -141,6 +141,18 @@ futoin__step* futoin__step_alloc(futoin_tool* tool)
     return s;
 }
 
+futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+{
+    futoin__step* s = futoin__step_alloc(fl->root->owner);
+    if (s) {
+        futoin__set_api(&s->bsi, &futoin__step_api);
+        s->kind = kind;
+        s->state = FUTOIN__S_QUEUED;
+        s->flow = fl;
+    }
+    return s;
+}
+
 void futoin__step_release(futoin_tool* tool, futoin__step* s)
 {
     if (s->flags & FUTOIN__F_OWNARGS) {

@@ -60,14 +60,10 @@ static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
     return (s->flow && s->flow->root) ? s->flow->root->owner : NULL;
 }
 
+/* futoin__tool_misuse() prints to stderr when no tool is known. */
 static void report(FutoInAsyncSteps* bsi, const char* msg)
 {
-    futoin_tool* tool = tool_of(bsi);
-    if (tool) {
-        futoin__tool_misuse(tool, msg);
-    } else {
-        fprintf(stderr, "futoin: InternalError: %s\n", msg);
-    }
+    futoin__tool_misuse(tool_of(bsi), msg);
 }
 
 FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi)
@@ -282,15 +278,11 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
         return NULL;
     }
     r->state = FUTOIN__R_NEW;
-    s = futoin__step_alloc(r->owner);
+    s = futoin__step_new(&r->main, kind);
     if (!s) {
         report(bsi, "out of memory");
         return NULL;
     }
-    futoin__set_api(&s->bsi, &futoin__step_api);
-    s->kind = kind;
-    s->state = FUTOIN__S_QUEUED;
-    s->flow = &r->main;
     if (r->main.tail) {
         r->main.tail->next = s;
     } else {

@@ -16,14 +16,9 @@
 
 static void misuse(futoin__step* s, const char* what)
 {
-    futoin_tool* tool = (s->flow && s->flow->root) ? s->flow->root->owner : NULL;
     char msg[160];
     snprintf(msg, sizeof(msg), "%s through the handle of a finished step", what);
-    if (tool) {
-        futoin__tool_misuse(tool, msg);
-    } else {
-        fprintf(stderr, "futoin: InternalError: %s\n", msg);
-    }
+    futoin__tool_misuse(futoin_async_tool(&s->bsi), msg);
 }
 
 /* Values passed to success() belong to us from the call on: a rejected
@@ -72,15 +67,11 @@ static bool gate_add(futoin__step* s, const char* what)
 
 static futoin__step* new_sub(futoin__step* s, uint8_t kind)
 {
-    futoin__step* n = futoin__step_alloc(futoin__step_tool(s));
+    futoin__step* n = futoin__step_new(s->flow, kind);
     if (!n) {
         futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
         return NULL;
     }
-    futoin__set_api(&n->bsi, &futoin__step_api);
-    n->kind = kind;
-    n->state = FUTOIN__S_QUEUED;
-    n->flow = s->flow;
     futoin__sub_append(s, n);
     s->flags |= FUTOIN__F_ADDED;
     return n;
