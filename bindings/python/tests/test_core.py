@@ -357,3 +357,40 @@ def test_release_exactly_once_refcount(tool):
         r.execute(); r.cancel(); del r
     gc.collect()
     assert sys.getrefcount(fn) == base
+
+
+def test_types_are_generated_by_swig(tool):
+    # AsyncStepsBase/ToolBase are SWIG -builtin types; the idiomatic layer
+    # subclasses them, and step code receives the subclass.
+    assert type(_core.AsyncStepsBase).__name__ == "SwigPyObjectType"
+    assert type(_core.ToolBase).__name__ == "SwigPyObjectType"
+    assert issubclass(AsyncSteps, _core.AsyncStepsBase)
+    assert isinstance(tool, _core.ToolBase)
+    seen = []
+    root = AsyncSteps(tool)
+    root.add(lambda asi: seen.append(type(asi)))
+    root.parallel().add(lambda asi: seen.append(type(asi)))
+    root.run()
+    assert seen == [AsyncSteps, AsyncSteps]
+
+
+def test_bad_arguments_are_clear_errors(tool):
+    root = AsyncSteps(tool)
+    with pytest.raises(TypeError, match="at most 4"):
+        root.success(1, 2, 3, 4, 5)
+    with pytest.raises(TypeError, match="callable"):
+        root.add(42)
+    with pytest.raises(TypeError, match="callable"):
+        root.add(lambda asi: None, "not callable")
+    with pytest.raises(TypeError):
+        root.add()
+    with pytest.raises(TypeError, match="label"):
+        root.loop(lambda asi: None, 7)
+    with pytest.raises(TypeError, match="a Tool is required"):
+        AsyncSteps(5)
+    with pytest.raises(TypeError):
+        _core.AsyncStepsBase.add(tool, lambda asi: None)
+    with pytest.raises(OverflowError):
+        root.repeat(-1, lambda asi, i: None)
+    # nothing was queued by the refused calls
+    assert root.run() is None

@@ -1,0 +1,178 @@
+/*
+ * The loop thread's GIL discipline, deferred releases, and the
+ * KeyboardInterrupt/SystemExit bookkeeping of the Python binding.
+ *
+ * GIL. Tool.run() releases the GIL with PyEval_SaveThread() and keeps the
+ * thread state in a thread-local (T.ts). A trampoline on that thread
+ * restores exactly that state and saves it again when it returns: one
+ * thread state per loop thread (a fresh PyGILState per callback costs ~8x).
+ * Callbacks reached while Python already holds the GIL on this thread
+ * (cancel handlers run from asi.cancel(), release hooks run from
+ * root.free(), run_nowait() from asyncio) call straight through; any other
+ * thread, or a loop run by someone else (uvloop), takes PyGILState_Ensure().
+ *
+ * Releases. Every callable given to C is referenced by a record that the
+ * runtime releases exactly once through futoin_wrap_* release hooks, and
+ * custom values are released through their type's cleanup. Those run on
+ * the loop thread, usually with the GIL released; instead of taking the
+ * GIL for each, they are queued (thread-local, so no lock: loop thread
+ * only) and dropped by the next trampoline or when run() returns.
+ */
+#include "futoin_py.h"
+
+#include <stdlib.h>
+
+/* Something to release once the GIL is held: free_fn(p), or Py_DECREF(p)
+ * when free_fn is NULL. */
+typedef struct fpy_pending
+{
+    void (*free_fn)(void*);
+    void* p;
+} fpy_pending;
+
+typedef struct fpy_tls
+{
+    PyThreadState* ts; /* set while run() has the GIL released */
+    int in_run;
+    fpy_pending* pend; /* releases waiting for the GIL */
+    size_t n, cap;
+    PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
+} fpy_tls;
+
+static _Thread_local fpy_tls T;
+
+void fpy_drain(void)
+{
+    while (T.n) {
+        fpy_pending e = T.pend[--T.n];
+        if (e.free_fn) {
+            e.free_fn(e.p);
+        } else {
+            Py_DECREF((PyObject*)e.p);
+        }
+    }
+}
+
+size_t fpy_pending_releases(void)
+{
+    return T.n;
+}
+
+void fpy_release(void (*free_fn)(void*), void* p)
+{
+    if (!p) {
+        return;
+    }
+    if (T.ts) {
+        /* the loop thread inside run(): defer to the next GIL holder */
+        if (T.n == T.cap) {
+            size_t cap = T.cap ? T.cap * 2 : 256;
+            fpy_pending* np = realloc(T.pend, cap * sizeof(*np));
+            if (!np) {
+                return; /* out of memory: leak it, never crash */
+            }
+            T.pend = np;
+            T.cap = cap;
+        }
+        T.pend[T.n].free_fn = free_fn;
+        T.pend[T.n].p = p;
+        ++T.n;
+        return;
+    }
+    if (PyGILState_Check()) {
+        free_fn ? free_fn(p) : Py_DECREF((PyObject*)p);
+    } else {
+        PyGILState_STATE st = PyGILState_Ensure();
+        free_fn ? free_fn(p) : Py_DECREF((PyObject*)p);
+        PyGILState_Release(st);
+    }
+}
+
+void fpy_release_obj(PyObject* o)
+{
+    fpy_release(NULL, o);
+}
+
+void fpy_gil_enter(fpy_gil* g)
+{
+    PyThreadState* ts = T.ts;
+    g->st = PyGILState_UNLOCKED;
+    if (ts) {
+        T.ts = NULL;
+        PyEval_RestoreThread(ts);
+        g->how = 1;
+        if (T.n) {
+            fpy_drain();
+        }
+    } else if (PyGILState_Check()) {
+        g->how = 0;
+    } else {
+        g->st = PyGILState_Ensure();
+        g->how = 2;
+    }
+}
+
+void fpy_gil_leave(fpy_gil* g)
+{
+    if (g->how == 1) {
+        T.ts = PyEval_SaveThread();
+    } else if (g->how == 2) {
+        PyGILState_Release(g->st);
+    }
+}
+
+int fpy_run_begin(void)
+{
+    if (T.in_run) {
+        PyErr_SetString(PyExc_RuntimeError, "run(): already running on this thread");
+        return -1;
+    }
+    T.in_run = 1;
+    T.ts = PyEval_SaveThread();
+    return 0;
+}
+
+void fpy_run_end(void)
+{
+    PyThreadState* ts = T.ts;
+    T.ts = NULL;
+    T.in_run = 0;
+    PyEval_RestoreThread(ts);
+    fpy_drain();
+}
+
+void fpy_store_fatal(void)
+{
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    if (T.fatal_t) {
+        /* the first one wins; a second Ctrl-C while unwinding is dropped */
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+        return;
+    }
+    T.fatal_t = t;
+    T.fatal_v = v;
+    T.fatal_tb = tb;
+}
+
+int fpy_in_run(void)
+{
+    return T.in_run;
+}
+
+int fpy_fatal_pending(void)
+{
+    return T.fatal_t != NULL;
+}
+
+int fpy_raise_fatal(void)
+{
+    if (!T.fatal_t) {
+        return 0;
+    }
+    PyErr_Restore(T.fatal_t, T.fatal_v, T.fatal_tb);
+    T.fatal_t = T.fatal_v = T.fatal_tb = NULL;
+    return -1;
+}

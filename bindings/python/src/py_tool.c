@@ -1,0 +1,321 @@
+/*
+ * The Tool of the Python binding: one futoin_tool (one libuv loop), run()
+ * with the GIL released, Python timers, and prompt KeyboardInterrupt.
+ *
+ * Signals. Python runs signal handlers only between bytecodes of the main
+ * thread; while run() blocks in epoll_wait() with the GIL released, libuv
+ * restarts the wait after EINTR and Ctrl-C would wait for the next event.
+ * The Python layer therefore points signal.set_wakeup_fd() at a socket
+ * whose other end this tool watches (fpy_tool_watch_signals): a signal
+ * wakes the loop, the watcher runs the Python handlers, and an exception
+ * they raise (KeyboardInterrupt) cancels the executing roots, stops the
+ * loop, and is re-raised from run(). The watcher is unreferenced, so it
+ * never keeps the loop alive by itself.
+ */
+#include "futoin_py.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct fpy_timer
+{
+    fpy_tool* tool;
+    FutoInHandle h;
+} fpy_timer;
+
+fpy_tool* fpy_tool_new(unsigned long long uv_loop)
+{
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    fpy_tool* t = PyMem_Calloc(1, sizeof(*t));
+    if (!t) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    o.uv_loop = (void*)(uintptr_t)uv_loop;
+    if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
+        PyMem_Free(t);
+        PyErr_SetString(PyExc_RuntimeError, "futoin_tool_new() failed");
+        return NULL;
+    }
+    t->flows = PyList_New(0);
+    t->timers = PyDict_New();
+    if (!t->flows || !t->timers) {
+        fpy_tool_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void drop_timers(fpy_tool* t)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    if (!t->timers) {
+        return;
+    }
+    while (PyDict_Next(t->timers, &pos, &k, &v)) {
+        fpy_timer* tm = PyLong_AsVoidPtr(k);
+        futoin_tool_cancel(t->tool, &tm->h);
+        PyMem_Free(tm);
+    }
+    PyDict_Clear(t->timers);
+}
+
+/* The signal watcher owns both ends of the socket pair it watches. */
+typedef struct fpy_sigwatch
+{
+    uv_poll_t poll; /* first: the handle's address is the record's */
+    int fd, wfd;
+} fpy_sigwatch;
+
+static void on_sig_closed(uv_handle_t* h)
+{
+    fpy_sigwatch* w = (fpy_sigwatch*)h;
+    close(w->fd);
+    close(w->wfd);
+    free(w);
+}
+
+void fpy_tool_destroy(fpy_tool* t)
+{
+    if (!t) {
+        return;
+    }
+    Py_CLEAR(t->flows);
+    if (t->tool) {
+        drop_timers(t);
+        if (t->sig) {
+            uv_close((uv_handle_t*)t->sig, on_sig_closed);
+            t->sig = NULL;
+        }
+        /* EBUSY (a root of another owner still lives) leaks the tool
+         * rather than freeing it under that root */
+        futoin_tool_free(t->tool);
+        t->tool = NULL;
+    }
+    fpy_drain();
+    Py_CLEAR(t->timers);
+    PyMem_Free(t);
+}
+
+void fpy_tool_idle(fpy_tool* t)
+{
+    if (t->flows && PyList_GET_SIZE(t->flows)) {
+        PyObject* old = t->flows;
+        t->flows = PyList_New(0);
+        Py_DECREF(old);
+        if (!t->flows) {
+            PyErr_Clear();
+        }
+    }
+    fpy_drain();
+}
+
+PyObject* fpy_tool_drive(fpy_tool* t)
+{
+    int rc;
+    if (fpy_run_begin() < 0) {
+        return NULL;
+    }
+    rc = futoin_tool_run(t->tool);
+    fpy_run_end();
+    if (fpy_raise_fatal() < 0) {
+        return NULL;
+    }
+    fpy_tool_idle(t);
+    if (rc != FUTOIN_OK) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "run(): refused (nested run, or an attached loop)");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* One non-blocking pass. The GIL stays held (nothing here blocks). */
+PyObject* fpy_tool_pass(fpy_tool* t)
+{
+    int rc = futoin_tool_run_nowait(t->tool);
+    fpy_drain();
+    if (fpy_raise_fatal() < 0) {
+        return NULL;
+    }
+    if (rc < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "run_nowait(): refused");
+        return NULL;
+    }
+    if (rc == 0) {
+        fpy_tool_idle(t);
+    }
+    return PyBool_FromLong(rc);
+}
+
+/* ---- timers ------------------------------------------------------------- */
+
+static void tr_timer(void* data)
+{
+    fpy_timer* tm = data;
+    fpy_gil g;
+    PyObject *key, *fn, *res;
+    fpy_gil_enter(&g);
+    key = PyLong_FromVoidPtr(tm);
+    fn = key ? PyDict_GetItemWithError(tm->tool->timers, key) : NULL;
+    if (fn) {
+        Py_INCREF(fn);
+        PyDict_DelItem(tm->tool->timers, key);
+        PyMem_Free(tm);
+        res = PyObject_CallNoArgs(fn);
+        if (res) {
+            Py_DECREF(res);
+        } else if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)
+                   || PyErr_ExceptionMatches(PyExc_SystemExit)) {
+            fpy_store_fatal();
+        } else {
+            PyErr_WriteUnraisable(fn);
+        }
+        Py_DECREF(fn);
+    }
+    PyErr_Clear();
+    Py_XDECREF(key);
+    fpy_gil_leave(&g);
+}
+
+/* delay_ms None: an immediate; else a deferred call. Returns the key for
+ * cancel(). */
+PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
+{
+    unsigned long ms = 0;
+    fpy_timer* tm;
+    PyObject* key;
+    if (delay_ms) {
+        ms = PyLong_AsUnsignedLong(delay_ms);
+        if (ms == (unsigned long)-1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (ms > UINT32_MAX) {
+            ms = UINT32_MAX;
+        }
+    }
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "callable expected");
+        return NULL;
+    }
+    tm = PyMem_Malloc(sizeof(*tm));
+    if (!tm) {
+        return PyErr_NoMemory();
+    }
+    tm->tool = t;
+    key = PyLong_FromVoidPtr(tm);
+    if (!key || PyDict_SetItem(t->timers, key, fn) < 0) {
+        Py_XDECREF(key);
+        PyMem_Free(tm);
+        return NULL;
+    }
+    if (delay_ms) {
+        tm->h = futoin_tool_deferred(t->tool, (uint32_t)ms, tr_timer, tm);
+    } else {
+        tm->h = futoin_tool_immediate(t->tool, tr_timer, tm);
+    }
+    return key;
+}
+
+PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
+{
+    fpy_timer* tm;
+    PyObject* fn = PyDict_GetItemWithError(t->timers, key);
+    if (!fn) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_FALSE;
+    }
+    tm = PyLong_AsVoidPtr(key);
+    futoin_tool_cancel(t->tool, &tm->h);
+    PyMem_Free(tm);
+    if (PyDict_DelItem(t->timers, key) < 0) {
+        return NULL;
+    }
+    Py_RETURN_TRUE;
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+static void cancel_executing(fpy_tool* t)
+{
+    PyObject* snap = t->flows ? PySequence_List(t->flows) : NULL;
+    if (!snap) {
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(snap); ++i) {
+        fpy_steps* s = fpy_obj_steps(PyList_GET_ITEM(snap, i));
+        if (s && s->bsi && s->bsi->api->isValid(s->bsi)) {
+            s->bsi->api->cancel(s->bsi);
+        }
+    }
+    Py_DECREF(snap);
+}
+
+static void on_signal_fd(uv_poll_t* p, int status, int events)
+{
+    fpy_tool* t = p->data;
+    char buf[64];
+    uv_os_fd_t fd;
+    fpy_gil g;
+    if (uv_fileno((uv_handle_t*)p, &fd) == 0) {
+        while (read(fd, buf, sizeof(buf)) > 0) {
+        }
+    }
+    fpy_gil_enter(&g);
+    if (PyErr_CheckSignals() < 0) {
+        /* a handler raised (KeyboardInterrupt): unwind like a step's */
+        fpy_store_fatal();
+        cancel_executing(t);
+        if (fpy_in_run()) {
+            uv_stop(futoin_tool_uv_loop(t->tool));
+        }
+    }
+    fpy_gil_leave(&g);
+}
+
+/* Watch `fd`, the non-blocking read end of the socket pair whose write end
+ * `wfd` Python's signal.set_wakeup_fd() writes to, on this tool's loop.
+ * Takes ownership of both (closed with the tool, or at once when refused).
+ * Once per tool. */
+PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd)
+{
+    fpy_sigwatch* w;
+    int rc;
+    if (t->sig) {
+        close(fd);
+        close(wfd);
+        PyErr_SetString(PyExc_RuntimeError, "_watch_signals(): already watching");
+        return NULL;
+    }
+    w = malloc(sizeof(*w));
+    if (!w) {
+        close(fd);
+        close(wfd);
+        return PyErr_NoMemory();
+    }
+    w->fd = fd;
+    w->wfd = wfd;
+    rc = uv_poll_init(futoin_tool_uv_loop(t->tool), &w->poll, fd);
+    if (rc == 0) {
+        w->poll.data = t;
+        rc = uv_poll_start(&w->poll, UV_READABLE, on_signal_fd);
+        if (rc != 0) {
+            uv_close((uv_handle_t*)&w->poll, on_sig_closed);
+        }
+    } else {
+        close(fd);
+        close(wfd);
+        free(w);
+    }
+    if (rc != 0) {
+        PyErr_Format(PyExc_OSError, "_watch_signals(): %s", uv_strerror(rc));
+        return NULL;
+    }
+    uv_unref((uv_handle_t*)&w->poll);
+    t->sig = &w->poll;
+    Py_RETURN_NONE;
+}
