@@ -257,7 +257,8 @@ class AsyncSteps(_core.AsyncStepsBase):
         error; cancelling the flow cancels the future. The flow must be
         driven by asyncio (``await root`` / ``root.promise()``)."""
 
-        def step(asi: AsyncSteps) -> None:
+        def step(asi: AsyncSteps, *_values: Any) -> None:
+            # the previous step's values are not the awaitable's business
             loop = asyncio.get_event_loop()
             fut = asyncio.ensure_future(awaitable, loop=loop)
             tool = _tools.get(asi._tool_ptr()) if asi.is_ours() else None
