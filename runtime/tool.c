@@ -745,16 +745,24 @@ FUTOIN_API int futoin_tool_options_init(
     return FUTOIN_OK;
 }
 
+static void free_storage(futoin_tool* tool);
+
 static void on_handle_closed(uv_handle_t* handle)
 {
     futoin_tool* tool = handle->data;
-    ++tool->handles_closed;
+    if (++tool->handles_closed == tool->handles_closing && tool->free_on_close) {
+        free_storage(tool);
+    }
 }
 
-/* Close our first `n` handles (idle, timer, async, in that order) and wait
- * for their close callbacks, which libuv runs on the next loop pass. On an
- * attached loop this pass may run other handles' callbacks too. */
-static void close_handles(futoin_tool* tool, unsigned n)
+/* Close our first `n` handles (idle, timer, async, prepare, in that order).
+ * On our own loop, wait for their close callbacks (libuv runs them on the
+ * next pass). An attached loop is never run from here: we may be inside
+ * its owner's callback (uv_run is not reentrant), and a pass would run the
+ * owner's callbacks too. With `free_after`, the storage is then freed by
+ * the last close callback, when the owner next runs its loop, and true is
+ * returned: the caller must not touch the tool any more. */
+static bool close_handles(futoin_tool* tool, unsigned n, bool free_after)
 {
     uv_handle_t* handles[4] = {
             (uv_handle_t*)&tool->idle,
@@ -763,14 +771,20 @@ static void close_handles(futoin_tool* tool, unsigned n)
             (uv_handle_t*)&tool->prepare,
     };
     tool->handles_closed = 0;
+    tool->handles_closing = n;
+    tool->free_on_close = free_after && !tool->owns_loop;
+    tool->idle_active = false;
+    tool->timer_armed = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
+    }
+    if (!tool->owns_loop) {
+        return tool->free_on_close;
     }
     while (tool->handles_closed < n) {
         uv_run(tool->loop, UV_RUN_NOWAIT);
     }
-    tool->idle_active = false;
-    tool->timer_armed = false;
+    return false;
 }
 
 static void free_storage(futoin_tool* tool)
@@ -829,11 +843,12 @@ FUTOIN_API int futoin_tool_new(
     uv_timer_init(tool->loop, &tool->timer);
     tool->timer.data = tool;
     if (uv_async_init(tool->loop, &tool->async, async_cb) != 0) {
-        close_handles(tool, 2);
-        if (tool->owns_loop) {
-            uv_loop_close(tool->loop);
+        if (!close_handles(tool, 2, true)) {
+            if (tool->owns_loop) {
+                uv_loop_close(tool->loop);
+            }
+            free_storage(tool);
         }
-        free_storage(tool);
         return FUTOIN_ENOMEM;
     }
     tool->async.data = tool;
@@ -907,8 +922,11 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     futoin__engine_tool_close(tool);
     tool->closing = true;
     remote_drain(tool, true);
-    close_handles(tool, 4);
     /* A post that raced with closing the async handle is dropped too. */
+    if (close_handles(tool, 4, true)) {
+        remote_drain(tool, true);
+        return FUTOIN_OK; /* the attached loop's next pass frees the rest */
+    }
     remote_drain(tool, true);
 
     if (tool->owns_loop && uv_loop_close(tool->loop) != 0) {

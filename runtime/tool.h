@@ -123,6 +123,8 @@ struct futoin_tool
     unsigned cb_depth;        /* inside one of our libuv callbacks */
     unsigned in_run;          /* inside futoin_tool_run / _run_nowait */
     unsigned handles_closed;  /* close callbacks seen by futoin_tool_free */
+    unsigned handles_closing; /* ... out of this many */
+    bool free_on_close;       /* attached loop: last close callback frees */
 
     /* The step engine's per-tool pools (engine_tool.h). */
     struct futoin__engine_tool eng;

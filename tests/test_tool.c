@@ -554,6 +554,55 @@ Test(tool_bare, attach_external_loop)
     cr_assert_eq(uv_loop_close(&loop), 0);
 }
 
+/* futoin_tool_free() on an attached loop, called from the loop owner's own
+ * callback: it must not run the owner's loop (uv_run is not reentrant);
+ * the owner's next pass releases the tool. */
+static int foreign_idle_calls;
+static int freed_in_timer;
+
+static void foreign_idle(uv_idle_t* h)
+{
+    (void)h;
+    ++foreign_idle_calls;
+}
+
+static void free_tool_from_owner_timer(uv_timer_t* t)
+{
+    futoin_tool* tool = t->data;
+    int before = foreign_idle_calls;
+    freed_in_timer = futoin_tool_free(tool) == FUTOIN_OK
+                     && foreign_idle_calls == before;
+    uv_close((uv_handle_t*)t, NULL);
+}
+
+Test(tool_bare, free_from_attached_loop_owner_callback)
+{
+    uv_loop_t loop;
+    uv_timer_t timer;
+    uv_idle_t idle;
+    futoin_tool* tool;
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    cr_assert_eq(uv_loop_init(&loop), 0);
+    o.uv_loop = &loop;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    futoin_tool_deferred(tool, 100000, tr, CH('z')); /* dropped by free */
+    foreign_idle_calls = 0;
+    freed_in_timer = 0;
+    uv_idle_init(&loop, &idle);
+    uv_idle_start(&idle, foreign_idle);
+    uv_timer_init(&loop, &timer);
+    timer.data = tool;
+    uv_timer_start(&timer, free_tool_from_owner_timer, 0, 0);
+    while (uv_is_active((uv_handle_t*)&timer)) {
+        uv_run(&loop, UV_RUN_ONCE);
+    }
+    cr_assert(freed_in_timer, "free refused, or it ran the owner's loop");
+    uv_idle_stop(&idle);
+    uv_close((uv_handle_t*)&idle, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT); /* close callbacks release the tool */
+    cr_assert_eq(uv_loop_close(&loop), 0);
+}
+
 Test(tool, own_loop)
 {
     cr_assert_not_null(futoin_tool_uv_loop(T));

@@ -103,7 +103,10 @@ FUTOIN_API int futoin_tool_new(
 /**
  * Free a tool. Refused with FUTOIN_EBUSY (and nothing freed) while roots
  * created on it are still alive. Pending immediates and timers are dropped
- * without being called. An attached loop is left open (its handles closed).
+ * without being called. An attached loop is left open and is never run
+ * from here (so this may be called from the loop owner's own callbacks):
+ * our handles are closed, and the tool's memory is released by their close
+ * callbacks when the owner next runs the loop, as for any libuv handle.
  */
 FUTOIN_API int futoin_tool_free(futoin_tool* tool);
 
