@@ -256,7 +256,7 @@ typedef struct fpy_tool {} fpy_tool;
 static PyObject* fpy_tool_ptr_get(fpy_tool* t) { return PyLong_FromVoidPtr(t->tool); }
 static size_t fpy_tool_executing_get(fpy_tool* t)
 {
-    return t->flows ? (size_t)PyList_GET_SIZE(t->flows) : 0;
+    return t->flows ? (size_t)PyDict_GET_SIZE(t->flows) : 0;
 }
 %}
 

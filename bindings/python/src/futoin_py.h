@@ -45,7 +45,8 @@ typedef struct fpy_steps
 typedef struct fpy_tool
 {
     futoin_tool* tool;
-    PyObject* flows;  /* roots executing: kept alive until the loop idles */
+    PyObject* flows;  /* executing roots, kept alive: {address of fpy_steps:
+                         (root,)}, a fresh 1-tuple per execute() */
     PyObject* timers; /* int(address of a timer record) -> callable */
     uv_poll_t* sig;   /* watches Python's signal wakeup fd, or NULL */
 } fpy_tool;
@@ -149,8 +150,10 @@ PyObject* fpy_tool_of(fpy_steps* s);
 
 fpy_tool* fpy_tool_new(unsigned long long uv_loop);
 void fpy_tool_destroy(fpy_tool* t);
-/** Drop the list of executing roots once the loop is idle. */
+/** Drop the executing roots once the loop is idle. */
 void fpy_tool_idle(fpy_tool* t);
+/** Stop keeping root `s` alive, from the next loop pass on. */
+void fpy_tool_root_done(fpy_steps* s);
 PyObject* fpy_tool_drive(fpy_tool* t);
 PyObject* fpy_tool_pass(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);

@@ -29,6 +29,7 @@ typedef struct fpy_rec
     PyObject* fn;
     PyObject* eh;
     FutoInAsyncSteps* root; /* our root handle or NULL: to cancel on Ctrl-C */
+    fpy_steps* owner;       /* execute(): the root kept alive by its tool */
 } fpy_rec;
 
 static PyTypeObject* base_type;  /* SWIG's AsyncStepsBase */
@@ -49,6 +50,7 @@ static fpy_rec* rec_new(PyObject* fn, PyObject* eh, FutoInAsyncSteps* root)
     r->fn = fn;
     r->eh = eh;
     r->root = root;
+    r->owner = NULL;
     return r;
 }
 
@@ -415,8 +417,9 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
     call_step(bsi, r, r->fn, 1, EXTRA_INDEX, NULL, NULL, i);
 }
 
-/* execute()'s unhandled-error callback: fn(code, error_info, last_exception).
- * No flow can take an exception raised there: it is printed. */
+/* execute()'s unhandled-error callback: fn(code, error_info, last_exception)
+ * when one was given. No flow can take an exception raised there: it is
+ * printed. The root has finished: its tool stops keeping it alive. */
 static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fpy_rec* r = data;
@@ -424,18 +427,34 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
     PyObject *res = NULL, *ei, *le;
     fpy_steps tmp = {bsi, NULL, NULL, NULL, FPY_BORROWED};
     fpy_gil_enter(&g);
-    ei = fpy_error_info(&tmp);
-    le = fpy_last_exception(&tmp);
-    if (ei && le) {
-        res = PyObject_CallFunction(r->fn, "sOO", code ? code : "", ei, le);
+    if (r->fn) {
+        ei = fpy_error_info(&tmp);
+        le = fpy_last_exception(&tmp);
+        if (ei && le) {
+            res = PyObject_CallFunction(r->fn, "sOO", code ? code : "", ei, le);
+        }
+        Py_XDECREF(ei);
+        Py_XDECREF(le);
+        if (res) {
+            Py_DECREF(res);
+        } else {
+            on_callback_exception(bsi, r);
+        }
     }
-    Py_XDECREF(ei);
-    Py_XDECREF(le);
-    if (res) {
-        Py_DECREF(res);
-    } else {
-        on_callback_exception(bsi, r);
+    if (r->owner) {
+        fpy_tool_root_done(r->owner);
     }
+    fpy_gil_leave(&g);
+}
+
+/* The last step execute() adds to a root of ours: the root has finished. */
+static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_gil g;
+    (void)bsi;
+    (void)args;
+    fpy_gil_enter(&g);
+    fpy_tool_root_done(data);
     fpy_gil_leave(&g);
 }
 
@@ -808,33 +827,37 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* self, PyObject* obj, PyObject* fn,
     return Py_NewRef(self);
 }
 
+/* execute(unhandled=None). A root of our Tool is kept alive by the tool
+ * while it runs: from here until its last step, an unhandled error or a
+ * cancel() from Python (or until the loop idles, whatever comes first). */
 PyObject* fpy_execute(fpy_steps* s, PyObject* self, PyObject* fn)
 {
-    fpy_rec* r = NULL;
+    fpy_rec* r;
     if (!live(s)) {
         return NULL;
     }
     fn = none_to_null(fn);
-    if (fn) {
-        if (check_callables("execute(unhandled=None)", fn, NULL) < 0) {
-            return NULL;
-        }
-        r = rec_new(fn, NULL, s->root);
-        if (!r) {
-            return NULL;
-        }
+    if (check_callables("execute(unhandled=None)", fn, NULL) < 0) {
+        return NULL;
     }
-    if (s->tool) {
-        /* Keep the root alive while it runs: the tool drops it when idle. */
-        if (PyList_Append(s->tool->flows, self) < 0) {
-            if (r) {
-                rec_release(r);
-            }
+    r = rec_new(fn, NULL, s->root);
+    if (!r) {
+        return NULL;
+    }
+    if (s->tool && s->kind == FPY_ROOT) {
+        PyObject* key = PyLong_FromVoidPtr(s);
+        PyObject* token = PyTuple_Pack(1, self);
+        int rc = (key && token) ? PyDict_SetItem(s->tool->flows, key, token) : -1;
+        Py_XDECREF(key);
+        Py_XDECREF(token);
+        if (rc < 0) {
+            rec_free(r);
             return NULL;
         }
+        r->owner = s;
+        futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
     }
-    futoin_wrap_execute(s->bsi, r, r ? tr_unhandled : NULL,
-                        r ? rec_release : NULL);
+    futoin_wrap_execute(s->bsi, r, tr_unhandled, rec_release);
     Py_RETURN_NONE;
 }
 
@@ -844,6 +867,9 @@ PyObject* fpy_cancel(fpy_steps* s)
         return NULL;
     }
     s->bsi->api->cancel(s->bsi);
+    if (s->kind == FPY_ROOT) {
+        fpy_tool_root_done(s);
+    }
     Py_RETURN_NONE;
 }
 
@@ -873,6 +899,7 @@ PyObject* fpy_free(fpy_steps* s)
         FutoInAsyncSteps* b = s->bsi;
         s->bsi = NULL;
         b->api->free(b);
+        fpy_tool_root_done(s);
     }
     Py_RETURN_NONE;
 }

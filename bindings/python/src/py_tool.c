@@ -37,7 +37,7 @@ fpy_tool* fpy_tool_new(unsigned long long uv_loop)
         PyErr_SetString(PyExc_RuntimeError, "futoin_tool_new() failed");
         return NULL;
     }
-    t->flows = PyList_New(0);
+    t->flows = PyDict_New();
     t->timers = PyDict_New();
     if (!t->flows || !t->timers) {
         fpy_tool_destroy(t);
@@ -100,9 +100,9 @@ void fpy_tool_destroy(fpy_tool* t)
 
 void fpy_tool_idle(fpy_tool* t)
 {
-    if (t->flows && PyList_GET_SIZE(t->flows)) {
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
         PyObject* old = t->flows;
-        t->flows = PyList_New(0);
+        t->flows = PyDict_New();
         Py_DECREF(old);
         if (!t->flows) {
             PyErr_Clear();
@@ -119,7 +119,9 @@ PyObject* fpy_tool_drive(fpy_tool* t)
     }
     rc = futoin_tool_run(t->tool);
     fpy_run_end();
-    if (fpy_raise_fatal() < 0) {
+    if (fpy_fatal_pending()) {
+        fpy_tool_idle(t); /* the executing roots were cancelled */
+        fpy_raise_fatal();
         return NULL;
     }
     fpy_tool_idle(t);
@@ -147,6 +149,66 @@ PyObject* fpy_tool_pass(fpy_tool* t)
         fpy_tool_idle(t);
     }
     return PyBool_FromLong(rc);
+}
+
+/* A root finished (last step, unhandled error, or cancel from Python):
+ * stop keeping it alive. Deferred to an immediate, because dropping the
+ * last reference frees the root, which must not happen inside its own
+ * callback. Without this, a tool attached to a loop that someone else
+ * runs would keep every root it ever executed: only run()/run_nowait()
+ * reach fpy_tool_idle(). */
+typedef struct fpy_done
+{
+    fpy_tool* tool;
+    PyObject* key;
+    PyObject* token; /* the execution that finished (a root run again gets
+                        a new token, which this must not drop) */
+} fpy_done;
+
+static void tr_root_done(void* data)
+{
+    fpy_done* d = data;
+    fpy_gil g;
+    fpy_gil_enter(&g);
+    if (d->tool->flows && PyDict_GetItem(d->tool->flows, d->key) == d->token) {
+        if (PyDict_DelItem(d->tool->flows, d->key) < 0) {
+            PyErr_Clear();
+        }
+    }
+    Py_DECREF(d->key);
+    Py_DECREF(d->token);
+    PyMem_Free(d);
+    fpy_gil_leave(&g);
+}
+
+void fpy_tool_root_done(fpy_steps* s)
+{
+    fpy_tool* t = s->tool;
+    fpy_done* d;
+    FutoInHandle h;
+    if (!t || !t->tool || !futoin_tool_is_same_thread(t->tool)) {
+        return; /* dropped when the loop idles */
+    }
+    d = PyMem_Malloc(sizeof(*d));
+    if (!d || !(d->key = PyLong_FromVoidPtr(s))) {
+        PyMem_Free(d);
+        PyErr_Clear(); /* out of memory: dropped when the loop idles */
+        return;
+    }
+    d->token = t->flows ? PyDict_GetItem(t->flows, d->key) : NULL;
+    if (!d->token) {
+        Py_DECREF(d->key); /* not kept alive (any more) */
+        PyMem_Free(d);
+        return;
+    }
+    Py_INCREF(d->token);
+    d->tool = t;
+    h = futoin_tool_immediate(t->tool, tr_root_done, d);
+    if (!futoin_tool_is_valid(t->tool, &h)) {
+        Py_DECREF(d->key);
+        Py_DECREF(d->token);
+        PyMem_Free(d);
+    }
 }
 
 /* ---- timers ------------------------------------------------------------- */
@@ -241,13 +303,13 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 
 static void cancel_executing(fpy_tool* t)
 {
-    PyObject* snap = t->flows ? PySequence_List(t->flows) : NULL;
+    PyObject* snap = t->flows ? PyDict_Values(t->flows) : NULL;
     if (!snap) {
         PyErr_Clear();
         return;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(snap); ++i) {
-        fpy_steps* s = fpy_obj_steps(PyList_GET_ITEM(snap, i));
+        fpy_steps* s = fpy_obj_steps(PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 0));
         if (s && s->bsi && s->bsi->api->isValid(s->bsi)) {
             s->bsi->api->cancel(s->bsi);
         }

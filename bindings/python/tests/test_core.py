@@ -394,3 +394,66 @@ def test_bad_arguments_are_clear_errors(tool):
         root.repeat(-1, lambda asi, i: None)
     # nothing was queued by the refused calls
     assert root.run() is None
+
+
+def test_finished_roots_are_released_before_the_loop_idles(tool):
+    import weakref
+    done = []
+    quick = AsyncSteps(tool).add(lambda asi: done.append("quick"))
+    quick.execute()
+    ref = weakref.ref(quick)
+    del quick
+
+    def wait(asi):
+        asi.wait_external()
+        tool.deferred(30, lambda: asi.success())
+    slow = AsyncSteps(tool).add(wait)
+    slow.execute()
+    assert tool.executing == 2
+    while ref() is not None:
+        assert tool.run_nowait()  # the slow root keeps the loop busy
+    assert done == ["quick"] and tool.executing == 1
+    tool.run()
+    assert tool.executing == 0
+
+
+def test_cancelled_root_run_again_is_kept_alive(tool):
+    got = []
+
+    def wait(asi):
+        asi.set_timeout(10000)
+    root = AsyncSteps(tool).add(wait)
+    root.execute()
+    tool.run_nowait()
+    root.cancel()
+    root.add(lambda asi: asi.success(7)).add(lambda asi, v: got.append(v))
+    root.execute()
+    del root  # only the tool keeps it alive now
+    tool.run()
+    assert got == [7] and tool.executing == 0
+
+
+def test_tool_attached_to_another_tools_loop():
+    # B lives on A's libuv loop; A.run() drives B's flows. B's roots are
+    # released when they finish although B itself never runs or idles.
+    a = Tool()
+    b = Tool(uv_loop=a.uv_loop())
+    got = []
+    for i in range(100):
+        r = AsyncSteps(b)
+        r.add(lambda asi, i=i: tool_step(asi, b, i))
+        r.add(lambda asi, v: got.append(v))
+        r.execute()
+    del r
+
+    def tool_step(asi, t, i):
+        asi.wait_external()
+        t.deferred(1, lambda: asi.success(i))
+    a.run()
+    assert sorted(got) == list(range(100))
+    assert b.executing == 0
+    with pytest.raises(RuntimeError):
+        b.run()  # the loop's owner runs it, not B
+    del b
+    gc.collect()
+    a.run()  # the loop's next pass releases B's handles
