@@ -84,7 +84,8 @@ size_t fpy_pending_releases(void);
 void fpy_store_fatal(void);
 /** Re-raise what fpy_store_fatal kept: returns -1 with it set, or 0. */
 int fpy_raise_fatal(void);
-int fpy_fatal_pending(void);
+/** Is the current exception KeyboardInterrupt or SystemExit? */
+int fpy_is_fatal(void);
 /** Is Tool.run() on this thread's stack? */
 int fpy_in_run(void);
 

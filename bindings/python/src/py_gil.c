@@ -162,9 +162,10 @@ int fpy_in_run(void)
     return T.in_run;
 }
 
-int fpy_fatal_pending(void)
+int fpy_is_fatal(void)
 {
-    return T.fatal_t != NULL;
+    return PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)
+           || PyErr_ExceptionMatches(PyExc_SystemExit);
 }
 
 int fpy_raise_fatal(void)

@@ -230,12 +230,6 @@ static void on_fatal(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
     }
 }
 
-static int is_fatal(void)
-{
-    return PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)
-           || PyErr_ExceptionMatches(PyExc_SystemExit);
-}
-
 /* A Python exception escaped a step, loop body or error handler. */
 static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
 {
@@ -244,7 +238,7 @@ static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
     const char* ccode;
     const char* cinfo = NULL;
 
-    if (is_fatal()) {
+    if (fpy_is_fatal()) {
         on_fatal(bsi, root);
         return;
     }
@@ -299,7 +293,7 @@ out:
  * callbacks): fatal ones are kept for run(), others printed. */
 static void on_callback_exception(FutoInAsyncSteps* bsi, fpy_rec* r)
 {
-    if (is_fatal()) {
+    if (fpy_is_fatal()) {
         on_fatal(bsi, r->root);
     } else {
         PyErr_WriteUnraisable(r->fn);
@@ -417,6 +411,31 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
     call_step(bsi, r, r->fn, 1, EXTRA_INDEX, NULL, NULL, i);
 }
 
+/* error_info of the last error (str), or None. */
+static PyObject* error_info_of(FutoInAsyncSteps* bsi)
+{
+    const char* info = futoin_wrap_error_info(bsi);
+    if (info) {
+        return PyUnicode_FromString(info);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The Python exception of the last error, else its code, else None. */
+static PyObject* last_exception_of(FutoInAsyncSteps* bsi)
+{
+    PyObject* o = fpy_custom_of(futoin_wrap_last_exception(bsi));
+    const char* code;
+    if (o) {
+        return Py_NewRef(o);
+    }
+    code = futoin_wrap_error_code(bsi);
+    if (code) {
+        return PyUnicode_FromString(code);
+    }
+    Py_RETURN_NONE;
+}
+
 /* execute()'s unhandled-error callback: fn(code, error_info, last_exception)
  * when one was given. No flow can take an exception raised there: it is
  * printed. The root has finished: its tool stops keeping it alive. */
@@ -425,11 +444,10 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
     fpy_rec* r = data;
     fpy_gil g;
     PyObject *res = NULL, *ei, *le;
-    fpy_steps tmp = {bsi, NULL, NULL, NULL, FPY_BORROWED};
     fpy_gil_enter(&g);
     if (r->fn) {
-        ei = fpy_error_info(&tmp);
-        le = fpy_last_exception(&tmp);
+        ei = error_info_of(bsi);
+        le = last_exception_of(bsi);
         if (ei && le) {
             res = PyObject_CallFunction(r->fn, "sOO", code ? code : "", ei, le);
         }
@@ -484,15 +502,14 @@ static PyObject* state_dict(FutoInAsyncSteps* bsi)
 /* Mirror error_info / last_exception into the Python state (spec §1.7). */
 static void sync_error_state(FutoInAsyncSteps* bsi)
 {
-    fpy_steps tmp = {bsi, NULL, NULL, NULL, FPY_BORROWED};
     PyObject* d = state_dict(bsi);
     PyObject *ei, *le;
     if (!d) {
         PyErr_Clear();
         return;
     }
-    ei = fpy_error_info(&tmp);
-    le = fpy_last_exception(&tmp);
+    ei = error_info_of(bsi);
+    le = last_exception_of(bsi);
     if (ei) {
         PyDict_SetItemString(d, "error_info", ei);
         Py_DECREF(ei);
@@ -922,34 +939,12 @@ PyObject* fpy_state(fpy_steps* s)
 
 PyObject* fpy_error_info(fpy_steps* s)
 {
-    const char* info;
-    if (!live(s)) {
-        return NULL;
-    }
-    info = futoin_wrap_error_info(s->bsi);
-    if (info) {
-        return PyUnicode_FromString(info);
-    }
-    Py_RETURN_NONE;
+    return live(s) ? error_info_of(s->bsi) : NULL;
 }
 
-/* The Python exception of the last error, else its code, else None. */
 PyObject* fpy_last_exception(fpy_steps* s)
 {
-    PyObject* o;
-    const char* code;
-    if (!live(s)) {
-        return NULL;
-    }
-    o = fpy_custom_of(futoin_wrap_last_exception(s->bsi));
-    if (o) {
-        return Py_NewRef(o);
-    }
-    code = futoin_wrap_error_code(s->bsi);
-    if (code) {
-        return PyUnicode_FromString(code);
-    }
-    Py_RETURN_NONE;
+    return live(s) ? last_exception_of(s->bsi) : NULL;
 }
 
 PyObject* fpy_root_id(fpy_steps* s)

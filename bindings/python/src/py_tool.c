@@ -119,12 +119,10 @@ PyObject* fpy_tool_drive(fpy_tool* t)
     }
     rc = futoin_tool_run(t->tool);
     fpy_run_end();
-    if (fpy_fatal_pending()) {
-        fpy_tool_idle(t); /* the executing roots were cancelled */
-        fpy_raise_fatal();
+    fpy_tool_idle(t); /* after Ctrl-C too: the executing roots were cancelled */
+    if (fpy_raise_fatal() < 0) {
         return NULL;
     }
-    fpy_tool_idle(t);
     if (rc != FUTOIN_OK) {
         PyErr_SetString(PyExc_RuntimeError,
                         "run(): refused (nested run, or an attached loop)");
@@ -228,8 +226,7 @@ static void tr_timer(void* data)
         res = PyObject_CallNoArgs(fn);
         if (res) {
             Py_DECREF(res);
-        } else if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)
-                   || PyErr_ExceptionMatches(PyExc_SystemExit)) {
+        } else if (fpy_is_fatal()) {
             fpy_store_fatal();
         } else {
             PyErr_WriteUnraisable(fn);
