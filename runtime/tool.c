@@ -759,10 +759,10 @@ static void on_handle_closed(uv_handle_t* handle)
  * On our own loop, wait for their close callbacks (libuv runs them on the
  * next pass). An attached loop is never run from here: we may be inside
  * its owner's callback (uv_run is not reentrant), and a pass would run the
- * owner's callbacks too. With `free_after`, the storage is then freed by
- * the last close callback, when the owner next runs its loop, and true is
- * returned: the caller must not touch the tool any more. */
-static bool close_handles(futoin_tool* tool, unsigned n, bool free_after)
+ * owner's callbacks too: there the storage is freed by the last close
+ * callback, when the owner next runs its loop, and true is returned (the
+ * caller must not free it, nor touch the tool after that pass). */
+static bool close_handles(futoin_tool* tool, unsigned n)
 {
     uv_handle_t* handles[4] = {
             (uv_handle_t*)&tool->idle,
@@ -772,14 +772,14 @@ static bool close_handles(futoin_tool* tool, unsigned n, bool free_after)
     };
     tool->handles_closed = 0;
     tool->handles_closing = n;
-    tool->free_on_close = free_after && !tool->owns_loop;
+    tool->free_on_close = !tool->owns_loop;
     tool->idle_active = false;
     tool->timer_armed = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
     }
-    if (!tool->owns_loop) {
-        return tool->free_on_close;
+    if (tool->free_on_close) {
+        return true;
     }
     while (tool->handles_closed < n) {
         uv_run(tool->loop, UV_RUN_NOWAIT);
@@ -843,7 +843,7 @@ FUTOIN_API int futoin_tool_new(
     uv_timer_init(tool->loop, &tool->timer);
     tool->timer.data = tool;
     if (uv_async_init(tool->loop, &tool->async, async_cb) != 0) {
-        if (!close_handles(tool, 2, true)) {
+        if (!close_handles(tool, 2)) {
             if (tool->owns_loop) {
                 uv_loop_close(tool->loop);
             }
@@ -889,6 +889,7 @@ static void count_foreign(uv_handle_t* handle, void* arg)
 
 FUTOIN_API int futoin_tool_free(futoin_tool* tool)
 {
+    bool deferred;
     if (!tool) {
         return FUTOIN_EINVAL;
     }
@@ -922,12 +923,12 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     futoin__engine_tool_close(tool);
     tool->closing = true;
     remote_drain(tool, true);
+    deferred = close_handles(tool, 4);
     /* A post that raced with closing the async handle is dropped too. */
-    if (close_handles(tool, 4, true)) {
-        remote_drain(tool, true);
+    remote_drain(tool, true);
+    if (deferred) {
         return FUTOIN_OK; /* the attached loop's next pass frees the rest */
     }
-    remote_drain(tool, true);
 
     if (tool->owns_loop && uv_loop_close(tool->loop) != 0) {
         /* A request (not a handle) is still pending on our loop. Freeing
