@@ -1,4 +1,5 @@
-/* Per-tool state of the step engine, embedded in struct futoin_tool. */
+/* Per-tool state of the step engine, kept in the tool's storage for the
+ * layer above (futoin_tool.upper, tool/tool.h). */
 #ifndef FUTOIN_RUNTIME_ENGINE_TOOL_H
 #define FUTOIN_RUNTIME_ENGINE_TOOL_H
 
@@ -6,6 +7,8 @@
 #include <stdint.h>
 
 #include <futoin/ftn12.h>
+
+#include "tool/tool.h"
 
 /*
  * A pool of fixed-size records carved from blocks that live as long as the
@@ -46,9 +49,14 @@ struct futoin__engine_tool
     uint32_t running; /* flow_run() depth, for reentrancy checks */
 };
 
-struct futoin_tool;
-/* Called by futoin_tool_new() / futoin_tool_free(). */
-void futoin__engine_tool_init(struct futoin_tool* tool);
-void futoin__engine_tool_close(struct futoin_tool* tool);
+/* The engine's state of `tool`: a fixed offset from the tool, no load. */
+static inline struct futoin__engine_tool* futoin__eng(futoin_tool* tool)
+{
+    return (struct futoin__engine_tool*)(void*)tool->upper;
+}
+
+/* pool.c: called by futoin_tool_new() / futoin_tool_free() (engine_tool.c). */
+void futoin__engine_tool_init(futoin_tool* tool);
+void futoin__engine_tool_close(futoin_tool* tool);
 
 #endif

@@ -5,7 +5,7 @@
  * every branch has finished; the first branch error cancels the others and
  * is raised at the parallel frame, whose handler is parallel()'s onerror.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 void futoin__parallel_start(futoin__step* p)
 {

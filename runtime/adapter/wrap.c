@@ -5,7 +5,7 @@
  * anchor's cleanup runs when that step's frame is destroyed, which is after
  * everything the step added has finished, failed or been cancelled.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <futoin/sys/wrap.h>
 

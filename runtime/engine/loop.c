@@ -4,7 +4,7 @@
  * any step. breakLoop()/continueLoop() only record the target loop frame;
  * flow.c unwinds to it once the calling callback has returned.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>

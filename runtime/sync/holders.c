@@ -7,7 +7,7 @@
  * lock/unlock pairs. The table grows to the peak number of holders and
  * never shrinks, so a steady state allocates nothing.
  */
-#include "sync.h"
+#include "sync/sync.h"
 
 #include <stdlib.h>
 

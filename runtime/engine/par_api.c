@@ -3,7 +3,7 @@
  * branches: add() queues one branch per call while the parallel step has
  * not started; everything that would act on a running step is misuse.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdio.h>
 

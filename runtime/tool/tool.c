@@ -15,7 +15,7 @@
  * the async handle is referenced only while flows are executing
  * (futoin__tool_ref), so uv_run(UV_RUN_DEFAULT) returns once nothing is left.
  */
-#include "tool.h"
+#include "tool/tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -798,8 +798,8 @@ static void free_storage(futoin_tool* tool)
     free(tool);
 }
 
-FUTOIN_API int futoin_tool_new(
-        futoin_tool** out, const futoin_tool_options* opts)
+int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
+                        size_t upper_size)
 {
     static const futoin_tool_options defaults = FUTOIN_TOOL_OPTIONS_INIT;
     futoin_tool* tool;
@@ -812,7 +812,7 @@ FUTOIN_API int futoin_tool_new(
     if (opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
     }
-    tool = calloc(1, sizeof(*tool));
+    tool = calloc(1, sizeof(*tool) + upper_size);
     if (!tool) {
         return FUTOIN_ENOMEM;
     }
@@ -866,7 +866,6 @@ FUTOIN_API int futoin_tool_new(
         uv_unref((uv_handle_t*)&tool->prepare);
     }
 
-    futoin__engine_tool_init(tool);
     *out = tool;
     return FUTOIN_OK;
 }
@@ -887,15 +886,8 @@ static void count_foreign(uv_handle_t* handle, void* arg)
     }
 }
 
-FUTOIN_API int futoin_tool_free(futoin_tool* tool)
+int futoin__tool_check_free(futoin_tool* tool)
 {
-    bool deferred;
-    if (!tool) {
-        return FUTOIN_EINVAL;
-    }
-    if (tool->eng.live_roots > 0) {
-        return FUTOIN_EBUSY;
-    }
     /* From inside our own callback, or while futoin_tool_run is on the
      * stack, the loop would be re-entered and the tool freed under the
      * caller's feet. */
@@ -919,8 +911,12 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
             return FUTOIN_EBUSY;
         }
     }
+    return FUTOIN_OK;
+}
 
-    futoin__engine_tool_close(tool);
+int futoin__tool_destroy(futoin_tool* tool)
+{
+    bool deferred;
     tool->closing = true;
     remote_drain(tool, true);
     deferred = close_handles(tool, 4);

@@ -18,7 +18,8 @@
 #ifndef FUTOIN_RUNTIME_ENGINE_H
 #define FUTOIN_RUNTIME_ENGINE_H
 
-#include "tool.h"
+#include "engine/engine_tool.h"
+#include "tool/tool.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
  * values into a small on-stack buffer and calls ffi_call(), so running a
  * prepared function allocates nothing except a copied string result.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <futoin/ffi.h>
 

@@ -7,7 +7,7 @@
  *   "error_info"     -> const char*: info of the last error, or NULL;
  *   "last_exception" -> const char*: code of the last error, or NULL.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>

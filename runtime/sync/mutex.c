@@ -5,7 +5,7 @@
  * never overtakes a waiter. No tool is needed; the next flow is resumed
  * from the unlock of the previous one.
  */
-#include "sync.h"
+#include "sync/sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * how a lock goes through it), the identity of a flow, and the entry
  * points every sync object shares.
  */
-#include "sync.h"
+#include "sync/sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * back in control and no user callback of this root is on the C stack
  * (futoin__root_settle).
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,10 +159,10 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
     }
     futoin__set_api(&r->bsi, &futoin__root_api);
     r->owner = tool;
-    r->id = tool->eng.next_root_id++;
+    r->id = futoin__eng(tool)->next_root_id++;
     r->main.root = r;
     r->main.state = FUTOIN__FL_IDLE;
-    ++tool->eng.live_roots;
+    ++futoin__eng(tool)->live_roots;
     return &r->bsi;
 }
 
@@ -227,7 +227,7 @@ static void root_do_free(futoin__root* r)
     free(r->error_info);
     r->error_code = r->error_info = NULL;
     r->main.state = FUTOIN__FL_DONE;
-    --tool->eng.live_roots;
+    --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
 }
 

@@ -17,12 +17,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include <futoin/async.h>
 
-#include "engine_tool.h"
 
 #if defined(__GNUC__)
 #define FUTOIN__NOINLINE __attribute__((noinline))
@@ -126,9 +126,27 @@ struct futoin_tool
     unsigned handles_closing; /* ... out of this many */
     bool free_on_close;       /* attached loop: last close callback frees */
 
-    /* The step engine's per-tool pools (engine_tool.h). */
-    struct futoin__engine_tool eng;
+    /* Storage of the layer above (the step engine's per-tool state,
+     * engine/engine_tool.h), sized by futoin__tool_create(). The loop layer
+     * never looks inside: arrows point down. */
+    _Alignas(max_align_t) unsigned char upper[];
 };
+
+/*
+ * Life cycle, for the layer above (engine/engine_tool.c implements the
+ * public futoin_tool_new()/futoin_tool_free() on top of these):
+ *  - futoin__tool_create(): a tool with `upper_size` zeroed bytes of
+ *    storage for the layer above at tool->upper; FUTOIN_OK or an error
+ *    code of futoin_tool_new();
+ *  - futoin__tool_check_free(): FUTOIN_OK if the loop layer may be torn
+ *    down now, else FUTOIN_EBUSY (reported as misuse);
+ *  - futoin__tool_destroy(): close the handles and free the tool; after
+ *    a successful check only. Returns what futoin_tool_free() returns.
+ */
+int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
+                        size_t upper_size);
+int futoin__tool_check_free(futoin_tool* tool);
+int futoin__tool_destroy(futoin_tool* tool);
 
 /* Loop thread only: schedule cb(data) with no handle. The hot path. */
 void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);

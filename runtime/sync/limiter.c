@@ -6,7 +6,7 @@
  * burst). The slot is what the flow holds: re-entrance is judged by it and
  * unlock releases it; rate entries are only counted, as in Throttle.
  */
-#include "sync.h"
+#include "sync/sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>

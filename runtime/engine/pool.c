@@ -3,7 +3,7 @@
  * allocates nothing: records come back through the free lists, and blocks
  * are only added when more records are live at once than ever before.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +92,7 @@ static void pool_close(futoin__pool* p)
 
 void futoin__engine_tool_init(futoin_tool* tool)
 {
-    struct futoin__engine_tool* e = &tool->eng;
+    struct futoin__engine_tool* e = futoin__eng(tool);
     memset(e, 0, sizeof(*e));
     pool_init(&e->steps, sizeof(futoin__step), offsetof(futoin__step, next),
               FUTOIN__STEPS_PER_BLOCK, FUTOIN__STEP_QUARANTINE);
@@ -107,7 +107,7 @@ void futoin__engine_tool_init(futoin_tool* tool)
 
 void futoin__engine_tool_close(futoin_tool* tool)
 {
-    struct futoin__engine_tool* e = &tool->eng;
+    struct futoin__engine_tool* e = futoin__eng(tool);
     futoin__args_clear(&e->args_in);
     pool_close(&e->steps);
     pool_close(&e->flows);
@@ -132,7 +132,7 @@ static inline void zero_record(void* rec, size_t size)
 
 futoin__step* futoin__step_alloc(futoin_tool* tool)
 {
-    futoin__step* s = pool_get(&tool->eng.steps);
+    futoin__step* s = pool_get(&futoin__eng(tool)->steps);
     if (s) {
         uint32_t gen = s->gen + 1;
         zero_record(s, sizeof(*s));
@@ -174,12 +174,12 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
     /* `flow` is kept: records are pooled per tool, so even a stale handle
      * leads back to the right tool for the misuse report. */
     s->state = FUTOIN__S_FREE;
-    pool_put(&tool->eng.steps, s);
+    pool_put(&futoin__eng(tool)->steps, s);
 }
 
 futoin__step* futoin__sub_tail(futoin__step* s)
 {
-    struct futoin__engine_tool* e = &futoin__step_tool(s)->eng;
+    struct futoin__engine_tool* e = futoin__eng(futoin__step_tool(s));
     futoin__step* t;
     if (e->app_step == s && e->app_gen == s->gen) {
         return e->app_tail;
@@ -196,7 +196,7 @@ futoin__step* futoin__sub_tail(futoin__step* s)
 
 void futoin__sub_append(futoin__step* s, futoin__step* n)
 {
-    struct futoin__engine_tool* e = &futoin__step_tool(s)->eng;
+    struct futoin__engine_tool* e = futoin__eng(futoin__step_tool(s));
     futoin__step* t = futoin__sub_tail(s);
     n->next = NULL;
     if (t) {
@@ -209,7 +209,7 @@ void futoin__sub_append(futoin__step* s, futoin__step* n)
 
 futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 {
-    futoin__flow* fl = pool_get(&tool->eng.flows);
+    futoin__flow* fl = pool_get(&futoin__eng(tool)->flows);
     if (fl) {
         memset(fl, 0, sizeof(*fl));
     }
@@ -218,12 +218,12 @@ futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl)
 {
-    pool_put(&tool->eng.flows, fl);
+    pool_put(&futoin__eng(tool)->flows, fl);
 }
 
 FutoInArgs* futoin__args_alloc(futoin_tool* tool)
 {
-    FutoInArgs* a = pool_get(&tool->eng.args);
+    FutoInArgs* a = pool_get(&futoin__eng(tool)->args);
     if (a) {
         memset(a, 0, sizeof(*a));
     }
@@ -233,12 +233,12 @@ FutoInArgs* futoin__args_alloc(futoin_tool* tool)
 void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
 {
     futoin__args_clear(a);
-    pool_put(&tool->eng.args, a);
+    pool_put(&futoin__eng(tool)->args, a);
 }
 
 futoin__root* futoin__root_alloc(futoin_tool* tool)
 {
-    futoin__root* r = pool_get(&tool->eng.roots);
+    futoin__root* r = pool_get(&futoin__eng(tool)->roots);
     if (r) {
         zero_record(r, sizeof(*r));
     }
@@ -249,5 +249,5 @@ void futoin__root_release(futoin_tool* tool, futoin__root* r)
 {
     /* A freed root is marked so stale calls are recognised. */
     r->state = FUTOIN__R_FREED;
-    pool_put(&tool->eng.roots, r);
+    pool_put(&futoin__eng(tool)->roots, r);
 }

@@ -18,7 +18,7 @@
 #ifndef FUTOIN_RUNTIME_SYNC_H
 #define FUTOIN_RUNTIME_SYNC_H
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <futoin/sync.h>
 

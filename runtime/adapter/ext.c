@@ -8,7 +8,7 @@
  * to). If the call was refused, nothing holds the data any more, so the hook
  * runs at once: either way it runs exactly once.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <futoin/sys/ext.h>
 

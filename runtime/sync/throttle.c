@@ -9,7 +9,7 @@
  * period after the last entry and an idle Throttle keeps neither the loop
  * alive nor the CPU busy.
  */
-#include "sync.h"
+#include "sync/sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * behaviour as long as the tool is alive: step records are pooled and
  * quarantined (engine.h).
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
  * nest, which is what lets one per-tool FutoInArgs scratch serve as the
  * callback arguments.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,10 +365,10 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = r->owner;
-    FutoInArgs* in = &tool->eng.args_in;
+    FutoInArgs* in = &futoin__eng(tool)->args_in;
 
     /* sub-steps were consumed since the last callback: forget the cursor */
-    tool->eng.app_step = NULL;
+    futoin__eng(tool)->app_step = NULL;
     switch (s->kind) {
     case FUTOIN__K_PARALLEL:
         drop_args(fl);
@@ -598,7 +598,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             }
         }
         if (eh) {
-            r->owner->eng.app_step = NULL;
+            futoin__eng(r->owner)->app_step = NULL;
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
                                      | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
@@ -639,7 +639,7 @@ static void flow_run(futoin__flow* fl)
     unsigned budget = FUTOIN__FLOW_BUDGET;
 
     fl->state = FUTOIN__FL_RUNNING;
-    ++tool->eng.running;
+    ++futoin__eng(tool)->running;
     while (budget-- > 0) {
         futoin__step* top;
         if (fl->raise_top && !fl->raise_at) {
@@ -700,7 +700,7 @@ static void flow_run(futoin__flow* fl)
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);
 out:
-    --tool->eng.running;
+    --futoin__eng(tool)->running;
 }
 
 /* ---- calls from outside a callback --------------------------------------- */
