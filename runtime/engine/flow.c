@@ -40,14 +40,32 @@ void futoin__args_clear(FutoInArgs* a)
 
 /* Store `code` as the flow's pending error code. Standard codes are kept as
  * their static string; others are copied (errors are not a hot path). */
+const char futoin__code_loop_break[] = FUTOIN_ERR_LOOP_BREAK;
+const char futoin__code_loop_cont[] = FUTOIN_ERR_LOOP_CONT;
+
+const char* futoin__static_code(const char* code)
+{
+    int idx;
+    if (!code) {
+        return NULL;
+    }
+    if (code == futoin__code_loop_break
+        || strcmp(code, futoin__code_loop_break) == 0) {
+        return futoin__code_loop_break;
+    }
+    if (code == futoin__code_loop_cont
+        || strcmp(code, futoin__code_loop_cont) == 0) {
+        return futoin__code_loop_cont;
+    }
+    idx = futoin_error_lookup(code);
+    return idx >= 0 ? futoin_error_name((futoin_error)idx) : NULL;
+}
+
 static void flow_set_code(futoin__flow* fl, const char* code)
 {
-    int idx = futoin_error_lookup(code);
-    const char* keep;
+    const char* keep = futoin__static_code(code);
     bool owned = false;
-    if (idx >= 0) {
-        keep = futoin_error_name((futoin_error)idx);
-    } else {
+    if (!keep) {
         char* copy = strdup(code ? code : "");
         if (copy) {
             keep = copy;
@@ -72,14 +90,28 @@ static void flow_clear_code(futoin__flow* fl)
     fl->code_owned = false;
 }
 
+void futoin__root_clear_error(futoin__root* r)
+{
+    if (r->error_owned) {
+        free((char*)r->error_code);
+    }
+    free(r->error_info);
+    r->error_code = NULL;
+    r->error_info = NULL;
+    r->error_owned = 0;
+}
+
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info)
 {
-    char* ncode = strdup(code ? code : "");
+    /* Standard and loop codes are kept as their static strings: a loop
+     * ended by breakLoop() costs no allocation here. */
+    const char* keep = futoin__static_code(code);
     char* ninfo = info ? strdup(info) : NULL;
-    free(r->error_code);
-    free(r->error_info);
-    r->error_code = ncode;
+    char* ncode = keep ? NULL : strdup(code ? code : "");
+    futoin__root_clear_error(r);
+    r->error_code = keep ? keep : ncode;
+    r->error_owned = keep ? 0 : 1;
     r->error_info = ninfo;
 }
 
@@ -528,16 +560,21 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
     pop_frame(fl, s, false);
 }
 
-/* Break out of, or continue, the loop frame fl->ctl_target: everything
- * above it leaves as if cancelled. */
-static void loop_control(futoin__flow* fl)
+/* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
+ * top frame): the loop ends, or runs its next iteration. The break was
+ * handled, so the flow's last error is forgotten, as in the reference
+ * (last_exception and error_info read as null after the loop). */
+static void loop_control(futoin__flow* fl, futoin__step* l)
 {
-    futoin__step* l = fl->ctl_target;
+    futoin__root* r = fl->root;
     bool cont = fl->ctl_continue != 0;
     fl->ctl_target = NULL;
-    while (fl->top != l) {
-        pop_frame(fl, fl->top, true);
-    }
+    flow_clear_code(fl);
+    futoin__root_clear_error(r);
+    futoin__root_set_exception(r, NULL);
+    drop_args(fl);
+    futoin__queue_free(r->owner, l->sub_head);
+    l->sub_head = NULL;
     if (cont) {
         futoin__loop_iterate(l);
     } else {
@@ -551,10 +588,6 @@ static bool after_callback(futoin__flow* fl, futoin__step* s)
     uint16_t f = s->flags;
     if (f & FUTOIN__F_ERROR) {
         return unwind_error(fl, s);
-    }
-    if ((f & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
-        loop_control(fl);
-        return true;
     }
     if (f & FUTOIN__F_ADDED) {
         s->state = FUTOIN__S_SUBS;
@@ -609,6 +642,10 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             }
             return false;
         }
+        if (s == fl->ctl_target && futoin__is_loop_code(fl->raise_code)) {
+            loop_control(fl, s);
+            return true;
+        }
         futoin__queue_free(r->owner, s->sub_head);
         s->sub_head = NULL;
         eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
@@ -632,26 +669,24 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             futoin__eng(r->owner)->app_step = NULL;
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
-                                     | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
-                                     | FUTOIN__F_WAITEXT);
+                                     | FUTOIN__F_ADDED | FUTOIN__F_WAITEXT);
             FUTOIN__USER(r, eh(&s->bsi, s->data, fl->raise_code));
             if (r->pending && !r->in_cb) {
                 futoin__root_settle(r);
                 return false;
             }
             if (s->flags & FUTOIN__F_ERROR) {
-                /* new code already stored by flow_set_code() */
-            } else if ((s->flags & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
-                flow_clear_code(fl);
-                loop_control(fl);
-                return true;
+                /* a new code (maybe a break of its own) was stored by
+                 * flow_set_code(); unwinding goes on with it */
             } else if (s->flags & FUTOIN__F_ADDED) {
                 flow_clear_code(fl);
+                fl->ctl_target = NULL; /* a break ends here */
                 s->flags |= FUTOIN__F_NOEH;
                 s->state = FUTOIN__S_SUBS;
                 return true;
             } else if (s->flags & FUTOIN__F_SUCCESS) {
                 flow_clear_code(fl);
+                fl->ctl_target = NULL;
                 futoin__complete(fl, s);
                 return true;
             }
