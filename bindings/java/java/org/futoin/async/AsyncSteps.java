@@ -944,6 +944,11 @@ public final class AsyncSteps implements AutoCloseable {
                 throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
             }
             f = tool.call(this::promise).join();
+            try {
+                f.join();
+            } catch (CompletionException | CancellationException settled) {
+                // rethrown below
+            }
         } else {
             f = promise();
             tool.run();

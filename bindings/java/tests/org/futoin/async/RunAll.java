@@ -40,7 +40,10 @@ public final class RunAll {
                     r.getRunCount(), r.getFailureCount(), r.getIgnoreCount(), r.getRunTime() / 1000.0);
             for (Failure f : r.getFailures()) {
                 System.out.println("FAIL " + f.getTestHeader());
-                System.out.println(f.getTrace());
+                String[] lines = f.getTrace().split("\n");
+                for (int i = 0; i < Math.min(lines.length, 14); ++i) {
+                    System.out.println(lines[i]);
+                }
             }
         }
         System.out.println("java: " + (run - failed) + " passed, " + failed + " failed");
