@@ -57,8 +57,12 @@ public class ThreadsTest {
         CompletableFuture<Object> f;
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         Tool tool = Tool.startThread("futoin-close");
-        f = tool.promise(root -> root.add(asi -> asi.setCancel(a -> log.add("cancelled"))));
-        tool.call(() -> null).get(); // the flow has started
+        CountDownLatch waiting = new CountDownLatch(1);
+        f = tool.promise(root -> root.add(asi -> {
+            asi.setCancel(a -> log.add("cancelled"));
+            waiting.countDown();
+        }));
+        waiting.await(); // the step waits
         tool.close();
         assertTrue(f.isCancelled());
         assertEquals(List.of("cancelled"), log);
