@@ -13,7 +13,7 @@
 #include <jni.h>
 
 /* ---- AsyncSteps (jni_steps.c) ---- */
-void fj_add(JNIEnv* env, jlong bsi, jobject rec, jboolean has_eh);
+void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_success0(JNIEnv* env, jlong bsi);
 void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
@@ -32,7 +32,7 @@ void fj_loop(JNIEnv* env, jlong bsi, jobject rec, jbyteArray label);
 void fj_repeat(JNIEnv* env, jlong bsi, jobject rec, jlong count,
                jbyteArray label);
 void fj_break(JNIEnv* env, jlong bsi, jbyteArray label, jboolean cont);
-void fj_add_sync(JNIEnv* env, jlong bsi, jlong sync, jobject rec,
+void fj_add_sync(JNIEnv* env, jlong bsi, jlong sync, jobject rec, jint arity,
                  jboolean has_eh);
 void fj_execute(JNIEnv* env, jlong bsi, jobject rec);
 void fj_cancel(JNIEnv* env, jlong bsi);

@@ -45,6 +45,7 @@ typedef struct fj_cache
     JavaVM* vm;
     jclass dispatch;        /* org.futoin.async.Dispatch */
     jmethodID d_step0;      /* (Rec, long) */
+    jmethodID d_step1;      /* (Rec, long, int, long, Object) */
     jmethodID d_step;       /* (Rec, long, int, long x4, Object x4) */
     jmethodID d_error;      /* (Rec, long, String) */
     jmethodID d_cancel;     /* (Rec, long) */
@@ -54,7 +55,6 @@ typedef struct fj_cache
     jmethodID d_drain;      /* (Object tool) */
     jmethodID d_timer;      /* (Object runnable) */
     jmethodID d_new_state;  /* () -> Object */
-    jfieldID rec_arity;     /* Rec.arity:int */
     jfieldID rec_notify;    /* Rec.notifyRelease:boolean */
     jclass ex_state;        /* IllegalStateException */
     jclass ex_arg;          /* IllegalArgumentException */
@@ -67,7 +67,18 @@ extern fj_cache fj;
 
 /** This thread's JNIEnv; a native thread is attached once (as a daemon)
  *  and detached when it ends. NULL if the JVM is gone. */
-JNIEnv* fj_env(void);
+JNIEnv* fj_env_slow(void);
+
+/** The JNIEnv of the Tool.run()/runOnce() down-call on this thread, set
+ *  for its duration (valid for exactly that long), else NULL. */
+extern _Thread_local JNIEnv* fj_loop_env __attribute__((tls_model("initial-exec")));
+
+/** The trampolines' JNIEnv: the running loop's, else GetEnv()/attach. */
+static inline JNIEnv* fj_env(void)
+{
+    JNIEnv* env = fj_loop_env;
+    return env ? env : fj_env_slow();
+}
 
 /** Counted global references (the leak test compares the count). */
 jobject fj_gref(JNIEnv* env, jobject o);
@@ -124,7 +135,27 @@ int fj_to_binval(JNIEnv* env, int tag, jlong bits, jobject obj,
 int fj_from_binval(JNIEnv* env, FutoInBinaryValue* v, jint* tag, jlong* bits,
                    jobject* obj, int* obj_local);
 
-/** Up to 4 values from Java into `a` (zeroed first). -1 with an exception. */
+/** An empty value / empty args, field by field: a memset() of a struct
+ *  this small becomes `rep stos` at -O2, whose start-up cost is most of a
+ *  success(v) call on some CPUs. Only `type` decides whether a slot is
+ *  used; the payload of an empty slot is never read. */
+static inline void fj_binval_clear(FutoInBinaryValue* v)
+{
+    v->type = NULL;
+    v->u64 = 0;
+    v->custom_data = NULL;
+    v->length = 0;
+}
+
+static inline void fj_args_clear(FutoInArgs* a)
+{
+    a->arg0.type = NULL;
+    a->arg1.type = NULL;
+    a->arg2.type = NULL;
+    a->arg3.type = NULL;
+}
+
+/** Up to 4 values from Java into `a` (cleared first). -1 with an exception. */
 int fj_args_from(JNIEnv* env, jint tags, const jlong* bits,
                  const jobject* objs, FutoInArgs* a);
 void fj_args_reset(FutoInArgs* a);

@@ -51,7 +51,7 @@ static JNIEnv* attach_thread(void)
     return env;
 }
 
-JNIEnv* fj_env(void)
+JNIEnv* fj_env_slow(void)
 {
     JNIEnv* env = NULL;
     jint rc;
@@ -130,9 +130,13 @@ jstring fj_code_string(JNIEnv* env, const char* code, int* is_local)
 
 /* ---- misuse at the call site ----------------------------------------------- */
 
-static _Thread_local int guard_depth;
-static _Thread_local int guard_hit;
+/* Touched by every entry point: initial-exec TLS (a %fs-relative load, no
+ * __tls_get_addr call); the message is only written on misuse. */
+#define FJ_TLS_IE __attribute__((tls_model("initial-exec")))
+static _Thread_local int guard_depth FJ_TLS_IE;
+static _Thread_local int guard_hit FJ_TLS_IE;
 static _Thread_local char guard_msg[256];
+_Thread_local JNIEnv* fj_loop_env FJ_TLS_IE;
 
 void fj_guard_begin(void)
 {
@@ -203,7 +207,6 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
         || !fj.ex_oom) {
         return JNI_ERR;
     }
-    fj.rec_arity = (*env)->GetFieldID(env, rec, "arity", "I");
     fj.rec_notify = (*env)->GetFieldID(env, rec, "notifyRelease", "Z");
     (*env)->DeleteLocalRef(env, rec);
 #define SM(f, n, s)                                                            \
@@ -212,6 +215,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
         return JNI_ERR;                                                        \
     }
     SM(d_step0, "step0", "(" REC "J)V");
+    SM(d_step1, "step1", "(" REC "JIJ" OBJ ")V");
     SM(d_step, "step", "(" REC "JIJJJJ" OBJ OBJ OBJ OBJ ")V");
     SM(d_error, "error", "(" REC "J" STR ")V");
     SM(d_cancel, "cancel", "(" REC "J)V");
@@ -222,7 +226,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_timer, "timer", "(" OBJ ")V");
     SM(d_new_state, "newState", "()" OBJ);
 #undef SM
-    if (!fj.rec_arity || !fj.rec_notify) {
+    if (!fj.rec_notify) {
         return JNI_ERR;
     }
     for (int i = 0; i < FUTOIN_ERROR_COUNT

@@ -65,7 +65,9 @@ static void drop_objs(JNIEnv* env, jobject* o, const int* local, int n)
     }
 }
 
-/* Values for a step that takes `want` of them (-1: all). */
+/* The values of a step that takes `want` of them (-1: all): one value goes
+ * through step1 (5 arguments), more through step (11): a JNI up-call
+ * walks its signature on every call, so short ones are cheaper. */
 static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
                              FutoInArgs* args, int want)
 {
@@ -95,32 +97,66 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
         }
         tags |= (tag & 0xFF) << (8 * n);
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step, rec, JBSI(bsi),
-                                 tags, bits[0], bits[1], bits[2], bits[3],
-                                 objs[0], objs[1], objs[2], objs[3]);
+    if (n <= 1 && want >= 0) {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step1, rec, JBSI(bsi),
+                                     tags, bits[0], objs[0]);
+    } else {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step, rec, JBSI(bsi),
+                                     tags, bits[0], bits[1], bits[2], bits[3],
+                                     objs[0], objs[1], objs[2], objs[3]);
+    }
     after_upcall(env, bsi, 1);
     drop_objs(env, objs, local, n);
 }
 
-static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+/* A step that ignores values (arity 0): they are never converted. */
+static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    jobject rec = data;
+    JNIEnv* env = fj_env();
+    (void)args;
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step0, data, JBSI(bsi));
+    after_upcall(env, bsi, 1);
+}
+
+/* Steps that take values; one trampoline per arity, so that the arity is
+ * known without reading the record. The runtime cleans the args after the
+ * call; values moved out of them (foreign custom objects) are left empty. */
+static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
+                   int want)
+{
     JNIEnv* env = fj_env();
     if (!env) {
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
     if (args && args->arg0.type) {
-        jint arity = (*env)->GetIntField(env, rec, fj.rec_arity);
-        if (arity != 0) {
-            /* The runtime cleans the args after this call; values moved
-             * out of them (foreign custom objects) are left empty. */
-            call_with_values(env, bsi, rec, (FutoInArgs*)args, arity);
-            return;
-        }
+        call_with_values(env, bsi, data, (FutoInArgs*)args, want);
+        return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step0, rec, JBSI(bsi));
+    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step0, data, JBSI(bsi));
     after_upcall(env, bsi, 1);
+}
+
+static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 1); }
+static void tr_step2(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 2); }
+static void tr_step3(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 3); }
+static void tr_step4(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 4); }
+static void tr_step_all(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, -1); }
+
+static FutoInAsyncSteps_execute_callback step_tr(jint arity)
+{
+    switch (arity) {
+    case 0: return tr_step0;
+    case 1: return tr_step1;
+    case 2: return tr_step2;
+    case 3: return tr_step3;
+    case 4: return tr_step4;
+    default: return tr_step_all;
+    }
 }
 
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
@@ -231,14 +267,14 @@ static jobject rec_ref(JNIEnv* env, jobject rec)
 
 /* ---- operations ------------------------------------------------------------ */
 
-void fj_add(JNIEnv* env, jlong h, jobject rec, jboolean has_eh)
+void fj_add(JNIEnv* env, jlong h, jobject rec, jint arity, jboolean has_eh)
 {
     jobject g = rec_ref(env, rec);
     if (!g) {
         return;
     }
     fj_guard_begin();
-    futoin_wrap_add(BSI(h), g, tr_step, has_eh ? tr_error : NULL, rec_release);
+    futoin_wrap_add(BSI(h), g, step_tr(arity), has_eh ? tr_error : NULL, rec_release);
     fj_guard_end(env);
 }
 
@@ -270,13 +306,13 @@ void fj_success1(JNIEnv* env, jlong h, jint tag, jlong bits, jobject obj)
 {
     FutoInAsyncSteps* bsi = BSI(h);
     FutoInArgs a;
-    memset(&a, 0, sizeof(a));
+    fj_args_clear(&a);
     if (fj_to_binval(env, tag, bits, obj, &a.arg0) < 0) {
         return;
     }
     fj_guard_begin();
     bsi->api->success(bsi, &a);
-    fj_args_reset(&a); /* no-op after a move; frees if refused */
+    futoin_reset_binval(&a.arg0); /* no-op after a move; frees if refused */
     fj_guard_end(env);
 }
 
@@ -411,14 +447,15 @@ void fj_break(JNIEnv* env, jlong h, jbyteArray label, jboolean cont)
     free(l);
 }
 
-void fj_add_sync(JNIEnv* env, jlong h, jlong sync, jobject rec, jboolean has_eh)
+void fj_add_sync(JNIEnv* env, jlong h, jlong sync, jobject rec, jint arity,
+                 jboolean has_eh)
 {
     jobject g = rec_ref(env, rec);
     if (!g) {
         return;
     }
     fj_guard_begin();
-    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, tr_step,
+    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, step_tr(arity),
                          has_eh ? tr_error : NULL, rec_release);
     fj_guard_end(env);
 }

@@ -142,16 +142,26 @@ jint fj_tool_free(JNIEnv* env, jlong h)
     return FUTOIN_OK;
 }
 
+/* The loop runs inside this down-call: its callbacks use `env` (saved and
+ * restored, since a callback may run another tool's loop). */
 jint fj_tool_run(JNIEnv* env, jlong h)
 {
-    (void)env;
-    return futoin_tool_run(T(h)->tool);
+    JNIEnv* saved = fj_loop_env;
+    jint rc;
+    fj_loop_env = env;
+    rc = futoin_tool_run(T(h)->tool);
+    fj_loop_env = saved;
+    return rc;
 }
 
 jint fj_tool_run_nowait(JNIEnv* env, jlong h)
 {
-    (void)env;
-    return futoin_tool_run_nowait(T(h)->tool);
+    JNIEnv* saved = fj_loop_env;
+    jint rc;
+    fj_loop_env = env;
+    rc = futoin_tool_run_nowait(T(h)->tool);
+    fj_loop_env = saved;
+    return rc;
 }
 
 static void drain_cb(void* data)

@@ -123,7 +123,7 @@ static int copy_array(JNIEnv* env, int base, jobject arr, FutoInBinaryValue* v)
 int fj_to_binval(JNIEnv* env, int tag, jlong bits, jobject obj,
                  FutoInBinaryValue* v)
 {
-    memset(v, 0, sizeof(*v));
+    fj_binval_clear(v);
     if (tag & FTN_TYPE_ARRAY && tag != FJ_TAG_FOREIGN) {
         int base = tag & FTN_BASE_TYPE_MASK;
         if (!ty_arr[base].flags) {
@@ -180,7 +180,7 @@ int fj_to_binval(JNIEnv* env, int tag, jlong bits, jobject obj,
             return -1;
         }
         *v = *h; /* move: the holder is emptied */
-        memset(h, 0, sizeof(*h));
+        fj_binval_clear(h);
         return 0;
     }
     default:
@@ -371,7 +371,7 @@ foreign: {
         return -1;
     }
     *h = *v;
-    memset(v, 0, sizeof(*v));
+    fj_binval_clear(v);
     *tag = FJ_TAG_FOREIGN;
     *bits = (jlong)(uintptr_t)h;
     return 0;
@@ -388,7 +388,7 @@ void fj_args_reset(FutoInArgs* a)
 int fj_args_from(JNIEnv* env, jint tags, const jlong* bits,
                  const jobject* objs, FutoInArgs* a)
 {
-    memset(a, 0, sizeof(*a));
+    fj_args_clear(a);
     for (int i = 0; i < 4; ++i) {
         int tag = (tags >> (8 * i)) & 0xFF;
         if (!tag) {

@@ -306,7 +306,7 @@ public final class AsyncSteps implements AutoCloseable {
     private AsyncSteps addRec(String what, Object fn, int arity, ErrorHandler eh) {
         long b = check(what);
         Objects.requireNonNull(fn, what + ": step is null");
-        FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), eh != null);
+        FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), arity, eh != null);
         return this;
     }
 
@@ -405,7 +405,7 @@ public final class AsyncSteps implements AutoCloseable {
         long b = check("sync()");
         Objects.requireNonNull(obj, "sync(): sync object is null");
         Objects.requireNonNull(fn, "sync(): step is null");
-        FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), eh != null);
+        FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), arity, eh != null);
         return this;
     }
 

@@ -12,14 +12,52 @@ final class Dispatch {
     private Dispatch() {
     }
 
+    /** A step without values (or one that ignores them). */
     static void step0(Rec rec, long bsi) {
-        step(rec, bsi, 0, 0, 0, 0, 0, null, null, null, null);
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            Object fn = rec.fn;
+            if (rec.arity == 0) {
+                ((Step) fn).execute(asi);
+            } else {
+                call(rec, asi, 0, 0, 0, 0, 0, null, null, null, null);
+            }
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        asi.leave();
     }
 
+    /** A step with one value. */
+    static void step1(Rec rec, long bsi, int tag, long bits, Object o) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            if (rec.arity == 1) {
+                ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, o));
+            } else {
+                call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);
+            }
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        asi.leave();
+    }
+
+    /** A step with several values. */
     static void step(Rec rec, long bsi, int tags, long b0, long b1, long b2, long b3,
                      Object o0, Object o1, Object o2, Object o3) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
+            call(rec, asi, tags, b0, b1, b2, b3, o0, o1, o2, o3);
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        asi.leave();
+    }
+
+    private static void call(Rec rec, AsyncSteps asi, int tags, long b0, long b1, long b2, long b3,
+                             Object o0, Object o1, Object o2, Object o3) throws Exception {
+        {
             Object fn = rec.fn;
             switch (rec.arity) {
                 case 0:
@@ -52,10 +90,7 @@ final class Dispatch {
                     break;
                 }
             }
-        } catch (Throwable t) {
-            asi.fail(t);
         }
-        asi.leave();
     }
 
     private static Object v(int tags, int i, long bits, Object o) {

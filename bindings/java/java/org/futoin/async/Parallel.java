@@ -25,7 +25,7 @@ public final class Parallel {
     private Parallel addRec(Object fn, int arity, ErrorHandler eh) {
         parent.checkParent("parallel().add()");
         Objects.requireNonNull(fn, "parallel().add(): step is null");
-        FutoInNative.add(bsi, new Rec(fn, arity, eh, tool, null), eh != null);
+        FutoInNative.add(bsi, new Rec(fn, arity, eh, tool, null), arity, eh != null);
         return this;
     }
 

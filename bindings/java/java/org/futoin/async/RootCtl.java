@@ -41,7 +41,7 @@ final class RootCtl implements Runnable {
             throw new IllegalStateException("execute(): the root is executing already");
         }
         long b = bsi;
-        FutoInNative.add(b, new Rec((ValuesStep) this::finished, Rec.ALL, null, tool, null), false);
+        FutoInNative.add(b, new Rec((ValuesStep) this::finished, Rec.ALL, null, tool, null), Rec.ALL, false);
         running = true;
         onError = handler;
         future = fut;
