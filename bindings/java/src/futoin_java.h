@@ -55,6 +55,7 @@ typedef struct fj_cache
     jmethodID d_drain;      /* (Object tool) */
     jmethodID d_timer;      /* (Object runnable) */
     jmethodID d_new_state;  /* () -> Object */
+    jmethodID d_misuse;     /* (Object tool, String) */
     jfieldID rec_notify;    /* Rec.notifyRelease:boolean */
     jclass ex_state;        /* IllegalStateException */
     jclass ex_arg;          /* IllegalArgumentException */
@@ -169,5 +170,7 @@ void fj_set_custom(JNIEnv* env, FutoInBinaryValue* v, jobject o);
 /** Behind org.futoin.async.Tool. */
 typedef struct fj_tool fj_tool;
 futoin_tool* fj_tool_core(fj_tool* t);
+/** The Java Tool (a global ref owned by the fj_tool), or NULL. */
+jobject fj_tool_jobject(fj_tool* t);
 
 #endif

@@ -157,15 +157,26 @@ int fj_guard_end(JNIEnv* env)
 
 void fj_misuse_cb(void* data, const char* code, const char* message)
 {
-    (void)data;
-    (void)code;
+    JNIEnv* env;
+    jobject jtool = data ? fj_tool_jobject(data) : NULL;
+    jstring msg;
     if (guard_depth > 0) {
         snprintf(guard_msg, sizeof(guard_msg), "%s", message);
         guard_hit = 1;
         return;
     }
-    /* Not inside a Java call on this thread (e.g. a completion posted from
-     * another thread lost the race against a timeout): nobody to throw to. */
+    /* Not inside a Java call on this thread: nobody to throw to. The Tool's
+     * misuse handler gets it (Tool.onMisuse; by default stderr, except
+     * completions from other threads that lost a race against a timeout
+     * or cancel: a normal outcome). The count is kept by the runtime. */
+    env = jtool ? fj_env() : NULL;
+    if (env && !(*env)->ExceptionCheck(env)
+        && (msg = (*env)->NewStringUTF(env, message)) != NULL) {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_misuse, jtool, msg);
+        fj_upcall_failed(env);
+        (*env)->DeleteLocalRef(env, msg);
+        return;
+    }
     fprintf(stderr, "futoin: %s: %s\n", code, message);
 }
 
@@ -225,6 +236,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_drain, "drain", "(" OBJ ")V");
     SM(d_timer, "timer", "(" OBJ ")V");
     SM(d_new_state, "newState", "()" OBJ);
+    SM(d_misuse, "misuse", "(" OBJ STR ")V");
 #undef SM
     if (!fj.rec_notify) {
         return JNI_ERR;

@@ -50,6 +50,11 @@ futoin_tool* fj_tool_core(fj_tool* t)
     return t ? t->tool : NULL;
 }
 
+jobject fj_tool_jobject(fj_tool* t)
+{
+    return t->jtool;
+}
+
 static void keep_cb(uv_async_t* a)
 {
     (void)a; /* only keeps the loop alive */

@@ -202,8 +202,23 @@ public final class AsyncSteps implements AutoCloseable {
         return check(what);
     }
 
-    /** The handle for success()/error(): from the loop thread, or from any
-     *  thread for a step that waits (exactly one completion passes). */
+    /**
+     * Serializes completions from other threads with the loop thread's end
+     * of a waiting step (its record released, its cancel handler, a root
+     * freed): a completion either reaches the runtime while the step's
+     * record is still that step's, or finds the handle dead. Without it a
+     * late completion could be posted for a record the runtime has
+     * recycled for another step.
+     */
+    static final Object COMPLETION_LOCK = new Object();
+
+    /** A native completion, run with the step's handle. */
+    private interface Completion {
+        void run(long bsi);
+    }
+
+    /** The handle for success()/error() on the loop thread, or 0 when the
+     *  call comes from another thread (then see {@link #offThread}). */
     private long completing(String what) {
         long b = handle();
         if (b == 0) {
@@ -218,21 +233,30 @@ public final class AsyncSteps implements AutoCloseable {
             }
             return b;
         }
+        if (!onLoopThread()) {
+            return 0;
+        }
         int s = (int) ST.getAcquire(this);
-        if (onLoopThread()) {
+        if (s == DEAD) {
+            throw finished(what);
+        }
+        if (s != LIVE) {
+            ST.setRelease(this, DEAD);
+        }
+        return b;
+    }
+
+    /** Completes a waiting step from another thread: exactly one passes. */
+    private void offThread(String what, Completion c) {
+        synchronized (COMPLETION_LOCK) {
+            int s = (int) ST.getAcquire(this);
+            if ((s == LIVE_WAIT || s == WAITING) && ST.compareAndSet(this, s, DEAD)) {
+                c.run(bsi); /* the runtime posts it to the loop thread */
+                return;
+            }
             if (s == DEAD) {
-                throw finished(what);
+                throw finished(what + " from another thread");
             }
-            if (s != LIVE) {
-                ST.setRelease(this, DEAD);
-            }
-            return b;
-        }
-        if ((s == LIVE_WAIT || s == WAITING) && ST.compareAndSet(this, s, DEAD)) {
-            return b;
-        }
-        if (s == DEAD || (int) ST.getAcquire(this) == DEAD) {
-            throw finished(what + " from another thread");
         }
         throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
                 + "\" for a step that does not wait; only a step that called waitExternal(), "
@@ -260,7 +284,7 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
-    /** Its step is gone (released, cancelled). */
+    /** Its step is gone (released, cancelled). Under COMPLETION_LOCK. */
     void kill() {
         ST.setVolatile(this, DEAD);
     }
@@ -536,7 +560,7 @@ public final class AsyncSteps implements AutoCloseable {
         throw new IllegalArgumentException("at most 4 values (FTN12 FutoInArgs)");
     }
 
-    private void nativeValues(long b, Object[] v, boolean asStep) {
+    private static void nativeValues(long b, Object[] v, boolean asStep) {
         if (v.length > 4) {
             tooMany();
         }
@@ -560,7 +584,17 @@ public final class AsyncSteps implements AutoCloseable {
 
     /** Completes the step successfully with no values. */
     public void success() {
-        FutoInNative.success0(completing("success()"));
+        long b = completing("success()");
+        if (b != 0) {
+            FutoInNative.success0(b);
+        } else {
+            offThread("success()", FutoInNative::success0);
+        }
+    }
+
+    private static void success1(long b, Object value) {
+        int t = Values.tag(value);
+        FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
     }
 
     /**
@@ -570,23 +604,26 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public void success(Object value) {
         long b = completing("success()");
-        int t = Values.tag(value);
-        FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
+        if (b != 0) {
+            success1(b, value);
+        } else {
+            offThread("success()", h -> success1(h, value));
+        }
     }
 
     /** @param a first value @param b second value */
     public void success(Object a, Object b) {
-        nativeValues(completing("success()"), new Object[] {a, b}, false);
+        successN(new Object[] {a, b});
     }
 
     /** @param a first value @param b second value @param c third value */
     public void success(Object a, Object b, Object c) {
-        nativeValues(completing("success()"), new Object[] {a, b, c}, false);
+        successN(new Object[] {a, b, c});
     }
 
     /** @param a first value @param b second value @param c third value @param d fourth value */
     public void success(Object a, Object b, Object c, Object d) {
-        nativeValues(completing("success()"), new Object[] {a, b, c, d}, false);
+        successN(new Object[] {a, b, c, d});
     }
 
     /**
@@ -599,7 +636,16 @@ public final class AsyncSteps implements AutoCloseable {
         if (values.length > 4) {
             tooMany();
         }
-        nativeValues(completing("success()"), values, false);
+        successN(values);
+    }
+
+    private void successN(Object[] values) {
+        long b = completing("success()");
+        if (b != 0) {
+            nativeValues(b, values, false);
+        } else {
+            offThread("success()", h -> nativeValues(h, values, false));
+        }
     }
 
     /**
@@ -626,11 +672,17 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public FutoInError error(String code, String info) {
         Objects.requireNonNull(code, "error(): code is null");
-        boolean here = onLoopThread();
         long b = completing("error()");
         FutoInError e = Errors.create(code, info, null);
         e.reported = true;
-        FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), here ? e : null);
+        byte[] c = Values.cstr(code);
+        byte[] i = Values.cstr(info);
+        if (b != 0) {
+            FutoInNative.handle_error(b, c, i, e);
+        } else {
+            /* last_exception is the loop thread's to set: code and info only */
+            offThread("error()", h -> FutoInNative.handle_error(h, c, i, null));
+        }
         throw e;
     }
 

@@ -101,7 +101,11 @@ final class Dispatch {
     static void error(Rec rec, long bsi, String code) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
-            asi.mirrorErrorState();
+            try {
+                asi.mirrorErrorState();
+            } catch (RuntimeException noState) {
+                // a foreign flow without state: the handler still runs
+            }
             rec.eh.handle(asi, code);
         } catch (Throwable t) {
             asi.fail(t);
@@ -110,7 +114,9 @@ final class Dispatch {
     }
 
     static void cancel(Rec rec, long bsi) {
-        rec.killWaiters(); /* a completion from now on is a lost race */
+        synchronized (AsyncSteps.COMPLETION_LOCK) {
+            rec.killWaiters(); /* a completion from now on is a lost race */
+        }
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             ((CancelHandler) rec.fn).cancel(asi);
@@ -136,7 +142,9 @@ final class Dispatch {
 
     static void released(Rec rec) {
         try {
-            rec.killWaiters();
+            synchronized (AsyncSteps.COMPLETION_LOCK) {
+                rec.killWaiters();
+            }
         } catch (Throwable t) {
             Tool.uncaught(t);
         }
@@ -161,6 +169,15 @@ final class Dispatch {
     static void timer(Object handle) {
         try {
             ((Tool.Handle) handle).fire();
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    /** Misuse the runtime reported outside any Java call on this thread. */
+    static void misuse(Object tool, String message) {
+        try {
+            ((Tool) tool).misuse(message);
         } catch (Throwable t) {
             Tool.uncaught(t);
         }

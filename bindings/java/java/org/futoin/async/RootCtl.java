@@ -143,7 +143,9 @@ final class RootCtl implements Runnable {
         bsi = 0;
         tool.roots.remove(this);
         try {
-            FutoInNative.free(b);
+            synchronized (AsyncSteps.COMPLETION_LOCK) { /* no completion mid-free */
+                FutoInNative.free(b);
+            }
         } finally {
             cancelled();
         }

@@ -452,6 +452,32 @@ public final class Tool implements Executor, AutoCloseable {
         return schedule("deferred()", delayMs, fn);
     }
 
+    private volatile Consumer<String> misuseHandler;
+
+    /**
+     * Where misuse goes that the runtime reports outside any Java call (so
+     * no exception can be thrown at the call site), e.g. a completion from
+     * another thread that arrived after its step had finished. By default
+     * it is printed to {@code System.err}, except for completions from
+     * other threads that lost a race against a timeout or cancel: those
+     * are a normal outcome. Every report is counted ({@link #misuseCount()}).
+     *
+     * @param handler gets the message, on the thread that misused the API;
+     *        null restores the default
+     */
+    public void onMisuse(Consumer<String> handler) {
+        misuseHandler = handler;
+    }
+
+    void misuse(String message) {
+        Consumer<String> h = misuseHandler;
+        if (h != null) {
+            h.accept(message);
+        } else if (!message.contains("from another thread") && !message.contains("already completed")) {
+            System.err.println("futoin: InternalError: " + message);
+        }
+    }
+
     /** @return misuses the runtime reported on this tool so far */
     public long misuseCount() {
         return FutoInNative.tool_misuse_count(ptr());
