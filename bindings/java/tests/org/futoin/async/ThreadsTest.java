@@ -164,7 +164,7 @@ public class ThreadsTest {
                 int k = i;
                 AsyncSteps root = new AsyncSteps(tool);
                 root.add(asi -> {
-                    asi.setTimeout(1 + k % 20);
+                    asi.setTimeout(k % 3 == 0 ? 1 : 500);
                     ForkJoinPool.commonPool().execute(() -> {
                         try {
                             if (k % 2 == 0) {
