@@ -355,42 +355,78 @@ public final class AsyncSteps implements AutoCloseable {
         return addRec("add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
-    /** Adds a step that takes one value. @param step the step @return this */
+    /**
+     * Adds a step that takes one value.
+     * @param step the step
+     * @return this
+     */
     public AsyncSteps add(Step1 step) {
         return addRec("add()", step, 1, null);
     }
 
-    /** Adds a step that takes one value. @param step the step @param onerror the error handler @return this */
+    /**
+     * Adds a step that takes one value.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps add(Step1 step, ErrorHandler onerror) {
         return addRec("add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
-    /** Adds a step that takes two values. @param step the step @return this */
+    /**
+     * Adds a step that takes two values.
+     * @param step the step
+     * @return this
+     */
     public AsyncSteps add(Step2 step) {
         return addRec("add()", step, 2, null);
     }
 
-    /** Adds a step that takes two values. @param step the step @param onerror the error handler @return this */
+    /**
+     * Adds a step that takes two values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps add(Step2 step, ErrorHandler onerror) {
         return addRec("add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
-    /** Adds a step that takes three values. @param step the step @return this */
+    /**
+     * Adds a step that takes three values.
+     * @param step the step
+     * @return this
+     */
     public AsyncSteps add(Step3 step) {
         return addRec("add()", step, 3, null);
     }
 
-    /** Adds a step that takes three values. @param step the step @param onerror the error handler @return this */
+    /**
+     * Adds a step that takes three values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps add(Step3 step, ErrorHandler onerror) {
         return addRec("add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
-    /** Adds a step that takes four values. @param step the step @return this */
+    /**
+     * Adds a step that takes four values.
+     * @param step the step
+     * @return this
+     */
     public AsyncSteps add(Step4 step) {
         return addRec("add()", step, 4, null);
     }
 
-    /** Adds a step that takes four values. @param step the step @param onerror the error handler @return this */
+    /**
+     * Adds a step that takes four values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps add(Step4 step, ErrorHandler onerror) {
         return addRec("add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
@@ -446,27 +482,50 @@ public final class AsyncSteps implements AutoCloseable {
         return syncRec(obj, step, 0, null);
     }
 
-    /** @param obj the sync object @param step the critical section @param onerror the error handler @return this */
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps sync(SyncObject obj, Step step, ErrorHandler onerror) {
         return syncRec(obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
-    /** @param obj the sync object @param step the critical section @return this */
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @return this
+     */
     public AsyncSteps sync(SyncObject obj, Step1 step) {
         return syncRec(obj, step, 1, null);
     }
 
-    /** @param obj the sync object @param step the critical section @param onerror the error handler @return this */
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps sync(SyncObject obj, Step1 step, ErrorHandler onerror) {
         return syncRec(obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
-    /** @param obj the sync object @param step the critical section @return this */
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @return this
+     */
     public AsyncSteps sync(SyncObject obj, Step2 step) {
         return syncRec(obj, step, 2, null);
     }
 
-    /** @param obj the sync object @param step the critical section @param onerror the error handler @return this */
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
     public AsyncSteps sync(SyncObject obj, Step2 step, ErrorHandler onerror) {
         return syncRec(obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
@@ -611,17 +670,29 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
-    /** @param a first value @param b second value */
+    /**
+     * @param a first value
+     * @param b second value
+     */
     public void success(Object a, Object b) {
         successN(new Object[] {a, b});
     }
 
-    /** @param a first value @param b second value @param c third value */
+    /**
+     * @param a first value
+     * @param b second value
+     * @param c third value
+     */
     public void success(Object a, Object b, Object c) {
         successN(new Object[] {a, b, c});
     }
 
-    /** @param a first value @param b second value @param c third value @param d fourth value */
+    /**
+     * @param a first value
+     * @param b second value
+     * @param c third value
+     * @param d fourth value
+     */
     public void success(Object a, Object b, Object c, Object d) {
         successN(new Object[] {a, b, c, d});
     }
@@ -700,7 +771,9 @@ public final class AsyncSteps implements AutoCloseable {
         waits();
     }
 
-    /** @param timeout the timeout (millisecond resolution) */
+    /**
+     * @param timeout the timeout (millisecond resolution)
+     */
     public void setTimeout(Duration timeout) {
         setTimeout(timeout.toMillis());
     }
@@ -860,7 +933,9 @@ public final class AsyncSteps implements AutoCloseable {
         return forEach(Arrays.asList(array), body, null);
     }
 
-    /** Leaves the innermost loop (FTN12 {@code break()}); ends the body. */
+    /**
+     * Leaves the innermost loop (FTN12 {@code break()}); ends the body.
+     */
     public void breakLoop() {
         breakLoop(null);
     }
@@ -910,7 +985,9 @@ public final class AsyncSteps implements AutoCloseable {
         return s;
     }
 
-    /** @return the error_info of the flow's last error, or null */
+    /**
+     * @return the error_info of the flow's last error, or null
+     */
     public String errorInfo() {
         return Values.fromUtf8(FutoInNative.error_info(check("errorInfo()")));
     }
@@ -1068,7 +1145,9 @@ public final class AsyncSteps implements AutoCloseable {
 
     // ---- queries ---------------------------------------------------------
 
-    /** @return true while the handle may be used (FTN12 {@code cast()}) */
+    /**
+     * @return true while the handle may be used (FTN12 {@code cast()})
+     */
     public boolean isValid() {
         long b = handle();
         if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD)) {
@@ -1077,17 +1156,23 @@ public final class AsyncSteps implements AutoCloseable {
         return !onLoopThread() || FutoInNative.is_valid(b);
     }
 
-    /** @return the root's id (FTN12 {@code rootId()}) */
+    /**
+     * @return the root's id (FTN12 {@code rootId()})
+     */
     public long rootId() {
         return FutoInNative.root_id(check("rootId()"));
     }
 
-    /** @return the {@code FutoInAsyncSteps*} address (FTN12 {@code binary()}) */
+    /**
+     * @return the {@code FutoInAsyncSteps*} address (FTN12 {@code binary()})
+     */
     public long binary() {
         return check("binary()");
     }
 
-    /** @return the Tool, or null for a foreign handle */
+    /**
+     * @return the Tool, or null for a foreign handle
+     */
     public Tool tool() {
         return tool;
     }

@@ -69,7 +69,9 @@ public final class ForeignValue implements AutoCloseable {
         return p == 0 ? 0 : FutoInNative.foreign_address(p);
     }
 
-    /** @return true until the value was passed on or closed */
+    /**
+     * @return true until the value was passed on or closed
+     */
     public boolean isPresent() {
         return typeFlags() >= 0;
     }

@@ -23,7 +23,9 @@ package org.futoin.async;
 public class FutoInError extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** @serial the error code */
     private final String code;
+    /** @serial the error_info, or null */
     private final String info;
     /** Set by AsyncSteps.error(): already reported to the flow. */
     transient boolean reported;
@@ -57,12 +59,16 @@ public class FutoInError extends RuntimeException {
         this.info = info;
     }
 
-    /** @return the error code, e.g. {@code "Timeout"} */
+    /**
+     * @return the error code, e.g. {@code "Timeout"}
+     */
     public String code() {
         return code;
     }
 
-    /** @return the error_info, or null */
+    /**
+     * @return the error_info, or null
+     */
     public String info() {
         return info;
     }

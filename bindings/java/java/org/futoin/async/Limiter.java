@@ -18,31 +18,46 @@ public final class Limiter extends SyncObject {
         long periodMs = 1000;
         long burst = 0;
 
-        /** @param v flows inside at once (default 1) @return this */
+        /**
+         * @param v flows inside at once (default 1)
+         * @return this
+         */
         public Options concurrent(int v) {
             concurrent = v;
             return this;
         }
 
-        /** @param v flows waiting for a slot (default 0) @return this */
+        /**
+         * @param v flows waiting for a slot (default 0)
+         * @return this
+         */
         public Options maxQueue(long v) {
             maxQueue = v;
             return this;
         }
 
-        /** @param v entries per period (default 1) @return this */
+        /**
+         * @param v entries per period (default 1)
+         * @return this
+         */
         public Options rate(int v) {
             rate = v;
             return this;
         }
 
-        /** @param v the period in ms (default 1000) @return this */
+        /**
+         * @param v the period in ms (default 1000)
+         * @return this
+         */
         public Options periodMs(long v) {
             periodMs = v;
             return this;
         }
 
-        /** @param v flows waiting for the rate (default 0) @return this */
+        /**
+         * @param v flows waiting for the rate (default 0)
+         * @return this
+         */
         public Options burst(long v) {
             burst = v;
             return this;

@@ -6,7 +6,9 @@ package org.futoin.async;
  * again (counted). Close it once no flow uses it.
  */
 public final class Mutex extends SyncObject {
-    /** No queue limit (the spec's {@code null}). */
+    /**
+     * No queue limit (the spec's {@code null}).
+     */
     public static final long UNLIMITED = -1L;
 
     /** A Mutex(1) with an unlimited queue. */

@@ -29,27 +29,47 @@ public final class Parallel {
         return this;
     }
 
-    /** Adds a branch. @param step the branch's first step @return this */
+    /**
+     * Adds a branch.
+     * @param step the branch's first step
+     * @return this
+     */
     public Parallel add(Step step) {
         return addRec(step, 0, null);
     }
 
-    /** Adds a branch. @param step the branch's first step @param onerror its error handler @return this */
+    /**
+     * Adds a branch.
+     * @param step the branch's first step
+     * @param onerror its error handler
+     * @return this
+     */
     public Parallel add(Step step, ErrorHandler onerror) {
         return addRec(step, 0, Objects.requireNonNull(onerror, "parallel().add(): onerror is null"));
     }
 
-    /** Adds a branch that takes one value. @param step the step @return this */
+    /**
+     * Adds a branch that takes one value.
+     * @param step the step
+     * @return this
+     */
     public Parallel add(Step1 step) {
         return addRec(step, 1, null);
     }
 
-    /** Adds a branch that takes one value. @param step the step @param onerror its error handler @return this */
+    /**
+     * Adds a branch that takes one value.
+     * @param step the step
+     * @param onerror its error handler
+     * @return this
+     */
     public Parallel add(Step1 step, ErrorHandler onerror) {
         return addRec(step, 1, Objects.requireNonNull(onerror, "parallel().add(): onerror is null"));
     }
 
-    /** @return the {@code FutoInAsyncSteps*} of the parallel step */
+    /**
+     * @return the {@code FutoInAsyncSteps*} of the parallel step
+     */
     public long binary() {
         parent.checkParent("parallel().binary()");
         return bsi;

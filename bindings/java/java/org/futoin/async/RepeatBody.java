@@ -1,6 +1,8 @@
 package org.futoin.async;
 
-/** The body of {@link AsyncSteps#repeat(int, RepeatBody)}: {@code func(as, i)}. */
+/**
+ * The body of {@link AsyncSteps#repeat(int, RepeatBody)}: {@code func(as, i)}.
+ */
 @FunctionalInterface
 public interface RepeatBody {
     /**

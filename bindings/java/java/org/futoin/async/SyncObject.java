@@ -67,7 +67,9 @@ public abstract sealed class SyncObject implements AutoCloseable permits Mutex, 
         }
     }
 
-    /** @return true until closed */
+    /**
+     * @return true until closed
+     */
     public boolean isOpen() {
         return ptr != 0;
     }

@@ -58,7 +58,9 @@ public final class Tool implements Executor, AutoCloseable {
     /** Pending timers and immediates (loop thread). */
     private final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
 
-    /** A tool whose loop runs on the caller's thread ({@link #run()}). */
+    /**
+     * A tool whose loop runs on the caller's thread ({@link #run()}).
+     */
     public Tool() {
         dedicated = false;
         thread = null;
@@ -389,12 +391,16 @@ public final class Tool implements Executor, AutoCloseable {
             this.fn = fn;
         }
 
-        /** @return true while the callback is scheduled (FTN12 {@code is_valid}) */
+        /**
+         * @return true while the callback is scheduled (FTN12 {@code is_valid})
+         */
         public boolean isValid() {
             return rec != 0;
         }
 
-        /** Cancels the callback; no-op if it ran or was cancelled (FTN12 {@code cancel}). */
+        /**
+         * Cancels the callback; no-op if it ran or was cancelled (FTN12 {@code cancel}).
+         */
         public void cancel() {
             if (rec != 0) {
                 tool.checkLoopThread("Handle.cancel()");
@@ -478,12 +484,16 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
-    /** @return misuses the runtime reported on this tool so far */
+    /**
+     * @return misuses the runtime reported on this tool so far
+     */
     public long misuseCount() {
         return FutoInNative.tool_misuse_count(ptr());
     }
 
-    /** @return the {@code futoin_tool*} address (for other languages) */
+    /**
+     * @return the {@code futoin_tool*} address (for other languages)
+     */
     public long address() {
         return FutoInNative.tool_ptr(ptr());
     }
@@ -583,7 +593,9 @@ public final class Tool implements Executor, AutoCloseable {
         FutoInNative.tool_release_loop(ptr);
     }
 
-    /** @return true once {@link #close()} was called */
+    /**
+     * @return true once {@link #close()} was called
+     */
     public boolean isClosed() {
         return closed;
     }
