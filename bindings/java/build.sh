@@ -5,7 +5,8 @@
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN
 #   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
-#      and the POM under META-INF/maven/; the POM also next to the jar
+#      and the POM under META-INF/maven/; the POM also next to the jar; the
+#      javadoc jar (doclint warnings are errors)
 #   5. the JUnit tests (junit4 + hamcrest from /usr/share/java)
 #
 # usage: bindings/java/build.sh [CORE_BUILD_DIR] [OUT_DIR]
@@ -70,6 +71,12 @@ rm -f "$out/futoin-async.jar"
   -C "$out/classes" .
 cp "$out/futoin-async.jar" "$out/futoin-async-$version.jar"
 cp "$here/pom.xml" "$out/futoin-async-$version.pom"
+# the API docs (every public name documented: doclint warnings are errors)
+rm -rf "$out/javadoc"
+"$JAVA_HOME/bin/javadoc" -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
+  -sourcepath "$here/java:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
+  || { cat "$out/gen/javadoc.log"; exit 1; }
+"$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
 
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
