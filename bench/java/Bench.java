@@ -19,7 +19,8 @@ import org.futoin.async.Tool;
  *
  * Each line shows ns per step for "run" (execute + loop / complete +
  * propagation) and "build+run" (the add()/thenApply() calls included),
- * median of R rounds after W warm-up rounds.
+ * median of R rounds after W warm-up rounds. With -Djnifloor=LIB it also
+ * prints the JNI floor (JniFloor.java, jni_floor.c).
  */
 public final class Bench {
     private static final Object CONSUME = new Object();
@@ -153,6 +154,12 @@ public final class Bench {
             for (int i = 0; i < all.length; ++i) {
                 runMed[i] = median(run.get(i));
                 System.out.printf("%-26s %14.1f %16.1f%n", names[i], runMed[i], median(build.get(i)));
+            }
+            if (System.getProperty("jnifloor") != null) {
+                double[] f = JniFloor.run(System.getProperty("jnifloor"));
+                System.out.printf("%-26s %14.1f%n", "JNI up-call (2 args)", f[0]);
+                System.out.printf("%-26s %14.1f%n", "JNI up-call (5 args)", f[1]);
+                System.out.printf("%-26s %14.1f%n", "JNI global ref new+delete", f[2]);
             }
             boolean met = runMed[0] <= 250 && runMed[1] <= 250 && runMed[2] <= 250;
             System.out.printf("target: <= 250 ns per Java step (run) -> %s (add %.0f, repeat %.0f, success %.0f ns)%n",

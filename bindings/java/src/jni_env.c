@@ -225,12 +225,12 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     if (!fj.f) {                                                               \
         return JNI_ERR;                                                        \
     }
-    SM(d_step0, "step0", "(" REC "J)V");
-    SM(d_step1, "step1", "(" REC "JIJ" OBJ ")V");
-    SM(d_step, "step", "(" REC "JIJJJJ" OBJ OBJ OBJ OBJ ")V");
-    SM(d_error, "error", "(" REC "J" STR ")V");
+    SM(d_step0, "step0", "(" REC "J)J");
+    SM(d_step1, "step1", "(" REC "JIJ" OBJ ")J");
+    SM(d_step, "step", "(" REC "JIJJJJ" OBJ OBJ OBJ OBJ ")J");
+    SM(d_error, "error", "(" REC "J" STR ")J");
     SM(d_cancel, "cancel", "(" REC "J)V");
-    SM(d_loop, "loop", "(" REC "JJ)V");
+    SM(d_loop, "loop", "(" REC "JJ)J");
     SM(d_released, "released", "(" REC ")V");
     SM(d_unhandled, "unhandled", "(" REC "J" STR ")V");
     SM(d_drain, "drain", "(" OBJ ")V");

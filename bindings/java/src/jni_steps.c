@@ -56,6 +56,48 @@ static void after_upcall(JNIEnv* env, FutoInAsyncSteps* bsi, int in_flow)
     }
 }
 
+/*
+ * A step callback returns the success() it called last, if Java could
+ * keep it for us (AsyncSteps.pending): the common `asi.success(v)` with no
+ * value or one small scalar then costs no JNI down-call. Encoding: bits
+ * 56..63 the tag (FJ_PENDING_NONE: no values), bits 0..55 the payload,
+ * sign-extended for signed tags. Applying it right after the callback is
+ * the same as calling it inside: the runtime acts on success() only after
+ * the callback returns, and Java applies it itself before any other call
+ * on the step.
+ */
+#define FJ_PENDING_NONE 0xFE
+
+static void after_step(JNIEnv* env, FutoInAsyncSteps* bsi, jlong pending)
+{
+    int tag;
+    jlong bits;
+    FutoInArgs a;
+    if (fj_upcall_failed(env)) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "futoin-java: exception escaped the dispatcher");
+        return;
+    }
+    if (!pending) {
+        return;
+    }
+    tag = (int)(((uint64_t)pending >> 56) & 0xFF);
+    if (tag == FJ_PENDING_NONE) {
+        bsi->api->success(bsi, NULL);
+        return;
+    }
+    bits = (jlong)((uint64_t)pending << 8) >> 8; /* sign-extend 56 bits */
+    fj_args_clear(&a);
+    if (fj_to_binval(env, tag, bits, NULL, &a.arg0) < 0) {
+        (*env)->ExceptionClear(env);
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "futoin-java: bad pending value");
+        return;
+    }
+    bsi->api->success(bsi, &a);
+    futoin_reset_binval(&a.arg0);
+}
+
 static void drop_objs(JNIEnv* env, jobject* o, const int* local, int n)
 {
     for (int i = 0; i < n; ++i) {
@@ -97,16 +139,18 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
         }
         tags |= (tag & 0xFF) << (8 * n);
     }
+    jlong pending;
     if (n <= 1 && want >= 0) {
-        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step1, rec, JBSI(bsi),
-                                     tags, bits[0], objs[0]);
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
+                                               JBSI(bsi), tags, bits[0], objs[0]);
     } else {
-        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step, rec, JBSI(bsi),
-                                     tags, bits[0], bits[1], bits[2], bits[3],
-                                     objs[0], objs[1], objs[2], objs[3]);
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step, rec,
+                                               JBSI(bsi), tags, bits[0], bits[1],
+                                               bits[2], bits[3], objs[0], objs[1],
+                                               objs[2], objs[3]);
     }
-    after_upcall(env, bsi, 1);
     drop_objs(env, objs, local, n);
+    after_step(env, bsi, pending);
 }
 
 /* A step that ignores values (arity 0): they are never converted. */
@@ -118,8 +162,9 @@ static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step0, data, JBSI(bsi));
-    after_upcall(env, bsi, 1);
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
+                                            JBSI(bsi)));
 }
 
 /* Steps that take values; one trampoline per arity, so that the arity is
@@ -137,8 +182,9 @@ static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
         call_with_values(env, bsi, data, (FutoInArgs*)args, want);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_step0, data, JBSI(bsi));
-    after_upcall(env, bsi, 1);
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
+                                            JBSI(bsi)));
 }
 
 static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 1); }
@@ -163,6 +209,7 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     int local;
     jstring c;
+    jlong pending;
     JNIEnv* env = fj_env();
     if (!env) {
         return; /* the error goes on to the outer handlers */
@@ -172,11 +219,12 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
         fj_upcall_failed(env);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_error, data, JBSI(bsi), c);
-    after_upcall(env, bsi, 1);
+    pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error, data,
+                                           JBSI(bsi), c);
     if (local) {
-        (*env)->DeleteLocalRef(env, c);
+        (*env)->DeleteLocalRef(env, c); /* allowed with an exception pending */
     }
+    after_step(env, bsi, pending);
 }
 
 static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
@@ -196,9 +244,9 @@ static void tr_loop(FutoInAsyncSteps* bsi, void* data)
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_loop, data, JBSI(bsi),
-                                 (jlong)-1);
-    after_upcall(env, bsi, 1);
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
+                                            JBSI(bsi), (jlong)-1));
 }
 
 static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
@@ -208,9 +256,9 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_loop, data, JBSI(bsi),
-                                 (jlong)i);
-    after_upcall(env, bsi, 1);
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
+                                            JBSI(bsi), (jlong)i));
 }
 
 static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)

@@ -95,6 +95,13 @@ public final class AsyncSteps implements AutoCloseable {
     private int st;
     private Rec cancelRec;
     private Map<String, Object> state;
+    /* A success() kept for the trampoline to apply when the callback
+     * returns (src/jni_steps.c, after_step): no values, or one small
+     * scalar; saves a JNI down-call per step. Applied here first if any
+     * other call reaches the runtime through this handle. */
+    private long pending;
+    private static final long PENDING_NONE = 0xFEL << 56;
+    private static final long LOW56 = (1L << 56) - 1;
 
     /**
      * A new root on {@code tool}. Loop thread of the tool.
@@ -192,7 +199,56 @@ public final class AsyncSteps implements AutoCloseable {
         if (!onLoopThread()) {
             throw wrongThread(what);
         }
+        if (pending != 0) {
+            flush();
+        }
         return b;
+    }
+
+    /** Apply a kept success() now (loop thread). */
+    private void flush() {
+        long p = pending;
+        pending = 0;
+        if (p == PENDING_NONE) {
+            FutoInNative.success0(bsi);
+        } else if (p != 0) {
+            FutoInNative.success1(bsi, (int) (p >>> 56), (p << 8) >> 8, null);
+        }
+    }
+
+    /** Apply a kept success() now, if any (callbacks that return nothing). */
+    void flushKept() {
+        if (pending != 0) {
+            flush();
+        }
+    }
+
+    /** The kept success() for the trampoline; the callback has returned. */
+    long takePending() {
+        long p = pending;
+        pending = 0;
+        return p;
+    }
+
+    /** May success() be kept for the trampoline? Loop thread, in the callback. */
+    private boolean canKeep() {
+        return kind == STEP && pending == 0 && (int) ST.getAcquire(this) == LIVE;
+    }
+
+    /** A scalar that fits the kept form, or 0. */
+    private static long keepable(int tag, long bits) {
+        switch (tag) {
+            case Values.INT32:
+            case Values.INT16:
+            case Values.INT8:
+            case Values.BOOL:
+            case Values.FLOAT:
+                return ((long) tag << 56) | (bits & LOW56);
+            case Values.INT64:
+                return bits >= -(1L << 55) && bits < (1L << 55) ? ((long) tag << 56) | (bits & LOW56) : 0;
+            default:
+                return 0;
+        }
     }
 
     private long checkRoot(String what) {
@@ -239,6 +295,9 @@ public final class AsyncSteps implements AutoCloseable {
         int s = (int) ST.getAcquire(this);
         if (s == DEAD) {
             throw finished(what);
+        }
+        if (pending != 0) {
+            flush();
         }
         if (s != LIVE) {
             ST.setRelease(this, DEAD);
@@ -297,6 +356,9 @@ public final class AsyncSteps implements AutoCloseable {
         long b = handle();
         if (b == 0) {
             return;
+        }
+        if (pending != 0) {
+            flush(); /* success() then a throw: the runtime sees both, in order */
         }
         String code;
         String info;
@@ -645,7 +707,11 @@ public final class AsyncSteps implements AutoCloseable {
     public void success() {
         long b = completing("success()");
         if (b != 0) {
-            FutoInNative.success0(b);
+            if (canKeep()) {
+                pending = PENDING_NONE;
+            } else {
+                FutoInNative.success0(b);
+            }
         } else {
             offThread("success()", FutoInNative::success0);
         }
@@ -664,6 +730,14 @@ public final class AsyncSteps implements AutoCloseable {
     public void success(Object value) {
         long b = completing("success()");
         if (b != 0) {
+            if (canKeep()) {
+                int t = Values.tag(value);
+                long k = keepable(t, Values.bits(value, t));
+                if (k != 0) {
+                    pending = k;
+                    return;
+                }
+            }
             success1(b, value);
         } else {
             offThread("success()", h -> success1(h, value));

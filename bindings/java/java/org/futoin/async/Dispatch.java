@@ -6,14 +6,15 @@ import java.util.LinkedHashMap;
  * The up-calls of the C trampolines (src/jni_steps.c, src/jni_tool.c):
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
  * no Java exception may travel back through C frames. A step's exceptions
- * become the flow's error here ({@link AsyncSteps#fail(Throwable)}).
+ * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
+ * callbacks return the success() the step kept (see AsyncSteps.pending).
  */
 final class Dispatch {
     private Dispatch() {
     }
 
     /** A step without values (or one that ignores them). */
-    static void step0(Rec rec, long bsi) {
+    static long step0(Rec rec, long bsi) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             Object fn = rec.fn;
@@ -25,11 +26,11 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        asi.leave();
+        return done(asi);
     }
 
     /** A step with one value. */
-    static void step1(Rec rec, long bsi, int tag, long bits, Object o) {
+    static long step1(Rec rec, long bsi, int tag, long bits, Object o) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             if (rec.arity == 1) {
@@ -40,11 +41,11 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        asi.leave();
+        return done(asi);
     }
 
     /** A step with several values. */
-    static void step(Rec rec, long bsi, int tags, long b0, long b1, long b2, long b3,
+    static long step(Rec rec, long bsi, int tags, long b0, long b1, long b2, long b3,
                      Object o0, Object o1, Object o2, Object o3) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
@@ -52,7 +53,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        asi.leave();
+        return done(asi);
     }
 
     private static void call(Rec rec, AsyncSteps asi, int tags, long b0, long b1, long b2, long b3,
@@ -93,12 +94,19 @@ final class Dispatch {
         }
     }
 
+    /** After a callback: its kept success() (applied by the trampoline). */
+    private static long done(AsyncSteps asi) {
+        long p = asi.takePending();
+        asi.leave();
+        return p;
+    }
+
     private static Object v(int tags, int i, long bits, Object o) {
         int tag = (tags >>> (8 * i)) & 0xFF;
         return tag == 0 ? null : Values.decode(tag, bits, o);
     }
 
-    static void error(Rec rec, long bsi, String code) {
+    static long error(Rec rec, long bsi, String code) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             try {
@@ -110,7 +118,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        asi.leave();
+        return done(asi);
     }
 
     static void cancel(Rec rec, long bsi) {
@@ -120,13 +128,14 @@ final class Dispatch {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             ((CancelHandler) rec.fn).cancel(asi);
+            asi.flushKept(); /* a success() here is misuse: let the runtime say so */
         } catch (Throwable t) {
             Tool.uncaught(t);
         }
         asi.kill();
     }
 
-    static void loop(Rec rec, long bsi, long i) {
+    static long loop(Rec rec, long bsi, long i) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             if (i < 0) {
@@ -137,7 +146,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        asi.leave();
+        return done(asi);
     }
 
     static void released(Rec rec) {
