@@ -47,11 +47,11 @@ typedef struct fj_cache
     jmethodID d_step0;      /* (Rec, long) */
     jmethodID d_step1;      /* (Rec, long, int, long, Object) */
     jmethodID d_step;       /* (Rec, long, int, long x4, Object x4) */
-    jmethodID d_error;      /* (Rec, long, String) */
+    jmethodID d_error;      /* (Rec, long, Object code) -> long */
     jmethodID d_cancel;     /* (Rec, long) */
     jmethodID d_loop;       /* (Rec, long, long) */
     jmethodID d_released;   /* (Rec) */
-    jmethodID d_unhandled;  /* (Rec, long, String) */
+    jmethodID d_unhandled;  /* (Rec, long, Object code) */
     jmethodID d_drain;      /* (Object tool) */
     jmethodID d_timer;      /* (Object runnable) */
     jmethodID d_new_state;  /* () -> Object */
@@ -95,8 +95,9 @@ void fj_throw(JNIEnv* env, jclass cls, const char* msg);
  *  Only for the last-resort path (Dispatch catches everything). */
 int fj_upcall_failed(JNIEnv* env);
 
-/** The interned String of a standard code, or a new local String. */
-jstring fj_code_string(JNIEnv* env, const char* code, int* is_local);
+/** An error code for Java: the interned String of a standard code, else a
+ *  new local String (ASCII) or UTF-8 byte[] (Values.str() decodes both). */
+jobject fj_code_string(JNIEnv* env, const char* code, int* is_local);
 
 /*
  * Misuse at the call site. The runtime reports misuse that no flow can

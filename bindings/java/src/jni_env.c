@@ -114,18 +114,34 @@ int fj_upcall_failed(JNIEnv* env)
     return 0;
 }
 
-jstring fj_code_string(JNIEnv* env, const char* code, int* is_local)
+jobject fj_code_string(JNIEnv* env, const char* code, int* is_local)
 {
     int i = futoin_error_lookup(code);
+    const char* p;
+    jbyteArray b;
+    jsize n;
     *is_local = 0;
     if (i >= 0 && i < (int)(sizeof(fj.codes) / sizeof(fj.codes[0]))
         && fj.codes[i]) {
         return fj.codes[i];
     }
     *is_local = 1;
-    /* User codes are usually ASCII; anything else goes through modified
-     * UTF-8, which is the same for the Basic Multilingual Plane. */
-    return (*env)->NewStringUTF(env, code ? code : "");
+    if (!code) {
+        code = "";
+    }
+    for (p = code; *p && (unsigned char)*p < 0x80; ++p) {
+    }
+    if (!*p) {
+        return (*env)->NewStringUTF(env, code); /* ASCII: same in modified UTF-8 */
+    }
+    /* Anything else as UTF-8 bytes, decoded in Java (JNI's string
+     * functions read modified UTF-8, which differs outside the BMP). */
+    n = (jsize)strlen(code);
+    b = (*env)->NewByteArray(env, n);
+    if (b) {
+        (*env)->SetByteArrayRegion(env, b, 0, n, (const jbyte*)code);
+    }
+    return b;
 }
 
 /* ---- misuse at the call site ----------------------------------------------- */
@@ -228,11 +244,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_step0, "step0", "(" REC "J)J");
     SM(d_step1, "step1", "(" REC "JIJ" OBJ ")J");
     SM(d_step, "step", "(" REC "JIJJJJ" OBJ OBJ OBJ OBJ ")J");
-    SM(d_error, "error", "(" REC "J" STR ")J");
+    SM(d_error, "error", "(" REC "J" OBJ ")J");
     SM(d_cancel, "cancel", "(" REC "J)V");
     SM(d_loop, "loop", "(" REC "JJ)J");
     SM(d_released, "released", "(" REC ")V");
-    SM(d_unhandled, "unhandled", "(" REC "J" STR ")V");
+    SM(d_unhandled, "unhandled", "(" REC "J" OBJ ")V");
     SM(d_drain, "drain", "(" OBJ ")V");
     SM(d_timer, "timer", "(" OBJ ")V");
     SM(d_new_state, "newState", "()" OBJ);

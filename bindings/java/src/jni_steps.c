@@ -208,7 +208,7 @@ static FutoInAsyncSteps_execute_callback step_tr(jint arity)
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     int local;
-    jstring c;
+    jobject c;
     jlong pending;
     JNIEnv* env = fj_env();
     if (!env) {
@@ -264,7 +264,7 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     int local;
-    jstring c;
+    jobject c;
     JNIEnv* env = fj_env();
     if (!env) {
         return;

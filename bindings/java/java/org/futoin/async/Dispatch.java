@@ -106,7 +106,7 @@ final class Dispatch {
         return tag == 0 ? null : Values.decode(tag, bits, o);
     }
 
-    static long error(Rec rec, long bsi, String code) {
+    static long error(Rec rec, long bsi, Object code) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             try {
@@ -114,7 +114,7 @@ final class Dispatch {
             } catch (RuntimeException noState) {
                 // a foreign flow without state: the handler still runs
             }
-            rec.eh.handle(asi, code);
+            rec.eh.handle(asi, Values.str(code));
         } catch (Throwable t) {
             asi.fail(t);
         }
@@ -159,9 +159,9 @@ final class Dispatch {
         }
     }
 
-    static void unhandled(Rec rec, long bsi, String code) {
+    static void unhandled(Rec rec, long bsi, Object code) {
         try {
-            ((RootCtl) rec.fn).unhandled(bsi, code);
+            ((RootCtl) rec.fn).unhandled(bsi, Values.str(code));
         } catch (Throwable t) {
             Tool.uncaught(t);
         }

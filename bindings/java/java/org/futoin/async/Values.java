@@ -160,6 +160,11 @@ final class Values {
         return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /** A String, or the UTF-8 bytes of one (an error code from C). */
+    static String str(Object o) {
+        return o instanceof String ? (String) o : fromUtf8((byte[]) o);
+    }
+
     static String fromUtf8(byte[] b) {
         return b == null ? null : new String(b, StandardCharsets.UTF_8);
     }

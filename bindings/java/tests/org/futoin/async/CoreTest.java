@@ -132,6 +132,18 @@ public class CoreTest {
     }
 
     @Test
+    public void anyUnicodeInCodesAndInfo() {
+        String code = "\u041e\u0448\u0438\u0431\u043a\u0430\uD83D\uDE00";
+        String info = "caf\u00e9 \uD83D\uDE80";
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> asi.error(code, info), (asi, c) -> log.add(c + " " + asi.state().get("error_info")));
+        FutoInError e = runFailing(root);
+        assertEquals(List.of(code + " " + info), log);
+        assertEquals(code, e.code());
+        assertEquals(info, root.errorInfo());
+    }
+
+    @Test
     public void errorHandlerAddsSteps() {
         AsyncSteps root = new AsyncSteps(tool);
         root.add(asi -> asi.error("E1"), (asi, code) -> asi.add(a -> a.success("instead")));
