@@ -400,6 +400,69 @@ static void take_args(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
     }
 }
 
+/* The in-place iterations of loop `l`'s body `s` (see exec_frame). Each
+ * call site passes `rep` as a constant, so loop() and repeat() get a loop
+ * of their own with nothing in it but the indirect call and the exit
+ * tests (GCC stopped unswitching it by itself once the burst grew a
+ * time-slice bound). */
+static inline __attribute__((always_inline)) void loop_burst(
+        futoin__flow* fl, futoin__step* s, futoin__step* l, const bool rep)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    /* u.l.i counts iterations started, this one included; it lives in a
+     * local during the burst and is stored back before anything else can
+     * look at it */
+    size_t i = l->u.l.i;
+    const size_t last = rep ? l->u.l.count : SIZE_MAX;
+    void* const ldata = l->data;
+    /* The time slice's next clock read falls on iteration `limit`, folded
+     * into the bound the burst compares with anyway, so the check costs
+     * nothing per iteration (`counted` iterations were reported to the
+     * slice already). */
+    unsigned n = 0, counted = 0;
+    unsigned left = tool->slice_units < tool->slice_stride
+                            ? tool->slice_stride - tool->slice_units
+                            : 1;
+    unsigned limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1
+                                                    : FUTOIN__LOOP_INPLACE;
+    for (;; ++n) {
+        if (rep) {
+            l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
+        } else {
+            l->u.l.fn.loop(&s->bsi, ldata);
+        }
+        if (FUTOIN__UNLIKELY(s->flags != 0)) {
+            if (s->flags != FUTOIN__F_SUCCESS) {
+                break;
+            }
+            s->flags = 0; /* success(): values of a body are dropped */
+            drop_args(fl);
+        }
+        if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
+                             || fl->raise_top || i >= last || n >= limit)) {
+            bool over;
+            if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
+                || r->pending || fl->raise_at || fl->raise_top || i >= last) {
+                break; /* a reason other than the clock read */
+            }
+            over = futoin__tool_busy(tool, n + 1 - counted);
+            counted = n + 1;
+            if (over) {
+                break;
+            }
+            limit = n + tool->slice_stride;
+            if (limit > FUTOIN__LOOP_INPLACE) {
+                limit = FUTOIN__LOOP_INPLACE;
+            }
+        }
+        ++i;
+    }
+    /* uncounted iterations: the next futoin__tool_busy() sees them */
+    tool->slice_units += n + 1 - counted;
+    l->u.l.i = i;
+}
+
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
  * must not be touched any more (its root was cancelled or freed from the
  * callback, or the flow ended). */
@@ -474,53 +537,18 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * call. Anything else takes the general path below. The number of
          * in-place iterations is bounded so other flows get their turn,
          * and the burst ends early once the time slice is used up. */
-        bool rep = (l->flags & FUTOIN__F_REPEAT) != 0;
-        uint32_t units = 0;
-        uint32_t stride = tool->slice_stride - tool->slice_units;
-        /* u.l.i counts iterations started, this one included; it lives in
-         * a local during the burst and is stored back before anything
-         * else can look at it */
-        size_t i = l->u.l.i;
-        size_t last = rep ? l->u.l.count : SIZE_MAX;
-        void* ldata = l->data;
         drop_args(fl);
         s->state = FUTOIN__S_EXEC;
         /* a body may wait and be completed from another thread */
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         ++r->in_cb; /* user code runs between here and the decrement */
-        for (unsigned n = 0;; ++n) {
-            if (rep) {
-                l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
-            } else {
-                l->u.l.fn.loop(&s->bsi, ldata);
-            }
-            if (FUTOIN__UNLIKELY(s->flags != 0)) {
-                if (s->flags != FUTOIN__F_SUCCESS) {
-                    break;
-                }
-                s->flags = 0; /* success(): values of a body are dropped */
-                drop_args(fl);
-            }
-            if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
-                                 || fl->raise_top || i >= last
-                                 || n >= FUTOIN__LOOP_INPLACE)) {
-                break;
-            }
-            /* one unit per iteration, counted in a register and handed
-             * to the tool's slice only when its stride is reached */
-            if (FUTOIN__UNLIKELY(++units >= stride)) {
-                if (futoin__tool_busy(tool, units)) {
-                    break;
-                }
-                units = 0;
-                stride = tool->slice_stride;
-            }
-            ++i;
+        if (l->flags & FUTOIN__F_REPEAT) {
+            loop_burst(fl, s, l, true);
+        } else {
+            loop_burst(fl, s, l, false);
         }
         --r->in_cb;
-        tool->slice_units += units; /* the next futoin__tool_busy() sees them */
-        l->u.l.i = i;
         break;
     }
     default:
@@ -708,7 +736,10 @@ static void flow_run(futoin__flow* fl)
     ++futoin__eng(tool)->running;
     while (budget-- > 0) {
         futoin__step* top;
-        if (FUTOIN__UNLIKELY(futoin__tool_busy(tool, 1))) {
+        /* Not before the first step: a flow whose turn comes runs at least
+         * one step, so it never falls behind immediates queued after it. */
+        if (FUTOIN__UNLIKELY(budget != FUTOIN__FLOW_BUDGET - 1
+                             && futoin__tool_busy(tool, 1))) {
             break; /* the slice is used up: libuv gets its turn */
         }
         if (fl->raise_top && !fl->raise_at) {
@@ -765,7 +796,7 @@ static void flow_run(futoin__flow* fl)
             goto out;
         }
     }
-    /* Budget used up: yield to the other flows on this tool. */
+    /* Budget or slice used up: yield to the other flows on this tool. */
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);
 out:

@@ -254,7 +254,7 @@ public class MisuseTest {
             fail();
         } catch (FutoInError e) {
             assertEquals(Errors.INTERNAL_ERROR, e.code());
-            assertTrue(root.errorInfo(), root.errorInfo().contains("success() called twice"));
+            assertTrue(root.errorInfo(), root.errorInfo().contains("success() after success()"));
         }
     }
 
