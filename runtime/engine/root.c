@@ -54,12 +54,16 @@ futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi)
  * Safe from any thread. */
 static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
 {
-    return futoin__recpool_tool(bsi);
+    return bsi ? futoin__recpool_tool(bsi) : NULL;
 }
 
 /* futoin__tool_misuse() prints to stderr when no tool is known. */
 static void report(FutoInAsyncSteps* bsi, const char* msg)
 {
+    if (!bsi) {
+        futoin__misuse_null(msg);
+        return;
+    }
     futoin__tool_misuse(tool_of(bsi), msg);
 }
 
@@ -93,10 +97,11 @@ ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
 
 FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
 {
-    futoin_tool* tool = tool_of(bsi);
+    futoin_tool* tool;
     if (!futoin__on_loop(bsi, "newInstance()")) {
         return NULL;
     }
+    tool = tool_of(bsi);
     if (!futoin__root_of(bsi)) {
         report(bsi, "newInstance() through a stale handle");
         return NULL;
@@ -109,6 +114,10 @@ FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
 {
     FutoInHandle none = {0, 0, 0};
     futoin_tool* tool = tool_of(bsi);
+    if (!bsi) {
+        futoin__misuse_null("sched_immediate()");
+        return none;
+    }
     if (!tool || !cb) {
         report(bsi, "sched_immediate(): stale handle or NULL callback");
         return none;
@@ -121,10 +130,11 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
                                            void (*cb)(void* data))
 {
     FutoInHandle none = {0, 0, 0};
-    futoin_tool* tool = tool_of(bsi);
+    futoin_tool* tool;
     if (!futoin__on_loop(bsi, "sched_deferred()")) {
         return none;
     }
+    tool = tool_of(bsi);
     if (!tool || !cb) {
         report(bsi, "sched_deferred(): stale handle or NULL callback");
         return none;
@@ -135,7 +145,7 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
 void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    if (tool && h && futoin__on_loop(bsi, "sched_cancel()")) {
+    if (futoin__on_loop(bsi, "sched_cancel()") && h) {
         futoin_tool_cancel(tool, h);
     }
 }
@@ -143,7 +153,7 @@ void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    return (tool && h && futoin__on_loop(bsi, "sched_is_valid()"))
+    return (futoin__on_loop(bsi, "sched_is_valid()") && h)
                    ? futoin_tool_is_valid(tool, h)
                    : 0;
 }
@@ -151,6 +161,10 @@ int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
 int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
 {
     futoin_tool* tool = tool_of(bsi);
+    if (!bsi) {
+        futoin__misuse_null("is_same_thread()");
+        return 0;
+    }
     return tool ? futoin_tool_is_same_thread(tool) : 0;
 }
 
@@ -313,6 +327,10 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
                      FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* s;
+    if (!bsi) {
+        futoin__misuse_null("add()");
+        return;
+    }
     if (!f) {
         report(bsi, "add(): the execute callback is NULL");
         return;
@@ -343,6 +361,10 @@ static void root_loop(FutoInAsyncSteps* bsi, void* data,
                       const char* label)
 {
     futoin__step* l;
+    if (!bsi) {
+        futoin__misuse_null("loop()");
+        return;
+    }
     if (!f) {
         report(bsi, "loop(): the body callback is NULL");
         return;
@@ -361,6 +383,10 @@ static void root_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
                         const char* label)
 {
     futoin__step* l;
+    if (!bsi) {
+        futoin__misuse_null("repeat()");
+        return;
+    }
     if (!f) {
         report(bsi, "repeat(): the body callback is NULL");
         return;
@@ -381,6 +407,10 @@ static void root_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
                           FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* y;
+    if (!bsi) {
+        futoin__misuse_null("addSync()");
+        return;
+    }
     if (!f || !sync || !sync->api || !sync->api->lock || !sync->api->unlock) {
         report(bsi, "addSync(): NULL callback or invalid sync object");
         return;
@@ -467,6 +497,9 @@ static bool posted(FutoInAsyncSteps* bsi, enum futoin__root_op op, void* data,
                    void (*release)(void* data))
 {
     futoin_tool* tool = tool_of(bsi);
+    if (!tool) {
+        return false; /* NULL: live_root() reports it */
+    }
     if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
         futoin__root_post(tool, futoin__as_root(bsi), op, data, unhandled,
                           release);

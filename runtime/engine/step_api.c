@@ -247,10 +247,25 @@ static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
 int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                           const char* info)
 {
-    futoin_tool* tool = futoin__recpool_tool(s);
+    futoin_tool* tool;
     const char* what = code ? "handle_error()" : "success()";
+    char bad[160];
     int claim;
 
+    if (!s) {
+        drop_values(args);
+        futoin__misuse_null(what);
+        return FUTOIN_EINVAL;
+    }
+    tool = futoin__recpool_tool(s);
+    /* Values that would crash whoever reads them are refused here; the
+     * completion goes on as an InvalidRequest error that names them. */
+    if (args && !code && !futoin__args_check(args, what, bad, sizeof(bad))) {
+        drop_values(args);
+        args = NULL;
+        code = FUTOIN_ERR_INVALID_REQUEST;
+        info = bad;
+    }
     /* Another thread never looks at the step beyond its `xs` word: the
      * claim decides, the loop thread applies. */
     if (!futoin__tool_on_thread(tool)) {
