@@ -4,7 +4,8 @@
 #   2. the same suites under AddressSanitizer + UBSan
 #   3. the same suites under valgrind memcheck (leaks are errors)
 #   3b. cross-thread calls hammered under ThreadSanitizer (tests/tsan/)
-#   4. exported symbols = version script = header declarations
+#   4. exported symbols = version script = header declarations; the library
+#      is hardened (RELRO, BIND_NOW, no exec stack, stack protector, FORTIFY)
 #   5. `meson install` + a consumer built with pkg-config
 #   6. the Python binding: wheel, venv install, pytest
 #   7. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
@@ -124,6 +125,12 @@ record valgrind "$vp" "$vf"
 
 say "exported symbols"
 if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
+
+say "hardened build (readelf)"
+hard_out=$(bash tests/abi/check_hardening.sh build --fortify)
+echo "$hard_out"
+read -r hp hf < <(awk '/^hardening: [0-9]+ passed/ {print $2, $4}' <<<"$hard_out")
+record hardening "${hp:-0}" "${hf:-1}"
 
 say "ABI baseline (libabigail)"
 if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; fi

@@ -34,9 +34,10 @@
 
 struct futoin_tool;
 
-/* 1 MiB: few blocks (and mappings) even for a million live records, and
- * untouched pages of a block cost no memory. */
-#define FUTOIN__RECPOOL_BLOCK ((size_t)1 << 20)
+/* 256 KiB: few enough blocks (and mappings: ~1,300 at a peak of a
+ * million waiting flows) that mapping one is rare, small enough that the
+ * few blocks a trim must keep (they hold the quarantine) cost little. */
+#define FUTOIN__RECPOOL_BLOCK ((size_t)1 << 18)
 
 /* The first bytes of every block; identical in all blocks of a pool. */
 typedef struct futoin__recpool_hdr
