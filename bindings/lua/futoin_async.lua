@@ -127,7 +127,6 @@ function M.bytes(s)
     return setmetatable({ s }, Bytes)
 end
 
-core._setup(new_error, Bytes)
 
 ------------------------------------------------------------------------------
 -- Tool
@@ -217,7 +216,7 @@ opaque_mt.__index = {}
 S.add = core.add
 S.parallel = core.parallel
 S.success = core.success
-S.error = nil -- below: knows about coroutine steps
+S.error = core.error
 S.success_step = core.success_step
 S.set_timeout = core.set_timeout
 S.set_cancel = core.set_cancel
@@ -362,22 +361,12 @@ local function is_callable(f)
     return mt ~= nil and type(mt) == "table" and mt.__call ~= nil
 end
 
---- asi:error(code [, info]): report an error and leave the step's code.
--- Inside the step's own callback it raises a handled FutoInError (the
--- binding swallows it); from outside (completing a waiting step) it returns
--- true, or false if the step already lost to a timeout or cancel. In a
--- coroutine step it always unwinds the coroutine.
-function S.error(asi, code, info)
-    local co = co_running()
-    if co_asi[co] == asi then
-        local ok, e = pcall(core.error, asi, code, info)
-        if not ok then
-            error(e, 2)
-        end
-        error(new_error(code, info, true), 0)
-    end
-    return core.error(asi, code, info)
-end
+--- asi:error(code [, info]) (core.error): report an error and leave the
+-- step's code. Inside the step's own callback it raises a handled FutoInError
+-- (the binding swallows it); from outside (completing a waiting step) it
+-- returns true, or false if the step already lost to a timeout or cancel;
+-- in a coroutine step (fa.async) it always unwinds the coroutine.
+core._setup(new_error, Bytes, co_asi)
 
 -- Subscribe to a future-like value: a function(callback) whose callback
 -- gets (err, ...), an object with :next(on_ok, on_err) (fa.Future, promise

@@ -31,6 +31,9 @@
 %{
 #include "futoin_lua.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Clearer argument-count errors than SWIG's default (and the Lua name of
  * the function, not its C name). */
 static const char* fl_short_name(const char* n)
@@ -52,7 +55,7 @@ static const char* fl_short_name(const char* n)
 
 /* ---- integers stay integers ----------------------------------------------- */
 
-%typemap(in, checkfn="lua_isnumber") int, long, long long, short, signed char,
+%typemap(in) int, long, long long, short, signed char,
                                      unsigned int, unsigned long,
                                      unsigned long long, unsigned short,
                                      unsigned char, size_t
@@ -76,9 +79,8 @@ typedef int fl_nret;
 %typemap(in, numinputs=0) lua_State* L "$1 = L;"
 %typemap(in) fl_idx "$1 = $input;"
 %typemap(out) fl_nret "SWIG_arg += $1;"
-%typemap(in, checkfn="lua_isnumber") lua_Integer
-    "$1 = luaL_checkinteger(L, $input);"
-%typemap(in, checkfn="lua_isnumber") lua_Number "$1 = luaL_checknumber(L, $input);"
+%typemap(in) lua_Integer "$1 = luaL_checkinteger(L, $input);"
+%typemap(in) lua_Number "$1 = luaL_checknumber(L, $input);"
 %typemap(in) void* address "$1 = lua_touserdata(L, $input);
     if (!$1 && lua_isinteger(L, $input)) $1 = (void*)(uintptr_t)lua_tointeger(L, $input);"
 %typemap(in) fl_steps* self "$1 = fl_check_steps(L, $input, \"$symname\");"
@@ -224,21 +226,26 @@ static fl_nret metatable(lua_State* L, const char* kind)
     }
     return luaL_error(L, "metatable(): unknown kind '%s'", kind);
 }
-/* _setup(error_factory, bytes_metatable): the Lua layer's FutoInError
- * constructor function(code, info, handled) and fa.bytes()'s metatable. */
-static fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt)
+/* _setup(error_factory, bytes_metatable, coroutine_steps): the Lua
+ * layer's FutoInError constructor function(code, info, handled), fa.bytes()'s
+ * metatable, and its weak table {coroutine = asi} of coroutine steps. */
+static fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps)
 {
     fl_ctx* ctx = fl_ctx_get(L);
     luaL_checktype(L, err_new, LUA_TFUNCTION);
     luaL_checktype(L, bytes_mt, LUA_TTABLE);
+    luaL_checktype(L, co_steps, LUA_TTABLE);
     if (ctx->err_new != LUA_NOREF) {
         luaL_unref(L, LUA_REGISTRYINDEX, ctx->err_new);
         luaL_unref(L, LUA_REGISTRYINDEX, ctx->bytes_mt);
+        luaL_unref(L, LUA_REGISTRYINDEX, ctx->co_steps);
     }
     lua_pushvalue(L, err_new);
     ctx->err_new = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     lua_pushvalue(L, bytes_mt);
     ctx->bytes_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, co_steps);
+    ctx->co_steps = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
 }
 /* Registry references the glue holds now, and callback records the runtime
@@ -250,6 +257,93 @@ static fl_nret refs(lua_State* L)
     lua_pushinteger(L, ctx->recs);
     return 2;
 }
+/* Values as other languages (or C) send them, for the tests: every base
+ * type and array kind Lua does not produce itself, and a custom value of
+ * "another language" whose cleanup is counted (_test_cleanups). */
+static size_t test_cleanups;
+static void test_custom_cleanup(FutoInBinaryValue* v)
+{
+    ++test_cleanups;
+    free((void*)v->p);
+}
+static void test_free_p(FutoInBinaryValue* v)
+{
+    free((void*)v->p);
+}
+static size_t _test_cleanups(void)
+{
+    return test_cleanups;
+}
+static fl_nret _test_value(lua_State* L, const char* kind)
+{
+    static const FutoInType t_custom = {FTN_TYPE_CUSTOM_OBJECT, test_custom_cleanup};
+    static const FutoInType t_s16 = {FTN_TYPE_STRING16, test_free_p};
+    static const FutoInType t_s32 = {FTN_TYPE_STRING32, test_free_p};
+    static const FutoInType t_str = {FTN_TYPE_STRING, NULL};
+    static const FutoInType t_u64 = {FTN_TYPE_UINT64, NULL};
+    static const FutoInType t_i8 = {FTN_TYPE_INT8, NULL};
+    static const FutoInType t_u32 = {FTN_TYPE_UINT32, NULL};
+    static const FutoInType t_flt = {FTN_TYPE_FLOAT, NULL};
+    static const FutoInType t_abool = {FTN_TYPE_ARRAY | FTN_TYPE_BOOL, test_free_p};
+    static const FutoInType t_ai8 = {FTN_TYPE_ARRAY | FTN_TYPE_INT8, test_free_p};
+    static const FutoInType t_au16 = {FTN_TYPE_ARRAY | FTN_TYPE_UINT16, test_free_p};
+    static const FutoInType t_au64 = {FTN_TYPE_ARRAY | FTN_TYPE_UINT64, test_free_p};
+    static const FutoInType t_aflt = {FTN_TYPE_ARRAY | FTN_TYPE_FLOAT, test_free_p};
+    static const FutoInType t_astr = {FTN_TYPE_ARRAY | FTN_TYPE_STRING, test_free_p};
+    fl_ctx* ctx = fl_ctx_get(L);
+    FutoInBinaryValue v;
+    memset(&v, 0, sizeof(v));
+    if (strcmp(kind, "custom") == 0) {
+        v.type = &t_custom;
+        v.p = malloc(16);
+    } else if (strcmp(kind, "string16") == 0) {
+        char16_t* s = malloc(4 * sizeof(char16_t));
+        s[0] = 'h'; s[1] = 0x00e9; s[2] = 0xD83D; s[3] = 0xDE00; /* hé😀 */
+        v.type = &t_s16; v.cstr16 = s; v.length = 4;
+    } else if (strcmp(kind, "string32") == 0) {
+        char32_t* s = malloc(3 * sizeof(char32_t));
+        s[0] = 'h'; s[1] = 0x00e9; s[2] = 0x1F600;
+        v.type = &t_s32; v.cstr32 = s; v.length = 3;
+    } else if (strcmp(kind, "string_nolen") == 0) {
+        v.type = &t_str; v.cstr = "no length"; v.length = 0;
+    } else if (strcmp(kind, "uint64max") == 0) {
+        v.type = &t_u64; v.u64 = UINT64_MAX;
+    } else if (strcmp(kind, "int8") == 0) {
+        v.type = &t_i8; v.i8 = -5;
+    } else if (strcmp(kind, "uint32") == 0) {
+        v.type = &t_u32; v.u32 = 4000000000u;
+    } else if (strcmp(kind, "float") == 0) {
+        v.type = &t_flt; v.f = 0.5f;
+    } else if (strcmp(kind, "arr_bool") == 0) {
+        bool* a = malloc(2 * sizeof(bool));
+        a[0] = true; a[1] = false;
+        v.type = &t_abool; v.p = a; v.length = 2;
+    } else if (strcmp(kind, "arr_int8") == 0) {
+        int8_t* a = malloc(3);
+        a[0] = -1; a[1] = 0; a[2] = 127;
+        v.type = &t_ai8; v.p = a; v.length = 3;
+    } else if (strcmp(kind, "arr_uint16") == 0) {
+        uint16_t* a = malloc(2 * sizeof(uint16_t));
+        a[0] = 1; a[1] = 65535;
+        v.type = &t_au16; v.p = a; v.length = 2;
+    } else if (strcmp(kind, "arr_uint64") == 0) {
+        uint64_t* a = malloc(2 * sizeof(uint64_t));
+        a[0] = 7; a[1] = UINT64_MAX;
+        v.type = &t_au64; v.p = a; v.length = 2;
+    } else if (strcmp(kind, "arr_float") == 0) {
+        float* a = malloc(2 * sizeof(float));
+        a[0] = 0.25f; a[1] = -2.0f;
+        v.type = &t_aflt; v.p = a; v.length = 2;
+    } else if (strcmp(kind, "arr_string") == 0) {
+        v.type = &t_astr; v.p = malloc(16); v.length = 2;
+    } else {
+        return luaL_error(L, "_test_value(): unknown kind '%s'", kind);
+    }
+    fl_push_binval(L, ctx, &v);
+    futoin_reset_binval(&v); /* no-op if it was moved into an Opaque */
+    return 1;
+}
+
 /* (value, type flags) after a round trip through FutoInBinaryValue. */
 static fl_nret roundtrip(lua_State* L, fl_idx value)
 {
@@ -280,9 +374,11 @@ size_t tool_misuse_count(fl_tool* self);
 uintptr_t tool_ptr(fl_tool* self);
 bool tool_attached(fl_tool* self);
 fl_nret metatable(lua_State* L, const char* kind);
-fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt);
+fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);
 fl_nret refs(lua_State* L);
 fl_nret roundtrip(lua_State* L, fl_idx value);
+fl_nret _test_value(lua_State* L, const char* kind);
+size_t _test_cleanups(void);
 
 %init %{
     fl_ctx_open(L);

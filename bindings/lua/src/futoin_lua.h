@@ -63,6 +63,7 @@ typedef struct fl_ctx
     int mt[FL_MT_COUNT]; /* registry refs of the metatables (fixed) */
     int err_new;       /* registry ref: function(code, info, handled) -> error */
     int bytes_mt;      /* registry ref: metatable of fa.bytes() values */
+    int co_steps;      /* registry ref: {coroutine = asi} of coroutine steps */
     int err_slot;      /* registry ref: the original object of the last error */
     fl_rec* free_recs; /* recycled callback records */
     size_t nfree;

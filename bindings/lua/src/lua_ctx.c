@@ -138,6 +138,7 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_pop(L, 1);
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
+    ctx->co_steps = LUA_NOREF;
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     ctx->pending_state = LUA_NOREF;

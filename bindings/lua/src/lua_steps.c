@@ -740,6 +740,24 @@ int fl_success_step(lua_State* L)
     return 1;
 }
 
+/* Is the running coroutine a step made with fa.async() for handle 1? */
+static int in_coroutine_step(lua_State* L, fl_ctx* ctx)
+{
+    int yes;
+    if (ctx->co_steps == LUA_NOREF || lua_pushthread(L)) {
+        if (ctx->co_steps != LUA_NOREF) {
+            lua_pop(L, 1); /* the main thread */
+        }
+        return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->co_steps);
+    lua_insert(L, -2);
+    lua_rawget(L, -2);
+    yes = lua_rawequal(L, -1, 1);
+    lua_pop(L, 2);
+    return yes;
+}
+
 int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
 {
     fl_ctx* ctx = s->ctx;
@@ -780,7 +798,11 @@ int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
         }
         lua_pushboolean(L, !ctx->misuse);
         fl_clear_misuse(ctx);
-        return 1;
+        if (!in_coroutine_step(L, ctx)) {
+            return 1; /* nothing to unwind: completing a waiting step */
+        }
+        lua_pop(L, 1);
+        return lua_error(L); /* a coroutine step: leave its code */
     }
     fl_check_misuse(L, ctx, "error()");
     if (s->kind != FL_STEP) {

@@ -21,6 +21,7 @@
  */
 #include "futoin_lua.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -474,8 +475,10 @@ int fl_opaque_tostring(lua_State* L)
     if (!o || !o->type) {
         lua_pushliteral(L, "futoin_async.Opaque (passed on)");
     } else {
-        lua_pushfstring(L, "futoin_async.Opaque (type 0x%02x, %p)",
-                        (unsigned)o->type->flags, o->p);
+        char buf[80];
+        snprintf(buf, sizeof(buf), "futoin_async.Opaque (type 0x%02x, %p)",
+                 (unsigned)o->type->flags, o->p);
+        lua_pushstring(L, buf);
     }
     return 1;
 }
