@@ -421,8 +421,11 @@ drive = function(st, ok, ...)
                 if select("#", ...) > 0 then
                     asi:success(...)
                 end
-            elseif core.status(asi) == "waiting" then
-                core.success(asi, ...)
+            else
+                local now = core.status(asi)
+                if now == "waiting" or now == "active" then
+                    core.success(asi, ...)
+                end
             end
             return
         end

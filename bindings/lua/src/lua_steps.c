@@ -1082,7 +1082,11 @@ int fl_is_valid(lua_State* L, fl_steps* s)
     return 1;
 }
 
-/* "running"/"waiting"/"finished"/"idle": for tests and debugging. */
+/* What a handle can still do: roots "running"/"idle"/"freed"; step
+ * handles "active" (its callback runs), "waiting" (for success()/error()
+ * from outside), "completed" (in its callback, after success()/error()),
+ * "finished" (refused from now on), "lost" (a waiting step ended by a
+ * timeout or cancel: a late completion returns false). */
 int fl_status(lua_State* L, fl_steps* s)
 {
     const char* st;
@@ -1094,6 +1098,8 @@ int fl_status(lua_State* L, fl_steps* s)
         st = "lost";
     } else if (s->flags & FL_F_DONE) {
         st = "finished";
+    } else if (s->flags & (FL_F_SUCCESS | FL_F_FAILED)) {
+        st = "completed"; /* in its callback, after success()/error() */
     } else if (s->flags & FL_F_ACTIVE) {
         st = "active";
     } else if (s->flags & FL_F_WAITING) {

@@ -2,6 +2,7 @@
 -- tests/expected/*.trace, and a guard that the module comes from the
 -- installed tree (FUTOIN_LUA_TREE, set by tests/run.sh), never the build.
 local fa = require "futoin_async"
+local assert = require "luassert"
 
 local H = { fa = fa }
 

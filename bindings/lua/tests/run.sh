@@ -75,11 +75,16 @@ rock)
     || fail_setup "luarocks install of the .rock failed" "$tmp/install.log"
   # tree A (luarocks make): the module loads and runs a flow from there
   make_ok=0
-  (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 -e '
-    local fa = require "futoin_async"
-    assert(package.searchpath("futoin_async.core", package.cpath):find(arg[1], 1, true) == 1)
-    local r = fa.AsyncSteps(); r:add(function(asi) asi:success(6 * 7) end)
-    assert(r:run() == 42)' "$tmp/treeA") && make_ok=1
+  cat >"$tmp/make_check.lua" <<'EOF'
+local fa = require "futoin_async"
+local so = package.searchpath("futoin_async.core", package.cpath)
+assert(so:find(arg[1], 1, true) == 1, so)
+local r = fa.AsyncSteps(); r:add(function(asi) asi:success(6 * 7) end)
+assert(r:run() == 42)
+print("luarocks make tree: loads from " .. so)
+EOF
+  (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeA") \
+    && make_ok=1
   build_foreign
   run_busted "$tmp/treeB"
   passed=$((passed + make_ok)); failed=$((failed + 1 - make_ok))
