@@ -249,13 +249,15 @@ static fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_s
     return 0;
 }
 /* Registry references the glue holds now, and callback records the runtime
- * holds (tests: both return to their baseline). */
+ * holds (tests: both return to their baseline); third, the records the
+ * pool has made so far (its high-water mark). */
 static fl_nret refs(lua_State* L)
 {
     fl_ctx* ctx = fl_ctx_get(L);
     lua_pushinteger(L, ctx->refs);
     lua_pushinteger(L, ctx->recs);
-    return 2;
+    lua_pushinteger(L, (lua_Integer)ctx->nrecs_total);
+    return 3;
 }
 /* Values as other languages (or C) send them, for the tests: every base
  * type and array kind Lua does not produce itself, and a custom value of

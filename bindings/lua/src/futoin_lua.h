@@ -65,8 +65,10 @@ typedef struct fl_ctx
     int bytes_mt;      /* registry ref: metatable of fa.bytes() values */
     int co_steps;      /* registry ref: {coroutine = asi} of coroutine steps */
     int err_slot;      /* registry ref: the original object of the last error */
-    fl_rec* free_recs; /* recycled callback records */
-    size_t nfree;
+    fl_rec* free_recs; /* free callback records (see fl_rec) */
+    struct fl_chunk* chunks; /* the slabs records come from */
+    uint32_t nrecs_total; /* records in all chunks */
+    int anchors;       /* registry ref: the table of anchor slots (fixed) */
     int misuse;        /* the misuse callback fired since the last check */
     char misuse_msg[256];
     int closed;
@@ -89,19 +91,41 @@ int fl_ref(lua_State* L, fl_ctx* ctx);
 /** luaL_unref, counted; LUA_NOREF/LUA_REFNIL are ignored. */
 void fl_unref(fl_ctx* ctx, int ref);
 
-/** Callback records: one per add()/loop()/set_cancel()/execute()... */
+/** Callback records: one per add()/loop()/set_cancel()/execute()...
+ *
+ * Records come from slabs (chunks) of the context and are recycled, never
+ * freed before the context. Record number `idx` owns three slots of the
+ * context's anchor table, 3*idx+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT): the
+ * Lua values the runtime holds through it stay reachable there. Storing
+ * into a slot the record owns is one table write; luaL_ref() would take
+ * three, and malloc() per step more still. Slots exist from the moment
+ * their slab is made (an empty slot holds false, never nil), so the table
+ * never grows on a write: fl_rec_set/fl_rec_clear allocate nothing and
+ * never raise. */
+enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
+
 struct fl_rec
 {
     fl_ctx* ctx;
-    int fn;            /* the step, body or handler (ref), or LUA_NOREF */
-    int eh;            /* the error handler (ref), or LUA_NOREF */
-    int wait_ref;      /* ref of the handle object of a waiting step */
     fl_steps* live;    /* the handle object of this record's current call */
-    fl_steps* owner;   /* execute(): the root object kept alive while it runs */
     fl_rec* next;      /* free list */
+    uint32_t idx;      /* its number: anchor slots 3*idx+1..3 */
+    uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
 };
 
-fl_rec* fl_rec_new(fl_ctx* ctx);
+/** A free record; NULL if out of memory. May raise (out of memory) while
+ * a new slab's slots are made, before any record is handed out. */
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx);
+/** Anchor the value at `idx` in the record's slot `which`. */
+void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
+/** Push the value of the record's slot `which` (nil if none). */
+void fl_rec_push(lua_State* L, fl_rec* r, int which);
+/** Drop the value of the record's slot `which` (never raises). */
+void fl_rec_clear(fl_rec* r, int which);
+static inline int fl_rec_has(const fl_rec* r, int which)
+{
+    return (r->has >> which) & 1;
+}
 /** The handle object of the record's last call is finished: refuse calls
  *  through it from now on (a waiting one that nobody completed is "lost"
  *  to a timeout or cancel) and drop the reference that kept it alive. */
@@ -179,7 +203,6 @@ struct fl_steps
     FutoInAsyncSteps* bsi; /* NULL once closed */
     fl_ctx* ctx;
     fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
-    fl_steps* parent;  /* FL_PAR: the handle that made it (anchored) */
     fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
     uint16_t flags;
     uint8_t kind;

@@ -37,14 +37,28 @@ fl_ctx* fl_ctx_get(lua_State* L)
     return b->ctx;
 }
 
+enum { CHUNK_RECS = 256 };
+
+typedef struct fl_chunk
+{
+    struct fl_chunk* next;
+    fl_rec recs[CHUNK_RECS];
+} fl_chunk;
+
+static void free_chunks(fl_ctx* ctx)
+{
+    fl_chunk* c;
+    while ((c = ctx->chunks) != NULL) {
+        ctx->chunks = c->next;
+        free(c);
+    }
+    ctx->free_recs = NULL;
+}
+
 static void ctx_maybe_free(fl_ctx* ctx)
 {
     if (ctx->closed && ctx->refs == 0 && ctx->recs == 0) {
-        fl_rec* r;
-        while ((r = ctx->free_recs) != NULL) {
-            ctx->free_recs = r->next;
-            free(r);
-        }
+        free_chunks(ctx);
         free(ctx);
     }
 }
@@ -53,16 +67,10 @@ static int box_gc(lua_State* L)
 {
     fl_box* b = lua_touserdata(L, 1);
     fl_ctx* ctx = b ? b->ctx : NULL;
-    fl_rec* r;
     if (!ctx) {
         return 0;
     }
     b->ctx = NULL;
-    while ((r = ctx->free_recs) != NULL) {
-        ctx->free_recs = r->next;
-        free(r);
-    }
-    ctx->nfree = 0;
     /* Nothing refers to Lua after this: refs still held elsewhere are
      * dropped without touching the state (it is closing). */
     ctx->closed = 1;
@@ -83,11 +91,14 @@ static void open_metatables(lua_State* L, fl_ctx* ctx)
         lua_pushstring(L, names[i]);
         lua_setfield(L, -2, "__name");
         switch (i) {
-        case FL_MT_STEP:
         case FL_MT_ROOT:
-        case FL_MT_PAR:
+            /* only roots own something; a finalizer on every step handle
+             * would cost the GC more than the rest of the step */
             lua_pushcfunction(L, fl_steps_gc);
             lua_setfield(L, -2, "__gc");
+            /* fall through */
+        case FL_MT_STEP:
+        case FL_MT_PAR:
             lua_pushcfunction(L, fl_steps_tostring);
             lua_setfield(L, -2, "__tostring");
             break;
@@ -142,6 +153,8 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     ctx->pending_state = LUA_NOREF;
+    lua_newtable(L);
+    ctx->anchors = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
     open_metatables(L, ctx);
@@ -179,27 +192,89 @@ void fl_unref(fl_ctx* ctx, int ref)
 
 /* ---- callback records ---------------------------------------------------- */
 
-fl_rec* fl_rec_new(fl_ctx* ctx)
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
 {
     fl_rec* r = ctx->free_recs;
-    if (r) {
-        ctx->free_recs = r->next;
-        --ctx->nfree;
-    } else {
-        r = malloc(sizeof(*r));
-        if (!r) {
+    if (!r) {
+        fl_chunk* c;
+        lua_Integer first = (lua_Integer)ctx->nrecs_total * 3 + 1;
+        if (ctx->nrecs_total > INT32_MAX / 3 - CHUNK_RECS) {
             return NULL;
         }
+        c = malloc(sizeof(*c));
+        if (!c) {
+            return NULL;
+        }
+        c->next = ctx->chunks; /* freed with the context even if the */
+        ctx->chunks = c;       /* slots below cannot be made */
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
+        for (lua_Integer k = first; k < first + 3 * CHUNK_RECS; ++k) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, k);
+        }
+        lua_pop(L, 1);
+        for (int i = CHUNK_RECS - 1; i >= 0; --i) {
+            c->recs[i].idx = ctx->nrecs_total + (uint32_t)i;
+            c->recs[i].next = ctx->free_recs;
+            ctx->free_recs = &c->recs[i];
+        }
+        ctx->nrecs_total += CHUNK_RECS;
+        r = ctx->free_recs;
     }
+    ctx->free_recs = r->next;
     r->ctx = ctx;
-    r->fn = LUA_NOREF;
-    r->eh = LUA_NOREF;
-    r->wait_ref = LUA_NOREF;
     r->live = NULL;
-    r->owner = NULL;
     r->next = NULL;
+    r->has = 0;
     ++ctx->recs;
     return r;
+}
+
+static lua_Integer slot_of(const fl_rec* r, int which)
+{
+    return (lua_Integer)r->idx * 3 + which;
+}
+
+void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
+{
+    idx = lua_absindex(L, idx);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
+    lua_pushvalue(L, idx);
+    lua_rawseti(L, -2, slot_of(r, which));
+    lua_pop(L, 1);
+    if (!fl_rec_has(r, which)) {
+        r->has |= (uint8_t)(1u << which);
+        ++r->ctx->refs;
+    }
+}
+
+void fl_rec_push(lua_State* L, fl_rec* r, int which)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
+    lua_rawgeti(L, -1, slot_of(r, which));
+    lua_remove(L, -2);
+}
+
+/* Writing an existing slot allocates nothing: never raises. */
+void fl_rec_clear(fl_rec* r, int which)
+{
+    fl_ctx* ctx = r->ctx;
+    if (!fl_rec_has(r, which)) {
+        return;
+    }
+    r->has &= (uint8_t) ~(1u << which);
+    --ctx->refs;
+    if (!ctx->closed) {
+        lua_State* L = fl_ctx_state(ctx);
+        if (lua_checkstack(L, 3)) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, slot_of(r, which));
+            lua_pop(L, 1);
+        }
+    } else {
+        ctx_maybe_free(ctx);
+    }
 }
 
 /* Detach the handle object of the record's last call (lua_steps.c keeps
@@ -217,11 +292,7 @@ void fl_rec_detach(fl_rec* r)
         s->rec = NULL;
         r->live = NULL;
     }
-    if (r->wait_ref != LUA_NOREF) {
-        int ref = r->wait_ref;
-        r->wait_ref = LUA_NOREF;
-        fl_unref(r->ctx, ref);
-    }
+    fl_rec_clear(r, FL_A_WAIT);
 }
 
 void fl_rec_release(void* data)
@@ -229,20 +300,13 @@ void fl_rec_release(void* data)
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
     fl_rec_detach(r);
-    fl_unref(ctx, r->fn);
-    fl_unref(ctx, r->eh);
+    fl_rec_clear(r, FL_A_FN);
+    fl_rec_clear(r, FL_A_EH);
+    r->next = ctx->free_recs;
+    ctx->free_recs = r;
     --ctx->recs;
     if (ctx->closed) {
-        free(r);
         ctx_maybe_free(ctx);
-        return;
-    }
-    if (ctx->nfree < 256) {
-        r->next = ctx->free_recs;
-        ctx->free_recs = r;
-        ++ctx->nfree;
-    } else {
-        free(r);
     }
 }
 

@@ -42,7 +42,6 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     s->bsi = bsi;
     s->ctx = ctx;
     s->rec = NULL;
-    s->parent = NULL;
     s->tool = NULL;
     s->flags = 0;
     s->kind = (uint8_t)kind;
@@ -209,27 +208,19 @@ static const char* label_arg(lua_State* L, int idx, const char* what)
     return lua_tostring(L, idx);
 }
 
-/* A record holding references to the functions at fn_idx / eh_idx. */
+/* A record anchoring the functions at fn_idx / eh_idx (0: none). */
 static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
 {
-    int fn = LUA_NOREF, eh = LUA_NOREF;
-    fl_rec* r;
-    if (fn_idx) {
-        lua_pushvalue(L, fn_idx);
-        fn = fl_ref(L, ctx);
-    }
-    if (eh_idx) {
-        lua_pushvalue(L, eh_idx);
-        eh = fl_ref(L, ctx);
-    }
-    r = fl_rec_new(ctx);
+    fl_rec* r = fl_rec_new(L, ctx);
     if (!r) {
-        fl_unref(ctx, fn);
-        fl_unref(ctx, eh);
         luaL_error(L, "futoin_async: out of memory");
     }
-    r->fn = fn;
-    r->eh = eh;
+    if (fn_idx) {
+        fl_rec_set(L, r, FL_A_FN, fn_idx);
+    }
+    if (eh_idx) {
+        fl_rec_set(L, r, FL_A_EH, eh_idx);
+    }
     return r;
 }
 
@@ -331,7 +322,7 @@ static int call_body(lua_State* L)
     fl_steps* s;
     int n = 1;
 
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->kind == CALL_ERROR ? r->eh : r->fn);
+    fl_rec_push(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
     s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
     s->rec = r;
     r->live = s;
@@ -469,7 +460,9 @@ static void invoke(fl_call* c)
     }
     /* The previous call of this record (a loop's last iteration, the step
      * whose error handler this is) is over. */
-    fl_rec_detach(r);
+    if (r->live || fl_rec_has(r, FL_A_WAIT)) {
+        fl_rec_detach(r);
+    }
     L = fl_ctx_state(ctx);
     if (!lua_checkstack(L, 12)) {
         if (c->kind != CALL_CANCEL) {
@@ -545,13 +538,14 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
     root_stopped(data);
 }
 
-/* Runs protected: unhandled(code, error_info, last_exception). */
+/* Runs protected: unhandled(code, error_info, last_exception); the
+ * function is argument 2. */
 static int unhandled_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
-    fl_ctx* ctx = c->rec->ctx;
+    fl_ctx* ctx = c->s ? c->s->ctx : c->rec->ctx;
     sync_error_state(L, ctx, c->bsi);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->rec->fn);
+    lua_pushvalue(L, 2);
     lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
     push_error_info(L, c->bsi);
     push_last_exception(L, ctx, c->bsi);
@@ -559,33 +553,63 @@ static int unhandled_body(lua_State* L)
     return 0;
 }
 
-/* execute()'s unhandled-error callback. No flow can take an error raised
- * there: it is printed. The root has finished: its tool lets it go. */
+/* Call the unhandled-error function on top of the stack (popped). No flow
+ * can take an error raised there: it is printed. */
+static void call_unhandled(lua_State* L, fl_ctx* ctx, fl_call* c)
+{
+    int top = lua_gettop(L) - 1;
+    lua_pushcfunction(L, fl_msgh);
+    lua_pushcfunction(L, unhandled_body);
+    lua_pushlightuserdata(L, c);
+    lua_pushvalue(L, top + 1);
+    if (lua_pcall(L, 2, 0, top + 2) != LUA_OK) {
+        fprintf(stderr, "futoin_async: error in an unhandled-error callback: %s\n",
+                lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+    }
+    lua_settop(L, top);
+}
+
+/* execute()'s unhandled-error callback for an adopted root: the function
+ * is anchored in a record. */
 static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
-    if (!ctx->closed && r->fn != LUA_NOREF) {
+    if (!ctx->closed && fl_rec_has(r, FL_A_FN)) {
         lua_State* L = fl_ctx_state(ctx);
         fl_call c = {bsi, r, NULL, code, 0, CALL_CANCEL, NULL};
         if (lua_checkstack(L, 12)) {
+            fl_rec_push(L, r, FL_A_FN);
+            call_unhandled(L, ctx, &c);
+        }
+    }
+}
+
+/* ... and for a root of our Tool: `data` is the root's object, kept alive
+ * by its tool while it runs, and the function is its user value 2 (so a
+ * root needs no record: nothing of it waits for the root to be
+ * collected). The root has finished: its tool lets it go. */
+static void tr_unhandled_root(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fl_steps* s = data;
+    fl_ctx* ctx = s->ctx;
+    if (!ctx->closed && s->tool && s->tool->exec_ref != LUA_NOREF) {
+        lua_State* L = fl_ctx_state(ctx);
+        fl_call c = {bsi, NULL, NULL, code, 0, CALL_CANCEL, s};
+        if (lua_checkstack(L, 12)) {
             int top = lua_gettop(L);
-            lua_pushcfunction(L, fl_msgh);
-            lua_pushcfunction(L, unhandled_body);
-            lua_pushlightuserdata(L, &c);
-            if (lua_pcall(L, 1, 0, top + 1) != LUA_OK) {
-                fprintf(stderr,
-                        "futoin_async: error in an unhandled-error callback: %s\n",
-                        lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
-                lua_pushboolean(L, 0);
-                lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+            lua_rawgeti(L, LUA_REGISTRYINDEX, s->tool->exec_ref);
+            lua_pushlightuserdata(L, s);
+            if (lua_rawget(L, -2) == LUA_TUSERDATA
+                && lua_getiuservalue(L, -1, 2) == LUA_TFUNCTION) {
+                call_unhandled(L, ctx, &c);
             }
             lua_settop(L, top);
         }
     }
-    if (r->owner) {
-        root_stopped(r->owner);
-    }
+    root_stopped(s);
 }
 
 /* ---- operations behind the methods ---------------------------------------- */
@@ -600,7 +624,7 @@ int fl_root_new(lua_State* L, fl_tool* t, int tool_idx)
     if (!futoin_tool_is_same_thread(t->tool)) {
         return luaL_error(L, "AsyncSteps(tool): not on the tool's loop thread");
     }
-    s = push_steps(L, t->ctx, NULL, FL_ROOT, 1);
+    s = push_steps(L, t->ctx, NULL, FL_ROOT, 2);
     b = futoin_root_new(t->tool);
     if (!b) {
         return luaL_error(L, "AsyncSteps(): out of memory");
@@ -665,7 +689,6 @@ int fl_parallel(lua_State* L, fl_steps* s, int eh)
         return luaL_error(L, "parallel(): refused by the runtime");
     }
     ps->bsi = p;
-    ps->parent = s;
     return 1;
 }
 
@@ -890,11 +913,10 @@ int fl_wait_external(lua_State* L, fl_steps* s)
     fl_check_misuse(L, s->ctx, "wait_external()");
     if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
         s->flags |= FL_F_WAITING;
-        if (s->rec && s->rec->wait_ref == LUA_NOREF) {
+        if (s->rec && !fl_rec_has(s->rec, FL_A_WAIT)) {
             /* the object must outlive the callback: its completion comes
              * through it, and the release hook marks it finished */
-            lua_pushvalue(L, 1);
-            s->rec->wait_ref = fl_ref(L, s->ctx);
+            fl_rec_set(L, s->rec, FL_A_WAIT, 1);
         }
     }
     return 0;
@@ -993,15 +1015,22 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
         return luaL_error(L, "execute(): not on the tool's loop thread");
     }
     fn = check_fn(L, fn, 1, "execute(unhandled)", "unhandled");
-    r = make_rec(L, ctx, fn, 0);
     fl_clear_misuse(ctx);
     if (s->tool && s->kind == FL_ROOT) {
+        if (fn) {
+            lua_pushvalue(L, fn);
+        } else {
+            lua_pushnil(L);
+        }
+        lua_setiuservalue(L, 1, 2);
         fl_tool_keep(L, s->tool, 1, s);
-        r->owner = s;
         s->flags |= FL_F_RUNNING;
         futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
+        futoin_wrap_execute(s->bsi, s, tr_unhandled_root, NULL);
+    } else {
+        r = make_rec(L, ctx, fn, 0);
+        futoin_wrap_execute(s->bsi, r, tr_unhandled, fl_rec_release);
     }
-    futoin_wrap_execute(s->bsi, r, tr_unhandled, fl_rec_release);
     if (ctx->misuse && (s->flags & FL_F_RUNNING)) {
         root_stopped(s);
     }

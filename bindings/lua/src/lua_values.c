@@ -125,7 +125,9 @@ static int is_bytes(lua_State* L, fl_ctx* ctx, int idx)
 int fl_to_binval(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v)
 {
     memset(v, 0, sizeof(*v));
-    idx = lua_absindex(L, idx);
+    if (idx < 0 && idx > LUA_REGISTRYINDEX) {
+        idx = lua_absindex(L, idx);
+    }
     switch (lua_type(L, idx)) {
     case LUA_TNIL:
     case LUA_TNONE:
@@ -430,7 +432,7 @@ void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a)
 {
     memset(a, 0, sizeof(*a));
     for (int i = 0; i < n; ++i) {
-        if (is_spent_opaque(L, ctx, idx + i)) {
+        if (lua_type(L, idx + i) == LUA_TUSERDATA && is_spent_opaque(L, ctx, idx + i)) {
             luaL_error(L, "value #%d: this value of another language was "
                           "already passed on (an Opaque moves, once)", i + 1);
         }
