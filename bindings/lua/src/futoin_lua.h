@@ -74,6 +74,7 @@ typedef struct fl_ctx
     int closed;
     char state_name[40]; /* "lua.state.<ctx>": this state's state() table */
     int pending_state;   /* the table state() is about to install */
+    void* pending_root;  /* ... or the root whose object holds it */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
@@ -194,7 +195,8 @@ enum
     FL_F_CANCELH = 64, /* the handle of a cancel handler */
     FL_F_LOST = 128,   /* a waiting step ended by a timeout or cancel */
     FL_F_FAILED = 256, /* error() was called (or raised) */
-    FL_F_RUNNING = 512 /* FL_ROOT: executing (kept alive by its tool) */
+    FL_F_RUNNING = 512, /* FL_ROOT: executing (kept alive by its tool) */
+    FL_F_STATEMAP = 1024 /* FL_ROOT: its state variable points at it */
 };
 
 struct fl_steps

@@ -224,25 +224,88 @@ static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
     return r;
 }
 
-/* ---- state() ------------------------------------------------------------- */
+/* ---- state() ------------------------------------------------------------- *
+ *
+ * The state table of a root of our Tool lives in the root object (its user
+ * value 3), so it goes with the root and holds no registry slot until the
+ * root is collected. The flow finds it through a state variable of the
+ * root whose value is the root's fl_steps (an even address), and the root
+ * object through its tool's table of executing roots (a step can only run
+ * while its root runs). Roots of other implementations and adopted roots
+ * keep the table in the registry (the variable's value is then the
+ * reference, tagged odd: 2 * ref + 1). */
 
 static void* st_alloc(void* data)
 {
     fl_ctx* ctx = data;
+    void* v = ctx->pending_root;
     int ref = ctx->pending_state;
+    ctx->pending_root = NULL;
     ctx->pending_state = LUA_NOREF;
-    return ref >= 0 ? (void*)(intptr_t)ref : NULL;
+    if (v) {
+        return v;
+    }
+    return ref >= 0 ? (void*)(((uintptr_t)ref << 1) | 1u) : NULL;
 }
 
 static void st_cleanup(void* data, void* value)
 {
-    fl_unref(data, (int)(intptr_t)value);
+    if ((uintptr_t)value & 1u) {
+        fl_unref(data, (int)((uintptr_t)value >> 1));
+    }
 }
 
-/* Push the flow's state table (made on first use). Raises on failure. */
-static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
+/* Make the state variable of root `s` point at the root (once). */
+static void state_map_root(fl_ctx* ctx, fl_steps* s)
 {
-    void* v = bsi->api->stateVariable(bsi, NULL, ctx->state_name, NULL, NULL);
+    if (!(s->flags & FL_F_STATEMAP) && s->bsi) {
+        ctx->pending_root = s;
+        if (s->bsi->api->stateVariable(s->bsi, ctx, ctx->state_name, st_alloc,
+                                       st_cleanup) == s) {
+            s->flags |= FL_F_STATEMAP;
+        }
+        ctx->pending_root = NULL;
+    }
+}
+
+/* Push the state table of root object `idx` (made on first use). */
+static void push_root_state(lua_State* L, int idx)
+{
+    if (lua_getiuservalue(L, idx, 3) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, idx, 3);
+    }
+}
+
+/* Push the flow's state table; `self` is the handle object it is asked
+ * through (stack index 1 of the method). Raises on failure. */
+static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
+                       fl_steps* self)
+{
+    void* v;
+    if (self && self->kind == FL_ROOT && self->tool) {
+        state_map_root(ctx, self);
+        push_root_state(L, 1);
+        return;
+    }
+    v = bsi->api->stateVariable(bsi, NULL, ctx->state_name, NULL, NULL);
+    if (v && !((uintptr_t)v & 1u)) {
+        fl_steps* root = v;
+        if (root->tool && root->tool->exec_ref != LUA_NOREF) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, root->tool->exec_ref);
+            lua_pushlightuserdata(L, root);
+            if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+                push_root_state(L, lua_gettop(L));
+                lua_replace(L, -3);
+                lua_pop(L, 1);
+                return;
+            }
+            lua_pop(L, 2);
+        }
+        luaL_error(L, "state(): the root of this flow is not running");
+    }
     if (!v) {
         int ref;
         lua_newtable(L);
@@ -254,11 +317,11 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
             ctx->pending_state = LUA_NOREF;
             fl_unref(ctx, ref); /* not installed */
         }
-        if (!v) {
+        if (!v || !((uintptr_t)v & 1u)) {
             luaL_error(L, "state(): not available on this handle");
         }
     }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)(intptr_t)v);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)((uintptr_t)v >> 1));
 }
 
 /* Push last_exception: the Lua error object if the error came from this
@@ -290,7 +353,7 @@ static void push_error_info(lua_State* L, FutoInAsyncSteps* bsi)
 /* Mirror error_info / last_exception into the state table (spec §1.7). */
 static void sync_error_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
 {
-    push_state(L, ctx, bsi);
+    push_state(L, ctx, bsi, NULL);
     push_error_info(L, bsi);
     lua_setfield(L, -2, "error_info");
     push_last_exception(L, ctx, bsi);
@@ -524,6 +587,14 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
  * raise (we are inside the runtime). */
 static void root_stopped(fl_steps* s)
 {
+    if ((s->flags & FL_F_RUNNING) && s->bsi) {
+        /* The flow's exception object (a registry reference) goes with the
+         * flow: execute()'s callback and run() had it. Kept until the root
+         * is collected it would hold a registry slot for as long. */
+        FutoInBinaryValue none;
+        memset(&none, 0, sizeof(none));
+        futoin_wrap_set_last_exception(s->bsi, &none);
+    }
     s->flags &= (uint16_t)~FL_F_RUNNING;
     if (s->tool && !s->ctx->closed) {
         fl_tool_drop(fl_ctx_state(s->ctx), s->tool, s);
@@ -624,7 +695,7 @@ int fl_root_new(lua_State* L, fl_tool* t, int tool_idx)
     if (!futoin_tool_is_same_thread(t->tool)) {
         return luaL_error(L, "AsyncSteps(tool): not on the tool's loop thread");
     }
-    s = push_steps(L, t->ctx, NULL, FL_ROOT, 2);
+    s = push_steps(L, t->ctx, NULL, FL_ROOT, 3);
     b = futoin_root_new(t->tool);
     if (!b) {
         return luaL_error(L, "AsyncSteps(): out of memory");
@@ -1023,6 +1094,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
             lua_pushnil(L);
         }
         lua_setiuservalue(L, 1, 2);
+        state_map_root(ctx, s);
         fl_tool_keep(L, s->tool, 1, s);
         s->flags |= FL_F_RUNNING;
         futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
@@ -1075,7 +1147,7 @@ int fl_state(lua_State* L, fl_steps* s)
 {
     gate(L, s, G_ANY, "state()");
     fl_clear_misuse(s->ctx);
-    push_state(L, s->ctx, s->bsi);
+    push_state(L, s->ctx, s->bsi, s);
     fl_check_misuse(L, s->ctx, "state()");
     return 1;
 }
