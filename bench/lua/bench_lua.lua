@@ -6,13 +6,15 @@ plain Lua coroutines (resume/yield), in one run.
   lua5.4 bench/lua/bench_lua.lua [N]
 
 Needs the futoin_async rock installed (bindings/lua/README.md). Prints ns per
-step, the median of 5 runs of N steps (default 200,000):
+step, the median of 5 runs of N steps (default 200,000) after one warm-up run:
   - futoin add():      a root with N steps `function(asi) end` (implicit success)
   - futoin repeat():   one repeat_loop(N) whose body is a Lua function
   - futoin success(v): N steps each passing one integer on with asi:success(v + 1)
   - coroutine resume/yield:   one coroutine yields N times, the driver resumes it
   - coroutine + value:        the same, passing an integer on each way (v + 1)
   - coroutine per step:       N coroutines created, resumed, finished (one per step)
+  - reference rows: one call of a C function (math.type) and one pcall,
+    to show how fast this machine runs Lua right now
 Each futoin figure includes adding the steps, executing and Tool:run().
 ]]
 local fa = require "futoin_async"
@@ -23,6 +25,7 @@ local clock = os.clock
 
 local function median(fn)
     local t = {}
+    fn(N) -- warm-up, not counted: the first run also pays for growing pools
     for i = 1, RUNS do
         collectgarbage()
         t[i] = fn(N) / N * 1e9
@@ -96,6 +99,22 @@ local function co_per_step(n)
     return clock() - t
 end
 
+-- Reference rows: what one call into C and one pcall cost in this VM right
+-- now (the machine is shared; its speed varies by ~1.5x between runs).
+local function c_call(n)
+    local mt = math.type
+    local t = clock()
+    for i = 1, n do mt(i) end
+    return clock() - t
+end
+
+local function lua_pcall(n)
+    local f = function() end
+    local t = clock()
+    for _ = 1, n do pcall(f) end
+    return clock() - t
+end
+
 local rows = {
     { "futoin add() step", fa_add },
     { "futoin repeat_loop() body", fa_repeat },
@@ -103,6 +122,8 @@ local rows = {
     { "coroutine resume/yield", co_yield },
     { "coroutine resume/yield + value", co_value },
     { "coroutine per step (create+resume)", co_per_step },
+    { "reference: one C function call", c_call },
+    { "reference: one pcall", lua_pcall },
 }
 print(("%s, futoin_async %s, N=%d, median of %d runs (min-max)"):format(
     _VERSION, fa.version(), N, RUNS))

@@ -50,13 +50,14 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     return s;
 }
 
+/* lua_touserdata() is NULL for anything but userdata, and lua_rawlen() is
+ * 0 for a light userdata: two calls tell a full userdata of our size. */
 static fl_steps* to_steps(lua_State* L, int idx)
 {
-    fl_steps* s;
-    if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(fl_steps)) {
+    fl_steps* s = lua_touserdata(L, idx);
+    if (!s || lua_rawlen(L, idx) != sizeof(fl_steps)) {
         return NULL;
     }
-    s = lua_touserdata(L, idx);
     return s->magic == &fl_steps_magic ? s : NULL;
 }
 
@@ -798,8 +799,8 @@ int fl_success(lua_State* L)
     }
     fl_clear_misuse(ctx);
     s->bsi->api->success(s->bsi, n ? &a : NULL);
-    if (n) {
-        fl_args_reset(&a); /* a no-op after the move; frees if refused */
+    for (int i = 0; i < n; ++i) {
+        futoin_reset_binval(&a.args[i]); /* a no-op after the move */
     }
     s->flags |= FL_F_SUCCESS;
     if (external) {

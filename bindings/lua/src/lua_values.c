@@ -124,7 +124,10 @@ static int is_bytes(lua_State* L, fl_ctx* ctx, int idx)
 
 int fl_to_binval(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v)
 {
-    memset(v, 0, sizeof(*v));
+    v->type = NULL;
+    v->u64 = 0;
+    v->custom_data = NULL;
+    v->length = 0;
     if (idx < 0 && idx > LUA_REGISTRYINDEX) {
         idx = lua_absindex(L, idx);
     }
@@ -430,7 +433,9 @@ static int is_spent_opaque(lua_State* L, fl_ctx* ctx, int idx)
 
 void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a)
 {
-    memset(a, 0, sizeof(*a));
+    if (n < 4) {
+        memset(&a->args[n], 0, sizeof(a->args[0]) * (size_t)(4 - n));
+    }
     for (int i = 0; i < n; ++i) {
         if (lua_type(L, idx + i) == LUA_TUSERDATA && is_spent_opaque(L, ctx, idx + i)) {
             luaL_error(L, "value #%d: this value of another language was "
@@ -439,6 +444,9 @@ void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a)
     }
     for (int i = 0; i < n; ++i) {
         if (fl_to_binval(L, ctx, idx + i, &a->args[i]) != 0) {
+            for (int j = i; j < 4; ++j) {
+                memset(&a->args[j], 0, sizeof(a->args[j]));
+            }
             fl_args_reset(a);
             luaL_error(L, "futoin_async: out of memory");
         }
