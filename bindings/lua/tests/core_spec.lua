@@ -455,6 +455,63 @@ describe("steps", function()
     end)
 end)
 
+describe("callbacks without a flow", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    it("an error in a cancel handler is printed; the cancel goes on", function()
+        local root = fa.AsyncSteps(tool)
+        local after = false
+        root:add(function(asi)
+            asi:set_cancel(function() error("in a cancel handler") end)
+            asi:wait_external()
+            tool:immediate(function() root:cancel(); after = true end)
+        end)
+        root:execute()
+        tool:run()
+        assert.is_true(after)
+        assert.are.equal("idle", root:status())
+    end)
+
+    it("an error in execute()'s callback is printed; the root still ends", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("E") end)
+        root:execute(function() error("in the unhandled callback") end)
+        tool:run()
+        assert.are.equal("idle", root:status())
+        assert.are.equal(0, tool:executing())
+    end)
+
+    it("Tool:run() from a coroutine runs the steps on that coroutine", function()
+        local root = fa.AsyncSteps(tool)
+        local seen, yielded
+        root:add(function(asi)
+            seen = coroutine.running()
+            -- a yield here would cross the C call of the trampoline
+            local ok, e = pcall(coroutine.yield)
+            yielded = ok or tostring(e)
+            asi:success(1)
+        end)
+        local co = coroutine.create(function() return root:run() end)
+        local ok, v = coroutine.resume(co)
+        assert.is_true(ok)
+        assert.are.equal(1, v)
+        assert.are.equal(co, seen)
+        assert.truthy(tostring(yielded):find("C-call boundary", 1, true))
+    end)
+
+    it("a nested Tool:run() from a step is refused", function()
+        local root = fa.AsyncSteps(tool)
+        local err
+        root:add(function(asi)
+            local ok, e = pcall(tool.run, tool)
+            err = e
+        end)
+        root:run()
+        assert.truthy(tostring(err):find("refused", 1, true))
+    end)
+end)
+
 describe("sync objects", function()
     local tool
     before_each(function() tool = fa.Tool() end)
