@@ -81,8 +81,20 @@ typedef int fl_nret;
 %typemap(out) fl_nret "SWIG_arg += $1;"
 %typemap(in) lua_Integer "$1 = luaL_checkinteger(L, $input);"
 %typemap(in) lua_Number "$1 = luaL_checknumber(L, $input);"
-%typemap(in) void* address "$1 = lua_touserdata(L, $input);
-    if (!$1 && lua_isinteger(L, $input)) $1 = (void*)(uintptr_t)lua_tointeger(L, $input);"
+/* A C address: a light userdata, or an integer (never a full userdata,
+ * which is certainly not the C object meant here). */
+%typemap(in) void* address {
+    if (lua_islightuserdata(L, $input)) {
+        $1 = lua_touserdata(L, $input);
+    } else if (lua_isinteger(L, $input)) {
+        $1 = (void*)(uintptr_t)lua_tointeger(L, $input);
+    } else if (lua_isnoneornil(L, $input)) {
+        $1 = NULL;
+    } else {
+        return luaL_error(L, "%s(): expected a C address (light userdata), got %s",
+                          fl_short_name("$symname"), luaL_typename(L, $input));
+    }
+}
 %typemap(in) fl_steps* self "$1 = fl_check_steps(L, $input, \"$symname\");"
 %typemap(in) fl_tool* self "$1 = fl_check_tool(L, $input, \"$symname\");"
 

@@ -777,6 +777,10 @@ describe("misuse", function()
             end
         end
         assert.is_true(n > 100)
+        -- a full userdata is never taken for a C address
+        assert.truthy(tostring(H.raises(fa.wrap, io.stdout)):find("C address", 1, true))
+        assert.truthy(tostring(H.raises(fa.Tool, { uv_loop = io.stdout })):find("C address", 1, true))
+        assert.truthy(tostring(H.raises(fa.wrap, nil)):find("NULL", 1, true))
     end)
 end)
 
