@@ -169,6 +169,9 @@ void fl_args_reset(FutoInArgs* a);
 int fl_push_args(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
 /** A custom value of Lua holding a reference to the value at `idx`. */
 void fl_set_custom(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v);
+/** A custom value of Lua taking over the counted reference `ref`
+ *  (allocates nothing: usable where raising is not allowed). */
+void fl_custom_adopt(fl_ctx* ctx, int ref, FutoInBinaryValue* v);
 /** Push the Lua value of a custom value of this state; 0 if it is not one. */
 int fl_push_custom(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v);
 int fl_opaque_gc(lua_State* L);

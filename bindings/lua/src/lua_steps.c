@@ -495,11 +495,7 @@ static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
     } else {
         if (ref >= 0) {
             FutoInBinaryValue ex;
-            memset(&ex, 0, sizeof(ex));
-            lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-            fl_set_custom(L, ctx, -1, &ex); /* takes its own reference */
-            lua_pop(L, 1);
-            fl_unref(ctx, ref);
+            fl_custom_adopt(ctx, ref, &ex); /* the value owns the reference */
             futoin_wrap_set_last_exception(c->bsi, &ex);
         }
         c->bsi->api->handle_error(c->bsi, code, info);

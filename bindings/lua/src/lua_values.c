@@ -60,6 +60,14 @@ void fl_set_custom(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v)
     v->length = 0;
 }
 
+void fl_custom_adopt(fl_ctx* ctx, int ref, FutoInBinaryValue* v)
+{
+    v->type = &ty_custom;
+    v->p = (const void*)(intptr_t)ref;
+    v->custom_data = ctx;
+    v->length = 0;
+}
+
 int fl_push_custom(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v)
 {
     if (v && v->type == &ty_custom && v->custom_data == ctx) {
