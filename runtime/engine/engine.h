@@ -296,8 +296,9 @@ void futoin__step_resolve(futoin__step* s);
 void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
 void futoin__args_clear(FutoInArgs* a);
-/* false (and `msg` says which value of `what` and why) for a value whose
- * type flags are unknown or a string/array with a NULL pointer. */
+/* false (and `msg`, unless NULL, says which value of `what` and why) for a
+ * value whose type flags are unknown or a string/array with a NULL
+ * pointer. */
 bool futoin__args_check(const FutoInArgs* a, const char* what, char* msg,
                         size_t len);
 void futoin__root_set_error(

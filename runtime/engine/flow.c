@@ -54,22 +54,29 @@ bool futoin__args_check(const FutoInArgs* a, const char* what, char* msg,
         base = flags & FTN_BASE_TYPE_MASK;
         cplx = flags & FTN_COMPLEX_TYPE_MASK;
         if (base == 0 || (cplx != 0 && cplx != FTN_TYPE_ARRAY)) {
-            snprintf(msg, len, "%s: value %d has an unknown type (flags 0x%02x)",
-                     what, i + 1, flags);
+            if (msg) {
+                snprintf(msg, len,
+                         "%s: value %d has an unknown type (flags 0x%02x)",
+                         what, i + 1, flags);
+            }
             return false;
         }
         if (cplx == FTN_TYPE_ARRAY && !v->p && v->length != 0) {
-            snprintf(msg, len,
-                     "%s: value %d is an array of %u elements with a NULL "
-                     "pointer",
-                     what, i + 1, (unsigned)v->length);
+            if (msg) {
+                snprintf(msg, len,
+                         "%s: value %d is an array of %u elements with a "
+                         "NULL pointer",
+                         what, i + 1, (unsigned)v->length);
+            }
             return false;
         }
         if (cplx == 0 && !v->p
             && (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
                 || base == FTN_TYPE_STRING32)) {
-            snprintf(msg, len, "%s: value %d is a string with a NULL pointer",
-                     what, i + 1);
+            if (msg) {
+                snprintf(msg, len, "%s: value %d is a string with a NULL pointer",
+                         what, i + 1);
+            }
             return false;
         }
     }

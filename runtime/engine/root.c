@@ -252,7 +252,9 @@ static void root_do_free(futoin__root* r)
     --r->in_cb;
     futoin__root_drop_unhandled(r);
     futoin__root_set_exception(r, NULL);
-    futoin__root_clear_error(r);
+    if (r->error_code || r->error_info) {
+        futoin__root_clear_error(r);
+    }
     r->main.state = FUTOIN__FL_DONE;
     --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
@@ -272,39 +274,57 @@ void futoin__root_settle(futoin__root* r)
 
 /* ---- the root table ------------------------------------------------------ */
 
-static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
+/* The root behind `bsi` unless it was freed (reported). On the loop thread
+ * only: live_root() checks that first; execute/cancel/free, which may come
+ * from any thread, checked it while deciding whether to post. */
+static FUTOIN__NOINLINE void report_freed(FutoInAsyncSteps* bsi,
+                                          const char* what)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
+    report(bsi, msg);
+}
+
+static futoin__root* not_freed(FutoInAsyncSteps* bsi, const char* what)
 {
     futoin__root* r = futoin__as_root(bsi);
-    if (!futoin__on_loop(bsi, what)) {
-        return NULL;
-    }
-    if (r->state == FUTOIN__R_FREED) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
-        report(bsi, msg);
+    if (FUTOIN__UNLIKELY(r->state == FUTOIN__R_FREED)) {
+        report_freed(bsi, what);
         return NULL;
     }
     return r;
+}
+
+static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
+{
+    return futoin__on_loop(bsi, what) ? not_freed(bsi, what) : NULL;
 }
 
 /* Steps are added to a root before execute(), or again once its flow has
  * finished or was cancelled (the root can then be executed again). While
  * it runs, a top-level add would race with its own flow: it is reported and
  * raised as InternalError into the flow, as the reference does. */
+static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
+                                               futoin__root* r,
+                                               const char* what)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
+    report(bsi, msg);
+    futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
+    futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
+}
+
 static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
                                    uint8_t kind)
 {
     futoin__root* r = live_root(bsi, what);
     futoin__step* s;
-    char msg[128];
     if (!r) {
         return NULL;
     }
-    if (r->state == FUTOIN__R_RUNNING) {
-        snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
-        report(bsi, msg);
-        futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
-        futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
+    if (FUTOIN__UNLIKELY(r->state == FUTOIN__R_RUNNING)) {
+        add_while_running(bsi, r, what);
         return NULL;
     }
     r->state = FUTOIN__R_NEW;
@@ -497,9 +517,6 @@ static bool posted(FutoInAsyncSteps* bsi, enum futoin__root_op op, void* data,
                    void (*release)(void* data))
 {
     futoin_tool* tool = tool_of(bsi);
-    if (!tool) {
-        return false; /* NULL: live_root() reports it */
-    }
     if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
         futoin__root_post(tool, futoin__as_root(bsi), op, data, unhandled,
                           release);
@@ -513,10 +530,17 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
                           void (*release)(void* data))
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("execute()");
+        if (release) {
+            release(data);
+        }
+        return false;
+    }
     if (posted(bsi, FUTOIN__OP_EXECUTE, data, unhandled, release)) {
         return true;
     }
-    r = live_root(bsi, "execute()");
+    r = not_freed(bsi, "execute()");
     if (!r || r->state == FUTOIN__R_RUNNING) {
         if (r) {
             report(bsi, "execute() called twice");
@@ -545,10 +569,14 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
 static void root_cancel(FutoInAsyncSteps* bsi)
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("cancel()");
+        return;
+    }
     if (posted(bsi, FUTOIN__OP_CANCEL, NULL, NULL, NULL)) {
         return;
     }
-    r = live_root(bsi, "cancel()");
+    r = not_freed(bsi, "cancel()");
     if (!r) {
         return;
     }
@@ -565,10 +593,14 @@ static void root_cancel(FutoInAsyncSteps* bsi)
 static void root_free(FutoInAsyncSteps* bsi)
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("free()");
+        return;
+    }
     if (posted(bsi, FUTOIN__OP_FREE, NULL, NULL, NULL)) {
         return;
     }
-    r = live_root(bsi, "free()");
+    r = not_freed(bsi, "free()");
     if (!r) {
         return;
     }
