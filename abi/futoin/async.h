@@ -44,9 +44,9 @@ extern "C" {
 #define FUTOIN_EVERSION (-95) /**< unknown structure / table version */
 
 #define FUTOIN_VERSION_MAJOR 0
-#define FUTOIN_VERSION_MINOR 2
+#define FUTOIN_VERSION_MINOR 3
 #define FUTOIN_VERSION_PATCH 0
-#define FUTOIN_VERSION_STRING "0.2.0"
+#define FUTOIN_VERSION_STRING "0.3.0"
 /** Version as one number: major * 10000 + minor * 100 + patch. */
 #define FUTOIN_VERSION_NUMBER                                                  \
     (FUTOIN_VERSION_MAJOR * 10000 + FUTOIN_VERSION_MINOR * 100                 \

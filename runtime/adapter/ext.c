@@ -46,7 +46,7 @@ static void attach(FutoInAsyncSteps* bsi, futoin__step* before, void* data,
         return;
     }
     if (after && after != before) {
-        after->release = release;
+        after->rel.release = release;
     } else {
         release(data); /* refused: the runtime holds nothing */
     }
@@ -83,7 +83,7 @@ static FutoInAsyncSteps* ext_parallel(FutoInAsyncSteps* bsi, void* data,
     FutoInAsyncSteps* p = bsi->api->parallel(bsi, data, eh);
     if (release) {
         if (p) {
-            futoin__as_step(p)->release = release;
+            futoin__as_step(p)->rel.release = release;
         } else {
             release(data);
         }
@@ -277,6 +277,43 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
     }
 }
 
+static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
+                            FutoInAsyncSteps_execute_callback f,
+                            FutoInAsyncSteps_error_callback eh,
+                            const futoin_step_class* cls)
+{
+    futoin__step* before;
+    futoin__step* after;
+    void (*rel)(void*) = cls ? cls->release : NULL;
+    if (!futoin__on_loop(bsi, "add()")) {
+        if (rel) {
+            rel(data); /* refused: the runtime holds nothing */
+        }
+        return;
+    }
+    before = queue_tail(bsi);
+    bsi->api->add(bsi, data, f, eh);
+    after = queue_tail(bsi);
+    if (after && after != before) {
+        if (cls) {
+            after->rel.cls = cls;
+            after->flags |= FUTOIN__F_CLASS;
+        }
+    } else if (rel) {
+        rel(data);
+    }
+}
+
+static const futoin_async_stack* ext_async_stack(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r;
+    if (!futoin__on_loop(bsi, "async_stack()")) {
+        return NULL;
+    }
+    r = futoin__root_of(bsi);
+    return r ? futoin__stack_get(r) : NULL;
+}
+
 static int ext_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
     if (!bsi) {
@@ -310,7 +347,7 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
 
 static const futoin_async_ext_table ext_table = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_2,
+        .version = FUTOIN_EXT_VERSION_3,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -326,6 +363,8 @@ static const futoin_async_ext_table ext_table = {
         .tool = futoin_async_tool,
         .try_success = ext_try_success,
         .try_error = ext_try_error,
+        .add_classed = ext_add_classed,
+        .async_stack = ext_async_stack,
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

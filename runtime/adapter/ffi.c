@@ -4,6 +4,7 @@
  * values into a small on-stack buffer and calls ffi_call(), so running a
  * prepared function allocates nothing except a copied string result.
  */
+#include "adapter/adapter.h"
 #include "engine/engine.h"
 
 #include <futoin/sys/ext.h>
@@ -235,7 +236,12 @@ static const FutoInType ty_s = {FTN_TYPE_STRING, free_cstr};
 
 static void ffi_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
 {
-    const futoin_ffi_fn* p = data;
+    futoin__ffi_run(bsi, data, in);
+}
+
+void futoin__ffi_run(FutoInAsyncSteps* bsi, const futoin_ffi_fn* p,
+                     const FutoInArgs* in)
+{
     ffi_slot slots[FUTOIN_FFI_MAX_ARGS];
     void* argv[FUTOIN_FFI_MAX_ARGS];
     union

@@ -195,6 +195,27 @@ FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
     bsi->api->add(bsi, v, success_from_values, NULL);
 }
 
+FUTOIN_API void futoin_wrap_add_classed(FutoInAsyncSteps* bsi, void* data,
+                                        FutoInAsyncSteps_execute_callback f,
+                                        FutoInAsyncSteps_error_callback eh,
+                                        const futoin_step_class* cls)
+{
+    const futoin_async_ext_table* x = ext_of(bsi);
+    if (x) {
+        x->add_classed(bsi, data, f, eh, cls);
+        return;
+    }
+    bsi->api->add(bsi, data, f, eh);
+    anchor_data(bsi, data, cls ? cls->release : NULL);
+}
+
+FUTOIN_API const futoin_async_stack* futoin_wrap_async_stack(
+        FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = ext_of(bsi);
+    return x ? x->async_stack(bsi) : NULL;
+}
+
 FUTOIN_API int futoin_wrap_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
     const futoin_async_ext_table* x = ext_of(bsi);

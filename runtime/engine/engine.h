@@ -20,6 +20,8 @@
 
 #include "engine/engine_tool.h"
 #include "engine/recpool.h"
+
+#include <futoin/sys/host.h>
 #include "tool/tool.h"
 
 #include <stdbool.h>
@@ -72,7 +74,8 @@ enum futoin__flag
     FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
     FUTOIN__F_STASH = 1u << 10,   /* takes its values from parent K_SYNC */
-    FUTOIN__F_OWNARGS = 1u << 11  /* `data` is a pooled FutoInArgs it owns */
+    FUTOIN__F_OWNARGS = 1u << 11, /* `data` is a pooled FutoInArgs it owns */
+    FUTOIN__F_CLASS = 1u << 12    /* rel.cls (not rel.release) describes data */
 };
 
 /*
@@ -118,7 +121,11 @@ struct futoin__step
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
     void* data;
-    void (*release)(void* data); /* ext: runs once when the record goes */
+    union /* ext: what to do with `data` when the record goes */
+    {
+        void (*release)(void* data);    /* runs once */
+        const futoin_step_class* cls;   /* F_CLASS: release + origin */
+    } rel;
     futoin__alloc* allocs;
     uint32_t gen;
     uint32_t timer_gen; /* K_STEP/K_BODY: generation of u.s.timer */
@@ -223,6 +230,7 @@ struct futoin__root
     void* unhandled_data;
     void (*unhandled_release)(void* data);
     FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
+    struct futoin__stack* stack; /* async stack of the last error, or NULL */
     futoin_tool* owner;      /* kept after free: stale handles are reported */
     ptrdiff_t id;
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
@@ -324,6 +332,18 @@ void futoin__parallel_cancel(futoin__step* p);
 
 /* loop.c */
 void futoin__loop_iterate(futoin__step* l);
+
+/* ---- async stacks (stack.c) ---- */
+
+/* Record the async stack of an error `code` raised at frame `at` of `fl`
+ * (NULL: the flow's top frame) into the root, replacing the previous one.
+ * Loop-control codes are not errors: nothing is recorded for them. */
+void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
+                           const char* code);
+/* The root's recorded stack in its public form (C frames' names resolved
+ * on first use), or NULL. */
+const futoin_async_stack* futoin__stack_get(futoin__root* r);
+void futoin__stack_free(futoin__root* r);
 
 /* ---- threads (remote.c) ---- */
 

@@ -222,6 +222,7 @@ void futoin__raise_top(futoin__flow* fl, const char* code)
     if (fl->raise_at || fl->raise_top) {
         return; /* an error is already on its way down */
     }
+    futoin__stack_capture(fl, NULL, code);
     fl->raise_top = 1;
     flow_set_code(fl, code);
     futoin__flow_schedule(fl);
@@ -237,6 +238,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
         return; /* the first error of a callback wins */
     }
     futoin__root_set_error(fl->root, code, info);
+    futoin__stack_capture(fl, s, code);
     s->flags |= FUTOIN__F_ERROR;
     if (s->state == FUTOIN__S_EXEC || s->state == FUTOIN__S_ERRH) {
         flow_set_code(fl, code);

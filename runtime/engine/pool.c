@@ -119,10 +119,14 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
         s->flags &= (uint16_t)~FUTOIN__F_OWNARGS;
         FUTOIN__USER(s->flow->root, futoin__args_release(tool, s->data));
     }
-    if (s->release) {
-        void (*rel)(void*) = s->release;
-        s->release = NULL;
-        FUTOIN__USER(s->flow->root, rel(s->data));
+    if (s->rel.release) {
+        void (*rel)(void*) = (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release
+                                                         : s->rel.release;
+        s->rel.release = NULL;
+        s->flags &= (uint16_t)~FUTOIN__F_CLASS;
+        if (rel) {
+            FUTOIN__USER(s->flow->root, rel(s->data));
+        }
     }
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && s->u.s.cancel_release) {

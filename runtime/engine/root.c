@@ -252,6 +252,7 @@ static void root_do_free(futoin__root* r)
     --r->in_cb;
     futoin__root_drop_unhandled(r);
     futoin__root_set_exception(r, NULL);
+    futoin__stack_free(r);
     if (r->error_code || r->error_info) {
         futoin__root_clear_error(r);
     }
@@ -551,6 +552,9 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
         return false;
     }
     futoin__root_drop_unhandled(r);
+    if (r->stack) {
+        futoin__stack_free(r); /* it belonged to the previous run */
+    }
     r->unhandled = unhandled;
     r->unhandled_data = data;
     r->unhandled_release = release;

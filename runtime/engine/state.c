@@ -5,7 +5,9 @@
  * values, so a linear scan beats a hash table in both speed and memory.
  * Reserved names give the predefined state of §1.7:
  *   "error_info"     -> const char*: info of the last error, or NULL;
- *   "last_exception" -> const char*: code of the last error, or NULL.
+ *   "last_exception" -> const char*: code of the last error, or NULL;
+ *   "async_stack"    -> const futoin_async_stack*: where the last error was
+ *                       raised, from the failing step down (host.h), or NULL.
  */
 #include "engine/engine.h"
 
@@ -70,6 +72,9 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
     }
     if (strcmp(name, "last_exception") == 0) {
         return (void*)r->error_code;
+    }
+    if (strcmp(name, "async_stack") == 0) {
+        return (void*)futoin__stack_get(r);
     }
     for (v = r->vars; v; v = v->next) {
         if (strcmp(v->name, name) == 0) {

@@ -21,6 +21,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/host.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +39,9 @@ typedef void (*futoin_release_cb)(void* data);
 #define FUTOIN_EXT_VERSION_1 1u
 /** Extension table version 2 (library 0.2.0): try_success, try_error. */
 #define FUTOIN_EXT_VERSION_2 2u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_2
+/** Extension table version 3 (library 0.3.0): add_classed, async_stack. */
+#define FUTOIN_EXT_VERSION_3 3u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_3
 
 typedef struct futoin_async_ext_table
 {
@@ -129,6 +132,22 @@ typedef struct futoin_async_ext_table
     /** handle_error(code, info) that says whether it was taken, as
      *  try_success. Any thread; copies `code` and `info`. @since 2 */
     int (*try_error)(FutoInAsyncSteps* bsi, const char* code, const char* info);
+
+    /* ---- version 3 ---- */
+
+    /** add() whose `data` has a class (futoin/sys/host.h): cls->release
+     *  runs exactly once (at once when the call is refused), and
+     *  cls->origin says where the step came from when an async stack is
+     *  recorded. `cls` is kept (static storage); NULL: as add(). Threads:
+     *  loop thread. @since 3 */
+    void (*add_classed)(FutoInAsyncSteps* bsi,
+                        void* data,
+                        FutoInAsyncSteps_execute_callback f,
+                        FutoInAsyncSteps_error_callback eh,
+                        const futoin_step_class* cls);
+    /** The async stack recorded for the last error of the root of `bsi`,
+     *  or NULL (futoin/sys/host.h). Threads: loop thread. @since 3 */
+    const futoin_async_stack* (*async_stack)(FutoInAsyncSteps* bsi);
 } futoin_async_ext_table;
 
 /**
@@ -232,8 +251,10 @@ FUTOIN__EXT_SLOT(11, successStep);
 FUTOIN__EXT_SLOT(12, tool);
 FUTOIN__EXT_SLOT(13, try_success);
 FUTOIN__EXT_SLOT(14, try_error);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 15 * sizeof(void*),
-                "ext v2 size");
+FUTOIN__EXT_SLOT(15, add_classed);
+FUTOIN__EXT_SLOT(16, async_stack);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 17 * sizeof(void*),
+                "ext v3 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \

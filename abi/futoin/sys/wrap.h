@@ -115,6 +115,20 @@ FUTOIN_API int futoin_wrap_try_error(FutoInAsyncSteps* bsi,
                                      const char* code,
                                      const char* info);
 
+/** add() whose data has a class (futoin/sys/host.h): release and origin.
+ *  Over a foreign handle the data is released as futoin_wrap_add() does;
+ *  the origin is not recorded there. Threads: loop thread. @since 0.3.0 */
+FUTOIN_API void futoin_wrap_add_classed(FutoInAsyncSteps* bsi,
+                                        void* data,
+                                        FutoInAsyncSteps_execute_callback f,
+                                        FutoInAsyncSteps_error_callback eh,
+                                        const futoin_step_class* cls);
+
+/** The async stack of the last error of the flow of `bsi`, or NULL (and
+ *  always NULL over a foreign handle). Threads: loop thread. @since 0.3.0 */
+FUTOIN_API const futoin_async_stack* futoin_wrap_async_stack(
+        FutoInAsyncSteps* bsi);
+
 /** Attach a language exception object as last_exception (MOVES `value`).
  *  On a foreign handle the value is cleaned up at once and 0 returned. * Threads: loop thread (elsewhere: refused and reported as misuse).
  *  On a foreign handle the value is cleaned up at once and 0 returned. */

@@ -17,7 +17,7 @@ describe("module", function()
     end)
 
     it("reports the library version and the standard error codes", function()
-        assert.are.equal("0.2.0", fa.version())
+        assert.are.equal("0.3.0", fa.version())
         assert.are.equal("Timeout", fa.Errors.Timeout)
         assert.are.equal("InternalError", fa.Errors.InternalError)
         local e = fa.errors.Timeout("too slow")

@@ -10,7 +10,7 @@ from futoin_async import (AsyncSteps, Errors, FutoInError, Limiter, Mutex,
 
 
 def test_version():
-    assert version() == "0.2.0"
+    assert version() == "0.3.0"
     assert Errors.Timeout == "Timeout" and Errors.InternalError == "InternalError"
 
 

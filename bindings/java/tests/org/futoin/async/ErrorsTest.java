@@ -45,6 +45,6 @@ public class ErrorsTest {
 
     @Test
     public void versionFromTheRuntime() {
-        assertEquals("0.2.0", FutoInNative.futoin_async_version());
+        assertEquals("0.3.0", FutoInNative.futoin_async_version());
     }
 }

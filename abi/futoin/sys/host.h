@@ -1,0 +1,230 @@
+/**
+ * @file futoin/sys/host.h
+ * @brief Polyglot flows: steps written in several languages in one flow, on
+ *        one loop thread, and one async stack trace across them.
+ *
+ * Three pieces, all versioned:
+ *
+ *  - **Step classes** (futoin_step_class): the data of a step added by a
+ *    binding says how to release it and where the step came from
+ *    (language, function, file:line). Added through the extension table's
+ *    add_classed() (futoin/sys/ext.h, version 3).
+ *
+ *  - **The async stack** (futoin_async_stack): when a step fails, the
+ *    runtime records the chain of steps from the failing one down to the
+ *    root's level (across parallel() branches into the flow that runs
+ *    them), innermost first, each frame with its origin. Read it with the
+ *    extension table's async_stack(), or as the FTN12 §1.7 state variable
+ *    "async_stack"; futoin_async_stack_format() renders it as text. Every
+ *    binding shows it in its language's own form.
+ *
+ *  - **Language hosts** (futoin_host_api): a plug-in that starts a
+ *    language's runtime in this process (or attaches to the one already
+ *    running) and turns a named function of that language into a step. A
+ *    binding that is already loaded registers its host
+ *    (futoin_host_register); otherwise the library loads the plug-in
+ *    `libfutoin_host_<language>.so` with dlopen() from the directories in
+ *    FUTOIN_HOST_PATH (colon-separated), then `futoin-hosts/` next to this
+ *    library, then the system's search path. Adding a language touches
+ *    nothing in the library. The language "c" is built in: plain C
+ *    functions of shared objects, called through libffi.
+ *
+ * futoin_host_add() puts it together: a step of another language, named by
+ * language, module and function, added to a flow.
+ *
+ * Threads: everything here belongs to the loop thread of the tool
+ * concerned, except futoin_host_register() and futoin_host_find(), which
+ * are thread-safe.
+ *
+ * @since 0.3.0
+ */
+#ifndef FUTOIN_SYS_HOST_H
+#define FUTOIN_SYS_HOST_H
+
+#include <futoin/async.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- where a step came from ------------------------------------------- */
+
+/** One frame of an async stack: where a step was written or added. */
+typedef struct futoin_frame_origin
+{
+    const char* language; /**< "c", "python", "lua", "java", ... */
+    const char* function; /**< qualified function name, or NULL */
+    const char* file;     /**< source file (or shared object), or NULL */
+    uint32_t line;        /**< 1-based line, 0 when unknown */
+} futoin_frame_origin;
+
+/**
+ * The class of a step's `data`: what the runtime calls when it no longer
+ * needs it, and where the step came from. Static storage (the runtime keeps
+ * the pointer). Versioned by `size`: fields are only added at the end.
+ * @since 0.3.0
+ */
+typedef struct futoin_step_class
+{
+    /** sizeof(futoin_step_class) the binding was built with */
+    uint32_t size;
+    /** Exactly once, when the runtime is done with `data` (as
+     *  futoin_release_cb of futoin/sys/ext.h); NULL: nothing to release. */
+    void (*release)(void* data);
+    /** Fill `out` with where the step came from; the strings must stay
+     *  valid until `release` runs (the runtime copies them when it records
+     *  a stack). NULL: the frame shows as the step's C function. */
+    void (*origin)(void* data, futoin_frame_origin* out);
+} futoin_step_class;
+
+/* ---- the async stack of an error ---------------------------------------- */
+
+/** Frames kept from the innermost end and from the outermost end of a
+ *  deeper stack; the ones in between are counted in `elided`. */
+#define FUTOIN_ASYNC_STACK_INNER 48
+#define FUTOIN_ASYNC_STACK_OUTER 16
+
+/**
+ * The async stack recorded when a step failed: frames[0] is the failing
+ * step, the last frame a step at the root's level. Owned by the root;
+ * valid until the root's next error, until it runs again, or until it is
+ * freed.
+ * @since 0.3.0
+ */
+typedef struct futoin_async_stack
+{
+    const char* code;  /**< the error code it was recorded for */
+    uint32_t count;    /**< entries in frames[] */
+    uint32_t elided;   /**< frames left out between inner and outer part */
+    /** after frame `elided_after` come `elided` frames that are left out */
+    uint32_t elided_after;
+    futoin_frame_origin frames[]; /**< strings owned by the stack */
+} futoin_async_stack;
+
+/**
+ * Render `stack` as text, one frame a line, innermost first, e.g.
+ *   "  at lua pricing.apply (pricing.lua:12)\n". Writes at most `len`
+ * bytes including the terminating NUL. Any thread.
+ * @return the length the full text needs (as snprintf), or -1 for NULL.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_async_stack_format(const futoin_async_stack* stack,
+                                         char* buf,
+                                         size_t len);
+
+/* ---- language hosts ----------------------------------------------------- */
+
+/** A step a host made of a named function. */
+typedef struct futoin_host_step
+{
+    FutoInAsyncSteps_execute_callback execute;
+    FutoInAsyncSteps_error_callback error; /**< the step's handler, or NULL */
+    void* data;
+    const futoin_step_class* cls; /**< release + origin of `data`, or NULL */
+} futoin_host_step;
+
+/** Host table version 1 (library 0.3.0). */
+#define FUTOIN_HOST_VERSION_1 1u
+#define FUTOIN_HOST_VERSION FUTOIN_HOST_VERSION_1
+
+/**
+ * What a language host offers. Tables only grow at the end; check
+ * `version`/`size` before a newer slot.
+ * @since 0.3.0
+ */
+typedef struct futoin_host_api
+{
+    uint32_t size;        /**< sizeof(futoin_host_api) of the plug-in */
+    uint32_t version;     /**< newest FUTOIN_HOST_VERSION_* present */
+    const char* language; /**< the name futoin_host_add() uses: "python" */
+
+    /* ---- version 1 ---- */
+
+    /**
+     * Make the language usable on `tool`'s loop thread (the calling
+     * thread): start its runtime in this process, or attach to the one
+     * already running. Counted: every successful start() is matched by
+     * one stop(). On failure write a message naming what is missing (no
+     * JVM, no libpython, ...) to `err` and return a negative FUTOIN_E*.
+     */
+    int (*start)(futoin_tool* tool, char* err, size_t errlen);
+    /**
+     * Turn `function` of `module` into a step (*out). On failure (no such
+     * module, no such function, the module failed to load) write a
+     * message naming them to `err` and return a negative FUTOIN_E*. Only
+     * between start() and stop().
+     */
+    int (*resolve)(const char* module,
+                   const char* function,
+                   futoin_host_step* out,
+                   char* err,
+                   size_t errlen);
+    /** Undo one start(). What the last stop() can release it does (a
+     *  JVM, once created, stays for the process). */
+    void (*stop)(void);
+} futoin_host_api;
+
+/** The entry point a plug-in exports: negotiate as futoin_async_get_api. */
+typedef int (*futoin_host_get_fn)(uint32_t version,
+                                  const futoin_host_api** out);
+#define FUTOIN_HOST_GET_SYMBOL "futoin_host_get"
+
+/**
+ * Offer `host` for its language, typically by a binding when it is loaded
+ * into a process (the language's runtime is then already running there).
+ * `host` is kept (static storage). Thread-safe.
+ * @return FUTOIN_OK; FUTOIN_EBUSY if another host of that language is
+ *         registered or loaded; FUTOIN_EINVAL / FUTOIN_EVERSION for a bad
+ *         table.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_register(const futoin_host_api* host);
+
+/**
+ * The host of `language`: registered, built in ("c") or loaded from its
+ * plug-in (see the file comment). Thread-safe; the table lives as long as
+ * the process.
+ * @return FUTOIN_OK; FUTOIN_EINVAL (with `err` naming the language and the
+ *         places searched) when there is none.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_find(const char* language,
+                                const futoin_host_api** out,
+                                char* err,
+                                size_t errlen);
+
+/**
+ * Add a step written in `language`: `function` of `module`, started or
+ * attached on first use on the tool of `bsi` (a root or a running step of
+ * ours). If the host, the module or the function cannot be had, a step is
+ * added all the same that fails with InvalidRequest, its error_info naming
+ * the language, module and function and why, and the error is returned
+ * here as well. Loop thread.
+ *
+ * The built-in language "c": `module` is a shared object (a path, or a
+ * name for dlopen()) and `function` a C declaration of the function, e.g.
+ * "double hypot(double, double)" (types: void, bool, int32_t, int64_t,
+ * uint32_t, uint64_t, float, double, const char*; int/long/size_t as
+ * their 64-bit or 32-bit forms), called with the previous step's values
+ * through libffi (futoin/ffi.h).
+ *
+ * @return FUTOIN_OK, or a negative FUTOIN_E* (the step was added anyway).
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi,
+                               const char* language,
+                               const char* module,
+                               const char* function);
+
+/**
+ * Stop every host started by futoin_host_add() (one stop() per start()),
+ * e.g. before a C host program exits. Loop thread, with no flow running.
+ * @since 0.3.0
+ */
+FUTOIN_API void futoin_host_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUTOIN_SYS_HOST_H */

@@ -1,0 +1,621 @@
+/*
+ * Language hosts (futoin/sys/host.h): the registry, the plug-in loader, the
+ * built-in host of language "c" and futoin_host_add().
+ *
+ * The registry is a small table guarded by a mutex: bindings register from
+ * whatever thread loads them, and lookups are rare (once per step added
+ * by name, against a handful of languages).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include "adapter/adapter.h"
+#include "engine/engine.h"
+
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+#include <futoin/sys/wrap.h>
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_HOSTS 16
+
+typedef struct host_entry
+{
+    const futoin_host_api* api;
+    void* dl;       /* the plug-in, when we loaded it */
+    int started;    /* start()s made by futoin_host_add() */
+} host_entry;
+
+static pthread_mutex_t hosts_mx = PTHREAD_MUTEX_INITIALIZER;
+static host_entry hosts[MAX_HOSTS];
+static size_t nhosts;
+
+static bool table_ok(const futoin_host_api* h)
+{
+    return h && h->size >= sizeof(futoin_host_api)
+           && h->version >= FUTOIN_HOST_VERSION_1 && h->language
+           && h->language[0] && h->start && h->resolve && h->stop;
+}
+
+static host_entry* lookup(const char* language)
+{
+    for (size_t i = 0; i < nhosts; ++i) {
+        if (strcmp(hosts[i].api->language, language) == 0) {
+            return &hosts[i];
+        }
+    }
+    return NULL;
+}
+
+FUTOIN_API int futoin_host_register(const futoin_host_api* host)
+{
+    int rc = FUTOIN_OK;
+    if (!table_ok(host)) {
+        return host && host->version < FUTOIN_HOST_VERSION_1 ? FUTOIN_EVERSION
+                                                             : FUTOIN_EINVAL;
+    }
+    pthread_mutex_lock(&hosts_mx);
+    if (lookup(host->language) || strcmp(host->language, "c") == 0) {
+        rc = FUTOIN_EBUSY;
+    } else if (nhosts == MAX_HOSTS) {
+        rc = FUTOIN_ENOMEM;
+    } else {
+        hosts[nhosts].api = host;
+        hosts[nhosts].dl = NULL;
+        hosts[nhosts].started = 0;
+        ++nhosts;
+    }
+    pthread_mutex_unlock(&hosts_mx);
+    return rc;
+}
+
+/* ---- the built-in host of C functions ---------------------------------- */
+
+typedef struct c_step
+{
+    futoin_ffi_fn* fn;
+    void* dl;
+    char* name;
+    char* module;
+} c_step;
+
+static void c_release(void* data)
+{
+    c_step* c = data;
+    futoin_ffi_free(c->fn);
+    if (c->dl) {
+        dlclose(c->dl);
+    }
+    free(c->name);
+    free(c->module);
+    free(c);
+}
+
+static void c_origin(void* data, futoin_frame_origin* out)
+{
+    c_step* c = data;
+    out->language = "c";
+    out->function = c->name;
+    out->file = c->module;
+    out->line = 0;
+}
+
+static const futoin_step_class c_class = {sizeof(futoin_step_class), c_release,
+                                          c_origin};
+
+static void c_execute(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
+{
+    futoin__ffi_run(bsi, ((c_step*)data)->fn, in);
+}
+
+static int c_start(futoin_tool* tool, char* err, size_t errlen)
+{
+    return FUTOIN_OK;
+}
+
+static void c_stop(void)
+{
+}
+
+/* One C type at *p (skipping blanks), as a futoin_ffi_type. */
+static bool c_type(const char** p, futoin_ffi_type* out)
+{
+    static const struct
+    {
+        const char* name;
+        futoin_ffi_type t;
+    } types[] = {
+            {"const char*", FUTOIN_FFI_CSTRING}, {"char*", FUTOIN_FFI_CSTRING},
+            {"unsigned long long", FUTOIN_FFI_UINT64},
+            {"unsigned long", FUTOIN_FFI_UINT64},
+            {"unsigned int", FUTOIN_FFI_UINT32}, {"unsigned", FUTOIN_FFI_UINT32},
+            {"long long", FUTOIN_FFI_INT64}, {"long", FUTOIN_FFI_INT64},
+            {"int64_t", FUTOIN_FFI_INT64}, {"int32_t", FUTOIN_FFI_INT32},
+            {"uint64_t", FUTOIN_FFI_UINT64}, {"uint32_t", FUTOIN_FFI_UINT32},
+            {"size_t", FUTOIN_FFI_UINT64}, {"int", FUTOIN_FFI_INT32},
+            {"double", FUTOIN_FFI_DOUBLE}, {"float", FUTOIN_FFI_FLOAT},
+            {"_Bool", FUTOIN_FFI_BOOL}, {"bool", FUTOIN_FFI_BOOL},
+            {"void", FUTOIN_FFI_VOID},
+    };
+    char norm[64];
+    size_t n = 0;
+    const char* s = *p;
+    while (isspace((unsigned char)*s)) {
+        ++s;
+    }
+    /* the type ends at a name, ',' or ')': collapse blanks around '*' */
+    while (*s && *s != ',' && *s != ')' && *s != '(' && n + 1 < sizeof(norm)) {
+        if (isspace((unsigned char)*s)) {
+            const char* t = s;
+            while (isspace((unsigned char)*t)) {
+                ++t;
+            }
+            if (*t == '*' || *t == ',' || *t == ')' || *t == '(' || !*t) {
+                s = t;
+                continue;
+            }
+            norm[n++] = ' ';
+            s = t;
+            continue;
+        }
+        norm[n++] = *s++;
+    }
+    norm[n] = 0;
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); ++i) {
+        size_t len = strlen(types[i].name);
+        if (strncmp(norm, types[i].name, len) == 0
+            && (norm[len] == 0 || norm[len] == ' ')) {
+            *out = types[i].t;
+            /* what follows the type in `norm` (a name) is consumed too */
+            *p = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "double hypot(double, double)" -> return type, name, argument types. */
+static bool c_parse(const char* decl, futoin_ffi_type* ret, char* name,
+                    size_t namelen, futoin_ffi_type* args, size_t* nargs)
+{
+    const char* open = strchr(decl, '(');
+    const char* end;
+    const char* p;
+    const char* nm;
+    size_t n;
+    if (!open) {
+        return false;
+    }
+    /* the name is the identifier right before '(' */
+    end = open;
+    while (end > decl && isspace((unsigned char)end[-1])) {
+        --end;
+    }
+    nm = end;
+    while (nm > decl && (isalnum((unsigned char)nm[-1]) || nm[-1] == '_')) {
+        --nm;
+    }
+    if (nm == end || (size_t)(end - nm) >= namelen) {
+        return false;
+    }
+    memcpy(name, nm, (size_t)(end - nm));
+    name[end - nm] = 0;
+    {
+        char rbuf[64];
+        const char* rp = rbuf;
+        size_t rl = (size_t)(nm - decl);
+        if (rl >= sizeof(rbuf)) {
+            return false;
+        }
+        memcpy(rbuf, decl, rl);
+        rbuf[rl] = 0;
+        if (!c_type(&rp, ret)) {
+            return false;
+        }
+    }
+    p = open + 1;
+    n = 0;
+    while (isspace((unsigned char)*p)) {
+        ++p;
+    }
+    if (*p == ')' || strncmp(p, "void)", 5) == 0 || strncmp(p, "void )", 6) == 0) {
+        *nargs = 0;
+        return true;
+    }
+    for (;;) {
+        futoin_ffi_type t;
+        if (n == FUTOIN_FFI_MAX_ARGS || !c_type(&p, &t) || t == FUTOIN_FFI_VOID) {
+            return false;
+        }
+        /* skip a parameter name */
+        while (*p && *p != ',' && *p != ')') {
+            ++p;
+        }
+        args[n++] = t;
+        if (*p == ')') {
+            break;
+        }
+        if (*p != ',') {
+            return false;
+        }
+        ++p;
+    }
+    *nargs = n;
+    return true;
+}
+
+static int c_resolve(const char* module, const char* function,
+                     futoin_host_step* out, char* err, size_t errlen)
+{
+    futoin_ffi_type ret, args[FUTOIN_FFI_MAX_ARGS];
+    size_t nargs = 0;
+    char name[128];
+    void* dl;
+    void* sym;
+    c_step* c;
+    if (!c_parse(function, &ret, name, sizeof(name), args, &nargs)) {
+        snprintf(err, errlen,
+                 "c: '%s' is not a C declaration this host can call "
+                 "(e.g. \"double hypot(double, double)\"; at most %d "
+                 "arguments of bool, int32_t, int64_t, uint32_t, uint64_t, "
+                 "float, double, const char*)",
+                 function, FUTOIN_FFI_MAX_ARGS);
+        return FUTOIN_EINVAL;
+    }
+    dl = dlopen(module, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        snprintf(err, errlen, "c: cannot load module '%s': %s", module,
+                 dlerror());
+        return FUTOIN_EINVAL;
+    }
+    dlerror();
+    sym = dlsym(dl, name);
+    if (!sym) {
+        snprintf(err, errlen, "c: module '%s' has no function '%s'", module,
+                 name);
+        dlclose(dl);
+        return FUTOIN_EINVAL;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c) {
+        union
+        {
+            void* p;
+            void (*fn)(void);
+        } u;
+        u.p = sym;
+        c->fn = futoin_ffi_prepare(u.fn, ret, nargs, args);
+        c->name = strdup(name);
+        c->module = strdup(module);
+    }
+    if (!c || !c->fn || !c->name || !c->module) {
+        if (c) {
+            futoin_ffi_free(c->fn);
+            free(c->name);
+            free(c->module);
+            free(c);
+        }
+        dlclose(dl);
+        snprintf(err, errlen, "c: out of memory preparing '%s'", function);
+        return FUTOIN_ENOMEM;
+    }
+    c->dl = dl;
+    out->execute = c_execute;
+    out->error = NULL;
+    out->data = c;
+    out->cls = &c_class;
+    return FUTOIN_OK;
+}
+
+static const futoin_host_api c_host = {
+        sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, "c",
+        c_start, c_resolve, c_stop,
+};
+
+/* ---- finding a host ------------------------------------------------------ */
+
+static bool safe_language(const char* language)
+{
+    if (!language || !*language || strlen(language) > 32) {
+        return false;
+    }
+    for (const char* p = language; *p; ++p) {
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Load libfutoin_host_<language>.so from `dir` (NULL: the system's search
+ * path). Returns the handle, or NULL with the reason appended to `tried`. */
+static void* try_load(const char* dir, size_t dirlen, const char* language,
+                      char* tried, size_t triedlen)
+{
+    char path[1024];
+    size_t used = strlen(tried);
+    void* dl;
+    if (dir) {
+        snprintf(path, sizeof(path), "%.*s/libfutoin_host_%s.so", (int)dirlen,
+                 dir, language);
+    } else {
+        snprintf(path, sizeof(path), "libfutoin_host_%s.so", language);
+    }
+    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl && used < triedlen) {
+        /* a list that may be cut short: it only explains an error */
+        snprintf(tried + used, triedlen - used, "%s%.200s", used ? ", " : "",
+                 path);
+    }
+    return dl;
+}
+
+static int load_plugin(const char* language, host_entry* out, char* err,
+                       size_t errlen)
+{
+    char tried[1024] = "";
+    const char* env = getenv("FUTOIN_HOST_PATH");
+    void* dl = NULL;
+    futoin_host_get_fn get;
+    const futoin_host_api* api = NULL;
+    union
+    {
+        void* p;
+        futoin_host_get_fn fn;
+    } u;
+
+    while (!dl && env && *env) {
+        const char* colon = strchr(env, ':');
+        size_t len = colon ? (size_t)(colon - env) : strlen(env);
+        if (len) {
+            dl = try_load(env, len, language, tried, sizeof(tried));
+        }
+        env = colon ? colon + 1 : NULL;
+    }
+    if (!dl) {
+        /* futoin-hosts/ next to this library */
+        Dl_info info;
+        if (dladdr((void*)&c_host, &info) && info.dli_fname) {
+            const char* slash = strrchr(info.dli_fname, '/');
+            if (slash) {
+                char dir[1024];
+                snprintf(dir, sizeof(dir), "%.*s/futoin-hosts",
+                         (int)(slash - info.dli_fname), info.dli_fname);
+                dl = try_load(dir, strlen(dir), language, tried, sizeof(tried));
+            }
+        }
+    }
+    if (!dl) {
+        dl = try_load(NULL, 0, language, tried, sizeof(tried));
+    }
+    if (!dl) {
+        snprintf(err, errlen,
+                 "no host for language '%s': no plug-in found (tried %s; set "
+                 "FUTOIN_HOST_PATH, or load the language's binding first)",
+                 language, tried);
+        return FUTOIN_EINVAL;
+    }
+    u.p = dlsym(dl, FUTOIN_HOST_GET_SYMBOL);
+    get = u.fn;
+    if (!get || get(FUTOIN_HOST_VERSION, &api) != FUTOIN_OK || !table_ok(api)
+        || strcmp(api->language, language) != 0) {
+        snprintf(err, errlen,
+                 "no host for language '%s': its plug-in has no usable "
+                 "%s() table",
+                 language, FUTOIN_HOST_GET_SYMBOL);
+        dlclose(dl);
+        return FUTOIN_EINVAL;
+    }
+    out->api = api;
+    out->dl = dl;
+    out->started = 0;
+    return FUTOIN_OK;
+}
+
+static int find_entry(const char* language, host_entry** out, char* err,
+                      size_t errlen)
+{
+    host_entry* e;
+    int rc = FUTOIN_OK;
+    if (!safe_language(language)) {
+        snprintf(err, errlen, "'%s' is not a language name",
+                 language ? language : "(null)");
+        return FUTOIN_EINVAL;
+    }
+    pthread_mutex_lock(&hosts_mx);
+    e = lookup(language);
+    if (!e && nhosts < MAX_HOSTS) {
+        host_entry fresh;
+        if (strcmp(language, "c") == 0) {
+            fresh.api = &c_host;
+            fresh.dl = NULL;
+            fresh.started = 0;
+        } else {
+            rc = load_plugin(language, &fresh, err, errlen);
+        }
+        if (rc == FUTOIN_OK) {
+            hosts[nhosts] = fresh;
+            e = &hosts[nhosts++];
+        }
+    } else if (!e) {
+        snprintf(err, errlen, "no host for language '%s': too many languages",
+                 language);
+        rc = FUTOIN_ENOMEM;
+    }
+    pthread_mutex_unlock(&hosts_mx);
+    *out = e;
+    return rc;
+}
+
+FUTOIN_API int futoin_host_find(const char* language,
+                                const futoin_host_api** out, char* err,
+                                size_t errlen)
+{
+    host_entry* e = NULL;
+    char scratch[8];
+    int rc;
+    if (!out) {
+        return FUTOIN_EINVAL;
+    }
+    if (!err) {
+        err = scratch;
+        errlen = sizeof(scratch);
+    }
+    rc = find_entry(language, &e, err, errlen);
+    *out = rc == FUTOIN_OK ? e->api : NULL;
+    return rc;
+}
+
+/* ---- adding a step by name --------------------------------------------- */
+
+/* The step added when a named step cannot be had: it fails with
+ * InvalidRequest, its error_info saying why. */
+typedef struct failed_step
+{
+    char* why;
+    char* name; /* language:module.function, for the async stack */
+} failed_step;
+
+static void failed_release(void* data)
+{
+    failed_step* f = data;
+    free(f->why);
+    free(f->name);
+    free(f);
+}
+
+static void failed_origin(void* data, futoin_frame_origin* out)
+{
+    failed_step* f = data;
+    out->language = "futoin";
+    out->function = f->name;
+    out->file = NULL;
+    out->line = 0;
+}
+
+static const futoin_step_class failed_class = {
+        sizeof(futoin_step_class), failed_release, failed_origin};
+
+static void failed_execute(FutoInAsyncSteps* bsi, void* data,
+                           const FutoInArgs* in)
+{
+    bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST,
+                           ((failed_step*)data)->why);
+}
+
+static void add_step(FutoInAsyncSteps* bsi, const futoin_host_step* st)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        x->add_classed(bsi, st->data, st->execute, st->error, st->cls);
+    } else {
+        /* a foreign implementation: no origin, but the data is released */
+        futoin_wrap_add(bsi, st->data, st->execute, st->error,
+                        st->cls ? st->cls->release : NULL);
+    }
+}
+
+static int add_failed(FutoInAsyncSteps* bsi, const char* language,
+                      const char* module, const char* function, int rc,
+                      const char* why)
+{
+    failed_step* f = calloc(1, sizeof(*f));
+    futoin_host_step st;
+    char name[256];
+    snprintf(name, sizeof(name), "%s:%s.%s", language ? language : "?",
+             module ? module : "?", function ? function : "?");
+    if (f) {
+        f->why = strdup(why);
+        f->name = strdup(name);
+    }
+    if (!f || !f->why || !f->name) {
+        if (f) {
+            failed_release(f);
+        }
+        futoin__tool_misuse(futoin_async_tool(bsi), why);
+        return rc;
+    }
+    st.execute = failed_execute;
+    st.error = NULL;
+    st.data = f;
+    st.cls = &failed_class;
+    add_step(bsi, &st);
+    return rc;
+}
+
+FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
+                               const char* module, const char* function)
+{
+    char err[1536];
+    host_entry* e = NULL;
+    futoin_host_step st;
+    futoin_tool* tool;
+    int rc;
+
+    if (!bsi) {
+        futoin__misuse_null("futoin_host_add()");
+        return FUTOIN_EINVAL;
+    }
+    if (futoin_async_ext(bsi) && !futoin__on_loop(bsi, "futoin_host_add()")) {
+        return FUTOIN_EINVAL;
+    }
+    if (!module || !function) {
+        return add_failed(bsi, language, module, function, FUTOIN_EINVAL,
+                          "futoin_host_add(): module and function are "
+                          "required");
+    }
+    rc = find_entry(language, &e, err, sizeof(err));
+    if (rc != FUTOIN_OK) {
+        return add_failed(bsi, language, module, function, rc, err);
+    }
+    tool = futoin_async_tool(bsi);
+    if (e->started == 0) {
+        rc = e->api->start(tool, err, sizeof(err));
+        if (rc != FUTOIN_OK) {
+            return add_failed(bsi, language, module, function, rc, err);
+        }
+        pthread_mutex_lock(&hosts_mx);
+        ++e->started;
+        pthread_mutex_unlock(&hosts_mx);
+    }
+    memset(&st, 0, sizeof(st));
+    err[0] = 0;
+    rc = e->api->resolve(module, function, &st, err, sizeof(err));
+    if (rc != FUTOIN_OK || !st.execute) {
+        if (!err[0]) {
+            snprintf(err, sizeof(err), "%s: cannot resolve %s.%s", language,
+                     module, function);
+        }
+        return add_failed(bsi, language, module, function,
+                          rc != FUTOIN_OK ? rc : FUTOIN_EINVAL, err);
+    }
+    add_step(bsi, &st);
+    return FUTOIN_OK;
+}
+
+FUTOIN_API void futoin_host_shutdown(void)
+{
+    const futoin_host_api* stop[MAX_HOSTS];
+    int times[MAX_HOSTS];
+    size_t n = 0;
+    pthread_mutex_lock(&hosts_mx);
+    for (size_t i = 0; i < nhosts; ++i) {
+        if (hosts[i].started) {
+            stop[n] = hosts[i].api;
+            times[n++] = hosts[i].started;
+            hosts[i].started = 0;
+        }
+    }
+    pthread_mutex_unlock(&hosts_mx);
+    for (size_t i = 0; i < n; ++i) {
+        while (times[i]-- > 0) {
+            stop[i]->stop();
+        }
+    }
+}

@@ -1,0 +1,251 @@
+/*
+ * Async stacks (futoin/sys/host.h): when an error is raised, the chain of
+ * steps from the failing one down to the root's level is recorded in the
+ * root, innermost first, across parallel() branches into the flow that
+ * runs them. The frames are gone once the error has unwound, so the
+ * record is taken at once; it is one allocation, and everything that can
+ * wait does: a C step's function is named (dladdr) only when someone reads
+ * the stack, since errors in C-only flows can be frequent and nobody may
+ * ever look.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include "engine/engine.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* [futoin__stack][futoin_async_stack + frames][fns][names][strings] */
+struct futoin__stack
+{
+    futoin_async_stack* pub;
+    void** fns;           /* per frame: C function still to be named */
+    char (*names)[24];    /* per frame: room for "+0x..." of a C frame */
+    uint32_t unresolved;  /* how many fns are set */
+};
+
+/* What a frame will show: its class's origin, or its C function. */
+typedef struct frame_src
+{
+    futoin_frame_origin o;
+    void* fn;
+} frame_src;
+
+static bool shown(const futoin__step* s)
+{
+    /* user code: steps (also the one a sync object guards) and loop
+     * bodies; the engine's own frames (loop, parallel, sync, unlock) are
+     * not */
+    return s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY;
+}
+
+/* The frame below `s`: its parent, or past the bottom of a branch flow,
+ * the parallel() frame of the flow that runs it. */
+static futoin__step* below(const futoin__step* s)
+{
+    if (s->parent) {
+        return s->parent;
+    }
+    return s->flow && s->flow->par ? s->flow->par : NULL;
+}
+
+/* POSIX lets dladdr() take a function's address as void*; ISO C has no
+ * conversion for it, so it goes through a union. */
+static void* code_address(void (*fn)(void))
+{
+    union
+    {
+        void (*fn)(void);
+        void* p;
+    } u;
+    u.fn = fn;
+    return u.p;
+}
+
+static void source_of(futoin__step* s, frame_src* out)
+{
+    /* a loop body shows its loop's function and class */
+    futoin__step* owner = s->kind == FUTOIN__K_BODY ? s->parent : s;
+    memset(out, 0, sizeof(*out));
+    out->o.language = "c";
+    if ((owner->flags & FUTOIN__F_CLASS) && owner->rel.cls->origin) {
+        owner->rel.cls->origin(owner->data, &out->o);
+        if (!out->o.language) {
+            out->o.language = "?";
+        }
+    } else if (s->kind == FUTOIN__K_BODY) {
+        out->fn = code_address((void (*)(void))owner->u.l.fn.loop);
+    } else {
+        out->fn = code_address((void (*)(void))s->f);
+    }
+}
+
+static size_t str_size(const char* s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+static const char* str_copy(char** at, const char* s)
+{
+    char* d;
+    size_t n;
+    if (!s) {
+        return NULL;
+    }
+    n = strlen(s) + 1;
+    d = memcpy(*at, s, n);
+    *at += n;
+    return d;
+}
+
+void futoin__stack_free(futoin__root* r)
+{
+    free(r->stack);
+    r->stack = NULL;
+}
+
+void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
+                           const char* code)
+{
+    enum { MAX = FUTOIN_ASYNC_STACK_INNER + FUTOIN_ASYNC_STACK_OUTER };
+    futoin__root* r = fl->root;
+    frame_src src[MAX];
+    uint32_t total = 0, n = 0, elided = 0;
+    size_t strings = str_size(code), bytes;
+    struct futoin__stack* st;
+    char* text;
+
+    if (futoin__is_loop_code(code)) {
+        return; /* a break or continue, not an error */
+    }
+    if (!at) {
+        at = fl->top;
+    }
+    for (futoin__step* s = at; s; s = below(s)) {
+        total += shown(s);
+    }
+    if (total > MAX) {
+        elided = total - MAX;
+    }
+    /* the innermost INNER frames, then the outermost OUTER ones */
+    {
+        uint32_t i = 0;
+        for (futoin__step* s = at; s; s = below(s)) {
+            if (!shown(s)) {
+                continue;
+            }
+            if (i < FUTOIN_ASYNC_STACK_INNER || i >= FUTOIN_ASYNC_STACK_INNER + elided) {
+                source_of(s, &src[n]);
+                strings += str_size(src[n].o.language) + str_size(src[n].o.function)
+                           + str_size(src[n].o.file);
+                ++n;
+            }
+            ++i;
+        }
+    }
+    bytes = sizeof(*st) + sizeof(futoin_async_stack)
+            + n * sizeof(futoin_frame_origin) + n * sizeof(void*)
+            + n * sizeof(*st->names) + strings;
+    st = malloc(bytes);
+    futoin__stack_free(r);
+    if (!st) {
+        return; /* no stack for this error: it still unwinds */
+    }
+    st->pub = (futoin_async_stack*)(st + 1);
+    st->fns = (void**)&st->pub->frames[n];
+    st->names = (char (*)[24])&st->fns[n];
+    st->unresolved = 0;
+    text = (char*)&st->names[n];
+    st->pub->code = str_copy(&text, code);
+    st->pub->count = n;
+    st->pub->elided = elided;
+    st->pub->elided_after = elided ? FUTOIN_ASYNC_STACK_INNER : n;
+    for (uint32_t i = 0; i < n; ++i) {
+        futoin_frame_origin* o = &st->pub->frames[i];
+        o->language = str_copy(&text, src[i].o.language);
+        o->function = str_copy(&text, src[i].o.function);
+        o->file = str_copy(&text, src[i].o.file);
+        o->line = src[i].o.line;
+        st->fns[i] = src[i].fn;
+        st->unresolved += src[i].fn != NULL;
+    }
+    r->stack = st;
+}
+
+const futoin_async_stack* futoin__stack_get(futoin__root* r)
+{
+    struct futoin__stack* st = r->stack;
+    if (!st) {
+        return NULL;
+    }
+    if (st->unresolved) {
+        /* C frames: the symbol and the object it lives in (strings of
+         * the loaded object, which outlives the stack). A function that is
+         * not exported (static) has no name there: its offset in the
+         * object stands in, which addr2line turns into file:line. */
+        for (uint32_t i = 0; i < st->pub->count; ++i) {
+            Dl_info info;
+            if (st->fns[i] && dladdr(st->fns[i], &info)) {
+                if (info.dli_sname) {
+                    st->pub->frames[i].function = info.dli_sname;
+                } else {
+                    snprintf(st->names[i], sizeof(st->names[i]), "+0x%lx",
+                             (unsigned long)((char*)st->fns[i]
+                                             - (char*)info.dli_fbase));
+                    st->pub->frames[i].function = st->names[i];
+                }
+                st->pub->frames[i].file = info.dli_fname;
+            }
+            st->fns[i] = NULL;
+        }
+        st->unresolved = 0;
+    }
+    return st->pub;
+}
+
+FUTOIN_API int futoin_async_stack_format(const futoin_async_stack* stack,
+                                         char* buf, size_t len)
+{
+    size_t used = 0;
+    if (!stack) {
+        return -1;
+    }
+    if (!buf) {
+        len = 0;
+    } else if (len) {
+        buf[0] = 0;
+    }
+    for (uint32_t i = 0; i < stack->count; ++i) {
+        const futoin_frame_origin* o = &stack->frames[i];
+        char line[32] = "";
+        int n;
+        if (o->line) {
+            snprintf(line, sizeof(line), ":%u", (unsigned)o->line);
+        }
+        n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0,
+                     "  at %s %s%s%s%s%s\n", o->language,
+                     o->function ? o->function : "<anonymous>",
+                     o->file ? " (" : "", o->file ? o->file : "", line,
+                     o->file ? ")" : "");
+        if (n < 0) {
+            return -1;
+        }
+        used += (size_t)n;
+        if (stack->elided && i + 1 == stack->elided_after) {
+            n = snprintf(used < len ? buf + used : NULL,
+                         used < len ? len - used : 0,
+                         "  ... %u more frames ...\n", (unsigned)stack->elided);
+            if (n < 0) {
+                return -1;
+            }
+            used += (size_t)n;
+        }
+    }
+    if (len && used >= len) {
+        buf[len - 1] = 0;
+    }
+    return (int)used;
+}

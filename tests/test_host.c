@@ -1,0 +1,276 @@
+/* Language hosts and async stacks (futoin/sys/host.h): C functions of
+ * shared objects by name, a plug-in loaded from FUTOIN_HOST_PATH, clear
+ * errors for what cannot be had, registration, and the async stack of an
+ * error across languages and parallel() branches. */
+#include "common.h"
+
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+static void host_setup(void)
+{
+    /* where the test plug-in (tests/host/echo_host.c) was built */
+    setenv("FUTOIN_HOST_PATH", "/nonexistent:" FUTOIN_TEST_PLUGIN_DIR, 1);
+    fx_setup();
+}
+TestSuite(host, .init = host_setup, .fini = fx_teardown);
+
+static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
+
+static void two_doubles(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs out;
+    memset(&out, 0, sizeof(out));
+    out.arg0.type = &ty_d;
+    out.arg0.d = 3.0;
+    out.arg1.type = &ty_d;
+    out.arg1.d = 4.0;
+    API(as)->success(as, &out);
+}
+static void print_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if (!a->arg0.type) {
+        tr("no value");
+    } else if (a->arg0.type->flags == FTN_TYPE_DOUBLE) {
+        tr("value %g", a->arg0.d);
+    } else {
+        tr("value %lld", (long long)a->arg0.i64);
+    }
+}
+static void print_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s: %s", code,
+       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
+}
+
+Test(host, c_functions_by_name)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, two_doubles, NULL);
+    cr_assert_eq(futoin_host_add(as, "c", "libm.so.6",
+                                 "double hypot(double x, double y)"),
+                 FUTOIN_OK);
+    API(as)->add(as, NULL, print_value, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("value 5\n");
+    API(as)->free(as);
+}
+
+/* What cannot be had fails in the flow with InvalidRequest, and says so
+ * at the call site too. */
+static void expect_failure(const char* language, const char* module,
+                           const char* function, const char* info_part)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    trace_len = 0;
+    trace_buf[0] = 0;
+    cr_assert_lt(futoin_host_add(as, language, module, function), 0);
+    API(as)->add(as, NULL, print_value, NULL); /* never runs */
+    API(as)->execute(as, NULL, print_error);
+    run();
+    cr_assert(strncmp(trace_buf, "InvalidRequest: ", 16) == 0, "%s", trace_buf);
+    cr_assert(strstr(trace_buf, info_part), "'%s' not in: %s", info_part,
+              trace_buf);
+    API(as)->free(as);
+}
+
+Test(host, what_cannot_be_had_is_invalid_request)
+{
+    expect_failure("cobol", "payroll", "run",
+                   "no host for language 'cobol': no plug-in found (tried "
+                   "/nonexistent/libfutoin_host_cobol.so");
+    expect_failure("c", "libnope.so", "int f(int)", "c: cannot load module 'libnope.so'");
+    expect_failure("c", "libm.so.6", "double nosuch(double)",
+                   "c: module 'libm.so.6' has no function 'nosuch'");
+    expect_failure("c", "libm.so.6", "hypot", "is not a C declaration");
+    expect_failure("c", "libm.so.6", "double f(double, double, double, double, double)",
+                   "is not a C declaration");
+    expect_failure("echo", "mod", "nosuch", "echo: module 'mod' has no function 'nosuch'");
+    expect_failure("no/such", "m", "f", "'no/such' is not a language name");
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
+static int (*echo_counters(void))(int*, int*, int*)
+{
+    void* dl = dlopen(FUTOIN_TEST_PLUGIN_DIR "/libfutoin_host_echo.so",
+                      RTLD_NOW | RTLD_NOLOAD);
+    union
+    {
+        void* p;
+        int (*fn)(int*, int*, int*);
+    } u;
+    cr_assert_not_null(dl, "the plug-in is not loaded");
+    u.p = dlsym(dl, "echo_host_counters");
+    dlclose(dl);
+    cr_assert_not_null(u.p);
+    return u.fn;
+}
+
+Test(host, a_plugin_from_the_host_path)
+{
+    const futoin_host_api* h = NULL;
+    int starts, stops, live;
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    cr_assert_eq(futoin_host_add(as, "echo", "mod", "5"), FUTOIN_OK);
+    cr_assert_eq(futoin_host_add(as, "echo", "mod", "7"), FUTOIN_OK);
+    API(as)->add(as, NULL, print_value, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("value 12\n");
+    cr_assert_eq(futoin_host_find("echo", &h, NULL, 0), FUTOIN_OK);
+    cr_assert_str_eq(h->language, "echo");
+    echo_counters()(&starts, &stops, &live);
+    cr_assert_eq(starts, 1, "started %d times", starts);
+    cr_assert_eq(live, 0, "%d step data not released", live);
+    API(as)->free(as);
+    futoin_host_shutdown();
+    echo_counters()(&starts, &stops, &live);
+    cr_assert_eq(stops, 1);
+}
+
+static int fake_start(futoin_tool* t, char* e, size_t n)
+{
+    return FUTOIN_OK;
+}
+static int fake_resolve(const char* m, const char* f, futoin_host_step* o,
+                        char* e, size_t n)
+{
+    return FUTOIN_EINVAL;
+}
+static void fake_stop(void)
+{
+}
+static const futoin_host_api fake = {sizeof(futoin_host_api),
+                                     FUTOIN_HOST_VERSION_1, "fake", fake_start,
+                                     fake_resolve, fake_stop};
+static const futoin_host_api fake_c = {sizeof(futoin_host_api),
+                                       FUTOIN_HOST_VERSION_1, "c", fake_start,
+                                       fake_resolve, fake_stop};
+static const futoin_host_api broken = {sizeof(futoin_host_api),
+                                       FUTOIN_HOST_VERSION_1, "broken",
+                                       fake_start, NULL, fake_stop};
+
+Test(host, registration)
+{
+    const futoin_host_api* h = NULL;
+    cr_assert_eq(futoin_host_register(&fake), FUTOIN_OK);
+    cr_assert_eq(futoin_host_register(&fake), FUTOIN_EBUSY);
+    cr_assert_eq(futoin_host_register(&fake_c), FUTOIN_EBUSY, "'c' is built in");
+    cr_assert_eq(futoin_host_register(&broken), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_host_register(NULL), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_host_find("fake", &h, NULL, 0), FUTOIN_OK);
+    cr_assert_eq(h, &fake);
+}
+
+/* ---- async stacks ------------------------------------------------------- */
+
+void branch_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+void outer_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+void nest(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+
+/* exported (the test is linked with -rdynamic): dladdr() names them */
+void branch_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    futoin_host_add(as, "echo", "lib.echo", "fail");
+}
+static void other_branch(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, NULL, NULL);
+    API(as)->waitExternal(as);
+}
+void outer_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
+    API(p)->add(p, NULL, other_branch, NULL);
+    API(p)->add(p, NULL, branch_step, NULL);
+}
+static char stack_text[4096];
+static const futoin_async_stack* seen;
+static void keep_stack(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    const futoin_async_stack* st = futoin_async_ext(as)->async_stack(as);
+    cr_assert_not_null(st);
+    cr_assert_eq(API(as)->stateVariable(as, NULL, "async_stack", NULL, NULL),
+                 (void*)st);
+    seen = st;
+    futoin_async_stack_format(st, stack_text, sizeof(stack_text));
+    tr("%s", code);
+}
+
+Test(host, the_async_stack_of_an_error_across_languages_and_branches)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, outer_step, NULL);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    assert_trace("EchoError\n");
+    cr_assert_str_eq(seen->code, "EchoError");
+    cr_assert_eq(seen->count, 3);
+    cr_assert_str_eq(seen->frames[0].language, "echo");
+    cr_assert_str_eq(seen->frames[0].function, "fail");
+    cr_assert_str_eq(seen->frames[0].file, "lib.echo");
+    cr_assert_str_eq(seen->frames[1].language, "c");
+    cr_assert_str_eq(seen->frames[1].function, "branch_step");
+    cr_assert_str_eq(seen->frames[2].function, "outer_step");
+    /* the object the function lives in (the test executable, whose name
+     * under Criterion is its worker's) */
+    cr_assert_not_null(seen->frames[2].file);
+    cr_assert(strncmp(stack_text,
+                      "  at echo fail (lib.echo)\n"
+                      "  at c branch_step (",
+                      strlen("  at echo fail (lib.echo)\n  at c branch_step ("))
+                      == 0,
+              "%s", stack_text);
+    API(as)->free(as);
+}
+
+/* A deep stack keeps its innermost and outermost frames. */
+void nest(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    uintptr_t left = (uintptr_t)d;
+    if (left == 0) {
+        ERROR(as, "Deep");
+        return;
+    }
+    API(as)->add(as, (void*)(left - 1), nest, NULL);
+}
+
+Test(host, a_deep_stack_is_cut_in_the_middle)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, (void*)(uintptr_t)199, nest, NULL);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    cr_assert_eq(seen->count, FUTOIN_ASYNC_STACK_INNER + FUTOIN_ASYNC_STACK_OUTER);
+    cr_assert_eq(seen->elided, 200 - seen->count);
+    cr_assert_eq(seen->elided_after, FUTOIN_ASYNC_STACK_INNER);
+    cr_assert(strstr(stack_text, "  ... 136 more frames ...\n"), "%s", stack_text);
+    cr_assert_str_eq(seen->frames[0].function, "nest");
+    API(as)->free(as);
+}
+
+/* A break is not an error: no stack is recorded for it. */
+static void brk(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->breakLoop(as, NULL);
+}
+static void read_stack(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("stack %s",
+       API(as)->stateVariable(as, NULL, "async_stack", NULL, NULL) ? "set" : "none");
+}
+
+Test(host, a_break_records_no_stack)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->loop(as, NULL, brk, NULL);
+    API(as)->add(as, NULL, read_stack, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("stack none\n");
+    API(as)->free(as);
+}
