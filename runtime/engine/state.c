@@ -11,6 +11,8 @@
  */
 #include "engine/engine.h"
 
+#include <futoin/sys/ext.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,4 +103,229 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
     v->next = r->vars;
     r->vars = v;
     return v->value;
+}
+
+/* ---- state shared between languages (futoin/sys/host.h) ------------------ */
+
+/* A shared variable's value is a FutoInBinaryValue the runtime owns; it is
+ * told apart from the stateVariable() kind by its cleanup function. */
+static void shared_cleanup(void* data, void* value)
+{
+    FutoInBinaryValue* v = value;
+    futoin_reset_binval(v);
+    free(v);
+}
+
+static void free_copy(FutoInBinaryValue* v)
+{
+    free((void*)v->p);
+}
+
+/* The types of copies the runtime made: by flags, freeing what it copied. */
+static const FutoInType* copy_type(uint8_t flags)
+{
+#define T(f) {f, free_copy}
+#define S(f) {f, NULL}
+    static const FutoInType types[32] = {
+            S(0), S(0), T(FTN_TYPE_STRING), T(FTN_TYPE_STRING16),
+            T(FTN_TYPE_STRING32), S(FTN_TYPE_BOOL), S(FTN_TYPE_INT8),
+            S(FTN_TYPE_INT16), S(FTN_TYPE_INT32), S(FTN_TYPE_INT64),
+            S(FTN_TYPE_UINT8), S(FTN_TYPE_UINT16), S(FTN_TYPE_UINT32),
+            S(FTN_TYPE_UINT64), S(FTN_TYPE_FLOAT), S(FTN_TYPE_DOUBLE),
+            S(0), S(0), S(0), S(0), S(0),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_BOOL), T(FTN_TYPE_ARRAY | FTN_TYPE_INT8),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_INT16), T(FTN_TYPE_ARRAY | FTN_TYPE_INT32),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_INT64), T(FTN_TYPE_ARRAY | FTN_TYPE_UINT8),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_UINT16),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_UINT32),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_UINT64), T(FTN_TYPE_ARRAY | FTN_TYPE_FLOAT),
+            T(FTN_TYPE_ARRAY | FTN_TYPE_DOUBLE)};
+#undef T
+#undef S
+    return &types[flags & 0x1F];
+}
+
+static size_t elem_size(unsigned base)
+{
+    switch (base) {
+    case FTN_TYPE_BOOL: return sizeof(bool);
+    case FTN_TYPE_INT8: case FTN_TYPE_UINT8: return 1;
+    case FTN_TYPE_INT16: case FTN_TYPE_UINT16: case FTN_TYPE_STRING16: return 2;
+    case FTN_TYPE_INT32: case FTN_TYPE_UINT32: case FTN_TYPE_FLOAT:
+    case FTN_TYPE_STRING32: return 4;
+    case FTN_TYPE_INT64: case FTN_TYPE_UINT64: case FTN_TYPE_DOUBLE: return 8;
+    case FTN_TYPE_STRING: return 1;
+    default: return 0;
+    }
+}
+
+/* Into *dst, what the runtime keeps of *src: a copy, or (custom objects)
+ * the value itself, moved. */
+static int keep_value(FutoInBinaryValue* dst, FutoInBinaryValue* src)
+{
+    unsigned flags = src->type->flags, base = flags & FTN_BASE_TYPE_MASK;
+    size_t n, es;
+    void* mem;
+    memset(dst, 0, sizeof(*dst));
+    if (base == FTN_TYPE_CUSTOM_OBJECT) {
+        if (flags & FTN_TYPE_ARRAY) {
+            return FUTOIN_EINVAL;
+        }
+        *dst = *src;
+        memset(src, 0, sizeof(*src));
+        return FUTOIN_OK;
+    }
+    if (flags & FTN_TYPE_ARRAY) {
+        if (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
+            || base == FTN_TYPE_STRING32) {
+            return FUTOIN_EINVAL;
+        }
+        n = src->length;
+        es = elem_size(base);
+        mem = malloc(n * es != 0 ? n * es : 1);
+        if (!mem) {
+            return FUTOIN_ENOMEM;
+        }
+        if (n) {
+            memcpy(mem, src->p, n * es);
+        }
+        dst->type = copy_type((uint8_t)flags);
+        dst->p = mem;
+        dst->length = (uint32_t)n;
+        return FUTOIN_OK;
+    }
+    if (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
+        || base == FTN_TYPE_STRING32) {
+        es = elem_size(base);
+        n = src->length;
+        if (!n && src->p) {
+            if (base == FTN_TYPE_STRING) {
+                n = strlen(src->cstr);
+            } else if (base == FTN_TYPE_STRING16) {
+                while (src->cstr16[n]) {
+                    ++n;
+                }
+            } else {
+                while (src->cstr32[n]) {
+                    ++n;
+                }
+            }
+        }
+        mem = calloc(n + 1, es);
+        if (!mem) {
+            return FUTOIN_ENOMEM;
+        }
+        if (n) {
+            memcpy(mem, src->p, n * es);
+        }
+        dst->type = copy_type((uint8_t)flags);
+        dst->p = mem;
+        dst->length = (uint32_t)n;
+        return FUTOIN_OK;
+    }
+    *dst = *src;
+    dst->type = copy_type((uint8_t)flags);
+    dst->custom_data = NULL;
+    return FUTOIN_OK;
+}
+
+static bool reserved(const char* name)
+{
+    return strcmp(name, "error_info") == 0 || strcmp(name, "last_exception") == 0
+           || strcmp(name, "async_stack") == 0;
+}
+
+FUTOIN_API int futoin_state_set(FutoInAsyncSteps* bsi, const char* name,
+                                FutoInBinaryValue* value)
+{
+    futoin__root* r;
+    futoin__statevar** pv;
+    futoin__statevar* v;
+    FutoInBinaryValue* kept = NULL;
+    char bad[8];
+    size_t len;
+    int rc;
+
+    if (!futoin_async_ext(bsi) || !futoin__on_loop(bsi, "futoin_state_set()")) {
+        return FUTOIN_EINVAL;
+    }
+    r = futoin__root_of(bsi);
+    if (!r || !name || reserved(name)) {
+        return FUTOIN_EINVAL;
+    }
+    if (value && value->type) {
+        FutoInArgs one;
+        memset(&one, 0, sizeof(one));
+        one.arg0 = *value;
+        if (!futoin__args_check(&one, "", bad, 0)) {
+            return FUTOIN_EINVAL;
+        }
+        kept = malloc(sizeof(*kept));
+        if (!kept) {
+            return FUTOIN_ENOMEM;
+        }
+        rc = keep_value(kept, value);
+        if (rc != FUTOIN_OK) {
+            free(kept);
+            return rc;
+        }
+    }
+    for (pv = &r->vars; *pv; pv = &(*pv)->next) {
+        if (strcmp((*pv)->name, name) == 0) {
+            break;
+        }
+    }
+    v = *pv;
+    if (v && v->cleanup != shared_cleanup) {
+        if (kept) {
+            shared_cleanup(NULL, kept);
+        }
+        return FUTOIN_EBUSY;
+    }
+    if (v) {
+        /* replace (or remove) the old value */
+        FUTOIN__USER(r, shared_cleanup(NULL, v->value));
+        if (kept) {
+            v->value = kept;
+            return FUTOIN_OK;
+        }
+        *pv = v->next;
+        free(v);
+        return FUTOIN_OK;
+    }
+    if (!kept) {
+        return FUTOIN_OK; /* removing what is not there */
+    }
+    len = strlen(name);
+    v = malloc(sizeof(*v) + len + 1);
+    if (!v) {
+        shared_cleanup(NULL, kept);
+        return FUTOIN_ENOMEM;
+    }
+    memcpy(v->name, name, len + 1);
+    v->value = kept;
+    v->cleanup = shared_cleanup;
+    v->data = NULL;
+    v->next = r->vars;
+    r->vars = v;
+    return FUTOIN_OK;
+}
+
+FUTOIN_API const FutoInBinaryValue* futoin_state_get(FutoInAsyncSteps* bsi,
+                                                     const char* name)
+{
+    futoin__root* r;
+    if (!futoin_async_ext(bsi) || !futoin__on_loop(bsi, "futoin_state_get()")) {
+        return NULL;
+    }
+    r = futoin__root_of(bsi);
+    if (!r || !name) {
+        return NULL;
+    }
+    for (futoin__statevar* v = r->vars; v; v = v->next) {
+        if (strcmp(v->name, name) == 0) {
+            return v->cleanup == shared_cleanup ? v->value : NULL;
+        }
+    }
+    return NULL;
 }

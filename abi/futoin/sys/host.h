@@ -112,6 +112,36 @@ FUTOIN_API int futoin_async_stack_format(const futoin_async_stack* stack,
                                          char* buf,
                                          size_t len);
 
+/* ---- state shared between languages ------------------------------------ */
+
+/**
+ * Set state variable `name` (§1.7) of the root of `bsi` to `value`, as an
+ * FTN12 value every language can read back with futoin_state_get():
+ * scalars, strings and arrays of numbers or bools are COPIED (the caller
+ * keeps its value); a custom object is MOVED (the caller's copy is reset,
+ * and its cleanup runs when the variable is replaced or the root freed).
+ * `value` NULL removes the variable. Loop thread.
+ * @return FUTOIN_OK; FUTOIN_EINVAL for a reserved name ("error_info",
+ *         "last_exception", "async_stack"), a NULL name, a value whose type
+ *         cannot be copied (an array of strings or of custom objects) or a
+ *         handle that is not ours; FUTOIN_EBUSY if `name` holds a variable
+ *         made through the stateVariable() slot (it is left alone);
+ *         FUTOIN_ENOMEM.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_state_set(FutoInAsyncSteps* bsi,
+                                const char* name,
+                                FutoInBinaryValue* value);
+
+/**
+ * The value futoin_state_set() gave `name` (in any language), or NULL.
+ * Borrowed: valid until the variable is set again or the root is freed.
+ * Loop thread.
+ * @since 0.3.0
+ */
+FUTOIN_API const FutoInBinaryValue* futoin_state_get(FutoInAsyncSteps* bsi,
+                                                     const char* name);
+
 /* ---- language hosts ----------------------------------------------------- */
 
 /** A step a host made of a named function. */
