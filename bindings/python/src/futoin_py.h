@@ -27,36 +27,61 @@
 #include <futoin/sys/wrap.h>
 #include <uv.h>
 
-/* ---- the C structs behind the SWIG types -------------------------------- */
+/* ---- the C structs behind the Python types ------------------------------ */
 
 enum { FPY_STEP = 0, FPY_ROOT = 1, FPY_BORROWED = 2 };
 
-/** Behind AsyncStepsBase: one FTN12 handle of any implementation. */
+/* What step code did through one step object (fpy_steps.did), so that a
+ * step that also returns a value can be told apart from one that does not. */
+enum {
+    FPY_DID_COMPLETE = 1u << 0, /* success()/error() */
+    FPY_DID_ADD = 1u << 1,      /* add()/parallel()/loop()/repeat()/sync() */
+    FPY_DID_WAIT = 1u << 2      /* wait_external() */
+};
+
+struct fpy_exec;
+
+/** AsyncStepsBase: one FTN12 handle of any implementation. */
 typedef struct fpy_steps
 {
+    PyObject_HEAD
     FutoInAsyncSteps* bsi;  /* NULL once closed */
     FutoInAsyncSteps* root; /* our root handle (to cancel on Ctrl-C), or NULL */
     PyObject* tool_obj;     /* roots of our Tool: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
-    int kind;               /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
+    struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
+    unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
+    unsigned short did;     /* FPY_DID_* during the current callback */
 } fpy_steps;
 
-/** Behind ToolBase: one futoin_tool (one libuv loop). */
+/** ToolBase: one futoin_tool (one libuv loop). */
 typedef struct fpy_tool
 {
+    PyObject_HEAD
     futoin_tool* tool;
-    PyObject* flows;  /* executing roots, kept alive: {address of fpy_steps:
-                         (root,)}, a fresh 1-tuple per execute() */
-    PyObject* timers; /* int(address of a timer record) -> callable */
-    uv_poll_t* sig;   /* watches Python's signal wakeup fd, or NULL */
+    PyObject* flows;   /* executing roots, kept alive: {address of fpy_steps:
+                          (root,)}, a fresh 1-tuple per execute() */
+    PyObject* timers;  /* int(address of a timer record) -> callable */
+    PyObject* failure; /* first unhandled error of a root executed without
+                          an unhandled callback, for run() to raise */
+    uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
 } fpy_tool;
 
-/* ---- provided by the SWIG module (futoin_python.i) ---------------------- */
+/* ---- py_types.c: the two types ------------------------------------------ */
 
-/** A new object of `type` (AsyncStepsBase or a subclass) owning `s`. */
-PyObject* fpy_obj_new(PyTypeObject* type, fpy_steps* s);
-/** The fpy_steps behind an object made by fpy_obj_new. */
-fpy_steps* fpy_obj_steps(PyObject* o);
+extern PyTypeObject fpy_steps_type;
+extern PyTypeObject fpy_tool_type;
+/** Add the types to module `m` (from the SWIG module's init). */
+int fpy_types_init(PyObject* m);
+/** A new object of `type` (AsyncStepsBase or a subclass), all fields 0. */
+fpy_steps* fpy_steps_alloc(PyTypeObject* type);
+/** The fpy_steps behind `o`, or NULL (no exception set). */
+static inline fpy_steps* fpy_obj_steps(PyObject* o)
+{
+    return PyObject_TypeCheck(o, &fpy_steps_type) ? (fpy_steps*)o : NULL;
+}
+/** Raise InvalidStateError(msg) (the Python layer's class). */
+PyObject* fpy_invalid_state(const char* fmt, ...);
 
 /* ---- py_gil.c ----------------------------------------------------------- */
 
@@ -65,6 +90,32 @@ typedef struct fpy_gil
     int how;
     PyGILState_STATE st;
 } fpy_gil;
+
+/* Something to release once the GIL is held: free_fn(p), or Py_DECREF(p)
+ * when free_fn is NULL. */
+typedef struct fpy_pending
+{
+    void (*free_fn)(void*);
+    void* p;
+} fpy_pending;
+
+/* Per thread (so no locks): the loop thread's saved thread state, releases
+ * waiting for the GIL, what run() must re-raise, the step whose own
+ * callback runs now, and the misuse reports of the call being checked. */
+typedef struct fpy_tls
+{
+    PyThreadState* ts; /* set while run() has the GIL released */
+    int in_run;
+    fpy_pending* pend; /* releases waiting for the GIL */
+    size_t n, cap;
+    PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
+    FutoInAsyncSteps* cur;  /* the handle whose own callback runs now */
+    int expect;             /* > 0: a checked call is on the stack */
+    int misused;            /* a misuse was reported during it */
+    char misuse[200];       /* ... with this text */
+} fpy_tls;
+
+extern _Thread_local fpy_tls fpy_T;
 
 /** Take the GIL in a trampoline (see py_gil.c for the three cases). */
 void fpy_gil_enter(fpy_gil* g);
@@ -89,6 +140,24 @@ int fpy_is_fatal(void);
 /** Is Tool.run() on this thread's stack? */
 int fpy_in_run(void);
 
+/** The misuse callback of every Tool made by Python: inside a checked call
+ * the report is kept for the call site to raise; otherwise it is printed
+ * as the library does by default. Any thread, no GIL needed. */
+void fpy_misuse_cb(void* data, const char* code, const char* message);
+
+/* Checked calls: fpy_check_begin(); <call into the library>;
+ * if (fpy_check_end() < 0) -> InvalidStateError is set. */
+static inline void fpy_check_begin(void)
+{
+    ++fpy_T.expect;
+}
+int fpy_check_report(void);
+static inline int fpy_check_end(void)
+{
+    --fpy_T.expect;
+    return fpy_T.misused ? fpy_check_report() : 0;
+}
+
 /* ---- py_values.c -------------------------------------------------------- */
 
 /** Python -> FutoInBinaryValue (the value owns what it points to). */
@@ -107,32 +176,31 @@ PyObject* fpy_roundtrip(PyObject* o);
 
 /* ---- py_steps.c --------------------------------------------------------- */
 
-/** Types registered by the Python layer (AsyncSteps, State, FutoInError). */
-int fpy_set_types(PyTypeObject* base, PyObject* steps_cls,
-                  PyObject* state_cls, PyObject* error_cls);
+/** The Python layer's classes and hooks, from _core._set_types(). */
+int fpy_set_types(PyObject* steps_cls, PyObject* state_cls, PyObject* hooks);
 
-fpy_steps* fpy_steps_new_root(PyObject* tool_obj, fpy_tool* tool);
-void fpy_steps_destroy(fpy_steps* s);
-PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, PyObject* owned,
+/** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
+int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
+void fpy_steps_clear(fpy_steps* s);
+PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
                          PyObject* tool);
 
-PyObject* fpy_add(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* eh);
+/* The operations behind AsyncStepsBase's methods (arguments already
+ * unpacked by py_types.c; NULL = not given). */
+PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh);
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh);
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
-PyObject* fpy_success_step(fpy_steps* s, PyObject* self, PyObject* const* v,
-                           Py_ssize_t n);
+PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info);
 PyObject* fpy_set_timeout(fpy_steps* s, PyObject* ms);
 PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn);
 PyObject* fpy_wait_external(fpy_steps* s);
-PyObject* fpy_loop(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* label);
-PyObject* fpy_repeat(fpy_steps* s, PyObject* self, PyObject* count,
-                     PyObject* fn, PyObject* label);
-PyObject* fpy_break(fpy_steps* s, PyObject* label);
-PyObject* fpy_continue(fpy_steps* s, PyObject* label);
-PyObject* fpy_sync(fpy_steps* s, PyObject* self, PyObject* obj, PyObject* fn,
-                   PyObject* eh);
-PyObject* fpy_execute(fpy_steps* s, PyObject* self, PyObject* fn);
+PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label);
+PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
+                     PyObject* label);
+PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
+PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
+PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
 PyObject* fpy_cancel(fpy_steps* s);
 PyObject* fpy_new_instance(fpy_steps* s);
 PyObject* fpy_free(fpy_steps* s);
@@ -146,19 +214,27 @@ PyObject* fpy_binary(fpy_steps* s);
 PyObject* fpy_is_ours(fpy_steps* s);
 PyObject* fpy_tool_ptr_of(fpy_steps* s);
 PyObject* fpy_tool_of(fpy_steps* s);
+PyObject* fpy_is_executing(fpy_steps* s);
+PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 
-fpy_tool* fpy_tool_new(unsigned long long uv_loop);
-void fpy_tool_destroy(fpy_tool* t);
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
+/** Free the loop (close()/dealloc); roots still alive keep it (EBUSY). */
+int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */
 void fpy_tool_idle(fpy_tool* t);
 /** Stop keeping root `s` alive, from the next loop pass on. */
 void fpy_tool_root_done(fpy_steps* s);
+/** An unhandled error of a root executed without a callback: kept for
+ * run() to raise (the first one), and the loop stops if run() drives it. */
+void fpy_tool_fail(fpy_tool* t, PyObject* exc);
 PyObject* fpy_tool_drive(fpy_tool* t);
 PyObject* fpy_tool_pass(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
+/** Call fn() on the loop thread; from any thread. */
+PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
 #endif

@@ -20,26 +20,12 @@
  */
 #include "futoin_py.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Something to release once the GIL is held: free_fn(p), or Py_DECREF(p)
- * when free_fn is NULL. */
-typedef struct fpy_pending
-{
-    void (*free_fn)(void*);
-    void* p;
-} fpy_pending;
-
-typedef struct fpy_tls
-{
-    PyThreadState* ts; /* set while run() has the GIL released */
-    int in_run;
-    fpy_pending* pend; /* releases waiting for the GIL */
-    size_t n, cap;
-    PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
-} fpy_tls;
-
-static _Thread_local fpy_tls T;
+_Thread_local fpy_tls fpy_T;
+#define T fpy_T
 
 void fpy_drain(void)
 {
@@ -175,5 +161,27 @@ int fpy_raise_fatal(void)
     }
     PyErr_Restore(T.fatal_t, T.fatal_v, T.fatal_tb);
     T.fatal_t = T.fatal_v = T.fatal_tb = NULL;
+    return -1;
+}
+
+/* ---- misuse reported by the library ------------------------------------- */
+
+void fpy_misuse_cb(void* data, const char* code, const char* message)
+{
+    (void)data;
+    if (T.expect > 0) {
+        if (!T.misused) { /* the first report says what went wrong */
+            snprintf(T.misuse, sizeof(T.misuse), "%s", message ? message : code);
+            T.misused = 1;
+        }
+        return;
+    }
+    fprintf(stderr, "futoin: %s: %s\n", code, message);
+}
+
+int fpy_check_report(void)
+{
+    T.misused = 0;
+    fpy_invalid_state("%s", T.misuse);
     return -1;
 }

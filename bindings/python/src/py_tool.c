@@ -23,27 +23,27 @@ typedef struct fpy_timer
     FutoInHandle h;
 } fpy_timer;
 
-fpy_tool* fpy_tool_new(unsigned long long uv_loop)
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    fpy_tool* t = PyMem_Calloc(1, sizeof(*t));
-    if (!t) {
-        PyErr_NoMemory();
-        return NULL;
+    if (t->tool) {
+        PyErr_SetString(PyExc_RuntimeError, "Tool.__init__() called twice");
+        return -1;
     }
     o.uv_loop = (void*)(uintptr_t)uv_loop;
+    o.misuse = fpy_misuse_cb;
+    if (!t->flows && !(t->flows = PyDict_New())) {
+        return -1;
+    }
+    if (!t->timers && !(t->timers = PyDict_New())) {
+        return -1;
+    }
     if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
-        PyMem_Free(t);
+        t->tool = NULL;
         PyErr_SetString(PyExc_RuntimeError, "futoin_tool_new() failed");
-        return NULL;
+        return -1;
     }
-    t->flows = PyDict_New();
-    t->timers = PyDict_New();
-    if (!t->flows || !t->timers) {
-        fpy_tool_destroy(t);
-        return NULL;
-    }
-    return t;
+    return 0;
 }
 
 static void drop_timers(fpy_tool* t)
@@ -76,26 +76,38 @@ static void on_sig_closed(uv_handle_t* h)
     free(w);
 }
 
-void fpy_tool_destroy(fpy_tool* t)
+/* Free the loop: the executing roots are dropped (which cancels them),
+ * timers too. Returns 0, or -1 (RuntimeError) while roots of other owners
+ * still live on it; the tool is then kept. */
+int fpy_tool_close(fpy_tool* t)
 {
-    if (!t) {
-        return;
+    if (!t->tool) {
+        return 0;
     }
-    Py_CLEAR(t->flows);
-    if (t->tool) {
-        drop_timers(t);
-        if (t->sig) {
-            uv_close((uv_handle_t*)t->sig, on_sig_closed);
-            t->sig = NULL;
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
+        PyObject* old = t->flows;
+        t->flows = PyDict_New();
+        Py_DECREF(old);
+        if (!t->flows) {
+            return -1;
         }
-        /* EBUSY (a root of another owner still lives) leaks the tool
-         * rather than freeing it under that root */
-        futoin_tool_free(t->tool);
-        t->tool = NULL;
     }
+    drop_timers(t);
     fpy_drain();
-    Py_CLEAR(t->timers);
-    PyMem_Free(t);
+    if (t->sig) {
+        uv_close((uv_handle_t*)t->sig, on_sig_closed);
+        t->sig = NULL;
+    }
+    /* EBUSY: a root of another owner still lives; the tool is kept rather
+     * than freed under it */
+    if (futoin_tool_free(t->tool) != FUTOIN_OK) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Tool.close(): roots made on this tool are still alive");
+        return -1;
+    }
+    t->tool = NULL;
+    fpy_drain();
+    return 0;
 }
 
 void fpy_tool_idle(fpy_tool* t)
@@ -111,21 +123,68 @@ void fpy_tool_idle(fpy_tool* t)
     fpy_drain();
 }
 
+void fpy_tool_fail(fpy_tool* t, PyObject* exc)
+{
+    if (t->failure) {
+        /* run() raises the first; the others are not lost either */
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        PyErr_WriteUnraisable(NULL);
+        return;
+    }
+    t->failure = Py_NewRef(exc);
+    if (t->tool && fpy_in_run() && futoin_tool_is_same_thread(t->tool)) {
+        uv_stop(futoin_tool_uv_loop(t->tool));
+    }
+}
+
+/* The first unhandled error of a root executed without a callback. */
+static int raise_failure(fpy_tool* t)
+{
+    PyObject* exc = t->failure;
+    if (!exc) {
+        return 0;
+    }
+    t->failure = NULL;
+    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
+static int closed(fpy_tool* t)
+{
+    if (!t->tool) {
+        fpy_invalid_state("the Tool is closed");
+        return 1;
+    }
+    return 0;
+}
+
 PyObject* fpy_tool_drive(fpy_tool* t)
 {
-    int rc;
-    if (fpy_run_begin() < 0) {
+    int rc, fatal;
+    if (closed(t) || fpy_run_begin() < 0) {
         return NULL;
     }
     rc = futoin_tool_run(t->tool);
     fpy_run_end();
-    fpy_tool_idle(t); /* after Ctrl-C too: the executing roots were cancelled */
-    if (fpy_raise_fatal() < 0) {
+    fatal = fpy_raise_fatal() < 0;
+    if (fatal || !uv_loop_alive(futoin_tool_uv_loop(t->tool))) {
+        /* idle, or Ctrl-C (the executing roots were cancelled); a loop
+         * stopped by an unhandled error goes on at the next run() */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        fpy_tool_idle(t);
+        PyErr_Restore(et, ev, etb);
+    }
+    if (fatal) {
+        return NULL;
+    }
+    if (raise_failure(t) < 0) {
         return NULL;
     }
     if (rc != FUTOIN_OK) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "run(): refused (nested run, or an attached loop)");
+                        "run(): refused (the loop is attached: its owner runs it)");
         return NULL;
     }
     Py_RETURN_NONE;
@@ -134,9 +193,13 @@ PyObject* fpy_tool_drive(fpy_tool* t)
 /* One non-blocking pass. The GIL stays held (nothing here blocks). */
 PyObject* fpy_tool_pass(fpy_tool* t)
 {
-    int rc = futoin_tool_run_nowait(t->tool);
+    int rc;
+    if (closed(t)) {
+        return NULL;
+    }
+    rc = futoin_tool_run_nowait(t->tool);
     fpy_drain();
-    if (fpy_raise_fatal() < 0) {
+    if (fpy_raise_fatal() < 0 || raise_failure(t) < 0) {
         return NULL;
     }
     if (rc < 0) {
@@ -245,9 +308,25 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     unsigned long ms = 0;
     fpy_timer* tm;
     PyObject* key;
+    if (closed(t)) {
+        return NULL;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "immediate()/deferred() from another thread: use "
+                        "call_soon_threadsafe()");
+        return NULL;
+    }
     if (delay_ms) {
+        if (!PyLong_Check(delay_ms)) {
+            PyErr_Format(PyExc_TypeError, "deferred(delay_ms, fn): int "
+                         "milliseconds expected, not %.80s",
+                         Py_TYPE(delay_ms)->tp_name);
+            return NULL;
+        }
         ms = PyLong_AsUnsignedLong(delay_ms);
         if (ms == (unsigned long)-1 && PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "deferred(delay_ms, fn): delay_ms must be >= 0");
             return NULL;
         }
         if (ms > UINT32_MAX) {
@@ -255,7 +334,8 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
         }
     }
     if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "callable expected");
+        PyErr_Format(PyExc_TypeError, "callable expected, not %.80s",
+                     Py_TYPE(fn)->tp_name);
         return NULL;
     }
     tm = PyMem_Malloc(sizeof(*tm));
@@ -280,7 +360,11 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 {
     fpy_timer* tm;
-    PyObject* fn = PyDict_GetItemWithError(t->timers, key);
+    PyObject* fn;
+    if (closed(t)) {
+        return NULL;
+    }
+    fn = PyDict_GetItemWithError(t->timers, key);
     if (!fn) {
         if (PyErr_Occurred()) {
             return NULL;
@@ -294,6 +378,58 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
         return NULL;
     }
     Py_RETURN_TRUE;
+}
+
+/* ---- calls posted from any thread ------------------------------------- */
+
+typedef struct fpy_posted
+{
+    PyObject* fn;
+} fpy_posted;
+
+static void tr_post(void* data)
+{
+    fpy_posted* p = data;
+    fpy_gil g;
+    PyObject* res;
+    fpy_gil_enter(&g);
+    res = PyObject_CallNoArgs(p->fn);
+    if (res) {
+        Py_DECREF(res);
+    } else if (fpy_is_fatal()) {
+        fpy_store_fatal();
+    } else {
+        PyErr_WriteUnraisable(p->fn);
+    }
+    Py_DECREF(p->fn);
+    PyMem_Free(p);
+    fpy_gil_leave(&g);
+}
+
+PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
+{
+    fpy_posted* p;
+    FutoInHandle h;
+    if (closed(t)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "callable expected, not %.80s",
+                     Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    p = PyMem_Malloc(sizeof(*p));
+    if (!p) {
+        return PyErr_NoMemory();
+    }
+    p->fn = Py_NewRef(fn);
+    h = futoin_tool_immediate(t->tool, tr_post, p);
+    if (futoin_tool_is_same_thread(t->tool) && !futoin_tool_is_valid(t->tool, &h)) {
+        Py_DECREF(p->fn);
+        PyMem_Free(p);
+        return fpy_invalid_state("call_soon_threadsafe(): refused (the tool is closing)");
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -344,7 +480,7 @@ PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd)
 {
     fpy_sigwatch* w;
     int rc;
-    if (t->sig) {
+    if (!t->tool || t->sig) {
         close(fd);
         close(wfd);
         PyErr_SetString(PyExc_RuntimeError, "_watch_signals(): already watching");
