@@ -4,8 +4,9 @@
  * SWIG generates the module from the language-neutral interface shared by
  * every binding (bindings/futoin_async.i: version, error codes, the sync
  * objects) plus the few private helpers below. The two types the Python
- * layer builds on, AsyncStepsBase and ToolBase, are written by hand in
- * src/py_types.c and added by this module's init: SWIG's generated types
+ * layer builds on, AsyncSteps and ToolBase, are written by hand in
+ * src/py_types.c and added by this module's init (the Python layer adds
+ * its methods to AsyncSteps with _extend()): SWIG's generated types
  * would derive from SwigPyObject (own/disown/next/append/this/thisown in
  * dir()), name their C wrappers in error messages, take no keyword
  * arguments, carry no signatures for help()/inspect, and could not make the
@@ -31,16 +32,20 @@
 /* ---- private helpers of the Python layer --------------------------------- */
 
 %inline %{
-/* _set_types(AsyncSteps, State, hooks): the Python layer's classes and
- * hooks (make_error, flow_error, CancelledError, LoopControl, await_step,
- * InvalidStateError), used by the trampolines. */
-static PyObject* _set_types(PyObject* steps_cls, PyObject* state_cls,
-                            PyObject* hooks)
+/* _set_types(State, hooks): the Python layer's State class and hooks
+ * (make_error, flow_error, CancelledError, LoopControl, await_step,
+ * InvalidStateError, default_tool), used by the C code. */
+static PyObject* _set_types(PyObject* state_cls, PyObject* hooks)
 {
-    if (fpy_set_types(steps_cls, state_cls, hooks) < 0) {
+    if (fpy_set_types(state_cls, hooks) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
+}
+/* _extend(AsyncSteps, {name: function}): methods written in Python. */
+static PyObject* _extend(PyObject* type, PyObject* attrs)
+{
+    return fpy_extend(type, attrs);
 }
 /* References waiting for the GIL on this thread (tests: 0 after run()). */
 static size_t _pending_releases(void) { return fpy_pending_releases(); }

@@ -337,149 +337,137 @@ def default_tool() -> Tool:
 
 # -- AsyncSteps -------------------------------------------------------------------
 
-class AsyncSteps(_core.AsyncStepsBase):
-    """FTN12 AsyncSteps.
+# The C type itself (see src/py_types.c for why it is not subclassed here);
+# the methods below are written in Python and added to it by _extend().
+AsyncSteps = _core.AsyncSteps
 
-    ``AsyncSteps(tool=None)`` makes a root on ``tool`` (default: the
-    thread's default tool). Step callables get ``(asi, *values)``; error
-    handlers ``(asi, code)``; loop bodies ``(asi)``; repeat bodies
-    ``(asi, i)``; for_each bodies ``(asi, key, value)``.
 
-    A step completes when it returns, unless it added sub-steps or called
-    ``wait_external()``/``set_timeout()``. What it returns (other than
-    None) is its result, as if it had called ``asi.success(value)`` last
-    (a tuple: several values); a returned awaitable is awaited as by
-    ``await_()``. A step that returns a value after completing, waiting
-    or adding steps itself is an error (InternalError with a TypeError).
+def _steps_enter(self: AsyncSteps) -> AsyncSteps:
+    return self
 
-    A root is a context manager: leaving ``with AsyncSteps() as root:``
-    frees it (cancelling its flow if it still executes).
+
+def _steps_exit(self: AsyncSteps, *exc: Any) -> None:
+    self.free()
+
+
+def wrap(cls: type, ptr: int, owned: bool = False) -> AsyncSteps:
+    """Adopt a ``FutoInAsyncSteps*`` (an int address) of any FTN12
+    implementation. ``owned=True`` makes it a root that this object
+    frees; otherwise the caller keeps ownership."""
+    tool = None
+    if _core.futoin_bind_is_ours(ptr):
+        probe = cls._wrap(cls, ptr)
+        tool = _tools.get(probe._tool_ptr())
+    return cls._wrap(cls, ptr, owned, tool)
+
+
+def add_sync(self: AsyncSteps, obj: Any, step: Callable[..., Any],
+             onerror: Optional[Callable[[AsyncSteps, str], Any]] = None) -> AsyncSteps:
+    """Same as ``sync(obj, step, onerror)`` (FTN12's name)."""
+    return self.sync(obj, step, onerror)
+
+
+def for_each(self: AsyncSteps, collection: Iterable[Any] | Mapping[Any, Any],
+             body: Callable[[AsyncSteps, Any, Any], Any],
+             label: Optional[str] = None) -> AsyncSteps:
+    """forEach: ``body(asi, key, value)`` for a mapping's items or a
+    sequence's (index, value) pairs."""
+    if isinstance(collection, Mapping):
+        items = list(collection.items())
+    else:
+        items = list(enumerate(collection))
+    return self.repeat(len(items), lambda asi, i: body(asi, *items[i]), label)
+
+
+def forEach(self: AsyncSteps, collection: Iterable[Any] | Mapping[Any, Any],
+            body: Callable[[AsyncSteps, Any, Any], Any],
+            label: Optional[str] = None) -> AsyncSteps:
+    """FTN12's name of for_each()."""
+    return for_each(self, collection, body, label)
+
+
+def new_instance(self: AsyncSteps) -> AsyncSteps:
+    """A new root on the same tool."""
+    tool = _tools.get(self._tool_ptr()) if self.is_ours() else None
+    if tool is not None:
+        return AsyncSteps(tool)
+    return self._new_instance()
+
+
+def await_(self: AsyncSteps, awaitable: Any) -> AsyncSteps:
+    """Add a step that waits for an asyncio awaitable: its result is the
+    step's value (None: no value; a tuple: several); its exception
+    becomes the step's error (a FutoInError keeps its code, any other
+    is InternalError with the exception as ``__cause__`` of what
+    run()/await raise); cancelling the flow cancels the future. The
+    flow must be driven by asyncio (``await root``/``root.promise()``).
     """
+    return self.add(lambda asi, *_values: _await_step(asi, awaitable))
 
-    __slots__ = ("__weakref__",)
 
-    def __init__(self, tool: Optional[Tool] = None) -> None:
-        super().__init__(tool if tool is not None else default_tool())
+def run(self: AsyncSteps) -> Any:
+    """execute() this root and run its tool until idle.
 
-    def __repr__(self) -> str:
-        if not self.is_valid():
-            return "<futoin_async.AsyncSteps (finished)>"
-        return f"<futoin_async.AsyncSteps 0x{self.binary():x}>"
+    Returns the last step's values (None, one value, or a tuple).
+    Raises the unhandled error (FutoInError or its subclass for the
+    code, the Python exception that caused it as ``__cause__``), or
+    CancelledError if the flow was cancelled. KeyboardInterrupt and
+    SystemExit raised in a step cancel the flow and are re-raised here.
+    """
+    tool = self.tool
+    if tool is None:
+        raise InvalidStateError("run(): not a root of this library's Tool")
+    box: list = []
+    self._execute(lambda exc, value: box.append((exc, value)))
+    tool.run()
+    if not box:
+        raise CancelledError("the flow did not finish")
+    exc, value = box[0]
+    if exc is not None:
+        raise exc
+    return value
 
-    def __enter__(self) -> AsyncSteps:
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.free()
+def promise(self: AsyncSteps) -> asyncio.Future[Any]:
+    """execute() this root, driven by the running asyncio loop; the
+    future gets the last step's values, the unhandled error, or
+    CancelledError. Cancelling the future cancels the flow."""
+    loop = asyncio.get_running_loop()
+    tool = self.tool
+    if tool is None:
+        raise InvalidStateError("promise(): not a root of this library's Tool")
+    fut = loop.create_future()
+    driver = _driver(tool, loop)
 
-    # -- adoption ---------------------------------------------------------------
+    def on_result(exc: Optional[BaseException], value: Any) -> None:
+        if not fut.done():
+            if exc is None:
+                fut.set_result(value)
+            else:
+                fut.set_exception(exc)
 
-    @classmethod
-    def wrap(cls, ptr: int, owned: bool = False) -> AsyncSteps:
-        """Adopt a ``FutoInAsyncSteps*`` (an int address) of any FTN12
-        implementation. ``owned=True`` makes it a root that this object
-        frees; otherwise the caller keeps ownership."""
-        tool = None
-        if _core.futoin_bind_is_ours(ptr):
-            probe = cls._wrap(cls, ptr)
-            tool = _tools.get(probe._tool_ptr())
-        return cls._wrap(cls, ptr, owned, tool)
+    ref = weakref.ref(self)
 
-    # -- FTN12 extras in Python -----------------------------------------------
+    def on_done(f: asyncio.Future) -> None:
+        if f.cancelled():
+            r = ref()
+            if r is not None and r._executing:
+                r.cancel()
+                driver.kick()
 
-    def add_sync(self, obj: Mutex | Throttle | Limiter, step: Callable[..., Any],
-                 onerror: Optional[Callable[[AsyncSteps, str], Any]] = None) -> AsyncSteps:
-        """Same as ``sync(obj, step, onerror)`` (FTN12's name)."""
-        return self.sync(obj, step, onerror)
+    self._execute(on_result)
+    fut.add_done_callback(on_done)
+    driver.kick()
+    return fut
 
-    def for_each(self, collection: Iterable[Any] | Mapping[Any, Any],
-                 body: Callable[[AsyncSteps, Any, Any], Any],
-                 label: Optional[str] = None) -> AsyncSteps:
-        """forEach: ``body(asi, key, value)`` for a mapping's items or a
-        sequence's (index, value) pairs."""
-        if isinstance(collection, Mapping):
-            items = list(collection.items())
-        else:
-            items = list(enumerate(collection))
-        return self.repeat(len(items), lambda asi, i: body(asi, *items[i]), label)
 
-    forEach = for_each
-
-    def new_instance(self) -> AsyncSteps:
-        """A new root on the same tool."""
-        tool = _tools.get(self._tool_ptr()) if self.is_ours() else None
-        if tool is not None:
-            return AsyncSteps(tool)
-        return super().new_instance()
-
-    def await_(self, awaitable: Any) -> AsyncSteps:
-        """Add a step that waits for an asyncio awaitable: its result is the
-        step's value (None: no value; a tuple: several); its exception
-        becomes the step's error (a FutoInError keeps its code, any other
-        is InternalError with the exception as ``__cause__`` of what
-        run()/await raise); cancelling the flow cancels the future. The
-        flow must be driven by asyncio (``await root``/``root.promise()``).
-        """
-        return self.add(lambda asi, *_values: _await_step(asi, awaitable))
-
-    # -- running a root ---------------------------------------------------------
-
-    def run(self) -> Any:
-        """execute() this root and run its tool until idle.
-
-        Returns the last step's values (None, one value, or a tuple).
-        Raises the unhandled error (FutoInError or its subclass for the
-        code, the Python exception that caused it as ``__cause__``), or
-        CancelledError if the flow was cancelled. KeyboardInterrupt and
-        SystemExit raised in a step cancel the flow and are re-raised here.
-        """
-        tool = self.tool
-        if tool is None:
-            raise InvalidStateError("run(): not a root of this library's Tool")
-        box: list = []
-        self._execute(lambda exc, value: box.append((exc, value)))
-        tool.run()
-        if not box:
-            raise CancelledError("the flow did not finish")
-        exc, value = box[0]
-        if exc is not None:
-            raise exc
-        return value
-
-    def promise(self) -> asyncio.Future[Any]:
-        """execute() this root, driven by the running asyncio loop; the
-        future gets the last step's values, the unhandled error, or
-        CancelledError. Cancelling the future cancels the flow."""
-        loop = asyncio.get_running_loop()
-        tool = self.tool
-        if tool is None:
-            raise InvalidStateError("promise(): not a root of this library's Tool")
-        fut = loop.create_future()
-        driver = _driver(tool, loop)
-
-        def on_result(exc: Optional[BaseException], value: Any) -> None:
-            if not fut.done():
-                if exc is None:
-                    fut.set_result(value)
-                else:
-                    fut.set_exception(exc)
-
-        ref = weakref.ref(self)
-
-        def on_done(f: asyncio.Future) -> None:
-            if f.cancelled():
-                r = ref()
-                if r is not None and r._executing:
-                    r.cancel()
-                    driver.kick()
-
-        self._execute(on_result)
-        fut.add_done_callback(on_done)
-        driver.kick()
-        return fut
-
-    def __await__(self) -> Any:
-        return self.promise().__await__()
+_core._extend(AsyncSteps, {
+    "__enter__": _steps_enter, "__exit__": _steps_exit,
+    "wrap": classmethod(wrap), "add_sync": add_sync, "for_each": for_each,
+    "forEach": forEach, "new_instance": new_instance, "await_": await_,
+    "run": run, "promise": promise,
+})
+del wrap, add_sync, for_each, forEach, new_instance, await_, run, promise
 
 
 def _await_step(asi: AsyncSteps, awaitable: Any) -> None:
@@ -642,7 +630,8 @@ class Limiter(_SyncObject):
             tool.ptr, concurrent, _q(max_queue), rate, period_ms, burst), tool)
 
 
-_core._set_types(AsyncSteps, State, {
+_core._set_types(State, {
+    "default_tool": default_tool,
     "make_error": _make_error,
     "flow_error": _flow_error,
     "CancelledError": CancelledError,

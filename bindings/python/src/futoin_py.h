@@ -1,17 +1,18 @@
 /*
  * Internal interface of the Python binding's C support code.
  *
- * SWIG generates the module from bindings/python/futoin_python.i: the
- * Python types AsyncStepsBase and ToolBase (SWIG -builtin types over the C
- * structs below), their methods, argument unpacking and checks. The
- * methods' bodies call the functions declared here, which hold what SWIG
- * cannot generate: the trampolines that run Python callables as steps,
- * the GIL discipline of the loop thread, deferred releases and the
- * FutoInBinaryValue <-> Python conversion.
+ * SWIG generates the module _core from bindings/python/futoin_python.i
+ * (the interface shared by every binding plus a few private helpers). The
+ * types AsyncSteps and ToolBase over the C structs below are written by
+ * hand (py_types.c: why there); their methods unpack their arguments and
+ * call the functions declared here: the trampolines that run Python
+ * callables as steps, the GIL discipline of the loop thread, deferred
+ * releases and the FutoInBinaryValue <-> Python conversion.
  *
- * Files: py_gil.c (thread state, releases, KeyboardInterrupt/SystemExit
- * bookkeeping), py_values.c (conversion), py_steps.c (trampolines and the
- * AsyncSteps operations), py_tool.c (the Tool, its timers and signals).
+ * Files: py_types.c (the types), py_gil.c (thread state, releases,
+ * KeyboardInterrupt/SystemExit bookkeeping, misuse reports), py_values.c
+ * (conversion), py_steps.c (trampolines and the AsyncSteps operations),
+ * py_tool.c (the Tool, its timers and signals).
  *
  * Conventions: functions returning PyObject* return a new reference, or
  * NULL with a Python exception set. Everything runs with the GIL held
@@ -41,7 +42,7 @@ enum {
 
 struct fpy_exec;
 
-/** AsyncStepsBase: one FTN12 handle of any implementation. */
+/** AsyncSteps: one FTN12 handle of any implementation. */
 typedef struct fpy_steps
 {
     PyObject_HEAD
@@ -50,6 +51,7 @@ typedef struct fpy_steps
     PyObject* tool_obj;     /* roots of our Tool: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
     struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
+    PyObject* weakrefs;     /* weakref support */
     unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
     unsigned short did;     /* FPY_DID_* during the current callback */
 } fpy_steps;
@@ -65,15 +67,18 @@ typedef struct fpy_tool
     PyObject* failure; /* first unhandled error of a root executed without
                           an unhandled callback, for run() to raise */
     uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
+    uv_prepare_t* prep; /* releases the GIL before the loop polls */
 } fpy_tool;
 
 /* ---- py_types.c: the two types ------------------------------------------ */
 
 extern PyTypeObject fpy_steps_type;
 extern PyTypeObject fpy_tool_type;
+/** _core._extend(type, attrs): the Python layer's methods. */
+PyObject* fpy_extend(PyObject* type, PyObject* attrs);
 /** Add the types to module `m` (from the SWIG module's init). */
 int fpy_types_init(PyObject* m);
-/** A new object of `type` (AsyncStepsBase or a subclass), all fields 0. */
+/** A new object of `type` (AsyncSteps or a subclass), all fields 0. */
 fpy_steps* fpy_steps_alloc(PyTypeObject* type);
 /** The fpy_steps behind `o`, or NULL (no exception set). */
 static inline fpy_steps* fpy_obj_steps(PyObject* o)
@@ -106,20 +111,26 @@ typedef struct fpy_tls
 {
     PyThreadState* ts; /* set while run() has the GIL released */
     int in_run;
+    int held;          /* run(): a callback took the GIL and kept it */
     fpy_pending* pend; /* releases waiting for the GIL */
     size_t n, cap;
     PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
     FutoInAsyncSteps* cur;  /* the handle whose own callback runs now */
     int expect;             /* > 0: a checked call is on the stack */
     int misused;            /* a misuse was reported during it */
-    char misuse[200];       /* ... with this text */
+    char* misuse;           /* ... with this text (malloc'd) */
 } fpy_tls;
 
-extern _Thread_local fpy_tls fpy_T;
+/* initial-exec: a plain %fs-relative access instead of a __tls_get_addr
+ * call on every use (the struct is small; glibc reserves static TLS for
+ * modules loaded later). */
+extern _Thread_local fpy_tls fpy_T __attribute__((tls_model("initial-exec")));
 
 /** Take the GIL in a trampoline (see py_gil.c for the three cases). */
 void fpy_gil_enter(fpy_gil* g);
 void fpy_gil_leave(fpy_gil* g);
+/** Before the loop polls (a uv_prepare_t): release a GIL kept by callbacks. */
+void fpy_loop_prepare(void);
 /** run(): release the GIL for the blocking call; 0, or -1 if nested. */
 int fpy_run_begin(void);
 void fpy_run_end(void);
@@ -177,7 +188,9 @@ PyObject* fpy_roundtrip(PyObject* o);
 /* ---- py_steps.c --------------------------------------------------------- */
 
 /** The Python layer's classes and hooks, from _core._set_types(). */
-int fpy_set_types(PyObject* steps_cls, PyObject* state_cls, PyObject* hooks);
+int fpy_set_types(PyObject* state_cls, PyObject* hooks);
+/** A hook of the Python layer (borrowed), or NULL before _set_types(). */
+PyObject* fpy_hook(const char* name);
 
 /** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
 int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
@@ -185,7 +198,7 @@ void fpy_steps_clear(fpy_steps* s);
 PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
                          PyObject* tool);
 
-/* The operations behind AsyncStepsBase's methods (arguments already
+/* The operations behind AsyncSteps' methods (arguments already
  * unpacked by py_types.c; NULL = not given). */
 PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh);
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh);

@@ -4,8 +4,13 @@
  *
  * GIL. Tool.run() releases the GIL with PyEval_SaveThread() and keeps the
  * thread state in a thread-local (T.ts). A trampoline on that thread
- * restores exactly that state and saves it again when it returns: one
- * thread state per loop thread (a fresh PyGILState per callback costs ~8x).
+ * restores exactly that state: one thread state per loop thread (a fresh
+ * PyGILState per callback costs ~8x). It does not save it again when it
+ * returns: the GIL stays with the loop thread (T.held) across a burst of
+ * callbacks, and a prepare handle of the tool's loop, which libuv runs
+ * right before it polls (the only place the loop blocks), releases it
+ * (fpy_loop_prepare). Other threads still get the GIL while Python code
+ * runs (the interpreter's switch interval) and whenever the loop waits.
  * Callbacks reached while Python already holds the GIL on this thread
  * (cancel handlers run from asi.cancel(), release hooks run from
  * root.free(), run_nowait() from asyncio) call straight through; any other
@@ -24,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Thread_local fpy_tls fpy_T;
+_Thread_local fpy_tls fpy_T __attribute__((tls_model("initial-exec")));
 #define T fpy_T
 
 void fpy_drain(void)
@@ -81,8 +86,16 @@ void fpy_release_obj(PyObject* o)
 
 void fpy_gil_enter(fpy_gil* g)
 {
-    PyThreadState* ts = T.ts;
+    PyThreadState* ts;
     g->st = PyGILState_UNLOCKED;
+    if (T.held) {
+        g->how = 3; /* still ours since the previous callback */
+        if (T.n) {
+            fpy_drain();
+        }
+        return;
+    }
+    ts = T.ts;
     if (ts) {
         T.ts = NULL;
         PyEval_RestoreThread(ts);
@@ -101,9 +114,20 @@ void fpy_gil_enter(fpy_gil* g)
 void fpy_gil_leave(fpy_gil* g)
 {
     if (g->how == 1) {
-        T.ts = PyEval_SaveThread();
+        /* Keep the GIL for the next callback: a burst of steps would
+         * otherwise hand it over and take it back for every step. It is
+         * released before the loop can block (fpy_loop_prepare). */
+        T.held = 1;
     } else if (g->how == 2) {
         PyGILState_Release(g->st);
+    }
+}
+
+void fpy_loop_prepare(void)
+{
+    if (T.held) {
+        T.held = 0;
+        T.ts = PyEval_SaveThread();
     }
 }
 
@@ -114,6 +138,7 @@ int fpy_run_begin(void)
         return -1;
     }
     T.in_run = 1;
+    T.held = 0;
     T.ts = PyEval_SaveThread();
     return 0;
 }
@@ -123,7 +148,11 @@ void fpy_run_end(void)
     PyThreadState* ts = T.ts;
     T.ts = NULL;
     T.in_run = 0;
-    PyEval_RestoreThread(ts);
+    if (T.held) {
+        T.held = 0; /* the last callback kept it */
+    } else {
+        PyEval_RestoreThread(ts);
+    }
     fpy_drain();
 }
 
@@ -171,7 +200,8 @@ void fpy_misuse_cb(void* data, const char* code, const char* message)
     (void)data;
     if (T.expect > 0) {
         if (!T.misused) { /* the first report says what went wrong */
-            snprintf(T.misuse, sizeof(T.misuse), "%s", message ? message : code);
+            free(T.misuse);
+            T.misuse = strdup(message ? message : code);
             T.misused = 1;
         }
         return;
@@ -182,6 +212,6 @@ void fpy_misuse_cb(void* data, const char* code, const char* message)
 int fpy_check_report(void)
 {
     T.misused = 0;
-    fpy_invalid_state("%s", T.misuse);
+    fpy_invalid_state("%s", T.misuse ? T.misuse : "API misuse");
     return -1;
 }

@@ -1,7 +1,7 @@
 /*
  * AsyncSteps for Python: the trampolines that run Python callables as
  * steps, error, cancel and loop callbacks, and the operations behind the
- * methods of AsyncStepsBase (the type itself is in py_types.c).
+ * methods of AsyncSteps (the type itself is in py_types.c).
  *
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
@@ -54,7 +54,8 @@ typedef struct fpy_exec
     FutoInAsyncSteps* root;
 } fpy_exec;
 
-static PyTypeObject* step_type;  /* the Python layer's AsyncSteps */
+#define step_type (&fpy_steps_type)
+static PyObject* hooks_dict;     /* all hooks, by name */
 static PyObject* state_type;     /* State(dict) */
 static PyObject* make_error;     /* make_error(code, info) -> FutoInError */
 static PyObject* flow_error;     /* flow_error(code, info, last) -> exception */
@@ -74,14 +75,10 @@ static PyObject* hook(PyObject* hooks, const char* name)
     return Py_NewRef(o);
 }
 
-int fpy_set_types(PyObject* steps_cls, PyObject* state_cls, PyObject* hooks)
+int fpy_set_types(PyObject* state_cls, PyObject* hooks)
 {
-    if (!PyType_Check(steps_cls)
-        || !PyType_IsSubtype((PyTypeObject*)steps_cls, &fpy_steps_type)
-        || !PyDict_Check(hooks)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_set_types(steps_cls, state_cls, hooks): steps_cls "
-                        "must derive from AsyncStepsBase, hooks be a dict");
+    if (!PyDict_Check(hooks)) {
+        PyErr_SetString(PyExc_TypeError, "_set_types(state_cls, hooks: dict)");
         return -1;
     }
     PyObject* me = hook(hooks, "make_error");
@@ -99,7 +96,7 @@ int fpy_set_types(PyObject* steps_cls, PyObject* state_cls, PyObject* hooks)
         Py_XDECREF(is);
         return -1;
     }
-    Py_XSETREF(step_type, (PyTypeObject*)Py_NewRef(steps_cls));
+    Py_XSETREF(hooks_dict, Py_NewRef(hooks));
     Py_XSETREF(state_type, Py_NewRef(state_cls));
     Py_XSETREF(make_error, me);
     Py_XSETREF(flow_error, fe);
@@ -107,8 +104,16 @@ int fpy_set_types(PyObject* steps_cls, PyObject* state_cls, PyObject* hooks)
     Py_XSETREF(loopctl_type, lc);
     Py_XSETREF(await_step, aw);
     Py_XSETREF(invalid_state, is);
-    Py_CLEAR(as_cache);
     return 0;
+}
+
+PyObject* fpy_hook(const char* name)
+{
+    PyObject* o = hooks_dict ? PyDict_GetItemString(hooks_dict, name) : NULL;
+    if (!o) {
+        PyErr_Format(PyExc_RuntimeError, "futoin_async is not initialised (%s)", name);
+    }
+    return o;
 }
 
 PyObject* fpy_invalid_state(const char* fmt, ...)
@@ -234,7 +239,7 @@ void fpy_steps_clear(fpy_steps* s)
     Py_CLEAR(s->tool_obj);
 }
 
-/* AsyncStepsBase._wrap(cls, address, owned, tool) */
+/* AsyncSteps._wrap(cls, address, owned, tool) */
 PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
                          PyObject* tool)
 {
@@ -242,7 +247,7 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
     PyObject* o;
     fpy_steps* s;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &fpy_steps_type)) {
-        PyErr_SetString(PyExc_TypeError, "wrap(): cls must derive from AsyncStepsBase");
+        PyErr_SetString(PyExc_TypeError, "wrap(): cls must derive from AsyncSteps");
         return NULL;
     }
     b = PyLong_AsVoidPtr(address);
@@ -398,18 +403,28 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
                       FutoInAsyncSteps* root)
 {
     fpy_steps* s = (fpy_steps*)a;
+    PyTypeObject* t = Py_TYPE(res);
+    PyObject* const* items = &res;
+    Py_ssize_t n = 1;
     FutoInArgs fa;
-    if (PyObject_TypeCheck(res, &fpy_steps_type)) {
-        return; /* `lambda asi: asi.add(...)`: the chaining result */
-    }
-    if (is_awaitable(res)) {
-        PyObject* r = PyObject_CallFunctionObjArgs(await_step, a, res, NULL);
-        if (r) {
-            Py_DECREF(r);
-        } else {
-            on_exception(bsi, root);
+    if (t != &PyLong_Type && t != &PyFloat_Type && t != &PyUnicode_Type) {
+        /* not one of the common results: the checks */
+        if (PyObject_TypeCheck(res, &fpy_steps_type)) {
+            return; /* `lambda asi: asi.add(...)`: the chaining result */
         }
-        return;
+        if (is_awaitable(res)) {
+            PyObject* r = PyObject_CallFunctionObjArgs(await_step, a, res, NULL);
+            if (r) {
+                Py_DECREF(r);
+            } else {
+                on_exception(bsi, root);
+            }
+            return;
+        }
+        if (t == &PyTuple_Type) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
     }
     if (s->did) {
         const char* what = (s->did & FPY_DID_COMPLETE) ? "success()/error()"
@@ -422,12 +437,7 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
         on_exception(bsi, root);
         return;
     }
-    if (PyTuple_CheckExact(res)) {
-        if (fpy_args_from(&PyTuple_GET_ITEM(res, 0), PyTuple_GET_SIZE(res), &fa) < 0) {
-            on_exception(bsi, root);
-            return;
-        }
-    } else if (fpy_args_from(&res, 1, &fa) < 0) {
+    if (fpy_args_from(items, n, &fa) < 0) {
         on_exception(bsi, root);
         return;
     }
@@ -897,7 +907,7 @@ static int label_arg(PyObject* o, const char** out)
     return str_arg(o, "label", out);
 }
 
-/* ---- operations behind AsyncStepsBase's methods ------------------------- */
+/* ---- operations behind AsyncSteps' methods ------------------------- */
 
 PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
 {

@@ -23,6 +23,16 @@ typedef struct fpy_timer
     FutoInHandle h;
 } fpy_timer;
 
+static void on_prepare(uv_prepare_t* p)
+{
+    fpy_loop_prepare();
+}
+
+static void on_prepare_closed(uv_handle_t* h)
+{
+    free(h);
+}
+
 int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
@@ -43,6 +53,17 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
         PyErr_SetString(PyExc_RuntimeError, "futoin_tool_new() failed");
         return -1;
     }
+    t->prep = malloc(sizeof(*t->prep));
+    if (!t->prep || uv_prepare_init(futoin_tool_uv_loop(t->tool), t->prep) != 0) {
+        free(t->prep);
+        t->prep = NULL;
+        futoin_tool_free(t->tool);
+        t->tool = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    uv_prepare_start(t->prep, on_prepare);
+    uv_unref((uv_handle_t*)t->prep); /* never keeps the loop alive */
     return 0;
 }
 
@@ -97,6 +118,10 @@ int fpy_tool_close(fpy_tool* t)
     if (t->sig) {
         uv_close((uv_handle_t*)t->sig, on_sig_closed);
         t->sig = NULL;
+    }
+    if (t->prep) {
+        uv_close((uv_handle_t*)t->prep, on_prepare_closed);
+        t->prep = NULL;
     }
     /* EBUSY: a root of another owner still lives; the tool is kept rather
      * than freed under it */

@@ -365,12 +365,13 @@ def test_release_exactly_once_refcount(tool):
 
 
 def test_types_are_plain_c_types(tool):
-    # AsyncStepsBase/ToolBase are C types of _core (not SWIG's: no
-    # SwigPyObject base); the idiomatic layer subclasses them, and step
-    # code receives the subclass.
-    assert type(_core.AsyncStepsBase) is type and type(_core.ToolBase) is type
-    assert _core.AsyncStepsBase.__mro__ == (_core.AsyncStepsBase, object)
-    assert issubclass(AsyncSteps, _core.AsyncStepsBase)
+    # AsyncSteps and ToolBase are C types of _core (not SWIG's: no
+    # SwigPyObject base). AsyncSteps is the public class itself (methods
+    # written in Python are added to it); Tool subclasses ToolBase. Step
+    # code receives exactly AsyncSteps.
+    assert type(_core.AsyncSteps) is type and type(_core.ToolBase) is type
+    assert AsyncSteps is _core.AsyncSteps
+    assert AsyncSteps.__mro__ == (AsyncSteps, object)
     assert isinstance(tool, _core.ToolBase)
     seen = []
     root = AsyncSteps(tool)
@@ -395,7 +396,7 @@ def test_bad_arguments_are_clear_errors(tool):
     with pytest.raises(TypeError, match="a Tool is required"):
         AsyncSteps(5)
     with pytest.raises(TypeError):
-        _core.AsyncStepsBase.add(tool, lambda asi: None)
+        AsyncSteps.add(tool, lambda asi: None)
     with pytest.raises(ValueError):
         root.repeat(-1, lambda asi, i: None)
     # nothing was queued by the refused calls
