@@ -436,29 +436,41 @@ def promise(self: AsyncSteps) -> asyncio.Future[Any]:
     tool = self.tool
     if tool is None:
         raise InvalidStateError("promise(): not a root of this library's Tool")
-    fut = loop.create_future()
-    driver = _driver(tool, loop)
-
-    def on_result(exc: Optional[BaseException], value: Any) -> None:
-        if not fut.done():
-            if exc is None:
-                fut.set_result(value)
-            else:
-                fut.set_exception(exc)
-
-    ref = weakref.ref(self)
-
-    def on_done(f: asyncio.Future) -> None:
-        if f.cancelled():
-            r = ref()
-            if r is not None and r._executing:
-                r.cancel()
-                driver.kick()
-
-    self._execute(on_result)
-    fut.add_done_callback(on_done)
+    driver = tool._driver
+    if driver is None or driver.loop is not loop:
+        driver = _driver(tool, loop)
+    fut = _FlowFuture(loop=loop)
+    fut._flow = (weakref.ref(self), driver)
+    self._execute(fut._settle)
+    # Not a pass right here: the flow's first step then finds a future that
+    # was resolved by an earlier callback already done (no extra turn).
     driver.kick()
     return fut
+
+
+class _FlowFuture(asyncio.Future):
+    """promise()'s future: cancelling it (the awaiting task was cancelled)
+    cancels the flow. An override rather than a done callback, which would
+    cost every flow an asyncio loop callback."""
+
+    __slots__ = ("_flow",)
+
+    def cancel(self, msg: Any = None) -> bool:
+        if not super().cancel(msg):
+            return False
+        ref, driver = self._flow
+        r = ref()
+        if r is not None and r._executing:
+            r.cancel()
+            driver.kick()
+        return True
+
+    def _settle(self, exc: Optional[BaseException], value: Any) -> None:
+        if not self.done():
+            if exc is None:
+                self.set_result(value)
+            else:
+                self.set_exception(exc)
 
 
 _core._extend(AsyncSteps, {
@@ -470,9 +482,13 @@ _core._extend(AsyncSteps, {
 del wrap, add_sync, for_each, forEach, new_instance, await_, run, promise
 
 
-def _await_step(asi: AsyncSteps, awaitable: Any) -> None:
+_FUTURES = frozenset((asyncio.Future, asyncio.Task, _FlowFuture))
+
+
+def _await_step(asi: AsyncSteps, awaitable: Any) -> Any:
     """The body of an await_() step (and of a step that returned an
-    awaitable): wait externally for the future."""
+    awaitable): the future's result is the step's, at once if it is done
+    already, else when it is (waiting externally until then)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -481,12 +497,44 @@ def _await_step(asi: AsyncSteps, awaitable: Any) -> None:
         raise InvalidStateError(
             "await_(): the flow must be driven by asyncio "
             "(await root / root.promise()), not Tool.run()") from None
-    fut = asyncio.ensure_future(awaitable, loop=loop)
+    if type(awaitable) in _FUTURES or asyncio.isfuture(awaitable):
+        fut = awaitable
+    else:
+        fut = asyncio.ensure_future(awaitable, loop=loop)
+    if fut.done() and not fut.cancelled():
+        exc = fut.exception()
+        if exc is not None:
+            raise exc
+        r = fut.result()
+        if r is not None:
+            if isinstance(r, tuple):
+                asi.success(*r)
+            else:
+                asi.success(r)
+        return None
     tool = _tools.get(asi._tool_ptr()) if asi.is_ours() else None
+    fut.add_done_callback(_AwaitDone(asi, loop, tool))
+    asi.set_cancel(lambda _asi: fut.cancel())
+    asi.wait_external()
+    return None
 
-    def done(f: asyncio.Future) -> None:
+
+class _AwaitDone:
+    """await_(): the awaited future's outcome completes the waiting step,
+    and the flow goes on at once (no extra asyncio loop turn)."""
+
+    __slots__ = ("asi", "loop", "tool")
+
+    def __init__(self, asi: AsyncSteps, loop: asyncio.AbstractEventLoop,
+                 tool: Optional[Tool]) -> None:
+        self.asi = asi
+        self.loop = loop
+        self.tool = tool
+
+    def __call__(self, f: asyncio.Future) -> None:
         if f.cancelled():
-            return
+            return  # the flow cancelled it
+        asi = self.asi
         exc = f.exception()
         if exc is None:
             r = f.result()
@@ -498,12 +546,11 @@ def _await_step(asi: AsyncSteps, awaitable: Any) -> None:
                 asi.success(r)
         else:
             asi._fail(exc)
-        if tool is not None and tool._driver is not None:
-            tool._driver.kick()
-
-    fut.add_done_callback(done)
-    asi.set_cancel(lambda _asi: fut.cancel())
-    asi.wait_external()
+        tool = self.tool
+        if tool is not None:
+            d = tool._driver
+            if d is not None and d.loop is self.loop:
+                d.run_now()
 
 
 class _AsyncioDriver:
@@ -519,6 +566,11 @@ class _AsyncioDriver:
         self.timer: Optional[asyncio.TimerHandle] = None
         self.fd = tool.backend_fd()
         loop.add_reader(self.fd, self.pump)
+
+    def run_now(self) -> None:
+        """A pass right now (from asyncio code of this loop's thread, not
+        from inside a pass): what was just queued runs before we return."""
+        self.pump()
 
     def close(self) -> None:
         try:

@@ -68,6 +68,8 @@ typedef struct fpy_tool
                           an unhandled callback, for run() to raise */
     uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
     uv_prepare_t* prep; /* releases the GIL before the loop polls */
+    PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
+    int passing;       /* run_nowait() is on the stack */
 } fpy_tool;
 
 /* ---- py_types.c: the two types ------------------------------------------ */

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+static void drop_done(fpy_tool* t, PyObject* key, PyObject* token);
+
 typedef struct fpy_timer
 {
     fpy_tool* tool;
@@ -215,14 +217,32 @@ PyObject* fpy_tool_drive(fpy_tool* t)
     Py_RETURN_NONE;
 }
 
-/* One non-blocking pass. The GIL stays held (nothing here blocks). */
+/* One non-blocking pass. The GIL stays held (nothing here blocks). Called
+ * again from inside the pass (a flow awaited from a step), it does nothing
+ * and reports work left: the outer pass goes on. */
 PyObject* fpy_tool_pass(fpy_tool* t)
 {
     int rc;
     if (closed(t)) {
         return NULL;
     }
+    if (t->passing) {
+        Py_RETURN_TRUE;
+    }
+    t->passing = 1;
     rc = futoin_tool_run_nowait(t->tool);
+    t->passing = 0;
+    if (t->done) {
+        /* roots that finished during the pass: no longer inside their
+         * callbacks, so they may be dropped now (no extra loop pass) */
+        PyObject* done = t->done;
+        t->done = NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(done); ++i) {
+            PyObject* kt = PyList_GET_ITEM(done, i);
+            drop_done(t, PyTuple_GET_ITEM(kt, 0), PyTuple_GET_ITEM(kt, 1));
+        }
+        Py_DECREF(done);
+    }
     fpy_drain();
     if (fpy_raise_fatal() < 0 || raise_failure(t) < 0) {
         return NULL;
@@ -251,16 +271,21 @@ typedef struct fpy_done
                         a new token, which this must not drop) */
 } fpy_done;
 
+static void drop_done(fpy_tool* t, PyObject* key, PyObject* token)
+{
+    if (t->flows && PyDict_GetItem(t->flows, key) == token) {
+        if (PyDict_DelItem(t->flows, key) < 0) {
+            PyErr_Clear();
+        }
+    }
+}
+
 static void tr_root_done(void* data)
 {
     fpy_done* d = data;
     fpy_gil g;
     fpy_gil_enter(&g);
-    if (d->tool->flows && PyDict_GetItem(d->tool->flows, d->key) == d->token) {
-        if (PyDict_DelItem(d->tool->flows, d->key) < 0) {
-            PyErr_Clear();
-        }
-    }
+    drop_done(d->tool, d->key, d->token);
     Py_DECREF(d->key);
     Py_DECREF(d->token);
     PyMem_Free(d);
@@ -289,6 +314,19 @@ void fpy_tool_root_done(fpy_steps* s)
     }
     Py_INCREF(d->token);
     d->tool = t;
+    if (t->passing) {
+        PyObject* kt = PyTuple_Pack(2, d->key, d->token);
+        if (kt && (t->done || (t->done = PyList_New(0)))
+            && PyList_Append(t->done, kt) == 0) {
+            Py_DECREF(kt);
+            Py_DECREF(d->key);
+            Py_DECREF(d->token);
+            PyMem_Free(d);
+            return;
+        }
+        Py_XDECREF(kt);
+        PyErr_Clear(); /* out of memory: the immediate below */
+    }
     h = futoin_tool_immediate(t->tool, tr_root_done, d);
     if (!futoin_tool_is_valid(t->tool, &h)) {
         Py_DECREF(d->key);

@@ -515,6 +515,7 @@ static int tool_traverse(PyObject* self, visitproc visit, void* arg)
     Py_VISIT(TL(self)->flows);
     Py_VISIT(TL(self)->timers);
     Py_VISIT(TL(self)->failure);
+    Py_VISIT(TL(self)->done);
     return 0;
 }
 
@@ -547,6 +548,7 @@ static void tool_dealloc(PyObject* self)
     Py_CLEAR(t->flows);
     Py_CLEAR(t->timers);
     Py_CLEAR(t->failure);
+    Py_CLEAR(t->done);
     Py_TYPE(self)->tp_free(self);
 }
 
