@@ -4,8 +4,10 @@
   /usr/bin/python3 bench/python/bench_python.py [--quick]
 
 Needs the futoin_async package importable (install the wheel into a venv,
-see bindings/python/README.md). Each line is the median of 5 runs; the
-ratio column is futoin / its asyncio peer (lower is better).
+see bindings/python/README.md). Each case runs 7 times alternating with
+its asyncio peer (the shared VM changes speed between runs); the table
+shows both medians and the median of the per-run ratios futoin / peer
+(lower is better).
 
   step             ns per step of a root of N steps `lambda asi: None`
                    vs `await coro()` N times (a coroutine call, no loop turn)
@@ -33,17 +35,26 @@ from futoin_async import AsyncSteps, Tool
 QUICK = "--quick" in sys.argv
 N = 20_000 if QUICK else 100_000     # steps per chain
 F = 2_000 if QUICK else 10_000       # flows
-RUNS = 5
+RUNS = 7
 
 tool = Tool()
 
 
-def med(fn, n):
-    try:
-        return statistics.median(fn(n) for _ in range(RUNS))
-    except Exception as e:  # an older package without the feature
-        print(f"{fn.__name__}: n/a ({type(e).__name__}: {e})", file=sys.stderr)
-        return float("nan")
+def paired(ours, peer, n):
+    """RUNS runs of each, alternating (the VM's speed changes between
+    runs): medians of both and the median of the per-run ratios."""
+    o, p, r = [], [], []
+    for _ in range(RUNS):
+        try:
+            a = ours(n)
+        except Exception as e:  # an older package without the feature
+            print(f"{ours.__name__}: n/a ({type(e).__name__}: {e})", file=sys.stderr)
+            a = float("nan")
+        b = peer(n)
+        o.append(a)
+        p.append(b)
+        r.append(a / b)
+    return statistics.median(o), statistics.median(p), statistics.median(r)
 
 
 # -- steps ----------------------------------------------------------------------
@@ -245,27 +256,24 @@ def aio_threads(f):
 
 
 def main():
-    rows = [
-        ("step (add)", "ns", med(fa_add, N), med(aio_await, N), "await coro()"),
-        ("repeat body", "ns", med(fa_repeat, N), med(aio_await, N), "await coro()"),
-        ("chain success(v)", "ns", med(fa_success, N), med(aio_chain, N),
-         "v = await step(v)"),
-        ("chain return v", "ns", med(fa_return, N), med(aio_chain, N),
-         "v = await step(v)"),
-        ("asyncio-driven flow", "us", med(fa_asyncio_driven, F), med(aio_futures, F),
-         "await fut"),
-        ("flow done from thread", "us", med(fa_threads, F), med(aio_threads, F),
+    cases = [
+        ("step (add)", "ns", fa_add, aio_await, N, "await coro()"),
+        ("repeat body", "ns", fa_repeat, aio_await, N, "await coro()"),
+        ("chain success(v)", "ns", fa_success, aio_chain, N, "v = await step(v)"),
+        ("chain return v", "ns", fa_return, aio_chain, N, "v = await step(v)"),
+        ("asyncio-driven flow", "us", fa_asyncio_driven, aio_futures, F, "await fut"),
+        ("flow done from thread", "us", fa_threads, aio_threads, F,
          "call_soon_threadsafe"),
     ]
-    sleep0 = med(aio_sleep0, N)
     print(f"python {sys.version.split()[0]}, N={N} steps, F={F} flows, "
-          f"median of {RUNS} runs")
-    print(f"| case | futoin | asyncio peer | ratio |")
-    print(f"|---|---|---|---|")
-    for name, unit, ours, peer, what in rows:
-        print(f"| {name} | {ours:,.1f} {unit} | {peer:,.1f} {unit} ({what}) "
-              f"| {ours / peer:.2f}x |")
-    print(f"| asyncio sleep(0), for scale | | {sleep0:,.1f} ns | |")
+          f"{RUNS} alternating runs, medians")
+    print("| case | futoin | asyncio peer | ratio (median of per-run ratios) |")
+    print("|---|---|---|---|")
+    for name, unit, ours, peer, n, what in cases:
+        o, p, r = paired(ours, peer, n)
+        print(f"| {name} | {o:,.1f} {unit} | {p:,.1f} {unit} ({what}) | {r:.2f}x |")
+    s0 = statistics.median(aio_sleep0(N) for _ in range(3))
+    print(f"| asyncio sleep(0), for scale | | {s0:,.1f} ns | |")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ typedef struct fpy_steps
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
     struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
     PyObject* weakrefs;     /* weakref support */
+    unsigned long exec_gen; /* roots: counts execute() calls */
     unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
     unsigned short did;     /* FPY_DID_* during the current callback */
 } fpy_steps;

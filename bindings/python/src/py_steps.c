@@ -981,7 +981,18 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
         }
     }
     if (!same_thread(s)) {
-        /* posted to the loop thread, which decides */
+        /* Posted to the loop thread, which decides. Until the library
+         * tells a worker whether its completion was taken (ext v2
+         * try_success/try_error), a step that visibly ended already (its
+         * timeout, a cancel, an earlier completion) is refused here; a
+         * completion that loses the race after this check is dropped on
+         * the loop thread, quietly (fpy_misuse_cb). */
+        if (!s->bsi->api->isValid(s->bsi)) {
+            if (fa) {
+                fpy_args_reset(fa);
+            }
+            Py_RETURN_FALSE;
+        }
         Py_BEGIN_ALLOW_THREADS
         if (code) {
             s->bsi->api->handle_error(s->bsi, ccode, cinfo);
@@ -1358,6 +1369,7 @@ PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
     }
     e->owner = s;
     s->exec = e;
+    ++s->exec_gen;
     fpy_check_begin();
     futoin_wrap_add(s->bsi, e, tr_finished, NULL, exec_release);
     futoin_wrap_execute(s->bsi, e, tr_unhandled, exec_release);
@@ -1367,22 +1379,27 @@ PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
     Py_RETURN_NONE;
 }
 
-/* root.cancel() from another thread: posted to the loop thread. */
+/* root.cancel() from another thread: posted to the loop thread, where it
+ * cancels the execution that ran when it was called (not a later one). */
 typedef struct fpy_post
 {
     PyObject* root;
+    unsigned long gen;
 } fpy_post;
 
 static void tr_posted_cancel(void* data)
 {
     fpy_post* p = data;
+    fpy_steps* s = (fpy_steps*)p->root;
     fpy_gil g;
     fpy_gil_enter(&g);
-    PyObject* r = fpy_cancel((fpy_steps*)p->root);
-    if (!r) {
-        PyErr_WriteUnraisable(p->root);
+    if (s->bsi && s->exec && s->exec_gen == p->gen) {
+        PyObject* r = fpy_cancel(s);
+        if (!r) {
+            PyErr_WriteUnraisable(p->root);
+        }
+        Py_XDECREF(r);
     }
-    Py_XDECREF(r);
     Py_DECREF(p->root);
     PyMem_Free(p);
     fpy_gil_leave(&g);
@@ -1405,13 +1422,17 @@ PyObject* fpy_cancel(fpy_steps* s)
                             "cancel() from another thread needs a root of this library");
             return NULL;
         }
+        if (!s->exec) {
+            Py_RETURN_FALSE; /* nothing executes: nothing to cancel */
+        }
         p = PyMem_Malloc(sizeof(*p));
         if (!p) {
             return PyErr_NoMemory();
         }
         p->root = Py_NewRef((PyObject*)s);
+        p->gen = s->exec_gen;
         futoin_tool_immediate(t, tr_posted_cancel, p);
-        return PyBool_FromLong(s->exec != NULL);
+        Py_RETURN_TRUE;
     }
     executing = s->exec != NULL;
     fpy_check_begin();
