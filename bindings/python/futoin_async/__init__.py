@@ -512,8 +512,7 @@ def _await_step(asi: AsyncSteps, awaitable: Any) -> Any:
             else:
                 asi.success(r)
         return None
-    tool = _tools.get(asi._tool_ptr()) if asi.is_ours() else None
-    fut.add_done_callback(_AwaitDone(asi, loop, tool))
+    fut.add_done_callback(_AwaitDone(asi, loop, asi.tool))
     asi.set_cancel(lambda _asi: fut.cancel())
     asi.wait_external()
     return None

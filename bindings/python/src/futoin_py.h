@@ -71,6 +71,7 @@ typedef struct fpy_tool
     uv_prepare_t* prep; /* releases the GIL before the loop polls */
     PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
     int passing;       /* run_nowait() is on the stack */
+    struct fpy_tool* next_live; /* the live tools, for fpy_tool_find() */
 } fpy_tool;
 
 /* ---- py_types.c: the two types ------------------------------------------ */
@@ -236,6 +237,9 @@ PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
 /* ---- py_tool.c ---------------------------------------------------------- */
 
 int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
+/** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
+fpy_tool* fpy_tool_find(futoin_tool* ft);
+void fpy_tool_unlist(fpy_tool* t);
 /** Free the loop (close()/dealloc); roots still alive keep it (EBUSY). */
 int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */

@@ -1583,8 +1583,13 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s)
 
 PyObject* fpy_tool_of(fpy_steps* s)
 {
+    fpy_tool* t;
     if (s->tool_obj) {
         return Py_NewRef(s->tool_obj);
+    }
+    t = s->bsi ? fpy_tool_find(futoin_async_tool(s->bsi)) : NULL;
+    if (t) {
+        return Py_NewRef((PyObject*)t);
     }
     Py_RETURN_NONE;
 }

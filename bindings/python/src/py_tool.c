@@ -25,6 +25,30 @@ typedef struct fpy_timer
     FutoInHandle h;
 } fpy_timer;
 
+/* The live tools (GIL held for every change and lookup; few of them). */
+static fpy_tool* live_tools;
+
+fpy_tool* fpy_tool_find(futoin_tool* ft)
+{
+    for (fpy_tool* t = live_tools; ft && t; t = t->next_live) {
+        if (t->tool == ft) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+void fpy_tool_unlist(fpy_tool* t)
+{
+    for (fpy_tool** p = &live_tools; *p; p = &(*p)->next_live) {
+        if (*p == t) {
+            *p = t->next_live;
+            t->next_live = NULL;
+            return;
+        }
+    }
+}
+
 static void on_prepare(uv_prepare_t* p)
 {
     fpy_loop_prepare();
@@ -66,6 +90,8 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
     }
     uv_prepare_start(t->prep, on_prepare);
     uv_unref((uv_handle_t*)t->prep); /* never keeps the loop alive */
+    t->next_live = live_tools;
+    live_tools = t;
     return 0;
 }
 
@@ -133,6 +159,7 @@ int fpy_tool_close(fpy_tool* t)
         return -1;
     }
     t->tool = NULL;
+    fpy_tool_unlist(t);
     fpy_drain();
     return 0;
 }

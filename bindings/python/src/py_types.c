@@ -461,7 +461,8 @@ static PyGetSetDef steps_getset[] = {
     {"last_exception", g_last_exception, NULL,
      PyDoc_STR("The last error's Python exception, else its code, or None."), NULL},
     {"root_id", g_root_id, NULL, PyDoc_STR("The root's id (int)."), NULL},
-    {"tool", g_tool, NULL, PyDoc_STR("A root's Tool, or None."), NULL},
+    {"tool", g_tool, NULL,
+     PyDoc_STR("The Tool the flow runs on (None for a foreign handle)."), NULL},
     {"_executing", g_executing, NULL,
      PyDoc_STR("True from execute() until the flow ends."), NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -544,6 +545,7 @@ static void tool_dealloc(PyObject* self)
     if (fpy_tool_close(t) < 0) {
         PyErr_Clear(); /* roots of other owners: the tool is leaked, not freed
                           under them */
+        fpy_tool_unlist(t);
     }
     Py_CLEAR(t->flows);
     Py_CLEAR(t->timers);
