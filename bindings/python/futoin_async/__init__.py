@@ -241,7 +241,6 @@ class Tool(_core.ToolBase):
     def __init__(self, uv_loop: int = 0) -> None:
         super().__init__(uv_loop)
         _tools[self.ptr] = self
-        self._driver: Optional[_AsyncioDriver] = None
         self._sig_w: Optional[int] = None  # wakeup fd (owned by the C tool)
 
     def __repr__(self) -> str:
@@ -258,9 +257,6 @@ class Tool(_core.ToolBase):
     def close(self) -> None:
         """Cancel the executing roots, drop pending calls and free the
         loop. Idempotent; the tool is unusable afterwards."""
-        if self._driver is not None:
-            self._driver.close()
-            self._driver = None
         if not self.closed:
             _tools.pop(self.ptr, None)
         super().close()
@@ -394,17 +390,6 @@ def new_instance(self: AsyncSteps) -> AsyncSteps:
     return self._new_instance()
 
 
-def await_(self: AsyncSteps, awaitable: Any) -> AsyncSteps:
-    """Add a step that waits for an asyncio awaitable: its result is the
-    step's value (None: no value; a tuple: several); its exception
-    becomes the step's error (a FutoInError keeps its code, any other
-    is InternalError with the exception as ``__cause__`` of what
-    run()/await raise); cancelling the flow cancels the future. The
-    flow must be driven by asyncio (``await root``/``root.promise()``).
-    """
-    return self.add(lambda asi, *_values: _await_step(asi, awaitable))
-
-
 def run(self: AsyncSteps) -> Any:
     """execute() this root and run its tool until idle.
 
@@ -428,26 +413,6 @@ def run(self: AsyncSteps) -> Any:
     return value
 
 
-def promise(self: AsyncSteps) -> asyncio.Future[Any]:
-    """execute() this root, driven by the running asyncio loop; the
-    future gets the last step's values, the unhandled error, or
-    CancelledError. Cancelling the future cancels the flow."""
-    loop = asyncio.get_running_loop()
-    tool = self.tool
-    if tool is None:
-        raise InvalidStateError("promise(): not a root of this library's Tool")
-    driver = tool._driver
-    if driver is None or driver.loop is not loop:
-        driver = _driver(tool, loop)
-    fut = _FlowFuture(loop=loop)
-    fut._flow = (weakref.ref(self), driver)
-    self._execute(fut._settle)
-    # Not a pass right here: the flow's first step then finds a future that
-    # was resolved by an earlier callback already done (no extra turn).
-    driver.kick()
-    return fut
-
-
 class _FlowFuture(asyncio.Future):
     """promise()'s future: cancelling it (the awaiting task was cancelled)
     cancels the flow. An override rather than a done callback, which would
@@ -458,28 +423,20 @@ class _FlowFuture(asyncio.Future):
     def cancel(self, msg: Any = None) -> bool:
         if not super().cancel(msg):
             return False
-        ref, driver = self._flow
+        ref, tool = self._flow
         r = ref()
         if r is not None and r._executing:
             r.cancel()
-            driver.kick()
+            tool._kick()
         return True
-
-    def _settle(self, exc: Optional[BaseException], value: Any) -> None:
-        if not self.done():
-            if exc is None:
-                self.set_result(value)
-            else:
-                self.set_exception(exc)
 
 
 _core._extend(AsyncSteps, {
     "__enter__": _steps_enter, "__exit__": _steps_exit,
     "wrap": classmethod(wrap), "add_sync": add_sync, "for_each": for_each,
-    "forEach": forEach, "new_instance": new_instance, "await_": await_,
-    "run": run, "promise": promise,
+    "forEach": forEach, "new_instance": new_instance, "run": run,
 })
-del wrap, add_sync, for_each, forEach, new_instance, await_, run, promise
+del wrap, add_sync, for_each, forEach, new_instance, run
 
 
 _FUTURES = frozenset((asyncio.Future, asyncio.Task, _FlowFuture))
@@ -546,69 +503,8 @@ class _AwaitDone:
         else:
             asi._fail(exc)
         tool = self.tool
-        if tool is not None:
-            d = tool._driver
-            if d is not None and d.loop is self.loop:
-                d.run_now()
-
-
-class _AsyncioDriver:
-    """Drives a Tool's libuv loop from asyncio on the same thread: asyncio
-    watches libuv's backend (epoll) fd and libuv's next timer, and runs one
-    non-blocking libuv pass (``run_nowait``) when either is due, or right
-    after anything was queued from Python (``kick``)."""
-
-    def __init__(self, tool: Tool, loop: asyncio.AbstractEventLoop) -> None:
-        self.tool = weakref.ref(tool)
-        self.loop = loop
-        self.scheduled = False
-        self.timer: Optional[asyncio.TimerHandle] = None
-        self.fd = tool.backend_fd()
-        loop.add_reader(self.fd, self.pump)
-
-    def run_now(self) -> None:
-        """A pass right now (from asyncio code of this loop's thread, not
-        from inside a pass): what was just queued runs before we return."""
-        self.pump()
-
-    def close(self) -> None:
-        try:
-            self.loop.remove_reader(self.fd)
-        except Exception:
-            pass
-        if self.timer:
-            self.timer.cancel()
-
-    def kick(self) -> None:
-        if not self.scheduled:
-            self.scheduled = True
-            self.loop.call_soon(self.pump)
-
-    def pump(self) -> None:
-        self.scheduled = False
-        if self.timer:
-            self.timer.cancel()
-            self.timer = None
-        tool = self.tool()
-        if tool is None or tool.closed:
-            self.close()
-            return
-        if not tool.run_nowait():
-            return
-        t = tool.backend_timeout()
-        if t == 0:
-            self.kick()
-        elif t > 0:
-            self.timer = self.loop.call_later(t / 1000.0, self.pump)
-
-
-def _driver(tool: Tool, loop: asyncio.AbstractEventLoop) -> _AsyncioDriver:
-    d = tool._driver
-    if d is None or d.loop is not loop or d.loop.is_closed():
-        if d is not None:
-            d.close()
-        d = tool._driver = _AsyncioDriver(tool, loop)
-    return d
+        if tool is not None and tool._aloop is self.loop:
+            tool._pump()  # the flow goes on now, not one loop turn later
 
 
 # -- sync objects (§1.11) -------------------------------------------------------
@@ -689,4 +585,7 @@ _core._set_types(State, {
     "LoopControl": _LoopControl,
     "await_step": _await_step,
     "InvalidStateError": InvalidStateError,
+    "Future": asyncio.Future,
+    "FlowFuture": _FlowFuture,
+    "get_running_loop": asyncio.get_running_loop,
 })

@@ -72,6 +72,12 @@ typedef struct fpy_tool
     PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
     int passing;       /* run_nowait() is on the stack */
     struct fpy_tool* next_live; /* the live tools, for fpy_tool_find() */
+    /* driven from asyncio (py_asyncio.c) */
+    PyObject* aloop;   /* the asyncio loop, or NULL */
+    PyObject* apump;   /* the callable it calls for a pass */
+    PyObject* atimer;  /* its TimerHandle for libuv's next timer, or NULL */
+    int afd;           /* libuv's backend fd it watches, or -1 */
+    int ascheduled;    /* a pass is queued with call_soon */
 } fpy_tool;
 
 /* ---- py_types.c: the two types ------------------------------------------ */
@@ -206,6 +212,7 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
  * unpacked by py_types.c; NULL = not given). */
 PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh);
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh);
+PyObject* fpy_await(fpy_steps* s, PyObject* awaitable);
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info);
@@ -218,6 +225,8 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
 PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
+/** execute(); the outcome goes into the asyncio future `fut`. */
+int fpy_execute_into(fpy_steps* s, PyObject* fut);
 PyObject* fpy_cancel(fpy_steps* s);
 PyObject* fpy_new_instance(fpy_steps* s);
 PyObject* fpy_free(fpy_steps* s);
@@ -233,6 +242,15 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s);
 PyObject* fpy_tool_of(fpy_steps* s);
 PyObject* fpy_is_executing(fpy_steps* s);
 PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
+
+/* ---- py_asyncio.c ------------------------------------------------------- */
+
+int fpy_tool_drive_with(fpy_tool* t, PyObject* loop);
+void fpy_tool_undrive(fpy_tool* t);
+int fpy_tool_kick(fpy_tool* t);
+PyObject* fpy_tool_apump(fpy_tool* t);
+PyObject* fpy_promise(fpy_steps* s);
+int fpy_future_settle(PyObject* fut, PyObject* exc, PyObject* value);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 

@@ -49,6 +49,7 @@ typedef struct fpy_exec
     int settled;
     PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
     PyObject* on_result;  /* on_result(exc, value), or NULL */
+    int into_future;      /* on_result is promise()'s future */
     fpy_steps* owner;     /* the root object (borrowed; NULL once it died) */
     futoin_tool* ftool;   /* our tool of the root, or NULL (foreign) */
     FutoInAsyncSteps* root;
@@ -63,6 +64,7 @@ static PyObject* cancelled_type; /* CancelledError */
 static PyObject* loopctl_type;   /* the private break/continue exception */
 static PyObject* await_step;     /* await_step(asi, awaitable) */
 static PyObject* invalid_state;  /* InvalidStateError */
+static PyObject* future_type;    /* asyncio.Future */
 static PyObject* as_cache;       /* one spare step object */
 
 static PyObject* hook(PyObject* hooks, const char* name)
@@ -87,7 +89,9 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     PyObject* lc = hook(hooks, "LoopControl");
     PyObject* aw = hook(hooks, "await_step");
     PyObject* is = hook(hooks, "InvalidStateError");
-    if (!me || !fe || !ct || !lc || !aw || !is) {
+    PyObject* ft = hook(hooks, "Future");
+    if (!me || !fe || !ct || !lc || !aw || !is || !ft) {
+        Py_XDECREF(ft);
         Py_XDECREF(me);
         Py_XDECREF(fe);
         Py_XDECREF(ct);
@@ -104,6 +108,7 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     Py_XSETREF(loopctl_type, lc);
     Py_XSETREF(await_step, aw);
     Py_XSETREF(invalid_state, is);
+    Py_XSETREF(future_type, ft);
     return 0;
 }
 
@@ -448,7 +453,7 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
 /* ---- trampolines -------------------------------------------------------- */
 
 /* What follows `asi` in the call; built after the GIL is taken. */
-enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX };
+enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
 
 static void sync_error_state(FutoInAsyncSteps* bsi);
 
@@ -494,6 +499,9 @@ static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
             goto fail;
         }
         ++n;
+        break;
+    case EXTRA_AWAIT: /* await_step(asi, awaitable) */
+        stack[n++] = Py_NewRef(r->fn);
         break;
     default:
         break;
@@ -544,6 +552,79 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fpy_rec* r = data;
     call_step(bsi, r, r->eh, 1, EXTRA_CODE, NULL, code, 0);
+}
+
+/* await_(awaitable): a done asyncio future completes the step at once,
+ * anything else goes to the Python layer's await_step(asi, awaitable). */
+static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
+{
+    static PyObject *s_done, *s_exception, *s_result;
+    PyObject *d, *exc, *res;
+    FutoInArgs fa;
+    int rc = 0;
+    if (!future_type || !PyObject_TypeCheck(aw, (PyTypeObject*)future_type)) {
+        return 0;
+    }
+    if (!s_done && (!(s_done = PyUnicode_InternFromString("done"))
+                    || !(s_exception = PyUnicode_InternFromString("exception"))
+                    || !(s_result = PyUnicode_InternFromString("result")))) {
+        PyErr_Clear();
+        return 0;
+    }
+    d = PyObject_CallMethodNoArgs(aw, s_done);
+    if (d != Py_True) {
+        Py_XDECREF(d);
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(d);
+    exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
+    if (!exc) {
+        PyErr_Clear();
+        return 0; /* cancelled: the Python layer says what that means */
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        return -1; /* raised in the step */
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(aw, s_result);
+    if (!res) {
+        return -1;
+    }
+    if (res != Py_None) {
+        PyObject* const* items = &res;
+        Py_ssize_t n = 1;
+        if (PyTuple_CheckExact(res)) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
+        if (fpy_args_from(items, n, &fa) < 0) {
+            rc = -1;
+        } else {
+            bsi->api->success(bsi, &fa);
+            fpy_args_reset(&fa);
+        }
+    }
+    Py_DECREF(res);
+    return rc < 0 ? -1 : 1;
+}
+
+static void tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_rec* r = data;
+    fpy_gil g;
+    int rc;
+    fpy_gil_enter(&g);
+    rc = await_done_now(bsi, r->fn);
+    if (rc < 0) {
+        on_exception(bsi, r->root);
+    }
+    fpy_gil_leave(&g);
+    if (rc == 0) {
+        call_step(bsi, r, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0);
+    }
 }
 
 static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
@@ -616,7 +697,11 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
         }
         fpy_tool_root_done(s);
     }
-    if (e->on_result) {
+    if (e->on_result && e->into_future) {
+        if (fpy_future_settle(e->on_result, exc, value) < 0) {
+            on_callback_exception(e->root, e->root, e->on_result);
+        }
+    } else if (e->on_result) {
         res = PyObject_CallFunctionObjArgs(e->on_result, exc ? exc : Py_None,
                                            value ? value : Py_None, NULL);
         if (res) {
@@ -923,6 +1008,25 @@ PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
     }
     fpy_check_begin();
     futoin_wrap_add(s->bsi, r, tr_step, eh ? tr_error : NULL, rec_release);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
+}
+
+PyObject* fpy_await(fpy_steps* s, PyObject* awaitable)
+{
+    fpy_rec* r;
+    if (!in_own_step(s, "await_()", 1)) {
+        return NULL;
+    }
+    r = rec_new(awaitable, NULL, s->root);
+    if (!r) {
+        return NULL;
+    }
+    fpy_check_begin();
+    futoin_wrap_add(s->bsi, r, tr_await, NULL, rec_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1329,7 +1433,23 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
 /* execute(unhandled=None) and _execute(on_result). A root of our Tool is
  * kept alive by the tool while it runs: from here until it settles (its
  * last step, an unhandled error, or a cancel). */
+static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
+                         int into_future);
+
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
+{
+    return execute(s, unhandled, on_result, 0);
+}
+
+int fpy_execute_into(fpy_steps* s, PyObject* fut)
+{
+    PyObject* r = execute(s, NULL, fut, 1);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
+                         int into_future)
 {
     fpy_exec* e;
     if (!live(s) || !not_other_thread(s, "execute()")) {
@@ -1343,7 +1463,8 @@ PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
     }
     unhandled = none_to_null(unhandled);
     on_result = none_to_null(on_result);
-    if (check_callables("execute(unhandled=None)", unhandled, on_result) < 0) {
+    if (check_callables("execute(unhandled=None)", unhandled,
+                        into_future ? NULL : on_result) < 0) {
         return NULL;
     }
     e = PyMem_Calloc(1, sizeof(*e));
@@ -1353,6 +1474,7 @@ PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
     e->refs = 2; /* the last step's data and the unhandled callback's */
     e->unhandled = Py_XNewRef(unhandled);
     e->on_result = Py_XNewRef(on_result);
+    e->into_future = into_future;
     e->root = s->bsi;
     e->ftool = futoin_async_tool(s->bsi);
     if (s->tool) {

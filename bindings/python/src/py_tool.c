@@ -68,6 +68,7 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
     }
     o.uv_loop = (void*)(uintptr_t)uv_loop;
     o.misuse = fpy_misuse_cb;
+    t->afd = -1;
     if (!t->flows && !(t->flows = PyDict_New())) {
         return -1;
     }
@@ -130,6 +131,7 @@ static void on_sig_closed(uv_handle_t* h)
  * still live on it; the tool is then kept. */
 int fpy_tool_close(fpy_tool* t)
 {
+    fpy_tool_undrive(t);
     if (!t->tool) {
         return 0;
     }

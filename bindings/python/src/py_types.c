@@ -142,7 +142,7 @@ static PyObject* steps_repr(PyObject* self)
 /* await root: root.promise().__await__() */
 static PyObject* steps_await(PyObject* self)
 {
-    PyObject* fut = PyObject_CallMethod(self, "promise", NULL);
+    PyObject* fut = fpy_promise(S(self));
     PyObject* it;
     if (!fut) {
         return NULL;
@@ -183,6 +183,11 @@ static PyObject* m_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 {
     PARSE("add", 1, "step", "onerror");
     return fpy_add(S(self), a_[0], a_[1]);
+}
+
+static PyObject* m_await_(PyObject* self, PyObject* arg)
+{
+    return fpy_await(S(self), arg);
 }
 
 static PyObject* m_parallel(PyObject* self, PyObject* const* args,
@@ -307,6 +312,11 @@ static PyObject* m_is_ours(PyObject* self, PyObject* unused)
     return fpy_is_ours(S(self));
 }
 
+static PyObject* m_promise(PyObject* self, PyObject* unused)
+{
+    return fpy_promise(S(self));
+}
+
 static PyObject* m__fail(PyObject* self, PyObject* arg)
 {
     return fpy_fail(S(self), arg);
@@ -362,6 +372,14 @@ static PyMethodDef steps_methods[] = {
       "Add a step: ``step(asi, *values)`` gets the previous step's values;\n"
       "``onerror(asi, code)`` handles an error of the step and of everything\n"
       "it added. Returns self (for chaining)."),
+    M("await_", m_await_, METH_O,
+      "await_($self, awaitable, /)\n--\n\n"
+      "Add a step that waits for an asyncio awaitable: its result is the\n"
+      "step's value (None: no value; a tuple: several); its exception\n"
+      "becomes the step's error (a FutoInError keeps its code, any other is\n"
+      "InternalError with the exception as ``__cause__`` of what run()/await\n"
+      "raise); cancelling the flow cancels the future. The flow must be\n"
+      "driven by asyncio (``await root`` / ``root.promise()``). Returns self."),
     M("parallel", m_parallel, FC,
       "parallel($self, onerror=None)\n--\n\n"
       "Add a step that runs the steps added to the returned AsyncSteps\n"
@@ -443,6 +461,11 @@ static PyMethodDef steps_methods[] = {
       "is_ours($self, /)\n--\n\n"
       "True if the handle belongs to libfutoin_async (not a foreign FTN12\n"
       "implementation)."),
+    M("promise", m_promise, METH_NOARGS,
+      "promise($self, /)\n--\n\n"
+      "execute() this root, driven by the running asyncio loop; the future\n"
+      "gets the last step's values, the unhandled error, or CancelledError.\n"
+      "Cancelling the future cancels the flow. ``await root`` does this."),
     M("_fail", m__fail, METH_O,
       "_fail($self, exc, /)\n--\n\n"
       "Fail a waiting step with a Python exception, as if raised in it."),
@@ -517,6 +540,9 @@ static int tool_traverse(PyObject* self, visitproc visit, void* arg)
     Py_VISIT(TL(self)->timers);
     Py_VISIT(TL(self)->failure);
     Py_VISIT(TL(self)->done);
+    Py_VISIT(TL(self)->aloop);
+    Py_VISIT(TL(self)->apump);
+    Py_VISIT(TL(self)->atimer);
     return 0;
 }
 
@@ -551,6 +577,7 @@ static void tool_dealloc(PyObject* self)
     Py_CLEAR(t->timers);
     Py_CLEAR(t->failure);
     Py_CLEAR(t->done);
+    Py_CLEAR(t->apump);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -663,6 +690,33 @@ static PyObject* t__post(PyObject* self, PyObject* fn)
     return fpy_tool_post(TL(self), fn);
 }
 
+static PyObject* t__drive(PyObject* self, PyObject* loop)
+{
+    if (fpy_tool_drive_with(TL(self), loop) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__kick(PyObject* self, PyObject* unused)
+{
+    if (fpy_tool_kick(TL(self)) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__pump(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_apump(TL(self));
+}
+
+static PyObject* tg_aloop(PyObject* self, void* c)
+{
+    PyObject* l = TL(self)->aloop;
+    return Py_NewRef(l ? l : Py_None);
+}
+
 static PyObject* tg_ptr(PyObject* self, void* c)
 {
     return PyLong_FromVoidPtr(TL(self)->tool);
@@ -717,6 +771,12 @@ static PyMethodDef tool_methods[] = {
       "close($self, /)\n--\n\n"
       "Cancel the executing roots, drop pending calls and free the loop.\n"
       "Idempotent."),
+    M("_drive", t__drive, METH_O,
+      "_drive($self, loop, /)\n--\n\nBe driven by this asyncio loop from now on."),
+    M("_kick", t__kick, METH_NOARGS,
+      "_kick($self, /)\n--\n\nA libuv pass soon (loop.call_soon), once per burst."),
+    M("_pump", t__pump, METH_NOARGS,
+      "_pump($self, /)\n--\n\nA libuv pass now, then ask asyncio for the next."),
     M("_post", t__post, METH_O,
       "_post($self, fn, /)\n--\n\nCall fn() on the loop thread; any thread."),
     M("_watch_signals", t__watch_signals, METH_FASTCALL,
@@ -729,6 +789,8 @@ static PyGetSetDef tool_getset[] = {
     {"executing", tg_executing, NULL,
      PyDoc_STR("How many roots the tool keeps alive while they execute."), NULL},
     {"closed", tg_closed, NULL, PyDoc_STR("True after close()."), NULL},
+    {"_aloop", tg_aloop, NULL, PyDoc_STR("The asyncio loop driving the tool, or None."),
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject fpy_tool_type = {
