@@ -413,24 +413,6 @@ def run(self: AsyncSteps) -> Any:
     return value
 
 
-class _FlowFuture(asyncio.Future):
-    """promise()'s future: cancelling it (the awaiting task was cancelled)
-    cancels the flow. An override rather than a done callback, which would
-    cost every flow an asyncio loop callback."""
-
-    __slots__ = ("_flow",)
-
-    def cancel(self, msg: Any = None) -> bool:
-        if not super().cancel(msg):
-            return False
-        ref, tool = self._flow
-        r = ref()
-        if r is not None and r._executing:
-            r.cancel()
-            tool._kick()
-        return True
-
-
 _core._extend(AsyncSteps, {
     "__enter__": _steps_enter, "__exit__": _steps_exit,
     "wrap": classmethod(wrap), "add_sync": add_sync, "for_each": for_each,
@@ -439,7 +421,7 @@ _core._extend(AsyncSteps, {
 del wrap, add_sync, for_each, forEach, new_instance, run
 
 
-_FUTURES = frozenset((asyncio.Future, asyncio.Task, _FlowFuture))
+_FUTURES = frozenset((asyncio.Future, asyncio.Task))
 
 
 def _await_step(asi: AsyncSteps, awaitable: Any) -> Any:
@@ -586,6 +568,5 @@ _core._set_types(State, {
     "await_step": _await_step,
     "InvalidStateError": InvalidStateError,
     "Future": asyncio.Future,
-    "FlowFuture": _FlowFuture,
     "get_running_loop": asyncio.get_running_loop,
 })

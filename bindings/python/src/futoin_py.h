@@ -225,8 +225,9 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
 PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
-/** execute(); the outcome goes into the asyncio future `fut`. */
-int fpy_execute_into(fpy_steps* s, PyObject* fut);
+/** execute(); the outcome goes into the asyncio future `fut`, whose done
+ * callback `cb` is removed first. */
+int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
 PyObject* fpy_cancel(fpy_steps* s);
 PyObject* fpy_new_instance(fpy_steps* s);
 PyObject* fpy_free(fpy_steps* s);
@@ -250,7 +251,7 @@ void fpy_tool_undrive(fpy_tool* t);
 int fpy_tool_kick(fpy_tool* t);
 PyObject* fpy_tool_apump(fpy_tool* t);
 PyObject* fpy_promise(fpy_steps* s);
-int fpy_future_settle(PyObject* fut, PyObject* exc, PyObject* value);
+int fpy_future_settle(PyObject* fut, PyObject* cb, PyObject* exc, PyObject* value);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 

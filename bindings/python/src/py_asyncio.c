@@ -15,7 +15,8 @@
 
 static PyObject *s_call_soon, *s_call_later, *s_add_reader, *s_remove_reader,
     *s_cancel, *s_is_closed, *s_done, *s_set_result, *s_set_exception,
-    *s_loop, *s_flow;
+    *s_create_future, *s_add_done_callback, *s_remove_done_callback,
+    *s_cancelled, *s_flow;
 
 static int names(void)
 {
@@ -35,7 +36,10 @@ static int names(void)
     N(s_done, "done");
     N(s_set_result, "set_result");
     N(s_set_exception, "set_exception");
-    N(s_loop, "loop");
+    N(s_create_future, "create_future");
+    N(s_add_done_callback, "add_done_callback");
+    N(s_remove_done_callback, "remove_done_callback");
+    N(s_cancelled, "cancelled");
     N(s_flow, "_flow");
 #undef N
     return 0;
@@ -186,9 +190,39 @@ PyObject* fpy_tool_apump(fpy_tool* t)
 
 /* ---- promise() ----------------------------------------------------------- */
 
+/* promise()'s future is a plain asyncio future (a Task awaits those on its
+ * fast path; a Python subclass would take the slow one). A done callback
+ * tells us when the awaiting task cancelled it; it is removed before the
+ * flow settles the future, so that a normal end costs no extra callback. */
+static PyObject* on_future_done(PyObject* flow, PyObject* fut)
+{
+    /* flow = (weakref to the root, tool) */
+    PyObject* c = PyObject_CallMethodNoArgs(fut, s_cancelled);
+    if (c == Py_True) {
+        PyObject* root = PyWeakref_GetObject(PyTuple_GET_ITEM(flow, 0));
+        fpy_tool* t = (fpy_tool*)PyTuple_GET_ITEM(flow, 1);
+        if (root && root != Py_None && ((fpy_steps*)root)->exec) {
+            PyObject* r = fpy_cancel((fpy_steps*)root);
+            Py_XDECREF(r);
+            if (r) {
+                fpy_tool_kick(t);
+            }
+        }
+    }
+    Py_XDECREF(c);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef on_future_done_def = {
+    "_cancel_flow", on_future_done, METH_O,
+    PyDoc_STR("promise(): the awaiting side cancelled the future.")};
+
 /* The flow's outcome into promise()'s future (once; a cancelled future
- * stays cancelled). */
-int fpy_future_settle(PyObject* fut, PyObject* exc, PyObject* value)
+ * stays cancelled). `cb` is the done callback to take off first. */
+int fpy_future_settle(PyObject* fut, PyObject* cb, PyObject* exc, PyObject* value)
 {
     PyObject* d = PyObject_CallMethodNoArgs(fut, s_done);
     PyObject* r;
@@ -200,6 +234,13 @@ int fpy_future_settle(PyObject* fut, PyObject* exc, PyObject* value)
         return 0;
     }
     Py_DECREF(d);
+    if (cb) {
+        r = PyObject_CallMethodOneArg(fut, s_remove_done_callback, cb);
+        if (!r) {
+            return -1;
+        }
+        Py_DECREF(r);
+    }
     r = exc ? PyObject_CallMethodOneArg(fut, s_set_exception, exc)
             : PyObject_CallMethodOneArg(fut, s_set_result, value ? value : Py_None);
     Py_XDECREF(r);
@@ -209,8 +250,7 @@ int fpy_future_settle(PyObject* fut, PyObject* exc, PyObject* value)
 /* root.promise(): execute, driven by the running asyncio loop. */
 PyObject* fpy_promise(fpy_steps* s)
 {
-    PyObject *get_loop, *future_cls, *loop, *fut = NULL, *ref = NULL, *flow = NULL;
-    PyObject* kw[2];
+    PyObject *get_loop, *loop, *fut = NULL, *ref = NULL, *flow = NULL, *cb = NULL, *r;
     fpy_tool* t = s->tool;
     if (names() < 0) {
         return NULL;
@@ -218,41 +258,35 @@ PyObject* fpy_promise(fpy_steps* s)
     if (!t || s->kind != FPY_ROOT) {
         return fpy_invalid_state("promise(): not a root of this library's Tool");
     }
-    if (!(get_loop = fpy_hook("get_running_loop"))
-        || !(future_cls = fpy_hook("FlowFuture"))) {
+    if (!(get_loop = fpy_hook("get_running_loop"))) {
         return NULL;
     }
     loop = PyObject_CallNoArgs(get_loop);
     if (!loop) {
         return NULL;
     }
-    if (fpy_tool_drive_with(t, loop) < 0) {
-        goto out;
-    }
-    kw[0] = NULL;
-    kw[1] = loop;
-    {
-        PyObject* kwnames = PyTuple_Pack(1, s_loop);
-        fut = kwnames ? PyObject_Vectorcall(future_cls, kw + 1,
-                                            0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames)
-                      : NULL;
-        Py_XDECREF(kwnames);
-    }
-    if (!fut) {
+    if (fpy_tool_drive_with(t, loop) < 0
+        || !(fut = PyObject_CallMethodNoArgs(loop, s_create_future))) {
         goto out;
     }
     ref = PyWeakref_NewRef((PyObject*)s, NULL);
     flow = ref ? PyTuple_Pack(2, ref, (PyObject*)t) : NULL;
-    if (!flow || PyObject_SetAttr(fut, s_flow, flow) < 0) {
+    cb = flow ? PyCFunction_New(&on_future_done_def, flow) : NULL;
+    if (!cb || fpy_execute_into(s, fut, cb) < 0) {
         Py_CLEAR(fut);
         goto out;
     }
-    if (fpy_execute_into(s, fut) < 0 || fpy_tool_kick(t) < 0) {
+    r = PyObject_CallMethodOneArg(fut, s_add_done_callback, cb);
+    if (!r || fpy_tool_kick(t) < 0) {
+        Py_XDECREF(r);
         Py_CLEAR(fut);
+        goto out;
     }
+    Py_DECREF(r);
 out:
     Py_XDECREF(ref);
     Py_XDECREF(flow);
+    Py_XDECREF(cb);
     Py_DECREF(loop);
     return fut;
 }

@@ -50,6 +50,7 @@ typedef struct fpy_exec
     PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
     PyObject* on_result;  /* on_result(exc, value), or NULL */
     int into_future;      /* on_result is promise()'s future */
+    PyObject* fut_cb;     /* ... and this its done callback */
     fpy_steps* owner;     /* the root object (borrowed; NULL once it died) */
     futoin_tool* ftool;   /* our tool of the root, or NULL (foreign) */
     FutoInAsyncSteps* root;
@@ -679,6 +680,7 @@ static void exec_unref(fpy_exec* e)
     }
     Py_XDECREF(e->unhandled);
     Py_XDECREF(e->on_result);
+    Py_XDECREF(e->fut_cb);
     PyMem_Free(e);
 }
 
@@ -698,7 +700,7 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
         fpy_tool_root_done(s);
     }
     if (e->on_result && e->into_future) {
-        if (fpy_future_settle(e->on_result, exc, value) < 0) {
+        if (fpy_future_settle(e->on_result, e->fut_cb, exc, value) < 0) {
             on_callback_exception(e->root, e->root, e->on_result);
         }
     } else if (e->on_result) {
@@ -1434,23 +1436,24 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
  * kept alive by the tool while it runs: from here until it settles (its
  * last step, an unhandled error, or a cancel). */
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         int into_future);
+                         PyObject* fut_cb);
 
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
-    return execute(s, unhandled, on_result, 0);
+    return execute(s, unhandled, on_result, NULL);
 }
 
-int fpy_execute_into(fpy_steps* s, PyObject* fut)
+int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)
 {
-    PyObject* r = execute(s, NULL, fut, 1);
+    PyObject* r = execute(s, NULL, fut, cb);
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
 
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         int into_future)
+                         PyObject* fut_cb)
 {
+    int into_future = fut_cb != NULL;
     fpy_exec* e;
     if (!live(s) || !not_other_thread(s, "execute()")) {
         return NULL;
@@ -1475,6 +1478,7 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
     e->unhandled = Py_XNewRef(unhandled);
     e->on_result = Py_XNewRef(on_result);
     e->into_future = into_future;
+    e->fut_cb = Py_XNewRef(fut_cb);
     e->root = s->bsi;
     e->ftool = futoin_async_tool(s->bsi);
     if (s->tool) {
