@@ -54,6 +54,11 @@ void fpy_release(void (*free_fn)(void*), void* p)
     if (!p) {
         return;
     }
+    if (T.held) {
+        /* run()'s loop thread between callbacks: the GIL is ours */
+        free_fn ? free_fn(p) : Py_DECREF((PyObject*)p);
+        return;
+    }
     if (T.ts) {
         /* the loop thread inside run(): defer to the next GIL holder */
         if (T.n == T.cap) {
