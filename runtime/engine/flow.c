@@ -8,7 +8,12 @@
  *
  * A flow runs from the tool's immediate ring (flow_run_cb) for at most
  * FUTOIN__FLOW_BUDGET steps, then yields so that other flows get their
- * turn; a continuation costs one ring slot, not a libuv loop turn.
+ * turn; a continuation costs one ring slot, not a libuv loop turn. Every
+ * step and every batch of in-place loop iterations also counts against the
+ * tool's time slice (futoin__tool_busy, tool/tool.h): once it is used up,
+ * the flow yields at once and the ring waits for libuv's next turn, so
+ * timers, I/O and posts from other threads get a turn about once per
+ * millisecond of busy work, however the bursts nest.
  *
  * Events that come from outside the running callback (external success or
  * error, a timeout, a branch finishing) only record the outcome on the
@@ -430,8 +435,11 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * nothing to unwind: the next iteration runs on the same frame,
          * which makes a C loop body cost little more than the indirect
          * call. Anything else takes the general path below. The number of
-         * in-place iterations is bounded so other flows get their turn. */
+         * in-place iterations is bounded so other flows get their turn,
+         * and the burst ends early once the time slice is used up. */
         bool rep = (l->flags & FUTOIN__F_REPEAT) != 0;
+        uint32_t units = 0;
+        uint32_t stride = tool->slice_stride - tool->slice_units;
         /* u.l.i counts iterations started, this one included; it lives in
          * a local during the burst and is stored back before anything
          * else can look at it */
@@ -459,9 +467,19 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
                                  || n >= FUTOIN__LOOP_INPLACE)) {
                 break;
             }
+            /* one unit per iteration, counted in a register and handed
+             * to the tool's slice only when its stride is reached */
+            if (FUTOIN__UNLIKELY(++units >= stride)) {
+                if (futoin__tool_busy(tool, units)) {
+                    break;
+                }
+                units = 0;
+                stride = tool->slice_stride;
+            }
             ++i;
         }
         --r->in_cb;
+        tool->slice_units += units; /* the next futoin__tool_busy() sees them */
         l->u.l.i = i;
         break;
     }
@@ -642,6 +660,9 @@ static void flow_run(futoin__flow* fl)
     ++futoin__eng(tool)->running;
     while (budget-- > 0) {
         futoin__step* top;
+        if (FUTOIN__UNLIKELY(futoin__tool_busy(tool, 1))) {
+            break; /* the slice is used up: libuv gets its turn */
+        }
         if (fl->raise_top && !fl->raise_at) {
             fl->raise_at = fl->top;
         }

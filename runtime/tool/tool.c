@@ -23,8 +23,8 @@
 
 
 /* Immediates run per idle callback before the loop gets a turn for I/O and
- * timers. Large enough to amortise the loop turn, small enough that a busy
- * flow cannot starve everything else. */
+ * timers. Large enough to amortise the loop turn; the time slice
+ * (futoin__tool_busy) ends a burst earlier when its callbacks are slow. */
 #define IMM_BURST_BUDGET 4096u
 #define IMM_INITIAL_CAP 256u
 
@@ -151,6 +151,7 @@ static void idle_cb(uv_idle_t* handle)
     unsigned budget = IMM_BURST_BUDGET;
 
     ++tool->cb_depth;
+    futoin__tool_slice_reset(tool);
     if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
         remote_drain(tool, false);
     }
@@ -162,6 +163,9 @@ static void idle_cb(uv_idle_t* handle)
         --budget;
         if (cb) {
             cb(data);
+        }
+        if (futoin__tool_busy(tool, 1)) {
+            break; /* the rest runs after libuv's next turn */
         }
     }
     --tool->cb_depth;
@@ -254,6 +258,7 @@ static void async_cb(uv_async_t* handle)
 {
     futoin_tool* tool = handle->data;
     ++tool->cb_depth;
+    futoin__tool_slice_reset(tool);
     remote_drain(tool, false);
     --tool->cb_depth;
     futoin__tool_sync(tool);
@@ -275,6 +280,35 @@ static void remote_imm_run(futoin__remote* self, bool dropped)
     if (!dropped) {
         cb(data);
     }
+}
+
+/* ---- time slices --------------------------------------------------------- */
+
+bool futoin__tool_slice_check(futoin_tool* tool)
+{
+    uint64_t now = uv_hrtime();
+    tool->slice_units = 0;
+    if (tool->slice_end == 0) {
+        /* The first read of a slice starts it; how long the units before
+         * it took is unknown, so the stride is left as it is. */
+        tool->slice_end = now + FUTOIN__SLICE_NS;
+    } else {
+        uint64_t gap = now - tool->slice_last;
+        if (gap > FUTOIN__SLICE_SLOW_NS) {
+            uint32_t s = tool->slice_stride / 8;
+            tool->slice_stride = s > FUTOIN__SLICE_STRIDE_MIN
+                                         ? s
+                                         : FUTOIN__SLICE_STRIDE_MIN;
+        } else if (gap < FUTOIN__SLICE_FAST_NS
+                   && tool->slice_stride < FUTOIN__SLICE_STRIDE_MAX) {
+            tool->slice_stride *= 2;
+        }
+        if (now >= tool->slice_end) {
+            tool->slice_over = true;
+        }
+    }
+    tool->slice_last = now;
+    return tool->slice_over;
 }
 
 /* ---- keep-alive ---------------------------------------------------------- */
@@ -527,6 +561,7 @@ static void timer_cb(uv_timer_t* handle)
     timer_ref(tool, true);
     tool->timer_firing = true;
     ++tool->cb_depth;
+    futoin__tool_slice_reset(tool);
     while (tool->heap_len != 0) {
         futoin__timer* t = tool->heap[0];
         futoin__cb cb = t->cb;
@@ -822,6 +857,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         return FUTOIN_ENOMEM;
     }
     tool->ring_mask = IMM_INITIAL_CAP - 1;
+    tool->slice_stride = FUTOIN__SLICE_STRIDE_INIT;
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;

@@ -110,6 +110,13 @@ struct futoin_tool
     size_t active_refs;
 
     bool time_stale; /* uv_now() may be old: refresh before starting a timer */
+
+    /* Time slice of the current burst (futoin__tool_busy). */
+    uint32_t slice_units;  /* work since the clock was last read */
+    uint32_t slice_stride; /* units between clock reads (adaptive) */
+    bool slice_over;       /* used up: every burst level yields to libuv */
+    uint64_t slice_end;    /* uv_hrtime() deadline; 0 = not started yet */
+    uint64_t slice_last;   /* uv_hrtime() of the last read */
     futoin_misuse_cb misuse;
     void* misuse_data;
     size_t misuse_count;
@@ -147,6 +154,52 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
                         size_t upper_size);
 int futoin__tool_check_free(futoin_tool* tool);
 int futoin__tool_destroy(futoin_tool* tool);
+
+/*
+ * Fairness. Work done between two libuv turns is bounded by time, not only
+ * by counts: nested count limits (immediates per burst x steps per flow
+ * run x loop iterations in place) multiply, so a loop that never waits
+ * would otherwise hold the loop for billions of iterations while timers,
+ * I/O, cross-thread posts and other flows starve.
+ *
+ * Every burst level reports its work with futoin__tool_busy(tool, units)
+ * (a step or a loop iteration is one unit) and stops as soon as it
+ * returns true. The clock is read only once `slice_stride` units have
+ * accumulated, and the stride adapts to how long the units take: it grows
+ * while reads come less than FUTOIN__SLICE_FAST_NS apart and shrinks fast
+ * when they come more than FUTOIN__SLICE_SLOW_NS apart. Cheap steps then
+ * pay a clock read per thousands of units (well under a nanosecond each),
+ * and a loop body that does a millisecond of real work is checked after
+ * every iteration. The first read starts the slice; once FUTOIN__SLICE_NS
+ * have passed, the slice is over and stays over until the next libuv
+ * callback of ours starts a new one (futoin__tool_slice_reset).
+ */
+#define FUTOIN__SLICE_NS 1000000u /* 1 ms of busy work per libuv turn */
+#define FUTOIN__SLICE_FAST_NS 20000u
+#define FUTOIN__SLICE_SLOW_NS 200000u
+#define FUTOIN__SLICE_STRIDE_MIN 1u
+#define FUTOIN__SLICE_STRIDE_MAX 4096u
+#define FUTOIN__SLICE_STRIDE_INIT 32u
+
+/* Loop thread: read the clock, end the slice if its time is up. */
+bool futoin__tool_slice_check(futoin_tool* tool);
+
+static inline bool futoin__tool_busy(futoin_tool* tool, uint32_t units)
+{
+    tool->slice_units += units;
+    if (tool->slice_units < tool->slice_stride) {
+        return tool->slice_over;
+    }
+    return futoin__tool_slice_check(tool);
+}
+
+/* Loop thread: a new libuv callback of ours starts; so does a new slice. */
+static inline void futoin__tool_slice_reset(futoin_tool* tool)
+{
+    tool->slice_units = 0;
+    tool->slice_over = false;
+    tool->slice_end = 0;
+}
 
 /* Loop thread only: schedule cb(data) with no handle. The hot path. */
 void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);

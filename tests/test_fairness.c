@@ -1,0 +1,208 @@
+/* Fairness: a flow that never waits must not hold the loop. Work between
+ * two libuv turns is bounded by time (tool/tool.h, futoin__tool_busy), so
+ * timers, cancels, cross-thread completions and other flows get a turn
+ * about once per millisecond of busy work.
+ *
+ * The assertions count iterations, never wall-clock time: a loop body
+ * costs a few ns, so a turn each millisecond lets a 5 ms timer land after
+ * some 10^6 iterations; without time slices it landed after ~2^31. */
+#include "common.h"
+
+#include <pthread.h>
+#include <uv.h>
+
+TestSuite(fairness, .init = fx_setup, .fini = fx_teardown);
+
+/* "long before": a few ms of a loop body that costs a few ns */
+#define LONG_BEFORE 10000000ull
+
+static unsigned long long spins[3];
+
+static void spin_body(FutoInAsyncSteps* as, void* d)
+{
+    ++spins[(uintptr_t)d];
+}
+
+static void spin_forever(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->loop(as, d, spin_body, NULL);
+}
+
+/* ---- a timeout around a loop that never waits ------------------------- */
+
+static const char* seen_code;
+static unsigned long long spins_at_error;
+
+static void timed_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 5);
+    API(as)->loop(as, d, spin_body, NULL);
+}
+static void record_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    seen_code = code[0] == 'T' ? "Timeout" : "other";
+    spins_at_error = spins[0];
+    SUCCESS0(as);
+}
+
+Test(fairness, timeout_ends_a_loop_that_never_waits)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(spins, 0, sizeof(spins));
+    seen_code = NULL;
+    API(as)->add(as, (void*)0, timed_loop, record_error);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_str_eq(seen_code, "Timeout");
+    cr_assert_gt(spins_at_error, 0);
+    cr_assert_lt(spins_at_error, LONG_BEFORE,
+                 "the 5 ms timeout landed after %llu iterations", spins_at_error);
+    API(as)->free(as);
+}
+
+/* A loop body that does real work (about 50 us) is checked after fewer
+ * iterations: a 5 ms timeout lands within a few dozen of them, not after
+ * thousands (a count-only check every N iterations would wait N bodies). */
+static void slow_body(FutoInAsyncSteps* as, void* d)
+{
+    volatile unsigned long x = 0;
+    for (unsigned i = 0; i < 100000; ++i) {
+        x += i;
+    }
+    ++spins[0];
+}
+static void slow_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 5);
+    API(as)->loop(as, d, slow_body, NULL);
+}
+
+Test(fairness, timeout_ends_a_loop_with_slow_bodies)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(spins, 0, sizeof(spins));
+    seen_code = NULL;
+    /* How long one body takes here, in bodies per 5 ms: the check must
+     * land within a small multiple of that, whatever the machine. */
+    uint64_t t0 = uv_hrtime();
+    for (int i = 0; i < 20; ++i) {
+        slow_body(NULL, NULL);
+    }
+    uint64_t per_body = (uv_hrtime() - t0) / 20 + 1;
+    unsigned long long bodies_in_5ms = 5000000ull / per_body + 1;
+    spins[0] = 0;
+    API(as)->add(as, (void*)0, slow_loop, record_error);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_str_eq(seen_code, "Timeout");
+    /* the 32-unit initial stride plus a few ms of slack */
+    cr_assert_lt(spins_at_error, 4 * bodies_in_5ms + 64,
+                 "timeout after %llu bodies (%llu fit in 5 ms)", spins_at_error,
+                 bodies_in_5ms);
+    API(as)->free(as);
+}
+
+/* ---- a timer-scheduled root cancel ------------------------------------- */
+
+static unsigned long long spins_at_cancel;
+static void cancel_root(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    spins_at_cancel = spins[0] + spins[1];
+    API(as)->cancel(as);
+}
+
+Test(fairness, timer_cancel_lands_during_a_busy_loop)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(spins, 0, sizeof(spins));
+    spins_at_cancel = 0;
+    API(as)->add(as, (void*)0, spin_forever, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    futoin_tool_deferred(T, 5, cancel_root, as);
+    run();
+    cr_assert_gt(spins_at_cancel, 0);
+    cr_assert_lt(spins_at_cancel, LONG_BEFORE,
+                 "cancel landed after %llu iterations", spins_at_cancel);
+    cr_assert_eq(spins[0], spins_at_cancel, "the loop ran on after cancel()");
+    API(as)->free(as);
+}
+
+/* ---- a completion from another thread, for another flow ---------------- */
+
+static FutoInAsyncSteps* busy_root;
+
+static void* complete_from_thread(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    API(as)->success(as, NULL);
+    return NULL;
+}
+
+static pthread_t worker;
+static void wait_for_thread(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->waitExternal(as);
+    cr_assert_eq(pthread_create(&worker, NULL, complete_from_thread, as), 0);
+}
+static void after_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    spins_at_cancel = spins[0];
+    API(busy_root)->cancel(busy_root);
+}
+
+Test(fairness, cross_thread_completion_lands_during_a_busy_loop)
+{
+    FutoInAsyncSteps* waiter = futoin_root_new(T);
+    busy_root = futoin_root_new(T);
+    memset(spins, 0, sizeof(spins));
+    spins_at_cancel = 0;
+    API(busy_root)->add(busy_root, (void*)0, spin_forever, NULL);
+    API(busy_root)->execute(busy_root, NULL, on_unhandled);
+    API(waiter)->add(waiter, NULL, wait_for_thread, NULL);
+    API(waiter)->add(waiter, NULL, after_wait, NULL);
+    API(waiter)->execute(waiter, NULL, on_unhandled);
+    run();
+    pthread_join(worker, NULL);
+    cr_assert_gt(spins_at_cancel, 0, "the busy flow never ran");
+    cr_assert_lt(spins_at_cancel, LONG_BEFORE,
+                 "the completion landed after %llu iterations", spins_at_cancel);
+    API(waiter)->free(waiter);
+    API(busy_root)->free(busy_root);
+}
+
+/* ---- two busy flows on one tool ---------------------------------------- */
+
+static FutoInAsyncSteps* busy2[2];
+static unsigned long long spins_at_stop[2];
+static void cancel_both(void* d)
+{
+    spins_at_stop[0] = spins[1];
+    spins_at_stop[1] = spins[2];
+    API(busy2[0])->cancel(busy2[0]);
+    API(busy2[1])->cancel(busy2[1]);
+}
+
+Test(fairness, two_busy_flows_both_progress)
+{
+    memset(spins, 0, sizeof(spins));
+    for (int i = 0; i < 2; ++i) {
+        busy2[i] = futoin_root_new(T);
+        API(busy2[i])->add(busy2[i], (void*)(uintptr_t)(i + 1), spin_forever,
+                           NULL);
+        API(busy2[i])->execute(busy2[i], NULL, on_unhandled);
+    }
+    futoin_tool_deferred(T, 5, cancel_both, NULL);
+    run();
+    unsigned long long a = spins_at_stop[0], b = spins_at_stop[1];
+    cr_assert_gt(a, 0);
+    cr_assert_gt(b, 0);
+    cr_assert_lt(a + b, LONG_BEFORE, "the timer landed after %llu iterations",
+                 a + b);
+    /* they take turns: neither gets less than a tenth of the other */
+    cr_assert_gt(a * 10, b, "flow 1: %llu, flow 2: %llu", a, b);
+    cr_assert_gt(b * 10, a, "flow 1: %llu, flow 2: %llu", a, b);
+    for (int i = 0; i < 2; ++i) {
+        API(busy2[i])->free(busy2[i]);
+    }
+}
