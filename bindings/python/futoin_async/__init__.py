@@ -350,6 +350,9 @@ def wrap(cls: type, ptr: int, owned: bool = False) -> AsyncSteps:
     """Adopt a ``FutoInAsyncSteps*`` (an int address) of any FTN12
     implementation. ``owned=True`` makes it a root that this object
     frees; otherwise the caller keeps ownership."""
+    _count("wrap(ptr)", ptr, 2**64 - 1)
+    if not ptr:
+        raise ValueError("wrap(ptr): NULL handle")
     tool = None
     if _core.futoin_bind_is_ours(ptr):
         probe = cls._wrap(cls, ptr)
@@ -520,8 +523,21 @@ class _SyncObject:
             self.ptr = 0
 
 
-def _q(v: Optional[int]) -> int:
-    return UNLIMITED if v is None else v
+def _count(what: str, v: Any, limit: int = 2**63 - 1) -> int:
+    """A non-negative int argument (checked here: the C layer would name
+    its C types in the message)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{what} must be an int, not {type(v).__name__}")
+    if v < 0 or v > limit:
+        raise ValueError(f"{what} must be between 0 and {limit}, not {v}")
+    return v
+
+
+def _q(what: str, v: Optional[int]) -> int:
+    return UNLIMITED if v is None else _count(what, v)
+
+
+_MS = 2**32 - 1  # periods are uint32 milliseconds
 
 
 class Mutex(_SyncObject):
@@ -531,7 +547,8 @@ class Mutex(_SyncObject):
     _free = staticmethod(_core.futoin_bind_mutex_free)
 
     def __init__(self, max: int = 1, max_queue: Optional[int] = None) -> None:
-        super().__init__(_core.futoin_bind_mutex_new(max, _q(max_queue)))
+        super().__init__(_core.futoin_bind_mutex_new(
+            _count("Mutex(max)", max), _q("Mutex(max_queue)", max_queue)))
 
 
 class Throttle(_SyncObject):
@@ -542,8 +559,10 @@ class Throttle(_SyncObject):
     def __init__(self, max: int, period_ms: int = 1000,
                  max_queue: Optional[int] = None, tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
-        super().__init__(_core.futoin_bind_throttle_new(tool.ptr, max, period_ms,
-                                                        _q(max_queue)), tool)
+        super().__init__(_core.futoin_bind_throttle_new(
+            tool.ptr, _count("Throttle(max)", max),
+            _count("Throttle(period_ms)", period_ms, _MS),
+            _q("Throttle(max_queue)", max_queue)), tool)
 
 
 class Limiter(_SyncObject):
@@ -556,7 +575,10 @@ class Limiter(_SyncObject):
                  tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
         super().__init__(_core.futoin_bind_limiter_new(
-            tool.ptr, concurrent, _q(max_queue), rate, period_ms, burst), tool)
+            tool.ptr, _count("Limiter(concurrent)", concurrent),
+            _q("Limiter(max_queue)", max_queue), _count("Limiter(rate)", rate),
+            _count("Limiter(period_ms)", period_ms, _MS),
+            _count("Limiter(burst)", burst)), tool)
 
 
 _core._set_types(State, {

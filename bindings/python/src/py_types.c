@@ -527,9 +527,24 @@ PyTypeObject fpy_steps_type = {
 static int tool_init(PyObject* self, PyObject* args, PyObject* kw)
 {
     static char* kwlist[] = {"uv_loop", NULL};
+    PyObject* addr = NULL;
     unsigned long long uv_loop = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|K:Tool", kwlist, &uv_loop)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:Tool", kwlist, &addr)) {
         return -1;
+    }
+    if (addr && addr != Py_None) {
+        if (!PyLong_Check(addr)) {
+            PyErr_Format(PyExc_TypeError,
+                         "Tool(uv_loop): the address of a uv_loop_t (int), not %.80s",
+                         Py_TYPE(addr)->tp_name);
+            return -1;
+        }
+        uv_loop = PyLong_AsUnsignedLongLong(addr);
+        if (PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError,
+                            "Tool(uv_loop): an address is a non-negative int");
+            return -1;
+        }
     }
     return fpy_tool_init(TL(self), uv_loop);
 }

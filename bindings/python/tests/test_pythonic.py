@@ -90,14 +90,20 @@ def test_no_swig_internals_leak(tool):
                  lambda: root.repeat(-1, lambda asi, i: None),
                  lambda: root.add(lambda asi: None, bogus=1),
                  lambda: tool.deferred(-5, lambda: None),
-                 lambda: tool.deferred("5", lambda: None)):
+                 lambda: tool.deferred("5", lambda: None),
+                 lambda: fa.Mutex(-1), lambda: fa.Mutex("x"),
+                 lambda: fa.Throttle(-1), lambda: fa.Limiter(rate=-2),
+                 lambda: fa.Throttle(1, period_ms=2**40),
+                 lambda: AsyncSteps.wrap(-5), lambda: Tool(uv_loop=-1),
+                 lambda: Tool("x")):
         with pytest.raises((TypeError, ValueError)) as ei:
             call()
         messages.append(str(ei.value))
     for m in messages:
         assert "AsyncStepsBase" not in m and "ToolBase" not in m, m
         assert not re.search(r"\b(size_t|uint\d+_t|int64_t|unsigned)\b", m), m
-        assert "_wrap" not in m and "Swig" not in m, m
+        assert "_wrap" not in m and "Swig" not in m and "futoin_bind" not in m, m
+        assert "in method" not in m, m
     assert messages[1] == "success() takes at most 4 values (FTN12), 5 given"
     assert messages[0].startswith("add()")
 
