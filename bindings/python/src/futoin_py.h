@@ -47,7 +47,6 @@ typedef struct fpy_steps
 {
     PyObject_HEAD
     FutoInAsyncSteps* bsi;  /* NULL once closed */
-    FutoInAsyncSteps* root; /* our root handle (to cancel on Ctrl-C), or NULL */
     PyObject* tool_obj;     /* roots of our Tool: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
     struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
@@ -259,6 +258,8 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
 /** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
 fpy_tool* fpy_tool_find(futoin_tool* ft);
 void fpy_tool_unlist(fpy_tool* t);
+/** Cancel every root the tool keeps alive while it executes (Ctrl-C). */
+void fpy_tool_cancel_executing(fpy_tool* t);
 /** Free the loop (close()/dealloc); roots still alive keep it (EBUSY). */
 int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */

@@ -30,14 +30,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A callable (and its error handler) handed to C; released exactly once by
- * the runtime's release hook. The hook may run without the GIL; the record
- * is then freed by the next GIL holder (py_gil.c), so pymalloc serves it. */
+/* A step callable with its error handler, handed to C as one record;
+ * released exactly once by the runtime's release hook. The hook may run
+ * without the GIL; the record is then freed by the next GIL holder
+ * (py_gil.c), so pymalloc serves it. A callable without an error handler
+ * (most steps, loop bodies, cancel handlers) is handed over as itself: one
+ * allocation less per step. */
 typedef struct fpy_rec
 {
     PyObject* fn;
     PyObject* eh;
-    FutoInAsyncSteps* root; /* our root handle or NULL: to cancel on Ctrl-C */
 } fpy_rec;
 
 /* One execute() of a root: its last step, its unhandled-error callback and
@@ -138,7 +140,7 @@ PyObject* fpy_invalid_state(const char* fmt, ...)
 
 /* ---- records ------------------------------------------------------------ */
 
-static fpy_rec* rec_new(PyObject* fn, PyObject* eh, FutoInAsyncSteps* root)
+static fpy_rec* rec_new(PyObject* fn, PyObject* eh)
 {
     fpy_rec* r = PyMem_Malloc(sizeof(*r));
     if (!r) {
@@ -149,7 +151,6 @@ static fpy_rec* rec_new(PyObject* fn, PyObject* eh, FutoInAsyncSteps* root)
     Py_XINCREF(eh);
     r->fn = fn;
     r->eh = eh;
-    r->root = root;
     return r;
 }
 
@@ -161,37 +162,40 @@ static void rec_free(void* data)
     PyMem_Free(r);
 }
 
-/* The runtime's release hook: runs once per record, on the loop thread. */
+/* The runtime's release hooks: run once per record or callable, on the
+ * loop thread. */
 static void rec_release(void* data)
 {
     fpy_release(rec_free, data);
 }
 
+static void obj_release(void* data)
+{
+    fpy_release_obj(data);
+}
+
 /* ---- step objects ------------------------------------------------------- */
 
 /* An object of `type` for handle `bsi`. */
-static PyObject* obj_for(PyTypeObject* type, FutoInAsyncSteps* bsi,
-                         FutoInAsyncSteps* root, int kind)
+static PyObject* obj_for(PyTypeObject* type, FutoInAsyncSteps* bsi, int kind)
 {
     fpy_steps* s = fpy_steps_alloc(type ? type : &fpy_steps_type);
     if (!s) {
         return NULL;
     }
     s->bsi = bsi;
-    s->root = root;
     s->kind = (unsigned short)kind;
     return (PyObject*)s;
 }
 
-static PyObject* as_new(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+static PyObject* as_new(FutoInAsyncSteps* bsi)
 {
     fpy_steps* s = (fpy_steps*)as_cache;
     if (!s) {
-        return obj_for(step_type, bsi, root, FPY_STEP);
+        return obj_for(step_type, bsi, FPY_STEP);
     }
     as_cache = NULL;
     s->bsi = bsi;
-    s->root = root;
     s->did = 0;
     return (PyObject*)s;
 }
@@ -223,7 +227,6 @@ int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
         PyErr_NoMemory();
         return -1;
     }
-    s->root = s->bsi;
     s->kind = FPY_ROOT;
     s->tool_obj = Py_NewRef(tool_obj);
     s->tool = tool;
@@ -267,14 +270,11 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
         PyErr_SetString(PyExc_ValueError, "wrap(): handle without a table");
         return NULL;
     }
-    o = obj_for((PyTypeObject*)cls, b, NULL, own ? FPY_ROOT : FPY_BORROWED);
+    o = obj_for((PyTypeObject*)cls, b, own ? FPY_ROOT : FPY_BORROWED);
     if (!o) {
         return NULL;
     }
     s = (fpy_steps*)o;
-    if (own && futoin_wrap_is_ours(b)) {
-        s->root = b;
-    }
     if (tool && tool != Py_None) {
         s->tool_obj = Py_NewRef(tool);
         s->tool = NULL; /* a wrapped root is not kept alive by execute() */
@@ -284,14 +284,16 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
 
 /* ---- exceptions from Python code ---------------------------------------- */
 
-/* KeyboardInterrupt / SystemExit: keep it for run(), cancel the root, and
- * stop the loop if our run() is driving it (never a loop run by others). */
-static void on_fatal(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+/* KeyboardInterrupt / SystemExit: keep it for run(), cancel the executing
+ * roots of the tool (what Ctrl-C in run() does too), and stop the loop if
+ * our run() is driving it (never a loop run by others). */
+static void on_fatal(FutoInAsyncSteps* bsi)
 {
     futoin_tool* tool = futoin_async_tool(bsi);
+    fpy_tool* t = fpy_tool_find(tool);
     fpy_store_fatal();
-    if (root) {
-        root->api->cancel(root);
+    if (t) {
+        fpy_tool_cancel_executing(t);
     }
     if (tool && fpy_in_run()) {
         uv_stop(futoin_tool_uv_loop(tool));
@@ -312,7 +314,7 @@ static const char* c_str(PyObject* o)
 /* A Python exception escaped a step, loop body or error handler: the flow
  * gets its code (FutoInError) or InternalError, and the exception object
  * as last_exception. */
-static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+static void on_exception(FutoInAsyncSteps* bsi)
 {
     PyObject *t, *v, *tb, *code = NULL, *info = NULL, *s = NULL;
     FutoInBinaryValue ex;
@@ -320,7 +322,7 @@ static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
     const char* cinfo = NULL;
 
     if (fpy_is_fatal()) {
-        on_fatal(bsi, root);
+        on_fatal(bsi);
         return;
     }
     if (loopctl_type && PyErr_ExceptionMatches(loopctl_type)) {
@@ -379,11 +381,10 @@ out:
 
 /* Exceptions where no flow can take them (cancel handlers, unhandled-error
  * callbacks): fatal ones are kept for run(), others printed. */
-static void on_callback_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root,
-                                  PyObject* fn)
+static void on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn)
 {
     if (fpy_is_fatal()) {
-        on_fatal(bsi, root);
+        on_fatal(bsi);
     } else {
         PyErr_WriteUnraisable(fn);
     }
@@ -405,8 +406,7 @@ static int is_awaitable(PyObject* o)
  * a value: it is ignored. A step that
  * also completed, waited or added steps itself is an error: the value
  * would otherwise be lost. */
-static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
-                      FutoInAsyncSteps* root)
+static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
 {
     fpy_steps* s = (fpy_steps*)a;
     PyTypeObject* t = Py_TYPE(res);
@@ -423,7 +423,7 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
             if (r) {
                 Py_DECREF(r);
             } else {
-                on_exception(bsi, root);
+                on_exception(bsi);
             }
             return;
         }
@@ -440,11 +440,11 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res,
                      "a step returned %.60R after it called %s: return a "
                      "value only instead of completing the step otherwise",
                      res, what);
-        on_exception(bsi, root);
+        on_exception(bsi);
         return;
     }
     if (fpy_args_from(items, n, &fa) < 0) {
-        on_exception(bsi, root);
+        on_exception(bsi);
         return;
     }
     bsi->api->success(bsi, &fa);
@@ -461,9 +461,9 @@ static void sync_error_state(FutoInAsyncSteps* bsi);
 /* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
  * (in_flow: its exceptions and return value go to the flow) or a cancel
  * handler. */
-static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
-                      int in_flow, int kind, const FutoInArgs* args,
-                      const char* code, size_t index)
+static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
+                      int kind, const FutoInArgs* args, const char* code,
+                      size_t index, PyObject* extra)
 {
     fpy_gil g;
     PyObject* stack[5];
@@ -473,7 +473,7 @@ static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
 
     fpy_gil_enter(&g);
     prev = fpy_T.cur;
-    a = as_new(bsi, r->root);
+    a = as_new(bsi);
     if (!a) {
         goto fail;
     }
@@ -502,7 +502,7 @@ static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
         ++n;
         break;
     case EXTRA_AWAIT: /* await_step(asi, awaitable) */
-        stack[n++] = Py_NewRef(r->fn);
+        stack[n++] = Py_NewRef(extra);
         break;
     default:
         break;
@@ -511,13 +511,13 @@ static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
     res = PyObject_Vectorcall(fn, stack, n, NULL);
     if (res) {
         if (res != Py_None && in_flow) {
-            on_return(bsi, a, res, r->root);
+            on_return(bsi, a, res);
         }
         Py_DECREF(res);
     } else if (in_flow) {
-        on_exception(bsi, r->root);
+        on_exception(bsi);
     } else {
-        on_callback_exception(bsi, r->root, fn);
+        on_callback_exception(bsi, fn);
     }
     fpy_T.cur = prev;
     for (i = 1; i < n; ++i) {
@@ -541,18 +541,27 @@ fail:
     fpy_gil_leave(&g);
 }
 
+/* A step with an error handler (data: fpy_rec). */
 static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1,
+    call_step(bsi, r->fn, 1,
               (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
-              NULL, 0);
+              NULL, 0, NULL);
+}
+
+/* A step without one (data: the callable). */
+static void tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    call_step(bsi, data, 1,
+              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
+              NULL, 0, NULL);
 }
 
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fpy_rec* r = data;
-    call_step(bsi, r, r->eh, 1, EXTRA_CODE, NULL, code, 0);
+    call_step(bsi, r->eh, 1, EXTRA_CODE, NULL, code, 0, NULL);
 }
 
 /* await_(awaitable): a done asyncio future completes the step at once,
@@ -612,38 +621,36 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
     return rc < 0 ? -1 : 1;
 }
 
+/* await_() (data: the awaitable). */
 static void tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    fpy_rec* r = data;
     fpy_gil g;
     int rc;
     fpy_gil_enter(&g);
-    rc = await_done_now(bsi, r->fn);
+    rc = await_done_now(bsi, data);
     if (rc < 0) {
-        on_exception(bsi, r->root);
+        on_exception(bsi);
     }
     fpy_gil_leave(&g);
     if (rc == 0) {
-        call_step(bsi, r, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0);
+        call_step(bsi, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, data);
     }
 }
 
+/* Cancel handlers, loop and repeat bodies (data: the callable). */
 static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 0, EXTRA_NONE, NULL, NULL, 0);
+    call_step(bsi, data, 0, EXTRA_NONE, NULL, NULL, 0, NULL);
 }
 
 static void tr_loop(FutoInAsyncSteps* bsi, void* data)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1, EXTRA_NONE, NULL, NULL, 0);
+    call_step(bsi, data, 1, EXTRA_NONE, NULL, NULL, 0, NULL);
 }
 
 static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1, EXTRA_INDEX, NULL, NULL, i);
+    call_step(bsi, data, 1, EXTRA_INDEX, NULL, NULL, i, NULL);
 }
 
 /* error_info of the last error (str), or None. */
@@ -701,7 +708,7 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
     }
     if (e->on_result && e->into_future) {
         if (fpy_future_settle(e->on_result, e->fut_cb, exc, value) < 0) {
-            on_callback_exception(e->root, e->root, e->on_result);
+            on_callback_exception(e->root, e->on_result);
         }
     } else if (e->on_result) {
         res = PyObject_CallFunctionObjArgs(e->on_result, exc ? exc : Py_None,
@@ -709,7 +716,7 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
         if (res) {
             Py_DECREF(res);
         } else {
-            on_callback_exception(e->root, e->root, e->on_result);
+            on_callback_exception(e->root, e->on_result);
         }
     }
 }
@@ -768,7 +775,7 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
         if (res) {
             Py_DECREF(res);
         } else {
-            on_callback_exception(bsi, e->root, e->unhandled);
+            on_callback_exception(bsi, e->unhandled);
         }
     } else {
         exc = PyObject_CallFunction(flow_error, "sOO", code ? code : "", ei, le);
@@ -1004,12 +1011,16 @@ PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
         || check_callables("add(step, onerror=None)", fn, eh) < 0) {
         return NULL;
     }
-    r = rec_new(fn, eh, s->root);
-    if (!r) {
-        return NULL;
+    if (!eh) {
+        fpy_check_begin();
+        futoin_wrap_add(s->bsi, Py_NewRef(fn), tr_fn, NULL, obj_release);
+    } else {
+        if (!(r = rec_new(fn, eh))) {
+            return NULL;
+        }
+        fpy_check_begin();
+        futoin_wrap_add(s->bsi, r, tr_step, tr_error, rec_release);
     }
-    fpy_check_begin();
-    futoin_wrap_add(s->bsi, r, tr_step, eh ? tr_error : NULL, rec_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1019,16 +1030,11 @@ PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
 
 PyObject* fpy_await(fpy_steps* s, PyObject* awaitable)
 {
-    fpy_rec* r;
     if (!in_own_step(s, "await_()", 1)) {
         return NULL;
     }
-    r = rec_new(awaitable, NULL, s->root);
-    if (!r) {
-        return NULL;
-    }
     fpy_check_begin();
-    futoin_wrap_add(s->bsi, r, tr_await, NULL, rec_release);
+    futoin_wrap_add(s->bsi, Py_NewRef(awaitable), tr_await, NULL, obj_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1046,7 +1052,7 @@ PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
         || check_callables("parallel(onerror=None)", NULL, eh) < 0) {
         return NULL;
     }
-    if (eh && !(r = rec_new(NULL, eh, s->root))) {
+    if (eh && !(r = rec_new(NULL, eh))) {
         return NULL;
     }
     fpy_check_begin();
@@ -1059,7 +1065,7 @@ PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
         return fpy_invalid_state("parallel() was refused");
     }
     s->did |= FPY_DID_ADD;
-    o = obj_for(step_type, p, s->root, FPY_BORROWED);
+    o = obj_for(step_type, p, FPY_BORROWED);
     return o;
 }
 
@@ -1271,17 +1277,12 @@ PyObject* fpy_set_timeout(fpy_steps* s, PyObject* arg)
 
 PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn)
 {
-    fpy_rec* r;
     if (!in_own_step(s, "set_cancel()", 0)
         || check_callables("set_cancel(handler)", fn, NULL) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
-        return NULL;
-    }
     fpy_check_begin();
-    futoin_wrap_set_cancel(s->bsi, r, tr_cancel, rec_release);
+    futoin_wrap_set_cancel(s->bsi, Py_NewRef(fn), tr_cancel, obj_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1305,18 +1306,13 @@ PyObject* fpy_wait_external(fpy_steps* s)
 PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label)
 {
     const char* l;
-    fpy_rec* r;
     if (!in_own_step(s, "loop()", 1)
         || check_callables("loop(body, label=None)", fn, NULL) < 0
         || label_arg(label, &l) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
-        return NULL;
-    }
     fpy_check_begin();
-    futoin_wrap_loop(s->bsi, r, tr_loop, l, rec_release);
+    futoin_wrap_loop(s->bsi, Py_NewRef(fn), tr_loop, l, obj_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1329,7 +1325,6 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 {
     const char* l;
     size_t c;
-    fpy_rec* r;
     if (!in_own_step(s, "repeat()", 1)
         || check_callables("repeat(count, body, label=None)", fn, NULL) < 0) {
         return NULL;
@@ -1347,12 +1342,8 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
     if (label_arg(label, &l) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
-        return NULL;
-    }
     fpy_check_begin();
-    futoin_wrap_repeat(s->bsi, r, c, tr_repeat, l, rec_release);
+    futoin_wrap_repeat(s->bsi, Py_NewRef(fn), c, tr_repeat, l, obj_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1418,13 +1409,16 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
         }
         return NULL;
     }
-    r = rec_new(fn, eh, s->root);
-    if (!r) {
-        return NULL;
+    if (!eh) {
+        fpy_check_begin();
+        futoin_wrap_add_sync(s->bsi, so, Py_NewRef(fn), tr_fn, NULL, obj_release);
+    } else {
+        if (!(r = rec_new(fn, eh))) {
+            return NULL;
+        }
+        fpy_check_begin();
+        futoin_wrap_add_sync(s->bsi, so, r, tr_step, tr_error, rec_release);
     }
-    fpy_check_begin();
-    futoin_wrap_add_sync(s->bsi, so, r, tr_step, eh ? tr_error : NULL,
-                         rec_release);
     if (fpy_check_end() < 0) {
         return NULL;
     }
@@ -1591,7 +1585,7 @@ PyObject* fpy_new_instance(fpy_steps* s)
     if (!b) {
         return fpy_invalid_state("new_instance() was refused");
     }
-    o = obj_for(step_type, b, futoin_wrap_is_ours(b) ? b : NULL, FPY_ROOT);
+    o = obj_for(step_type, b, FPY_ROOT);
     if (!o) {
         b->api->free(b);
     }
@@ -1733,7 +1727,7 @@ PyObject* fpy_fail(fpy_steps* s, PyObject* exc)
     }
     PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
     fpy_check_begin();
-    on_exception(s->bsi, s->root);
+    on_exception(s->bsi);
     --fpy_T.expect;
     fpy_T.misused = 0; /* the step had ended already: a lost race */
     Py_RETURN_NONE;

@@ -526,7 +526,7 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
 
 /* ---- signals ------------------------------------------------------------ */
 
-static void cancel_executing(fpy_tool* t)
+void fpy_tool_cancel_executing(fpy_tool* t)
 {
     PyObject* snap = t->flows ? PyDict_Values(t->flows) : NULL;
     if (!snap) {
@@ -556,7 +556,7 @@ static void on_signal_fd(uv_poll_t* p, int status, int events)
     if (PyErr_CheckSignals() < 0) {
         /* a handler raised (KeyboardInterrupt): unwind like a step's */
         fpy_store_fatal();
-        cancel_executing(t);
+        fpy_tool_cancel_executing(t);
         if (fpy_in_run()) {
             uv_stop(futoin_tool_uv_loop(t->tool));
         }
