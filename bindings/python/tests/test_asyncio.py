@@ -138,3 +138,36 @@ def test_cancel_awaiting_task_cancels_flow(loop_class):
         assert fut.cancelled()
         assert cancelled == ["flow"]
     asyncio.run(main())
+
+
+def test_flows_awaited_from_asyncio_leak_nothing(loop_class):
+    import gc
+    import sys
+
+    async def flows(tool, n, probe):
+        loop = asyncio.get_running_loop()
+        for i in range(n):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, probe)
+            assert await AsyncSteps(tool).await_(fut).add(lambda asi, p: p) is probe
+            later = loop.create_future()
+            loop.call_later(0, later.set_result, i)
+            assert await AsyncSteps(tool).add(lambda asi: asi.await_(later)) == i
+            with pytest.raises(FutoInError):
+                await AsyncSteps(tool).add(lambda asi: asi.error("E"))
+
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        tool = Tool()
+        probe = object()
+        await flows(tool, 200, probe)  # warm caches
+        gc.collect()
+        before = len(gc.get_objects())
+        rc = sys.getrefcount(probe)
+        await flows(tool, 2000, probe)
+        gc.collect()
+        assert sys.getrefcount(probe) == rc
+        grown = len(gc.get_objects()) - before
+        assert grown < 50, f"{grown} objects accumulated over 2,000 awaited flows"
+        assert tool.executing == 0
+    asyncio.run(main())
