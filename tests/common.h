@@ -4,6 +4,7 @@
 #define FUTOIN_TESTS_COMMON_H
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,11 +34,16 @@ __attribute__((format(printf, 1, 2))) static inline void tr(const char* fmt, ...
     trace_buf[trace_len] = 0;
 }
 
+/* Misuse is reported on the thread that misused the API: keep the
+ * fixture safe for tests that misuse it from several threads at once. */
+static pthread_mutex_t misuse_mx = PTHREAD_MUTEX_INITIALIZER;
 static inline void on_misuse(void* data, const char* code, const char* msg)
 {
     (void)data;
+    pthread_mutex_lock(&misuse_mx);
     ++misuse_seen;
     snprintf(misuse_last, sizeof(misuse_last), "%s: %s", code, msg);
+    pthread_mutex_unlock(&misuse_mx);
 }
 
 static inline void fx_setup(void)

@@ -3,6 +3,7 @@
 #   1. C suites (Criterion) on a normal build
 #   2. the same suites under AddressSanitizer + UBSan
 #   3. the same suites under valgrind memcheck (leaks are errors)
+#   3b. cross-thread calls hammered under ThreadSanitizer (tests/tsan/)
 #   4. exported symbols = version script = header declarations
 #   5. `meson install` + a consumer built with pkg-config
 #   6. the Python binding: wheel, venv install, pytest
@@ -27,7 +28,7 @@ criterion_counts() { # log -> "passed failed"
            if ($i == "Crashing:") f += $(i+1);
          }
        }
-       /^(dlopen|ctypes): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
+       /^(dlopen|ctypes|hammer): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
        END { printf "%d %d\n", p, f }' "$1"
 }
 
@@ -77,9 +78,31 @@ else
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
+say "Cross-thread calls under ThreadSanitizer"
+# Criterion cannot run under TSan (tests/tsan/threads_hammer.c says why):
+# the hammer is a plain program; any TSan report fails it.
+tsan_log=build-tsan.hammer.log
+if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread \
+       -Db_lundef=false -Dbuildtype=debug >build-tsan.setup.log 2>&1; } \
+   && ninja -C build-tsan tests/threads_hammer >build-tsan.ninja.log 2>&1; then
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./build-tsan/tests/threads_hammer \
+    >"$tsan_log" 2>&1
+  tsan_rc=$?
+  grep -E '^(completions|root ops|hammer):|WARNING: ThreadSanitizer|SUMMARY' "$tsan_log" || true
+  read -r tp tf < <(criterion_counts "$tsan_log")
+  if [ $tsan_rc -ne 0 ] || grep -q 'ThreadSanitizer' "$tsan_log"; then
+    [ "$tf" = 0 ] && tf=1
+    sed -n '1,60p' "$tsan_log"
+  fi
+  record tsan "$tp" "$tf"
+else
+  cat build-tsan.setup.log build-tsan.ninja.log 2>/dev/null | tail -30
+  record tsan 0 1
+fi
+
 say "C suites under valgrind memcheck"
 vp=0; vf=0
-for exe in build/tests/test_*; do
+for exe in build/tests/test_* build/tests/threads_hammer; do
   [ -f "$exe" ] && [ -x "$exe" ] || continue
   case "$exe" in *test_alloc|*test_headers_*) continue;; esac
   log=$(mktemp)

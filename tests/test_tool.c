@@ -728,5 +728,5 @@ Test(tables, version)
 {
     cr_assert_str_eq(futoin_async_version(), FUTOIN_VERSION_STRING);
     cr_assert_eq(futoin_async_version_number(), FUTOIN_VERSION_NUMBER);
-    cr_assert_eq(futoin_async_version_number(), 100);
+    cr_assert_eq(futoin_async_version_number(), 200);
 }

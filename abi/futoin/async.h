@@ -6,7 +6,10 @@
  * Threading: a tool and every flow on it belong to one thread, the "loop
  * thread" (the thread that created the tool, or the one that last entered
  * futoin_tool_run()). Functions marked "any thread" may be called from other
- * threads; all the others must be called on the loop thread.
+ * threads; all the others must be called on the loop thread, and most of
+ * them refuse a call from another thread and report it as misuse (each
+ * declaration says which). See futoin/ftn12.h for the rules of the FTN12
+ * table itself.
  *
  * Typical use:
  * @code
@@ -41,17 +44,17 @@ extern "C" {
 #define FUTOIN_EVERSION (-95) /**< unknown structure / table version */
 
 #define FUTOIN_VERSION_MAJOR 0
-#define FUTOIN_VERSION_MINOR 1
+#define FUTOIN_VERSION_MINOR 2
 #define FUTOIN_VERSION_PATCH 0
-#define FUTOIN_VERSION_STRING "0.1.0"
+#define FUTOIN_VERSION_STRING "0.2.0"
 /** Version as one number: major * 10000 + minor * 100 + patch. */
 #define FUTOIN_VERSION_NUMBER                                                  \
     (FUTOIN_VERSION_MAJOR * 10000 + FUTOIN_VERSION_MINOR * 100                 \
      + FUTOIN_VERSION_PATCH)
 
-/** The library's version string, e.g. "0.1.0". Static storage. */
+/** The library's version string, e.g. "0.1.0". Static storage. Threads: any thread. */
 FUTOIN_API const char* futoin_async_version(void);
-/** The library's version as FUTOIN_VERSION_NUMBER would compute it. */
+/** The library's version as FUTOIN_VERSION_NUMBER would compute it. Threads: any thread. */
 FUTOIN_API int futoin_async_version_number(void);
 
 /** An AsyncTool: one event loop (libuv), one thread. Opaque. */
@@ -85,6 +88,7 @@ typedef struct futoin_tool_options
 /**
  * Initialise `opts` to the defaults of `version`, as FUTOIN_TOOL_OPTIONS_INIT.
  * @return FUTOIN_OK, or FUTOIN_EVERSION for a version this library lacks.
+ * Threads: any thread.
  */
 FUTOIN_API int futoin_tool_options_init(
         futoin_tool_options* opts, unsigned version);
@@ -96,6 +100,7 @@ FUTOIN_API int futoin_tool_options_init(
  * @param[out] out the new tool; set only on success.
  * @param opts NULL for defaults.
  * @return FUTOIN_OK, FUTOIN_EINVAL, FUTOIN_EVERSION or FUTOIN_ENOMEM.
+ * Threads: any thread; the calling thread becomes the loop thread.
  */
 FUTOIN_API int futoin_tool_new(
         futoin_tool** out, const futoin_tool_options* opts);
@@ -107,6 +112,7 @@ FUTOIN_API int futoin_tool_new(
  * from here (so this may be called from the loop owner's own callbacks):
  * our handles are closed, and the tool's memory is released by their close
  * callbacks when the owner next runs the loop, as for any libuv handle.
+ * Threads: the loop thread, or any thread once no futoin_tool_run() is on any stack.
  */
 FUTOIN_API int futoin_tool_free(futoin_tool* tool);
 
@@ -115,16 +121,18 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool);
  * timer. A flow waiting for an external event (waitExternal, setTimeout)
  * keeps it running. The calling thread becomes the loop thread.
  * @return FUTOIN_OK, or FUTOIN_EINVAL for an attached (not owned) loop.
+ * Threads: any thread, one at a time; the calling thread becomes the loop thread.
  */
 FUTOIN_API int futoin_tool_run(futoin_tool* tool);
 
 /**
  * One non-blocking pass of the loop (UV_RUN_NOWAIT).
  * @return 1 if more work is pending, 0 if idle, FUTOIN_EINVAL on misuse.
+ * Threads: the loop thread.
  */
 FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool);
 
-/** The tool's `uv_loop_t*` (owned or attached). */
+/** The tool's `uv_loop_t*` (owned or attached). Threads: any thread (libuv itself is loop-thread only). */
 FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);
 
 /**
@@ -150,25 +158,71 @@ FUTOIN_API FutoInHandle futoin_tool_deferred(
  */
 FUTOIN_API void futoin_tool_cancel(futoin_tool* tool, FutoInHandle* handle);
 
-/** 1 if the handle still refers to a scheduled callback, else 0. */
+/** 1 if the handle still refers to a scheduled callback, else 0. Threads: loop thread (elsewhere: refused and reported as misuse). */
 FUTOIN_API int futoin_tool_is_valid(
         futoin_tool* tool, const FutoInHandle* handle);
 
 /** 1 if called on the tool's loop thread. Any thread. */
 FUTOIN_API int futoin_tool_is_same_thread(futoin_tool* tool);
 
-/** How many misuses were reported through the misuse callback so far. */
+/** How many misuses were reported through the misuse callback so far.
+ *  Any thread. */
 FUTOIN_API size_t futoin_tool_misuse_count(futoin_tool* tool);
+
+/** What a tool did and holds. Versioned: see FUTOIN_TOOL_STATS_INIT.
+ *  @since 0.2.0 */
+typedef struct futoin_tool_stats
+{
+    unsigned version;        /**< FUTOIN_TOOL_STATS_VERSION */
+    size_t misuse;           /**< calls refused and reported as misuse */
+    /** Completions (success()/handle_error() of a waiting step, from any
+     *  thread) dropped because the step had already ended by its timeout,
+     *  a cancel or an error unwinding past it: a lost race, not misuse. */
+    size_t late_completions;
+    size_t live_roots;       /**< roots created and not freed */
+    size_t live_steps;       /**< step records in use (queued or running) */
+    size_t pool_bytes;       /**< memory of the record pools now mapped */
+    size_t trimmed_bytes;    /**< given back by futoin_tool_trim() so far */
+} futoin_tool_stats;
+
+#define FUTOIN_TOOL_STATS_VERSION 1
+#define FUTOIN_TOOL_STATS_INIT                                                 \
+    {                                                                          \
+        FUTOIN_TOOL_STATS_VERSION, 0, 0, 0, 0, 0, 0                            \
+    }
+
+/**
+ * Fill `out` (whose `version` the caller set, e.g. by FUTOIN_TOOL_STATS_INIT).
+ * Loop thread.
+ * @return FUTOIN_OK; FUTOIN_EINVAL for NULL arguments or another thread;
+ *         FUTOIN_EVERSION for a version this library lacks.
+ * @since 0.2.0
+ */
+FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out);
+
+/**
+ * Give memory back to the system: record-pool blocks whose records are all
+ * free, an immediate queue or timer storage grown for a peak that passed,
+ * and (with glibc) the C heap's free tail. Steady-state execution still
+ * allocates nothing; a later peak takes the memory again. Handles of
+ * finished steps stay safe to call through (they read as finished: a late
+ * completion is still dropped as a lost race). Loop thread, at any time
+ * (also from inside a callback).
+ * @return bytes given back (approximate), or 0.
+ * @since 0.2.0
+ */
+FUTOIN_API size_t futoin_tool_trim(futoin_tool* tool);
 
 /**
  * Create a root AsyncSteps on `tool`. Add steps through `as->api`, then
  * `execute`; release it with `as->api->free(as)` (which cancels a running
  * flow first). Loop thread.
  * @return the root, or NULL on out-of-memory / NULL tool.
+ * Threads: loop thread (elsewhere: refused and reported as misuse).
  */
 FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool);
 
-/** The tool a root or step handle of ours belongs to; NULL if not ours. */
+/** The tool a root or step handle of ours belongs to; NULL if not ours. Threads: any thread, for a live handle. */
 FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi);
 
 #ifdef __cplusplus

@@ -58,16 +58,18 @@ typedef enum futoin_error
  * The code string of a standard error ("Timeout"), or NULL if out of range.
  * The returned pointer is static and the same for every call, so the
  * runtime can keep it without copying.
+ * Threads: any thread.
  */
 FUTOIN_API const char* futoin_error_name(futoin_error e);
 
-/** One-line description of a standard error, or NULL if out of range. */
+/** One-line description of a standard error, or NULL if out of range. Threads: any thread. */
 FUTOIN_API const char* futoin_error_description(futoin_error e);
 
 /**
  * Look a code string up in the standard list.
  * @return its index, or -1 for a code that is not standard (user codes
  *         such as "myerror" are allowed everywhere and simply return -1).
+ * Threads: any thread.
  */
 FUTOIN_API int futoin_error_lookup(const char* code);
 

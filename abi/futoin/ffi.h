@@ -53,13 +53,14 @@ typedef struct futoin_ffi_fn futoin_ffi_fn;
  *         argument, an unknown type or out of memory.
  * The caller owns it; free it with futoin_ffi_free() after every step
  * that uses it has finished.
+ * Threads: any thread.
  */
 FUTOIN_API futoin_ffi_fn* futoin_ffi_prepare(void (*fn)(void),
                                              futoin_ffi_type ret,
                                              size_t nargs,
                                              const futoin_ffi_type* args);
 
-/** Free a prepared call. NULL is ignored. */
+/** Free a prepared call. NULL is ignored. Threads: any thread, once no step uses it. */
 FUTOIN_API void futoin_ffi_free(futoin_ffi_fn* fn);
 
 /**
@@ -67,6 +68,7 @@ FUTOIN_API void futoin_ffi_free(futoin_ffi_fn* fn);
  * step) that calls `fn` with the previous step's values and passes the
  * return value on (none for VOID). `eh` is the step's error handler.
  * `fn` is borrowed: it must outlive the step.
+ * Threads: loop thread (elsewhere: refused and reported as misuse).
  */
 FUTOIN_API void futoin_ffi_add(FutoInAsyncSteps* bsi,
                                const futoin_ffi_fn* fn,

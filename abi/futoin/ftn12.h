@@ -20,6 +20,16 @@
  *  - `code` given to an error callback is valid during that call only.
  *  - `handle_error(bsi, code, info)` copies `code` and `info`.
  *
+ * Thread rules, as implemented by libfutoin_async (each slot below says
+ * which applies): a tool and its flows live on one thread, the loop
+ * thread. success()/handle_error() of a step, and execute()/cancel()/free()
+ * of a root, may be called from any thread: they are posted to the loop
+ * thread and never block. sched_immediate() and is_same_thread() work from
+ * any thread. Every other slot belongs to the loop thread; called from
+ * another thread it is refused, reported to the tool's misuse callback and
+ * has no effect. Every callback (execute, error, cancel, loop bodies,
+ * scheduled callbacks) runs on the loop thread.
+ *
  * @since 0.1.0
  */
 #ifndef FUTOIN_FTN12_H
@@ -161,96 +171,96 @@ struct FutoInAsyncStepsAPI_
     {
         struct
         {
-            /* Index 0 */
+            /* Index 0. Threads (libfutoin_async): loop thread */
             void (*add)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     FutoInAsyncSteps_execute_callback f,
                     FutoInAsyncSteps_error_callback eh);
-            /* Index 1 */
+            /* Index 1. Threads (libfutoin_async): loop thread */
             FutoInAsyncSteps* (*parallel)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     FutoInAsyncSteps_error_callback eh);
-            /* Index 2 */
+            /* Index 2. Threads (libfutoin_async): loop thread */
             void* (*stateVariable)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     const char* name,
                     void* (*allocate)(void* data),
                     void (*cleanup)(void* data, void* value));
-            /* Index 3 */
+            /* Index 3. Threads (libfutoin_async): loop thread */
             void* (*stack)(
                     FutoInAsyncSteps* bsi,
                     size_t data_size,
                     void (*cleanup)(void* value));
-            /* Index 4 */
+            /* Index 4. Threads (libfutoin_async): any thread (posted to the loop thread) */
             void (*success)(FutoInAsyncSteps* bsi, FutoInArgs* args);
-            /* Index 5 */
+            /* Index 5. Threads (libfutoin_async): any thread (posted to the loop thread) */
             void (*handle_error)(
                     FutoInAsyncSteps* bsi, const char* code, const char* info);
-            /* Index 6 */
+            /* Index 6. Threads (libfutoin_async): loop thread */
             void (*setTimeout)(FutoInAsyncSteps* bsi, uint32_t timeout_ms);
-            /* Index 7 */
+            /* Index 7. Threads (libfutoin_async): loop thread */
             void (*setCancel)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     FutoInAsyncSteps_cancel_callback ch);
-            /* Index 8 */
+            /* Index 8. Threads (libfutoin_async): loop thread */
             void (*waitExternal)(FutoInAsyncSteps* bsi);
-            /* Index 9 */
+            /* Index 9. Threads (libfutoin_async): loop thread */
             void (*loop)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     void (*f)(FutoInAsyncSteps* bsi, void* data),
                     const char* label);
-            /* Index 10 */
+            /* Index 10. Threads (libfutoin_async): loop thread */
             void (*repeat)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     size_t count,
                     void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
                     const char* label);
-            /* Index 11 */
+            /* Index 11. Threads (libfutoin_async): loop thread */
             void (*breakLoop)(FutoInAsyncSteps* bsi, const char* label);
-            /* Index 12 */
+            /* Index 12. Threads (libfutoin_async): loop thread */
             void (*continueLoop)(FutoInAsyncSteps* bsi, const char* label);
-            /* Index 13 */
+            /* Index 13. Threads (libfutoin_async): any thread (posted to the loop thread) */
             void (*execute)(
                     FutoInAsyncSteps* bsi,
                     void* data,
                     FutoInAsyncSteps_error_callback unhandled_error);
-            /* Index 14 */
+            /* Index 14. Threads (libfutoin_async): any thread (posted to the loop thread) */
             void (*cancel)(FutoInAsyncSteps* bsi);
-            /* Index 15 */
+            /* Index 15. Threads (libfutoin_async): loop thread */
             void (*addSync)(
                     FutoInAsyncSteps* bsi,
                     FutoInSync* sync,
                     void* data,
                     FutoInAsyncSteps_execute_callback f,
                     FutoInAsyncSteps_error_callback eh);
-            /* Index 16 */
+            /* Index 16. Threads (libfutoin_async): loop thread */
             ptrdiff_t (*rootId)(FutoInAsyncSteps* bsi);
-            /* Index 17 */
+            /* Index 17. Threads (libfutoin_async): loop thread */
             int (*isValid)(FutoInAsyncSteps* bsi);
-            /* Index 18 */
+            /* Index 18. Threads (libfutoin_async): loop thread */
             FutoInAsyncSteps* (*newInstance)(FutoInAsyncSteps* bsi);
-            /* Index 19 */
+            /* Index 19. Threads (libfutoin_async): any thread (posted to the loop thread) */
             void (*free)(FutoInAsyncSteps* bsi);
-            /* Index 20 */
+            /* Index 20. Threads (libfutoin_async): any thread */
             FutoInHandle (*sched_immediate)(
                     FutoInAsyncSteps* bsi, void* data, void (*cb)(void* data));
-            /* Index 21 */
+            /* Index 21. Threads (libfutoin_async): loop thread */
             FutoInHandle (*sched_deferred)(
                     FutoInAsyncSteps* bsi,
                     uint32_t delay_ms,
                     void* data,
                     void (*cb)(void* data));
-            /* Index 22 */
+            /* Index 22. Threads (libfutoin_async): loop thread */
             void (*sched_cancel)(FutoInAsyncSteps* bsi, FutoInHandle* handle);
-            /* Index 23 */
+            /* Index 23. Threads (libfutoin_async): loop thread */
             int (*sched_is_valid)(FutoInAsyncSteps* bsi, FutoInHandle* handle);
-            /* Index 24 */
+            /* Index 24. Threads (libfutoin_async): any thread */
             int (*is_same_thread)(FutoInAsyncSteps* bsi);
         };
         void* funcs[25];
@@ -275,9 +285,9 @@ struct FutoInSyncAPI_
     {
         struct
         {
-            /* Index 0 */
+            /* Index 0. Called by the engine on the loop thread. */
             void (*lock)(FutoInAsyncSteps* bsi, FutoInSync* sync);
-            /* Index 1 */
+            /* Index 1. Called by the engine on the loop thread. */
             void (*unlock)(FutoInAsyncSteps* bsi, FutoInSync* sync);
         };
         void* funcs[2];

@@ -107,6 +107,7 @@ FUTOIN_API FutoInSync* futoin_mutex_new(size_t max, size_t max_queue);
  * @return FUTOIN_OK; FUTOIN_EBUSY (nothing freed, and a message on stderr)
  *         while a flow is inside or queued; FUTOIN_EINVAL if `mutex` is not
  *         a Mutex of this library.
+ * Threads: the loop thread of the flows that use it (see above).
  */
 FUTOIN_API int futoin_mutex_free(FutoInSync* mutex);
 
@@ -132,6 +133,7 @@ FUTOIN_API int futoin_mutex_free(FutoInSync* mutex);
  *        limit. Over it: DefenseRejected, "Throttle: queue limit N reached".
  * @return the object, owned by the caller (futoin_throttle_free()); NULL for
  *         a NULL tool, `max` or `period_ms` of 0, or out of memory.
+ * Threads: the loop thread of `tool`.
  */
 FUTOIN_API FutoInSync* futoin_throttle_new(
         futoin_tool* tool, size_t max, uint32_t period_ms, size_t max_queue);
@@ -141,6 +143,7 @@ FUTOIN_API FutoInSync* futoin_throttle_new(
  * @return FUTOIN_OK; FUTOIN_EBUSY (nothing freed; reported through the
  *         tool's misuse callback) while a flow is inside or queued;
  *         FUTOIN_EINVAL if `throttle` is not a Throttle of this library.
+ * Threads: the loop thread of its tool.
  */
 FUTOIN_API int futoin_throttle_free(FutoInSync* throttle);
 
@@ -168,6 +171,7 @@ typedef struct futoin_limiter_options
  * FUTOIN_LIMITER_OPTIONS_INIT does (the spec's defaults).
  * @return FUTOIN_OK; FUTOIN_EVERSION for a version this library lacks;
  *         FUTOIN_EINVAL for a NULL `opts`.
+ * Threads: any thread.
  */
 FUTOIN_API int futoin_limiter_options_init(
         futoin_limiter_options* opts, unsigned version);
@@ -189,6 +193,7 @@ FUTOIN_API int futoin_limiter_options_init(
  * @return the object, owned by the caller (futoin_limiter_free()); NULL for
  *         a NULL tool, an unknown `opts->version`, a `concurrent`, `rate` or
  *         `period_ms` of 0, or out of memory.
+ * Threads: the loop thread of `tool`.
  */
 FUTOIN_API FutoInSync* futoin_limiter_new(
         futoin_tool* tool, const futoin_limiter_options* opts);
@@ -198,6 +203,7 @@ FUTOIN_API FutoInSync* futoin_limiter_new(
  * @return FUTOIN_OK; FUTOIN_EBUSY (nothing freed; reported through the
  *         tool's misuse callback) while a flow is inside or queued;
  *         FUTOIN_EINVAL if `limiter` is not a Limiter of this library.
+ * Threads: the loop thread of its tool.
  */
 FUTOIN_API int futoin_limiter_free(FutoInSync* limiter);
 
@@ -235,6 +241,7 @@ typedef struct futoin_sync_stats
  *        others are left alone.
  * @return FUTOIN_OK; FUTOIN_EINVAL for NULL or an object that is not ours;
  *         FUTOIN_EVERSION for an unknown `out->version`.
+ * Threads: the loop thread of the flows that use it.
  */
 FUTOIN_API int futoin_sync_get_stats(FutoInSync* sync, futoin_sync_stats* out);
 

@@ -128,17 +128,14 @@ static void ext_execute(FutoInAsyncSteps* bsi, void* data,
                         FutoInAsyncSteps_error_callback unhandled,
                         futoin_release_cb release)
 {
-    futoin__root* r = futoin__as_root(bsi);
-    bool can = bsi->api == &futoin__root_api && r->state != FUTOIN__R_FREED
-               && r->state != FUTOIN__R_RUNNING;
-    bsi->api->execute(bsi, data, unhandled);
-    if (release) {
-        if (can) {
-            r->unhandled_release = release;
-        } else {
+    if (bsi->api != &futoin__root_api) {
+        bsi->api->execute(bsi, data, unhandled); /* reports the misuse */
+        if (release) {
             release(data);
         }
+        return;
     }
+    futoin__root_execute(bsi, data, unhandled, release);
 }
 
 static const char* ext_error_info(FutoInAsyncSteps* bsi)
@@ -205,9 +202,29 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
     }
 }
 
-static const futoin_async_ext_table ext_v1 = {
+static int ext_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    if (bsi->api != &futoin__step_api) {
+        bsi->api->success(bsi, args); /* a root or parallel(): misuse */
+        return FUTOIN_EINVAL;
+    }
+    return futoin__step_complete(futoin__as_step(bsi), args, NULL, NULL);
+}
+
+static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
+                         const char* info)
+{
+    if (bsi->api != &futoin__step_api) {
+        bsi->api->handle_error(bsi, code, info);
+        return FUTOIN_EINVAL;
+    }
+    return futoin__step_complete(futoin__as_step(bsi), NULL,
+                                 code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
+}
+
+static const futoin_async_ext_table ext_table = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_1,
+        .version = FUTOIN_EXT_VERSION_2,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -221,19 +238,21 @@ static const futoin_async_ext_table ext_v1 = {
         .last_exception = ext_last_exception,
         .successStep = ext_success_step,
         .tool = futoin_async_tool,
+        .try_success = ext_try_success,
+        .try_error = ext_try_error,
 };
 
 FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
 {
     /* Only the api pointer is compared: a foreign table is never read. */
-    return is_ours(bsi) ? &ext_v1 : NULL;
+    return is_ours(bsi) ? &ext_table : NULL;
 }
 
 /* ---- negotiation --------------------------------------------------------- */
 
-static const futoin_async_api api_v1 = {
+static const futoin_async_api api_table = {
         .size = sizeof(futoin_async_api),
-        .version = FUTOIN_API_VERSION_1,
+        .version = FUTOIN_API_VERSION_2,
         .version_string = futoin_async_version,
         .version_number = futoin_async_version_number,
         .tool_options_init = futoin_tool_options_init,
@@ -260,6 +279,8 @@ static const futoin_async_api api_v1 = {
         .limiter_options_init = futoin_limiter_options_init,
         .limiter_new = futoin_limiter_new,
         .limiter_free = futoin_limiter_free,
+        .tool_get_stats = futoin_tool_get_stats,
+        .tool_trim = futoin_tool_trim,
 };
 
 FUTOIN_API int futoin_async_get_api(uint32_t version,
@@ -272,6 +293,6 @@ FUTOIN_API int futoin_async_get_api(uint32_t version,
         *out = NULL;
         return FUTOIN_EVERSION;
     }
-    *out = &api_v1;
+    *out = &api_table;
     return FUTOIN_OK;
 }

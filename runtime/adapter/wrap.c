@@ -187,6 +187,27 @@ FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
     bsi->api->add(bsi, v, success_from_values, NULL);
 }
 
+FUTOIN_API int futoin_wrap_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        return x->try_success(bsi, args);
+    }
+    bsi->api->success(bsi, args);
+    return 1;
+}
+
+FUTOIN_API int futoin_wrap_try_error(FutoInAsyncSteps* bsi, const char* code,
+                                     const char* info)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (x) {
+        return x->try_error(bsi, code, info);
+    }
+    bsi->api->handle_error(bsi, code, info);
+    return 1;
+}
+
 FUTOIN_API const char* futoin_wrap_error_info(FutoInAsyncSteps* bsi)
 {
     const futoin_async_ext_table* x = futoin_async_ext(bsi);

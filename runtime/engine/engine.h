@@ -19,6 +19,7 @@
 #define FUTOIN_RUNTIME_ENGINE_H
 
 #include "engine/engine_tool.h"
+#include "engine/recpool.h"
 #include "tool/tool.h"
 
 #include <stdbool.h>
@@ -33,7 +34,6 @@ typedef struct futoin__alloc futoin__alloc;
 /* Step records retired since a handle's step finished before its memory
  * is reused. Documented in futoin/async.h. */
 #define FUTOIN__STEP_QUARANTINE 1024
-#define FUTOIN__STEPS_PER_BLOCK 256
 /* Steps run in one go before a flow yields to others on the tool. */
 #define FUTOIN__FLOW_BUDGET 256
 /* Loop iterations run in place on one frame before the flow yields. */
@@ -76,6 +76,31 @@ enum futoin__flag
     FUTOIN__F_OWNARGS = 1u << 11  /* `data` is a pooled FutoInArgs it owns */
 };
 
+/*
+ * Who may still complete a step: futoin__step.xs, the one field other
+ * threads touch (atomically). It holds the low 30 bits of the step's
+ * generation and one of these states:
+ *  - OPEN: the step runs or waits; one completion may claim it;
+ *  - CLAIMED: a completion claimed it (from any thread) and is on its way
+ *    to the loop thread; its timeout and cancel handler stand down;
+ *  - ABORTED: it ended by its timeout, a cancel or an error unwinding
+ *    past it: a completion arriving now lost a race, which is normal and
+ *    is dropped quietly (counted in the tool's stats);
+ *  - NONE: not started, or completed normally: a completion now is misuse.
+ * The loop thread opens it when the step starts and closes it when the
+ * step ends; the claim is a compare-and-swap, so a completion and a
+ * timeout can never both win.
+ */
+enum futoin__xs
+{
+    FUTOIN__XS_NONE = 0,
+    FUTOIN__XS_OPEN = 1,
+    FUTOIN__XS_ABORTED = 2,
+    FUTOIN__XS_CLAIMED = 3
+};
+#define FUTOIN__XS_STATE(w) ((uint32_t)(w) & 3u)
+#define FUTOIN__XS_WORD(gen, st) (((uint32_t)(gen) << 2) | (uint32_t)(st))
+
 /* A stack() allocation; the user's memory follows the header. */
 struct futoin__alloc
 {
@@ -101,6 +126,7 @@ struct futoin__step
     uint16_t flags;
     uint8_t kind;
     uint8_t state;
+    _Atomic(uint32_t) xs; /* enum futoin__xs, the only cross-thread field */
     union
     {
         struct /* K_STEP, K_BODY, K_UNLOCK */
@@ -281,6 +307,65 @@ void futoin__parallel_cancel(futoin__step* p);
 
 /* loop.c */
 void futoin__loop_iterate(futoin__step* l);
+
+/* ---- threads (remote.c) ---- */
+
+/* Report a call `what` made off the loop thread (refused). */
+void futoin__misuse_thread(futoin_tool* tool, const char* what);
+
+/* The gate of every call that only the loop thread may make: true on the
+ * loop thread; elsewhere the call is reported and must do nothing. The
+ * tool comes from the record's block header: no racy read. */
+static inline bool futoin__on_loop(const void* handle, const char* what)
+{
+    futoin_tool* tool = futoin__recpool_tool(handle);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
+        futoin__misuse_thread(tool, what);
+        return false;
+    }
+    return true;
+}
+
+/* Loop thread: claim a waiting step for a completion. 1 = claimed; 0 =
+ * the step was aborted (a lost race: counted, not reported);
+ * FUTOIN_EINVAL = misuse (reported). */
+int futoin__xs_claim(futoin__step* s, const char* what);
+/* A completion that could not claim `w`: 0 (counted) or FUTOIN_EINVAL. */
+int futoin__xs_refuse(futoin_tool* tool, uint32_t w, const char* what);
+void futoin__count_late(futoin_tool* tool);
+/* Any thread but the loop thread: claim `s` and post the completion
+ * (args moved; code NULL = success). Returns as futoin__xs_claim. */
+int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
+                            FutoInArgs* args, const char* code,
+                            const char* info);
+
+/* step_api.c: complete step `s` (WAIT or SUBS) that was claimed. */
+void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,
+                        const char* info);
+/* step_api.c: success (code NULL) or error from any thread; 1/0/EINVAL. */
+int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
+                          const char* info);
+
+enum futoin__root_op
+{
+    FUTOIN__OP_EXECUTE,
+    FUTOIN__OP_CANCEL,
+    FUTOIN__OP_FREE
+};
+/* Other threads: post a root call to the loop thread. */
+void futoin__root_post(futoin_tool* tool, futoin__root* r,
+                       enum futoin__root_op op, void* data,
+                       FutoInAsyncSteps_error_callback unhandled,
+                       void (*release)(void* data));
+/* root.c: execute() with a release hook for `data` (runs exactly once,
+ * at once when refused); from another thread it is posted. */
+bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
+                          FutoInAsyncSteps_error_callback unhandled,
+                          void (*release)(void* data));
+/* root.c, loop thread: run a posted root call. */
+void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
+                         FutoInAsyncSteps_error_callback unhandled,
+                         void (*release)(void* data));
 
 /* root.c: the flow a handle of ours acts in (the identity sync objects use:
  * parallel branches are separate flows, §1.11.4); NULL for a root, a stale

@@ -5,6 +5,10 @@
  */
 #include "engine/engine.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 FUTOIN_API int futoin_tool_new(
         futoin_tool** out, const futoin_tool_options* opts)
 {
@@ -30,4 +34,55 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     }
     futoin__engine_tool_close(tool);
     return futoin__tool_destroy(tool);
+}
+
+FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
+{
+    struct futoin__engine_tool* e;
+    if (!tool || !out) {
+        return FUTOIN_EINVAL;
+    }
+    if (!futoin__tool_on_thread(tool)) {
+        futoin__misuse_thread(tool, "futoin_tool_get_stats()");
+        return FUTOIN_EINVAL;
+    }
+    if (out->version != FUTOIN_TOOL_STATS_VERSION) {
+        return FUTOIN_EVERSION;
+    }
+    e = futoin__eng(tool);
+    out->misuse = futoin_tool_misuse_count(tool);
+    out->late_completions =
+            atomic_load_explicit(&e->late_completions, memory_order_relaxed);
+    out->live_roots = e->live_roots;
+    out->live_steps = e->steps.live;
+    out->pool_bytes = futoin__recpool_mapped(&e->steps)
+                      + futoin__recpool_mapped(&e->flows)
+                      + futoin__recpool_mapped(&e->args)
+                      + futoin__recpool_mapped(&e->roots);
+    out->trimmed_bytes = e->trimmed_bytes;
+    return FUTOIN_OK;
+}
+
+FUTOIN_API size_t futoin_tool_trim(futoin_tool* tool)
+{
+    struct futoin__engine_tool* e;
+    size_t n;
+    if (!tool) {
+        return 0;
+    }
+    if (!futoin__tool_on_thread(tool)) {
+        futoin__misuse_thread(tool, "futoin_tool_trim()");
+        return 0;
+    }
+    e = futoin__eng(tool);
+    n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->flows)
+        + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
+        + futoin__tool_trim_loop(tool);
+    e->trimmed_bytes += n;
+#if defined(__GLIBC__)
+    /* stack() memory, state variables, remote posts, label copies: the
+     * C heap keeps their freed space unless asked to give it back */
+    malloc_trim(0);
+#endif
+    return n;
 }

@@ -8,36 +8,21 @@
 
 #include <futoin/ftn12.h>
 
+#include "engine/recpool.h"
 #include "tool/tool.h"
 
-/*
- * A pool of fixed-size records carved from blocks that live as long as the
- * tool. The free list is FIFO: a record is reused only once `quarantine`
- * others were freed after it, so a stale handle to a freed record keeps
- * finding it FREE for a while instead of a new owner (see engine.h).
- */
-typedef struct futoin__pool
-{
-    void* head;
-    void* tail;
-    size_t count;       /* records on the free list */
-    size_t quarantine;  /* keep at least this many before reusing */
-    size_t size;        /* record size, >= sizeof(void*) */
-    size_t per_block;
-    size_t link_off;    /* offset of the free-list link in the record */
-    void** blocks;
-    size_t nblocks;
-    size_t cap_blocks;
-    size_t live;        /* records handed out */
-} futoin__pool;
 
 struct futoin__engine_tool
 {
-    futoin__pool steps;
-    futoin__pool flows;
-    futoin__pool args;
-    futoin__pool roots;
+    futoin__recpool steps;
+    futoin__recpool flows;
+    futoin__recpool args;
+    futoin__recpool roots;
     size_t live_roots;
+    /* Completions dropped because they lost a race against their step's
+     * timeout or cancel (remote.c); written from any thread. */
+    _Atomic(size_t) late_completions;
+    size_t trimmed_bytes; /* given back by futoin_tool_trim() so far */
     /* Arguments handed to the execute callback that is running now. Steps
      * never run nested, so one scratch per tool is enough. */
     FutoInArgs args_in;

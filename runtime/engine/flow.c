@@ -212,10 +212,15 @@ static void release_stash(futoin_tool* tool, futoin__step* y)
     }
 }
 
-/* Run a frame's cancel handler, once: it aborts whatever external operation
- * the step waits for, because the step leaves abnormally. */
+/* A step frame leaves abnormally (cancel, timeout, an error unwinding past
+ * it, an external error): close its `xs` so a completion arriving from now
+ * on is known to have lost a race (engine.h), and run its cancel handler,
+ * once, to abort whatever external operation it waits for. (An external
+ * success that was applied already cleared the handler: futoin__step_resolve.) */
 static void run_cancel_handler(futoin__root* r, futoin__step* s)
 {
+    atomic_exchange_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
+                             memory_order_acq_rel);
     if ((s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel) {
         FutoInAsyncSteps_cancel_callback ch = s->u.s.cancel;
         s->u.s.cancel = NULL;
@@ -448,6 +453,9 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         void* ldata = l->data;
         drop_args(fl);
         s->state = FUTOIN__S_EXEC;
+        /* a body may wait and be completed from another thread */
+        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                              memory_order_relaxed);
         ++r->in_cb; /* user code runs between here and the decrement */
         for (unsigned n = 0;; ++n) {
             if (rep) {
@@ -491,6 +499,11 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
             take_args(fl, in, &fl->args);
         }
         s->state = FUTOIN__S_EXEC;
+        /* From here until the step ends, one completion may claim it, from
+         * any thread (remote.c). A plain store: nobody else can hold the
+         * handle before its callback runs. */
+        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                              memory_order_relaxed);
         FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
         futoin__args_clear(in);
         break;

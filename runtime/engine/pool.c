@@ -1,7 +1,8 @@
 /*
- * Fixed-size record pools for the step engine. Steady-state execution
- * allocates nothing: records come back through the free lists, and blocks
- * are only added when more records are live at once than ever before.
+ * The step engine's records: steps, flows, pooled FutoInArgs and roots,
+ * each kind in a record pool (recpool.h). Steady-state execution allocates
+ * nothing: records come back through the free lists, and blocks are only
+ * added when more records are live at once than ever before.
  */
 #include "engine/engine.h"
 
@@ -11,97 +12,32 @@
 _Static_assert(sizeof(futoin__step) % 8 == 0, "word-sized records");
 _Static_assert(sizeof(futoin__root) % 8 == 0, "word-sized records");
 
-#define LINK(pool, rec) (*(void**)((char*)(rec) + (pool)->link_off))
-
-static void pool_init(futoin__pool* p, size_t size, size_t link_off,
-                      size_t per_block, size_t quarantine)
-{
-    memset(p, 0, sizeof(*p));
-    p->size = size;
-    p->link_off = link_off;
-    p->per_block = per_block;
-    p->quarantine = quarantine;
-}
-
-static int pool_grow(futoin__pool* p)
-{
-    if (p->nblocks == p->cap_blocks) {
-        size_t ncap = p->cap_blocks ? p->cap_blocks * 2 : 8;
-        void** nb = realloc(p->blocks, ncap * sizeof(void*));
-        if (!nb) {
-            return -1;
-        }
-        p->blocks = nb;
-        p->cap_blocks = ncap;
-    }
-    char* blk = calloc(p->per_block, p->size);
-    if (!blk) {
-        return -1;
-    }
-    p->blocks[p->nblocks++] = blk;
-    /* New records go to the FRONT so they are used first: fresh memory
-     * does not shorten the quarantine of records already retired. */
-    for (size_t i = p->per_block; i-- > 0;) {
-        void* rec = blk + i * p->size;
-        LINK(p, rec) = p->head;
-        p->head = rec;
-        if (!p->tail) {
-            p->tail = rec;
-        }
-        ++p->count;
-    }
-    return 0;
-}
-
-static void* pool_get(futoin__pool* p)
-{
-    if (p->count <= p->quarantine && pool_grow(p) != 0) {
-        return NULL;
-    }
-    void* rec = p->head;
-    p->head = LINK(p, rec);
-    if (!p->head) {
-        p->tail = NULL;
-    }
-    --p->count;
-    ++p->live;
-    return rec;
-}
-
-static void pool_put(futoin__pool* p, void* rec)
-{
-    LINK(p, rec) = NULL;
-    if (p->tail) {
-        LINK(p, p->tail) = rec;
-    } else {
-        p->head = rec;
-    }
-    p->tail = rec;
-    ++p->count;
-    --p->live;
-}
-
-static void pool_close(futoin__pool* p)
-{
-    for (size_t i = 0; i < p->nblocks; ++i) {
-        free(p->blocks[i]);
-    }
-    free(p->blocks);
-    memset(p, 0, sizeof(*p));
-}
+/* What a record of a trimmed block reads as (recpool.h): a free step (a
+ * late completion through it is dropped as a lost race, the outcome it
+ * most likely is) and a freed root. */
+static const futoin__step step_template = {
+        .bsi = {&futoin__step_api},
+        .state = FUTOIN__S_FREE,
+        .xs = FUTOIN__XS_ABORTED,
+};
+static const futoin__root root_template = {
+        .bsi = {&futoin__root_api},
+        .state = FUTOIN__R_FREED,
+};
 
 void futoin__engine_tool_init(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     memset(e, 0, sizeof(*e));
-    pool_init(&e->steps, sizeof(futoin__step), offsetof(futoin__step, next),
-              FUTOIN__STEPS_PER_BLOCK, FUTOIN__STEP_QUARANTINE);
-    pool_init(&e->flows, sizeof(futoin__flow), offsetof(futoin__flow, next),
-              64, 0);
-    pool_init(&e->args, sizeof(FutoInArgs), 0, 64, 0);
+    futoin__recpool_init(&e->steps, tool, sizeof(futoin__step),
+                         offsetof(futoin__step, next), FUTOIN__STEP_QUARANTINE,
+                         &step_template);
+    futoin__recpool_init(&e->flows, tool, sizeof(futoin__flow),
+                         offsetof(futoin__flow, next), 0, NULL);
+    futoin__recpool_init(&e->args, tool, sizeof(FutoInArgs), 0, 0, NULL);
     /* Roots are quarantined too: a call through a freed root is caught. */
-    pool_init(&e->roots, sizeof(futoin__root), offsetof(futoin__root, vars),
-              128, 256);
+    futoin__recpool_init(&e->roots, tool, sizeof(futoin__root),
+                         offsetof(futoin__root, vars), 256, &root_template);
     e->next_root_id = 1;
 }
 
@@ -109,10 +45,10 @@ void futoin__engine_tool_close(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     futoin__args_clear(&e->args_in);
-    pool_close(&e->steps);
-    pool_close(&e->flows);
-    pool_close(&e->args);
-    pool_close(&e->roots);
+    futoin__recpool_close(&e->steps);
+    futoin__recpool_close(&e->flows);
+    futoin__recpool_close(&e->args);
+    futoin__recpool_close(&e->roots);
 }
 
 /* Records are cleared with plain word stores: for these small fixed sizes
@@ -121,21 +57,40 @@ void futoin__engine_tool_close(futoin_tool* tool)
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
-static inline void zero_record(void* rec, size_t size)
+static inline void zero_words(void* rec, size_t from, size_t to)
 {
     typedef uint64_t __attribute__((may_alias)) word;
     word* w = rec;
-    for (size_t i = 0; i < size / sizeof(word); ++i) {
+    for (size_t i = from; i < to; ++i) {
         w[i] = 0;
     }
 }
 
+/*
+ * Word 0 of a step or root is its `api` pointer, which another thread may
+ * read at any time through a stale handle (a late completion, a late
+ * cancel): it is never cleared, and rewritten only when it changes, so
+ * such a reader always finds one of our tables. The word of a step that
+ * holds `xs` is cleared field by field: `xs` is atomic and keeps telling
+ * a late completion how the previous owner ended until the new one starts.
+ */
+_Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
+_Static_assert(offsetof(futoin__step, flags) == 88
+                       && offsetof(futoin__step, xs) == 92,
+               "flags, kind, state and xs share word 11");
+_Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
+_Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
+
 futoin__step* futoin__step_alloc(futoin_tool* tool)
 {
-    futoin__step* s = pool_get(&futoin__eng(tool)->steps);
+    futoin__step* s = futoin__recpool_get(&futoin__eng(tool)->steps);
     if (s) {
         uint32_t gen = s->gen + 1;
-        zero_record(s, sizeof(*s));
+        zero_words(s, 1, 11);
+        s->flags = 0;
+        s->kind = 0;
+        s->state = FUTOIN__S_FREE;
+        zero_words(s, 12, 16);
         s->gen = gen;
     }
     return s;
@@ -145,7 +100,9 @@ futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
 {
     futoin__step* s = futoin__step_alloc(fl->root->owner);
     if (s) {
-        futoin__set_api(&s->bsi, &futoin__step_api);
+        if (s->bsi.api != &futoin__step_api) {
+            futoin__set_api(&s->bsi, &futoin__step_api);
+        }
         s->kind = kind;
         s->state = FUTOIN__S_QUEUED;
         s->flow = fl;
@@ -171,10 +128,16 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
         s->u.s.cancel_release = NULL;
         FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
     }
-    /* `flow` is kept: records are pooled per tool, so even a stale handle
-     * leads back to the right tool for the misuse report. */
+    /* A step that ended normally takes no completion any more (misuse); one
+     * that was aborted keeps saying so, for completions that lost the race
+     * (engine.h). Nothing but a misusing thread can race with this store. */
+    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
+        != FUTOIN__XS_ABORTED) {
+        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
+                              memory_order_relaxed);
+    }
     s->state = FUTOIN__S_FREE;
-    pool_put(&futoin__eng(tool)->steps, s);
+    futoin__recpool_put(&futoin__eng(tool)->steps, s);
 }
 
 futoin__step* futoin__sub_tail(futoin__step* s)
@@ -209,7 +172,7 @@ void futoin__sub_append(futoin__step* s, futoin__step* n)
 
 futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 {
-    futoin__flow* fl = pool_get(&futoin__eng(tool)->flows);
+    futoin__flow* fl = futoin__recpool_get(&futoin__eng(tool)->flows);
     if (fl) {
         memset(fl, 0, sizeof(*fl));
     }
@@ -218,12 +181,12 @@ futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl)
 {
-    pool_put(&futoin__eng(tool)->flows, fl);
+    futoin__recpool_put(&futoin__eng(tool)->flows, fl);
 }
 
 FutoInArgs* futoin__args_alloc(futoin_tool* tool)
 {
-    FutoInArgs* a = pool_get(&futoin__eng(tool)->args);
+    FutoInArgs* a = futoin__recpool_get(&futoin__eng(tool)->args);
     if (a) {
         memset(a, 0, sizeof(*a));
     }
@@ -233,14 +196,14 @@ FutoInArgs* futoin__args_alloc(futoin_tool* tool)
 void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
 {
     futoin__args_clear(a);
-    pool_put(&futoin__eng(tool)->args, a);
+    futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
 futoin__root* futoin__root_alloc(futoin_tool* tool)
 {
-    futoin__root* r = pool_get(&futoin__eng(tool)->roots);
+    futoin__root* r = futoin__recpool_get(&futoin__eng(tool)->roots);
     if (r) {
-        zero_record(r, sizeof(*r));
+        zero_words(r, 1, sizeof(*r) / 8);
     }
     return r;
 }
@@ -249,5 +212,5 @@ void futoin__root_release(futoin_tool* tool, futoin__root* r)
 {
     /* A freed root is marked so stale calls are recognised. */
     r->state = FUTOIN__R_FREED;
-    pool_put(&futoin__eng(tool)->roots, r);
+    futoin__recpool_put(&futoin__eng(tool)->roots, r);
 }

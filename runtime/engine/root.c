@@ -49,15 +49,12 @@ futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi)
     return s->flow;
 }
 
-/* The tool of any of our handles, even a stale one (records are pooled per
- * tool, so the back-pointers still lead to the right tool). */
+/* The tool of any of our handles, even a stale one: every record lives in
+ * a block of its tool's pools whose header names the tool (recpool.h).
+ * Safe from any thread. */
 static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
 {
-    if (is_root(bsi)) {
-        return futoin__as_root(bsi)->owner;
-    }
-    futoin__step* s = futoin__as_step(bsi);
-    return (s->flow && s->flow->root) ? s->flow->root->owner : NULL;
+    return futoin__recpool_tool(bsi);
 }
 
 /* futoin__tool_misuse() prints to stderr when no tool is known. */
@@ -82,7 +79,11 @@ FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi)
 
 ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
 {
-    futoin__root* r = futoin__root_of(bsi);
+    futoin__root* r;
+    if (!futoin__on_loop(bsi, "rootId()")) {
+        return 0;
+    }
+    r = futoin__root_of(bsi);
     if (!r) {
         report(bsi, "rootId() through a stale handle");
         return 0;
@@ -93,6 +94,9 @@ ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
 FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
 {
     futoin_tool* tool = tool_of(bsi);
+    if (!futoin__on_loop(bsi, "newInstance()")) {
+        return NULL;
+    }
     if (!futoin__root_of(bsi)) {
         report(bsi, "newInstance() through a stale handle");
         return NULL;
@@ -118,6 +122,9 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
 {
     FutoInHandle none = {0, 0, 0};
     futoin_tool* tool = tool_of(bsi);
+    if (!futoin__on_loop(bsi, "sched_deferred()")) {
+        return none;
+    }
     if (!tool || !cb) {
         report(bsi, "sched_deferred(): stale handle or NULL callback");
         return none;
@@ -128,7 +135,7 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
 void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    if (tool && h) {
+    if (tool && h && futoin__on_loop(bsi, "sched_cancel()")) {
         futoin_tool_cancel(tool, h);
     }
 }
@@ -136,7 +143,9 @@ void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    return (tool && h) ? futoin_tool_is_valid(tool, h) : 0;
+    return (tool && h && futoin__on_loop(bsi, "sched_is_valid()"))
+                   ? futoin_tool_is_valid(tool, h)
+                   : 0;
 }
 
 int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
@@ -153,11 +162,17 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
     if (!tool) {
         return NULL;
     }
+    if (!futoin__tool_on_thread(tool)) {
+        futoin__misuse_thread(tool, "futoin_root_new()");
+        return NULL;
+    }
     r = futoin__root_alloc(tool);
     if (!r) {
         return NULL;
     }
-    futoin__set_api(&r->bsi, &futoin__root_api);
+    if (r->bsi.api != &futoin__root_api) {
+        futoin__set_api(&r->bsi, &futoin__root_api); /* see pool.c */
+    }
     r->owner = tool;
     r->id = futoin__eng(tool)->next_root_id++;
     r->main.root = r;
@@ -248,6 +263,9 @@ void futoin__root_settle(futoin__root* r)
 static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
 {
     futoin__root* r = futoin__as_root(bsi);
+    if (!futoin__on_loop(bsi, what)) {
+        return NULL;
+    }
     if (r->state == FUTOIN__R_FREED) {
         char msg[128];
         snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
@@ -444,28 +462,62 @@ static void root_continue(FutoInAsyncSteps* bsi, const char* label)
     root_not_in_step(bsi, "continueLoop()");
 }
 
-static void root_execute(FutoInAsyncSteps* bsi, void* data,
-                         FutoInAsyncSteps_error_callback unhandled)
+/* execute(), cancel() and free() may come from any thread: from another
+ * one they are posted to the loop thread (remote.c) and run there. */
+static bool posted(FutoInAsyncSteps* bsi, enum futoin__root_op op, void* data,
+                   FutoInAsyncSteps_error_callback unhandled,
+                   void (*release)(void* data))
 {
-    futoin__root* r = live_root(bsi, "execute()");
-    if (!r) {
-        return;
+    futoin_tool* tool = tool_of(bsi);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
+        futoin__root_post(tool, futoin__as_root(bsi), op, data, unhandled,
+                          release);
+        return true;
     }
-    if (r->state == FUTOIN__R_RUNNING) {
-        report(bsi, "execute() called twice");
-        return;
+    return false;
+}
+
+bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
+                          FutoInAsyncSteps_error_callback unhandled,
+                          void (*release)(void* data))
+{
+    futoin__root* r;
+    if (posted(bsi, FUTOIN__OP_EXECUTE, data, unhandled, release)) {
+        return true;
+    }
+    r = live_root(bsi, "execute()");
+    if (!r || r->state == FUTOIN__R_RUNNING) {
+        if (r) {
+            report(bsi, "execute() called twice");
+        }
+        if (release) {
+            release(data); /* refused: the runtime holds nothing */
+        }
+        return false;
     }
     futoin__root_drop_unhandled(r);
     r->unhandled = unhandled;
     r->unhandled_data = data;
+    r->unhandled_release = release;
     r->state = FUTOIN__R_RUNNING;
     futoin__tool_ref(r->owner);
     futoin__flow_start(&r->main);
+    return true;
+}
+
+static void root_execute(FutoInAsyncSteps* bsi, void* data,
+                         FutoInAsyncSteps_error_callback unhandled)
+{
+    futoin__root_execute(bsi, data, unhandled, NULL);
 }
 
 static void root_cancel(FutoInAsyncSteps* bsi)
 {
-    futoin__root* r = live_root(bsi, "cancel()");
+    futoin__root* r;
+    if (posted(bsi, FUTOIN__OP_CANCEL, NULL, NULL, NULL)) {
+        return;
+    }
+    r = live_root(bsi, "cancel()");
     if (!r) {
         return;
     }
@@ -481,7 +533,11 @@ static void root_cancel(FutoInAsyncSteps* bsi)
 
 static void root_free(FutoInAsyncSteps* bsi)
 {
-    futoin__root* r = live_root(bsi, "free()");
+    futoin__root* r;
+    if (posted(bsi, FUTOIN__OP_FREE, NULL, NULL, NULL)) {
+        return;
+    }
+    r = live_root(bsi, "free()");
     if (!r) {
         return;
     }
@@ -492,9 +548,29 @@ static void root_free(FutoInAsyncSteps* bsi)
     root_do_free(r);
 }
 
+void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
+                         FutoInAsyncSteps_error_callback unhandled,
+                         void (*release)(void* data))
+{
+    switch (op) {
+    case FUTOIN__OP_EXECUTE:
+        futoin__root_execute(&r->bsi, data, unhandled, release);
+        break;
+    case FUTOIN__OP_CANCEL:
+        root_cancel(&r->bsi);
+        break;
+    case FUTOIN__OP_FREE:
+        root_free(&r->bsi);
+        break;
+    }
+}
+
 static int root_is_valid(FutoInAsyncSteps* bsi)
 {
     futoin__root* r = futoin__as_root(bsi);
+    if (!futoin__on_loop(bsi, "isValid()")) {
+        return 0;
+    }
     return r->state != FUTOIN__R_FREED && !(r->pending & FUTOIN__P_FREE);
 }
 

@@ -35,6 +35,9 @@ static void drop_values(FutoInArgs* args)
 static bool gate_exec(futoin__step* s, const char* what, bool in_errh)
 {
     char msg[160];
+    if (!futoin__on_loop(s, what)) {
+        return false;
+    }
     if (s->state == FUTOIN__S_FREE) {
         misuse(s, what);
         return false;
@@ -123,6 +126,9 @@ static void* step_state_variable(FutoInAsyncSteps* bsi, void* data,
                                  void (*cleanup)(void* data, void* value))
 {
     futoin__step* s = futoin__as_step(bsi);
+    if (!futoin__on_loop(s, "stateVariable()")) {
+        return NULL;
+    }
     if (s->state == FUTOIN__S_FREE) {
         misuse(s, "stateVariable()");
         return NULL;
@@ -134,6 +140,9 @@ static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
                         void (*cleanup)(void* value))
 {
     futoin__step* s = futoin__as_step(bsi);
+    if (!futoin__on_loop(s, "stack()")) {
+        return NULL;
+    }
     if (s->state == FUTOIN__S_FREE) {
         misuse(s, "stack()");
         return NULL;
@@ -167,166 +176,110 @@ static void move_values(futoin__flow* fl, FutoInArgs* args)
     memset(args, 0, sizeof(*args));
 }
 
-/* ---- calls from other threads ------------------------------------------ */
-
-typedef struct remote_completion
-{
-    futoin__remote node;
-    futoin__step* s;
-    uint32_t gen;
-    bool is_error;
-    FutoInArgs args;
-    char* code;
-    char* info;
-} remote_completion;
-
-static void step_success(FutoInAsyncSteps* bsi, FutoInArgs* args);
-static void step_handle_error(FutoInAsyncSteps* bsi, const char* code,
-                              const char* info);
-
-static void remote_run(futoin__remote* node, bool dropped)
-{
-    remote_completion* rc = (remote_completion*)node;
-    futoin__step* s = rc->s;
-    if (dropped) {
-        futoin__args_clear(&rc->args);
-    } else if (s->gen != rc->gen || s->state == FUTOIN__S_FREE) {
-        futoin__args_clear(&rc->args);
-        misuse(s, rc->is_error ? "handle_error() from another thread"
-                               : "success() from another thread");
-    } else if (rc->is_error) {
-        step_handle_error(&s->bsi, rc->code, rc->info);
-    } else {
-        step_success(&s->bsi, &rc->args);
-    }
-    free(rc->code);
-    free(rc->info);
-    free(rc);
-}
-
-/* success()/handle_error() called off the loop thread: hand the outcome to
- * the loop thread. The step's generation is taken now, so a step that was
- * cancelled and recycled meanwhile is recognised there. */
-static bool post_remote(futoin__step* s, FutoInArgs* args, const char* code,
-                        const char* info)
-{
-    futoin_tool* tool;
-    remote_completion* rc;
-    if (!s->flow || !s->flow->root) {
-        return false;
-    }
-    tool = s->flow->root->owner;
-    if (futoin__tool_on_thread(tool)) {
-        return false;
-    }
-    rc = calloc(1, sizeof(*rc));
-    if (!rc) {
-        drop_values(args);
-        fprintf(stderr, "futoin: out of memory posting a completion\n");
-        return true;
-    }
-    rc->node.run = remote_run;
-    rc->s = s;
-    rc->gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-    rc->is_error = code != NULL;
-    if (args) {
-        memcpy(&rc->args, args, sizeof(*args));
-        memset(args, 0, sizeof(*args));
-    }
-    if (code) {
-        rc->code = strdup(code);
-        rc->info = info ? strdup(info) : NULL;
-    }
-    futoin__tool_post_remote(tool, &rc->node);
-    return true;
-}
-
 /* ---- completion ---------------------------------------------------------- */
 
-static void step_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+/* A claimed completion of a step that waits (or has sub-steps). Loop
+ * thread. */
+void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,
+                        const char* info)
 {
-    futoin__step* s = futoin__as_step(bsi);
+    if (code) {
+        futoin__step_error(s, code, info);
+    } else if (s->state == FUTOIN__S_WAIT) {
+        move_values(s->flow, args);
+        s->flags |= FUTOIN__F_SUCCESS;
+        futoin__step_resolve(s);
+    } else {
+        drop_values(args);
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           "success() on a step that has sub-steps");
+    }
+}
 
-    /* Another thread never looks at the step: the loop thread decides. */
-    if (post_remote(s, args, NULL, NULL)) {
-        return;
+/* The step's own callback (or error handler) decides its outcome. */
+static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
+                        const char* info)
+{
+    if (s->flags & FUTOIN__F_ERROR) {
+        drop_values(args); /* already failing: the first error wins */
+        return 0;
+    }
+    if (code) {
+        if (s->state == FUTOIN__S_EXEC && (s->flags & FUTOIN__F_SUCCESS)) {
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                               "error() after success()");
+            return FUTOIN_EINVAL;
+        }
+        if (s->flags & FUTOIN__F_ADDED) {
+            /* §2.1: as for success() after add(); the sub-steps it added
+             * are dropped by the unwinding */
+            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "error() after add()");
+            return FUTOIN_EINVAL;
+        }
+        s->flags &= (uint16_t)~FUTOIN__F_SUCCESS;
+        futoin__step_error(s, code, info);
+        return 1;
+    }
+    if (s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ADDED)) {
+        drop_values(args);
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           (s->flags & FUTOIN__F_SUCCESS)
+                                   ? "success() called twice"
+                                   : "success() after add()");
+        return FUTOIN_EINVAL;
+    }
+    move_values(s->flow, args);
+    s->flags |= FUTOIN__F_SUCCESS;
+    return 1;
+}
+
+int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
+                          const char* info)
+{
+    futoin_tool* tool = futoin__recpool_tool(s);
+    const char* what = code ? "handle_error()" : "success()";
+    int claim;
+
+    /* Another thread never looks at the step beyond its `xs` word: the
+     * claim decides, the loop thread applies. */
+    if (!futoin__tool_on_thread(tool)) {
+        return futoin__remote_complete(tool, s, args, code, info);
     }
     switch (s->state) {
     case FUTOIN__S_EXEC:
     case FUTOIN__S_ERRH:
-        if (s->flags & FUTOIN__F_ERROR) {
-            drop_values(args); /* already failing */
-        } else if (s->flags & FUTOIN__F_SUCCESS) {
-            drop_values(args);
-            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                               "success() called twice");
-        } else if (s->flags & FUTOIN__F_ADDED) {
-            drop_values(args);
-            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                               "success() after add()");
-        } else {
-            move_values(s->flow, args);
-            s->flags |= FUTOIN__F_SUCCESS;
-        }
-        return;
+        return complete_own(s, args, code, info);
     case FUTOIN__S_WAIT:
-        move_values(s->flow, args);
-        s->flags |= FUTOIN__F_SUCCESS;
-        futoin__step_resolve(s);
-        return;
+        /* A loop-thread event (a luv callback, a sync object) completes
+         * it: claim it as a worker would, so exactly one outcome wins. */
+        claim = futoin__xs_claim(s, what);
+        if (claim != 1) {
+            drop_values(args);
+            return claim;
+        }
+        futoin__step_apply(s, args, code, info);
+        return 1;
     case FUTOIN__S_SUBS:
+        /* not waiting for anything external: nothing to race with */
+        futoin__step_apply(s, args, code, info);
+        return code ? 1 : FUTOIN_EINVAL;
+    default: /* DONE, FREE or a record that went on to another step */
         drop_values(args);
-        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                           "success() on a step that has sub-steps");
-        return;
-    case FUTOIN__S_DONE:
-        drop_values(args);
-        futoin__tool_misuse(futoin__step_tool(s),
-                            "success() on a step that already completed");
-        return;
-    default:
-        drop_values(args);
-        misuse(s, "success()");
-        return;
+        return futoin__xs_refuse(
+                tool, atomic_load_explicit(&s->xs, memory_order_acquire), what);
     }
+}
+
+static void step_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
+{
+    futoin__step_complete(futoin__as_step(bsi), args, NULL, NULL);
 }
 
 static void step_handle_error(FutoInAsyncSteps* bsi, const char* code,
                               const char* info)
 {
-    futoin__step* s = futoin__as_step(bsi);
-    if (!code) {
-        code = FUTOIN_ERR_INTERNAL_ERROR;
-    }
-    if (post_remote(s, NULL, code, info)) {
-        return;
-    }
-    switch (s->state) {
-    case FUTOIN__S_EXEC:
-    case FUTOIN__S_ERRH:
-        if (s->flags & FUTOIN__F_ERROR) {
-            return;
-        }
-        if (s->state == FUTOIN__S_EXEC && (s->flags & FUTOIN__F_SUCCESS)) {
-            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                               "error() after success()");
-            return;
-        }
-        s->flags &= (uint16_t)~FUTOIN__F_SUCCESS;
-        futoin__step_error(s, code, info);
-        return;
-    case FUTOIN__S_WAIT:
-    case FUTOIN__S_SUBS:
-        futoin__step_error(s, code, info);
-        return;
-    case FUTOIN__S_DONE:
-        futoin__tool_misuse(futoin__step_tool(s),
-                            "error() on a step that already completed");
-        return;
-    default:
-        misuse(s, "handle_error()");
-        return;
-    }
+    futoin__step_complete(futoin__as_step(bsi), NULL,
+                          code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
 /* ---- waiting ------------------------------------------------------------- */
@@ -337,12 +290,21 @@ static void timeout_cb(void* data)
     futoin__flow* fl = s->flow;
     s->u.s.timer = NULL;
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
-    futoin__root_set_error(fl->root, FUTOIN_ERR_TIMEOUT, NULL);
     if (s->state == FUTOIN__S_WAIT) {
-        /* a late external success() is then reported, not accepted */
+        /* The timeout and a completion race for the step: whoever closes
+         * `xs` first wins. A completion that claimed it is on its way to
+         * this thread: the timeout stands down. */
+        uint32_t open = FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN);
+        if (!atomic_compare_exchange_strong_explicit(
+                    &s->xs, &open, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
+                    memory_order_acq_rel, memory_order_acquire)) {
+            return;
+        }
+        /* a completion arriving from now on lost the race: dropped */
         s->state = FUTOIN__S_DONE;
         s->flags |= FUTOIN__F_ERROR;
     }
+    futoin__root_set_error(fl->root, FUTOIN_ERR_TIMEOUT, NULL);
     futoin__raise_top(fl, FUTOIN_ERR_TIMEOUT);
 }
 
@@ -475,38 +437,36 @@ static void step_continue(FutoInAsyncSteps* bsi, const char* label)
 
 /* ---- root-only calls ----------------------------------------------------- */
 
+/* execute(), cancel(), free(): a root's calls, misused on a step. */
+static void root_only(FutoInAsyncSteps* bsi, const char* what)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    char msg[96];
+    if (!futoin__on_loop(s, what)) {
+        return;
+    }
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, what);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "%s is for root AsyncSteps, not a step", what);
+    futoin__tool_misuse(futoin__recpool_tool(s), msg);
+}
+
 static void step_execute(FutoInAsyncSteps* bsi, void* data,
                          FutoInAsyncSteps_error_callback unhandled)
 {
-    futoin__step* s = futoin__as_step(bsi);
-    if (s->state == FUTOIN__S_FREE) {
-        misuse(s, "execute()");
-        return;
-    }
-    futoin__tool_misuse(futoin__step_tool(s),
-                        "execute() is for root AsyncSteps, not a step");
+    root_only(bsi, "execute()");
 }
 
 static void step_cancel(FutoInAsyncSteps* bsi)
 {
-    futoin__step* s = futoin__as_step(bsi);
-    if (s->state == FUTOIN__S_FREE) {
-        misuse(s, "cancel()");
-        return;
-    }
-    futoin__tool_misuse(futoin__step_tool(s),
-                        "cancel() is for root AsyncSteps, not a step");
+    root_only(bsi, "cancel()");
 }
 
 static void step_free(FutoInAsyncSteps* bsi)
 {
-    futoin__step* s = futoin__as_step(bsi);
-    if (s->state == FUTOIN__S_FREE) {
-        misuse(s, "free()");
-        return;
-    }
-    futoin__tool_misuse(futoin__step_tool(s),
-                        "free() is for root AsyncSteps, not a step");
+    root_only(bsi, "free()");
 }
 
 static void step_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
@@ -538,6 +498,9 @@ static void step_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
 static int step_is_valid(FutoInAsyncSteps* bsi)
 {
     futoin__step* s = futoin__as_step(bsi);
+    if (!futoin__on_loop(s, "isValid()")) {
+        return 0;
+    }
     return s->state != FUTOIN__S_FREE && s->state != FUTOIN__S_DONE
            && s->flow->state != FUTOIN__FL_DONE;
 }

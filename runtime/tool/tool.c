@@ -381,19 +381,28 @@ static size_t timer_block_len(size_t i)
 
 static FUTOIN__NOINLINE bool timer_pool_grow(futoin_tool* tool)
 {
-    size_t n = timer_block_len(tool->timer_nblocks);
-    void** blocks = realloc(tool->timer_blocks,
-                            (tool->timer_nblocks + 1) * sizeof(void*));
+    /* A slot that futoin__tool_trim_loop() emptied is filled first. */
+    size_t at = 0;
+    size_t n;
     futoin__timer* blk;
-    if (!blocks) {
-        return false;
+    while (at < tool->timer_nblocks && tool->timer_blocks[at]) {
+        ++at;
     }
-    tool->timer_blocks = blocks;
+    if (at == tool->timer_nblocks) {
+        void** blocks = realloc(tool->timer_blocks,
+                                (tool->timer_nblocks + 1) * sizeof(void*));
+        if (!blocks) {
+            return false;
+        }
+        tool->timer_blocks = blocks;
+        tool->timer_blocks[tool->timer_nblocks++] = NULL;
+    }
+    n = timer_block_len(at);
     blk = calloc(n, sizeof(*blk));
     if (!blk) {
         return false;
     }
-    tool->timer_blocks[tool->timer_nblocks++] = blk;
+    tool->timer_blocks[at] = blk;
     for (size_t i = n; i-- > 0;) {
         blk[i].heap_idx = FUTOIN__TIMER_IDLE;
         blk[i].next_free = tool->timer_free;
@@ -402,17 +411,24 @@ static FUTOIN__NOINLINE bool timer_pool_grow(futoin_tool* tool)
     return true;
 }
 
-static bool timer_is_ours(const futoin_tool* tool, const void* p)
+/* The index of the pool block holding `p`, or -1 (a given-back block, or
+ * not a timer entry of ours). */
+static ptrdiff_t timer_block_of(const futoin_tool* tool, const void* p)
 {
     uintptr_t a = (uintptr_t)p;
     for (size_t i = 0; i < tool->timer_nblocks; ++i) {
         uintptr_t base = (uintptr_t)tool->timer_blocks[i];
         uintptr_t len = timer_block_len(i) * sizeof(futoin__timer);
-        if (a >= base && a - base < len) {
-            return (a - base) % sizeof(futoin__timer) == 0;
+        if (base && a >= base && a - base < len) {
+            return (a - base) % sizeof(futoin__timer) == 0 ? (ptrdiff_t)i : -1;
         }
     }
-    return false;
+    return -1;
+}
+
+static bool timer_is_ours(const futoin_tool* tool, const void* p)
+{
+    return timer_block_of(tool, p) >= 0;
 }
 
 static bool timer_less(const futoin__timer* a, const futoin__timer* b)
@@ -648,6 +664,76 @@ static futoin__timer* timer_of(const futoin_tool* tool, const FutoInHandle* h)
     return t;
 }
 
+/* ---- giving memory back ------------------------------------------------- */
+
+size_t futoin__tool_trim_loop(futoin_tool* tool)
+{
+    size_t given = 0;
+    size_t* nfree;
+
+    /* The immediate ring, once empty: no pending handle refers into it. */
+    if (tool->ring_head == tool->ring_tail && tool->ring_mask + 1 > IMM_INITIAL_CAP) {
+        struct futoin__imm* small = calloc(IMM_INITIAL_CAP, sizeof(*small));
+        if (small) {
+            given += (tool->ring_mask + 1 - IMM_INITIAL_CAP) * sizeof(*small);
+            free(tool->ring);
+            tool->ring = small;
+            tool->ring_mask = IMM_INITIAL_CAP - 1;
+        }
+    }
+    /* The heap array, down to twice what it holds. */
+    if (tool->heap_cap > 64 && tool->heap_len < tool->heap_cap / 4) {
+        uint32_t ncap = tool->heap_len * 2 > 64 ? tool->heap_len * 2 : 64;
+        futoin__timer** nheap = realloc(tool->heap, ncap * sizeof(*nheap));
+        if (nheap) {
+            given += (tool->heap_cap - ncap) * sizeof(*nheap);
+            tool->heap = nheap;
+            tool->heap_cap = ncap;
+        }
+    }
+    /* Timer blocks whose entries are all free. A handle never dereferences
+     * an entry before finding it in a live block (timer_of), so a handle
+     * into a block given back is simply stale. */
+    if (tool->timer_nblocks == 0) {
+        return given;
+    }
+    nfree = calloc(tool->timer_nblocks, sizeof(*nfree));
+    if (!nfree) {
+        return given;
+    }
+    for (futoin__timer* t = tool->timer_free; t; t = t->next_free) {
+        ptrdiff_t b = timer_block_of(tool, t);
+        if (b >= 0) {
+            ++nfree[b];
+        }
+    }
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        if (tool->timer_blocks[i] && nfree[i] != timer_block_len(i)) {
+            nfree[i] = 0; /* keep it */
+        }
+    }
+    {
+        futoin__timer** pp = &tool->timer_free;
+        while (*pp) {
+            ptrdiff_t b = timer_block_of(tool, *pp);
+            if (b >= 0 && nfree[b]) {
+                *pp = (*pp)->next_free;
+            } else {
+                pp = &(*pp)->next_free;
+            }
+        }
+    }
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        if (tool->timer_blocks[i] && nfree[i]) {
+            free(tool->timer_blocks[i]);
+            tool->timer_blocks[i] = NULL;
+            given += timer_block_len(i) * sizeof(futoin__timer);
+        }
+    }
+    free(nfree);
+    return given;
+}
+
 /* ---- public scheduling API ------------------------------------------------ */
 
 FUTOIN_API FutoInHandle futoin_tool_immediate(
@@ -861,7 +947,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;
-    tool->thread = uv_thread_self();
+    atomic_init(&tool->thread, futoin__thread_key());
 
     if (opts->uv_loop) {
         tool->loop = opts->uv_loop;
@@ -975,17 +1061,15 @@ int futoin__tool_destroy(futoin_tool* tool)
 
 FUTOIN_API int futoin_tool_run(futoin_tool* tool)
 {
-    uv_thread_t self;
+    uintptr_t self = futoin__thread_key();
     if (!tool || !tool->owns_loop || tool->closing || tool->in_run != 0
         || tool->cb_depth != 0) {
         return FUTOIN_EINVAL;
     }
-    /* The calling thread becomes the loop thread. Written only when it
-     * changes, so the usual case does not race with other threads that
-     * read it in futoin_tool_immediate(). */
-    self = uv_thread_self();
-    if (!uv_thread_equal(&self, &tool->thread)) {
-        tool->thread = self;
+    /* The calling thread becomes the loop thread. Other threads read it
+     * (atomically) to decide whether to post their calls. */
+    if (atomic_load_explicit(&tool->thread, memory_order_relaxed) != self) {
+        atomic_store_explicit(&tool->thread, self, memory_order_relaxed);
     }
     ++tool->in_run;
     /* What is already queued runs before entering libuv: a flow that

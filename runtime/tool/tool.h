@@ -84,7 +84,8 @@ struct futoin_tool
     uv_prepare_t prepare; /* owned loop: applies lazy handle state */
     bool lazy;        /* owned loop: libuv handle state is applied lazily */
     bool async_refd;  /* whether `async` is currently uv_ref'd */
-    uv_thread_t thread;
+    /* The loop thread (futoin__thread_key()); read by any thread. */
+    _Atomic(uintptr_t) thread;
 
     /* Immediate ring; capacity is a power of two, grows by doubling.
      * Slot of sequence number s is ring[s & ring_mask]. */
@@ -154,6 +155,9 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
                         size_t upper_size);
 int futoin__tool_check_free(futoin_tool* tool);
 int futoin__tool_destroy(futoin_tool* tool);
+/* Loop thread: shrink the immediate ring, the timer heap and the timer
+ * pool after a peak (futoin_tool_trim). Returns bytes given back. */
+size_t futoin__tool_trim_loop(futoin_tool* tool);
 
 /*
  * Fairness. Work done between two libuv turns is bounded by time, not only
@@ -222,11 +226,25 @@ void futoin__tool_unref(futoin_tool* tool);
 /* Report misuse that cannot go into a flow (see futoin_misuse_cb). */
 void futoin__tool_misuse(futoin_tool* tool, const char* message);
 
+/* A number that identifies the calling thread among live threads. Where
+ * the compiler offers it, the thread pointer (one `mov %fs:0` on x86-64):
+ * every call through a handle checks its thread, so this must cost next
+ * to nothing; elsewhere pthread_self(). */
+static inline uintptr_t futoin__thread_key(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))       \
+        && (defined(__clang__) || __GNUC__ >= 11)
+    return (uintptr_t)__builtin_thread_pointer();
+#else
+    return (uintptr_t)pthread_self();
+#endif
+}
+
+/* Any thread: is the caller on the tool's loop thread? */
 static inline bool futoin__tool_on_thread(futoin_tool* tool)
 {
-    /* uv_thread_t is pthread_t on Unix; calling pthread directly saves two
-     * calls into libuv on every success(). */
-    return pthread_equal(pthread_self(), tool->thread) != 0;
+    return atomic_load_explicit(&tool->thread, memory_order_relaxed)
+           == futoin__thread_key();
 }
 
 #endif /* FUTOIN_RUNTIME_TOOL_H */

@@ -36,7 +36,9 @@ typedef void (*futoin_release_cb)(void* data);
 
 /** Extension table version 1 (library 0.1.0). */
 #define FUTOIN_EXT_VERSION_1 1u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_1
+/** Extension table version 2 (library 0.2.0): try_success, try_error. */
+#define FUTOIN_EXT_VERSION_2 2u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_2
 
 typedef struct futoin_async_ext_table
 {
@@ -47,37 +49,37 @@ typedef struct futoin_async_ext_table
 
     /* ---- version 1 ---- */
 
-    /** add() whose `data` is released by `release` (NULL: none). @since 1 */
+    /** add() whose `data` is released by `release` (NULL: none). Threads: loop thread. @since 1 */
     void (*add)(FutoInAsyncSteps* bsi,
                 void* data,
                 FutoInAsyncSteps_execute_callback f,
                 FutoInAsyncSteps_error_callback eh,
                 futoin_release_cb release);
-    /** parallel() whose `data` (of `eh`) is released. @since 1 */
+    /** parallel() whose `data` (of `eh`) is released. Threads: loop thread. @since 1 */
     FutoInAsyncSteps* (*parallel)(FutoInAsyncSteps* bsi,
                                   void* data,
                                   FutoInAsyncSteps_error_callback eh,
                                   futoin_release_cb release);
     /** setCancel() whose `data` is released with the step (or when a
-     *  later setCancel() replaces it). @since 1 */
+     *  later setCancel() replaces it). Threads: loop thread. @since 1 */
     void (*setCancel)(FutoInAsyncSteps* bsi,
                       void* data,
                       FutoInAsyncSteps_cancel_callback ch,
                       futoin_release_cb release);
-    /** loop() whose `data` is released when the loop ends. @since 1 */
+    /** loop() whose `data` is released when the loop ends. Threads: loop thread. @since 1 */
     void (*loop)(FutoInAsyncSteps* bsi,
                  void* data,
                  void (*f)(FutoInAsyncSteps* bsi, void* data),
                  const char* label,
                  futoin_release_cb release);
-    /** repeat() whose `data` is released when the loop ends. @since 1 */
+    /** repeat() whose `data` is released when the loop ends. Threads: loop thread. @since 1 */
     void (*repeat)(FutoInAsyncSteps* bsi,
                    void* data,
                    size_t count,
                    void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
                    const char* label,
                    futoin_release_cb release);
-    /** addSync() whose `data` is released. @since 1 */
+    /** addSync() whose `data` is released. Threads: loop thread. @since 1 */
     void (*addSync)(FutoInAsyncSteps* bsi,
                     FutoInSync* sync,
                     void* data,
@@ -85,28 +87,48 @@ typedef struct futoin_async_ext_table
                     FutoInAsyncSteps_error_callback eh,
                     futoin_release_cb release);
     /** execute() whose `data` (of `unhandled`) is released when the root
-     *  is freed or executed again. @since 1 */
+     *  is freed or executed again. Threads: any thread (posted to the loop thread). @since 1 */
     void (*execute)(FutoInAsyncSteps* bsi,
                     void* data,
                     FutoInAsyncSteps_error_callback unhandled,
                     futoin_release_cb release);
     /** error_info of the root: the info of the last error, or NULL. Valid
-     *  until the next error of that root. @since 1 */
+     *  until the next error of that root. Threads: loop thread. @since 1 */
     const char* (*error_info)(FutoInAsyncSteps* bsi);
-    /** Code of the root's last error ("last_exception"), or NULL. @since 1 */
+    /** Code of the root's last error ("last_exception"), or NULL. Threads: loop thread. @since 1 */
     const char* (*error_code)(FutoInAsyncSteps* bsi);
     /** Attach a language exception object to the root as last_exception.
      *  MOVES `value` (the caller's copy is reset); the previous one is
-     *  cleaned up. A binding calls it right before handle_error(). @since 1 */
+     *  cleaned up. A binding calls it right before handle_error(). Threads: loop thread. @since 1 */
     void (*set_last_exception)(FutoInAsyncSteps* bsi, FutoInBinaryValue* value);
     /** The exception object set above, or NULL. Borrowed: valid until the
-     *  next set_last_exception() or the root is freed. @since 1 */
+     *  next set_last_exception() or the root is freed. Threads: loop thread. @since 1 */
     const FutoInBinaryValue* (*last_exception)(FutoInAsyncSteps* bsi);
     /** successStep(): a step that only calls success(args) — MOVES
-     *  `args`. @since 1 */
+     *  `args`. Threads: loop thread. @since 1 */
     void (*successStep)(FutoInAsyncSteps* bsi, FutoInArgs* args);
-    /** The tool the handle belongs to. @since 1 */
+    /** The tool the handle belongs to. Threads: any thread, for a live handle. @since 1 */
     futoin_tool* (*tool)(FutoInAsyncSteps* bsi);
+
+    /* ---- version 2 ---- */
+
+    /**
+     * success(args) that says whether it was taken. Any thread: from
+     * another thread the completion is posted to the loop thread, never
+     * blocking. MOVES `args` (dropped and cleaned up when not taken).
+     * @return 1 when this call decides the step's outcome (its flow may
+     *         still be cancelled as a whole before the values are used);
+     *         0 when the step already ended by its timeout, a cancel or an
+     *         error unwinding past it: the completion lost a race, which is
+     *         normal, and is dropped quietly and counted
+     *         (futoin_tool_stats.late_completions); FUTOIN_EINVAL for
+     *         misuse (a step that completed normally or was claimed by
+     *         another completion), also reported to the misuse callback.
+     * @since 2 */
+    int (*try_success)(FutoInAsyncSteps* bsi, FutoInArgs* args);
+    /** handle_error(code, info) that says whether it was taken, as
+     *  try_success. Any thread; copies `code` and `info`. @since 2 */
+    int (*try_error)(FutoInAsyncSteps* bsi, const char* code, const char* info);
 } futoin_async_ext_table;
 
 /**
@@ -120,7 +142,9 @@ FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
 
 /** API table version 1 (library 0.1.0). */
 #define FUTOIN_API_VERSION_1 1u
-#define FUTOIN_API_VERSION FUTOIN_API_VERSION_1
+/** API table version 2 (library 0.2.0): tool_get_stats, tool_trim. */
+#define FUTOIN_API_VERSION_2 2u
+#define FUTOIN_API_VERSION FUTOIN_API_VERSION_2
 
 /**
  * Everything a consumer that dlopen()s the library needs, in one table, so
@@ -162,6 +186,9 @@ typedef struct futoin_async_api
     FutoInSync* (*limiter_new)(futoin_tool* tool,
                                const futoin_limiter_options* opts);
     int (*limiter_free)(FutoInSync* limiter);
+    /* ---- version 2 ---- */
+    int (*tool_get_stats)(futoin_tool* tool, futoin_tool_stats* out);
+    size_t (*tool_trim)(futoin_tool* tool);
 } futoin_async_api;
 
 /** Name of the negotiation symbol, for dlsym(). */
@@ -176,6 +203,7 @@ typedef struct futoin_async_api
  * @return FUTOIN_OK; FUTOIN_EVERSION (and *out = NULL) for version 0 or a
  *         version newer than this library: refused, not guessed;
  *         FUTOIN_EINVAL for out == NULL.
+ * Threads: any thread.
  */
 FUTOIN_API int futoin_async_get_api(uint32_t version,
                                     const futoin_async_api** out);
@@ -202,8 +230,10 @@ FUTOIN__EXT_SLOT(9, set_last_exception);
 FUTOIN__EXT_SLOT(10, last_exception);
 FUTOIN__EXT_SLOT(11, successStep);
 FUTOIN__EXT_SLOT(12, tool);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 13 * sizeof(void*),
-                "ext v1 size");
+FUTOIN__EXT_SLOT(13, try_success);
+FUTOIN__EXT_SLOT(14, try_error);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 15 * sizeof(void*),
+                "ext v2 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \
@@ -235,8 +265,10 @@ FUTOIN__API_SLOT(22, throttle_free);
 FUTOIN__API_SLOT(23, limiter_options_init);
 FUTOIN__API_SLOT(24, limiter_new);
 FUTOIN__API_SLOT(25, limiter_free);
-FUTOIN__SASSERT(sizeof(futoin_async_api) == 8 + 26 * sizeof(void*),
-                "api v1 size");
+FUTOIN__API_SLOT(26, tool_get_stats);
+FUTOIN__API_SLOT(27, tool_trim);
+FUTOIN__SASSERT(sizeof(futoin_async_api) == 8 + 28 * sizeof(void*),
+                "api v2 size");
 
 #ifdef __cplusplus
 }

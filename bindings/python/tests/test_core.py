@@ -10,7 +10,7 @@ from futoin_async import (AsyncSteps, DefenseRejected, Errors, FutoInError,
 
 
 def test_version():
-    assert version() == "0.1.0"
+    assert version() == "0.2.0"
     assert Errors.Timeout == "Timeout" and Errors.InternalError == "InternalError"
 
 

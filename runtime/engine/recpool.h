@@ -1,0 +1,104 @@
+/*
+ * Record pools of the step engine (not installed): fixed-size records
+ * carved from large aligned blocks that stay mapped as long as the tool.
+ *
+ * Why blocks are aligned. The handle a callback gets is the step record
+ * itself, and a worker thread may call success() through it at any time,
+ * even long after the step ended (a completion that lost the race against
+ * the step's timeout). Such a call must never touch memory the loop thread
+ * is rewriting, nor unmapped memory. Every block starts with a header that
+ * names the tool and never changes, so the tool of any record, live or
+ * stale, is one mask away (futoin__recpool_tool) with no racy read.
+ *
+ * Why blocks are never unmapped. Memory is given back to the system by
+ * futoin__recpool_trim(), which remaps a block whose records are all free
+ * onto a copy-on-write image of a "template" block: every record of it
+ * reads as a free record (the caller's template), the header still names
+ * the tool, and no page of it is resident until someone reads it. A stale
+ * handle into a trimmed block therefore keeps reading a free record
+ * instead of faulting, and the block is carved again, page by page, when
+ * the pool grows.
+ *
+ * The free list is FIFO with a quarantine: a record is reused only once
+ * `quarantine` others were freed after it, so a stale handle keeps finding
+ * its record free for a while instead of a new owner (engine.h). Fresh
+ * records are carved from the current block when the free list holds no
+ * more than the quarantine. Loop thread only, except futoin__recpool_tool.
+ */
+#ifndef FUTOIN_RUNTIME_ENGINE_RECPOOL_H
+#define FUTOIN_RUNTIME_ENGINE_RECPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct futoin_tool;
+
+/* 1 MiB: few blocks (and mappings) even for a million live records, and
+ * untouched pages of a block cost no memory. */
+#define FUTOIN__RECPOOL_BLOCK ((size_t)1 << 20)
+
+/* The first bytes of every block; identical in all blocks of a pool. */
+typedef struct futoin__recpool_hdr
+{
+    struct futoin_tool* tool;
+    struct futoin__recpool* pool;
+} futoin__recpool_hdr;
+
+typedef struct futoin__recpool_block
+{
+    char* base;        /* FUTOIN__RECPOOL_BLOCK-aligned mapping */
+    uint32_t carved;   /* records carved from it since it was (re)started */
+    uint32_t scratch;  /* futoin__recpool_trim(): free records counted */
+    bool trimmed;      /* remapped onto the template: nothing resident */
+} futoin__recpool_block;
+
+typedef struct futoin__recpool
+{
+    void* head; /* FIFO free list */
+    void* tail;
+    size_t count;      /* records on the free list */
+    size_t quarantine; /* keep at least this many before reusing */
+    size_t size;       /* record size, a multiple of 8 */
+    size_t link_off;   /* offset of the free-list link in the record */
+    size_t first;      /* offset of the first record in a block */
+    size_t per_block;
+    size_t live;       /* records handed out */
+    struct futoin_tool* tool;
+    futoin__recpool_block* blocks; /* every block ever mapped, by index */
+    size_t nblocks;
+    size_t cap_blocks;
+    size_t cur;        /* index of the block being carved; nblocks = none */
+    /* What a free record of a trimmed block reads as (NULL: all zero). */
+    const void* tmpl;
+    int tmpl_fd;       /* memfd with the template block image, or -1 */
+} futoin__recpool;
+
+/* Set up an empty pool (maps nothing yet). `tmpl` (size bytes, or NULL)
+ * must outlive the pool. */
+void futoin__recpool_init(futoin__recpool* p, struct futoin_tool* tool,
+                          size_t size, size_t link_off, size_t quarantine,
+                          const void* tmpl);
+/* Unmap everything. Records must not be used any more. */
+void futoin__recpool_close(futoin__recpool* p);
+
+/* A record (contents unspecified: the caller initialises it), or NULL. */
+void* futoin__recpool_get(futoin__recpool* p);
+void futoin__recpool_put(futoin__recpool* p, void* rec);
+
+/* Give back the memory of blocks whose records are all free and out of
+ * the quarantine. Returns the number of bytes given back. */
+size_t futoin__recpool_trim(futoin__recpool* p);
+
+/* Bytes of blocks currently carved from (not trimmed). */
+size_t futoin__recpool_mapped(const futoin__recpool* p);
+
+/* The tool of any record of any pool, live, free or trimmed. Any thread:
+ * the header is written once, before any record of the block exists. */
+static inline struct futoin_tool* futoin__recpool_tool(const void* rec)
+{
+    uintptr_t b = (uintptr_t)rec & ~(uintptr_t)(FUTOIN__RECPOOL_BLOCK - 1);
+    return ((const futoin__recpool_hdr*)b)->tool;
+}
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * Cross-thread calls hammered from several threads at once, as a plain
+ * program: Criterion cannot run under ThreadSanitizer (its inheritable
+ * arena fails to map, Criterion issue #274), so the test command builds
+ * this file with -fsanitize=thread and runs it; any report fails the run.
+ * It also runs in the normal build as one more test.
+ *
+ * What it hammers: worker threads complete waiting steps (with short
+ * timeouts and cancel handlers, so completions race with timeouts), make
+ * calls that must be refused from their thread, and execute, cancel and
+ * free roots, while the loop thread runs the flows. Every completion is
+ * accounted for; the last line is "hammer: N passed, M failed".
+ */
+#include <futoin/async.h>
+#include <futoin/sys/wrap.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            ++passed;                                                          \
+        } else {                                                               \
+            ++failed;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+static atomic_size_t misuse_seen;
+static void on_misuse(void* d, const char* code, const char* msg)
+{
+    atomic_fetch_add(&misuse_seen, 1);
+}
+
+static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
+
+/* ---- scenario 1: completions racing timeouts and root cancels ----------- */
+
+#define FLOWS 4000
+#define WORKERS 3
+
+static futoin_tool* tool;
+static FutoInAsyncSteps* roots[FLOWS];
+static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static FutoInAsyncSteps* queue[FLOWS];
+static size_t qhead, qtail;
+static bool done;
+static atomic_size_t rc1, rc0, rc_bad, refused, applied;
+
+static void never(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    abort(); /* a refused add() must never run */
+}
+static void on_cancel(FutoInAsyncSteps* as, void* d)
+{
+}
+static void wait_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if ((uintptr_t)d % 7) { /* most race a 0-4 ms timeout; some never time out */
+        as->api->setTimeout(as, (uint32_t)((uintptr_t)d % 5));
+    }
+    as->api->setCancel(as, NULL, on_cancel);
+    as->api->waitExternal(as);
+    pthread_mutex_lock(&mx);
+    queue[qtail++] = as;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mx);
+}
+static void next_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if (a->arg0.type) {
+        atomic_fetch_add(&applied, 1);
+    }
+}
+static void on_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    if (code[0] == 'W') {
+        atomic_fetch_add(&applied, 1);
+    }
+    as->api->success(as, NULL);
+}
+
+static void* worker(void* d)
+{
+    unsigned seed = (unsigned)(uintptr_t)d;
+    for (;;) {
+        FutoInAsyncSteps* as;
+        int rc;
+        pthread_mutex_lock(&mx);
+        while (qhead == qtail && !done) {
+            pthread_cond_wait(&cv, &mx);
+        }
+        if (qhead == qtail) {
+            pthread_mutex_unlock(&mx);
+            return NULL;
+        }
+        as = queue[qhead++];
+        pthread_mutex_unlock(&mx);
+        for (unsigned spin = rand_r(&seed) % 4000; spin; --spin) {
+            __asm__ volatile("" ::: "memory");
+        }
+        as->api->add(as, NULL, never, NULL); /* refused: wrong thread */
+        atomic_fetch_add(&refused, 1);
+        if (rand_r(&seed) % 4 == 0) {
+            rc = futoin_wrap_try_error(as, "WorkerError", "from a worker");
+        } else {
+            FutoInArgs args;
+            memset(&args, 0, sizeof(args));
+            args.arg0.type = &ty_i64;
+            args.arg0.i64 = 1;
+            rc = futoin_wrap_try_success(as, &args);
+        }
+        atomic_fetch_add(rc == 1 ? &rc1 : rc == 0 ? &rc0 : &rc_bad, 1);
+    }
+}
+
+static void* canceller(void* d)
+{
+    unsigned seed = 4242;
+    for (int n = 0; n < FLOWS / 4; ++n) {
+        FutoInAsyncSteps* r = roots[rand_r(&seed) % FLOWS];
+        r->api->cancel(r);
+    }
+    return NULL;
+}
+
+static void scenario_completions(void)
+{
+    pthread_t w[WORKERS], c;
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    size_t misuse_before = atomic_load(&misuse_seen);
+    for (uintptr_t i = 0; i < FLOWS; ++i) {
+        roots[i] = futoin_root_new(tool);
+        roots[i]->api->add(roots[i], (void*)i, wait_step, on_error);
+        roots[i]->api->add(roots[i], NULL, next_step, NULL);
+        roots[i]->api->execute(roots[i], NULL, NULL);
+    }
+    for (uintptr_t i = 0; i < WORKERS; ++i) {
+        pthread_create(&w[i], NULL, worker, (void*)(i + 1));
+    }
+    pthread_create(&c, NULL, canceller, NULL);
+    futoin_tool_run(tool);
+    pthread_join(c, NULL);
+    pthread_mutex_lock(&mx);
+    done = true;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mx);
+    for (int i = 0; i < WORKERS; ++i) {
+        pthread_join(w[i], NULL);
+    }
+    while (futoin_tool_run_nowait(tool) > 0) {
+    }
+    futoin_tool_run_nowait(tool); /* posts that came after run() returned */
+    futoin_tool_get_stats(tool, &st);
+    CHECK(atomic_load(&rc_bad) == 0, "%zu completions refused as misuse",
+          atomic_load(&rc_bad));
+    CHECK(atomic_load(&rc1) + atomic_load(&rc0) == qtail, "%zu + %zu != %zu",
+          atomic_load(&rc1), atomic_load(&rc0), qtail);
+    CHECK(atomic_load(&misuse_seen) - misuse_before == atomic_load(&refused),
+          "misuse %zu, refused calls %zu",
+          atomic_load(&misuse_seen) - misuse_before, atomic_load(&refused));
+    CHECK(st.late_completions >= atomic_load(&rc0), "late %zu < lost %zu",
+          st.late_completions, atomic_load(&rc0));
+    CHECK(st.late_completions
+                  <= atomic_load(&rc0) + atomic_load(&rc1) - atomic_load(&applied),
+          "late %zu", st.late_completions);
+    for (int i = 0; i < FLOWS; ++i) {
+        roots[i]->api->free(roots[i]);
+    }
+    printf("completions: %zu taken, %zu lost a race, %zu applied, %zu late\n",
+           atomic_load(&rc1), atomic_load(&rc0), atomic_load(&applied),
+           st.late_completions);
+}
+
+/* ---- scenario 2: roots started, cancelled and freed from threads -------- */
+
+/* One thread executes every root; each root's step (on the loop thread)
+ * hands its root to a second thread, which cancels and frees it, or frees
+ * it at once. Every handler must run on the loop thread. */
+#define ROOTS 2000
+static FutoInAsyncSteps* croots[ROOTS];
+static FutoInAsyncSteps* keeper;
+static atomic_size_t ran, cancelled, off_loop;
+static pthread_t loop_thread;
+static FutoInAsyncSteps* rq[ROOTS];
+static size_t rq_head, rq_tail;
+
+static void on_loop_check(void)
+{
+    if (!pthread_equal(pthread_self(), loop_thread)) {
+        atomic_fetch_add(&off_loop, 1);
+    }
+}
+static void cancel_counted(FutoInAsyncSteps* as, void* d)
+{
+    on_loop_check();
+    atomic_fetch_add(&cancelled, 1);
+}
+static void waiting_step(FutoInAsyncSteps* as, void* root, const FutoInArgs* a)
+{
+    on_loop_check();
+    atomic_fetch_add(&ran, 1);
+    as->api->setCancel(as, NULL, cancel_counted);
+    pthread_mutex_lock(&mx);
+    rq[rq_tail++] = root;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mx);
+}
+static void* executor(void* d)
+{
+    for (int i = 0; i < ROOTS; ++i) {
+        croots[i]->api->execute(croots[i], NULL, NULL);
+    }
+    return NULL;
+}
+static void* stopper(void* d)
+{
+    for (size_t n = 0; n < ROOTS; ++n) {
+        FutoInAsyncSteps* r;
+        pthread_mutex_lock(&mx);
+        while (rq_head == rq_tail) {
+            pthread_cond_wait(&cv, &mx);
+        }
+        r = rq[rq_head++];
+        pthread_mutex_unlock(&mx);
+        if (n % 2) {
+            r->api->cancel(r);
+        }
+        r->api->free(r);
+    }
+    keeper->api->success(keeper, NULL); /* posted after every free */
+    return NULL;
+}
+static pthread_t exec_thread, stop_thread;
+static void keep_waiting(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    keeper = as; /* before the threads that use it exist */
+    as->api->waitExternal(as);
+    pthread_create(&exec_thread, NULL, executor, NULL);
+    pthread_create(&stop_thread, NULL, stopper, NULL);
+}
+
+static void scenario_root_ops(void)
+{
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    size_t misuse_before = atomic_load(&misuse_seen);
+    FutoInAsyncSteps* kroot;
+    loop_thread = pthread_self();
+    for (int i = 0; i < ROOTS; ++i) {
+        croots[i] = futoin_root_new(tool);
+        croots[i]->api->add(croots[i], croots[i], waiting_step, NULL);
+    }
+    kroot = futoin_root_new(tool);
+    kroot->api->add(kroot, NULL, keep_waiting, NULL);
+    kroot->api->execute(kroot, NULL, NULL);
+    futoin_tool_run(tool);
+    pthread_join(exec_thread, NULL);
+    pthread_join(stop_thread, NULL);
+    futoin_tool_get_stats(tool, &st);
+    CHECK(atomic_load(&ran) == ROOTS, "%zu of %d roots ran", atomic_load(&ran),
+          ROOTS);
+    CHECK(atomic_load(&cancelled) == ROOTS, "%zu of %d cancel handlers ran",
+          atomic_load(&cancelled), ROOTS);
+    CHECK(atomic_load(&off_loop) == 0, "%zu handlers ran off the loop thread",
+          atomic_load(&off_loop));
+    CHECK(st.live_roots == 1, "live roots %zu (the keeper only)", st.live_roots);
+    CHECK(atomic_load(&misuse_seen) == misuse_before, "misuse reported");
+    kroot->api->free(kroot);
+    printf("root ops: %zu roots executed from one thread, cancelled and freed "
+           "from another\n",
+           atomic_load(&ran));
+}
+
+int main(void)
+{
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    o.misuse = on_misuse;
+    if (futoin_tool_new(&tool, &o) != FUTOIN_OK) {
+        return 2;
+    }
+    scenario_completions();
+    scenario_root_ops();
+    CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
+    printf("hammer: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
