@@ -211,12 +211,6 @@ void fpy_misuse_cb(void* data, const char* code, const char* message)
         }
         return;
     }
-    if (message && strstr(message, "from another thread through the handle")) {
-        /* a completion from another thread that lost the race against the
-         * step's timeout or a cancel: a normal outcome, not misuse (the
-         * worker's success()/error() returned False when it could tell) */
-        return;
-    }
     fprintf(stderr, "futoin: %s: %s\n", code, message);
 }
 

@@ -1071,14 +1071,14 @@ PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
 
 /* Completing a step from outside its own callback: a waiting step, from a
  * timer, another flow or another thread. True if this call completed it,
- * False if the step had already ended (its timeout, a cancel, an earlier
- * completion) - a lost race, not an error. */
+ * False if the step had already ended (its timeout, a cancel, an error
+ * unwinding past it) - a lost race, not an error. */
 static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
                                    PyObject* code, PyObject* info)
 {
     const char* ccode = NULL;
     const char* cinfo = NULL;
-    int refused;
+    int rc;
     if (s->kind == FPY_ROOT) {
         if (fa) {
             fpy_args_reset(fa);
@@ -1092,46 +1092,28 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
             return NULL;
         }
     }
-    if (!same_thread(s)) {
-        /* Posted to the loop thread, which decides. Until the library
-         * tells a worker whether its completion was taken (ext v2
-         * try_success/try_error), a step that visibly ended already (its
-         * timeout, a cancel, an earlier completion) is refused here; a
-         * completion that loses the race after this check is dropped on
-         * the loop thread, quietly (fpy_misuse_cb). */
-        if (!s->bsi->api->isValid(s->bsi)) {
-            if (fa) {
-                fpy_args_reset(fa);
-            }
-            Py_RETURN_FALSE;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        if (code) {
-            s->bsi->api->handle_error(s->bsi, ccode, cinfo);
-        } else {
-            s->bsi->api->success(s->bsi, fa);
-        }
-        Py_END_ALLOW_THREADS
-        if (fa) {
-            fpy_args_reset(fa);
-        }
-        s->did |= FPY_DID_COMPLETE;
-        Py_RETURN_TRUE;
-    }
+    /* The library decides at once, from any thread (a claim on the step):
+     * 1 taken, 0 the step had already ended (a lost race, dropped
+     * quietly), < 0 misuse (reported; raised here). From another thread
+     * the completion is posted to the loop thread. */
     fpy_check_begin();
     if (code) {
-        s->bsi->api->handle_error(s->bsi, ccode, cinfo);
+        rc = futoin_wrap_try_error(s->bsi, ccode, cinfo);
     } else {
-        s->bsi->api->success(s->bsi, fa);
+        rc = futoin_wrap_try_success(s->bsi, fa);
     }
-    --fpy_T.expect;
-    refused = fpy_T.misused;
-    fpy_T.misused = 0;
     if (fa) {
-        fpy_args_reset(fa);
+        fpy_args_reset(fa); /* no-op after a move */
+    }
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    if (rc < 0) {
+        return fpy_invalid_state("%s refused: the step is not waiting",
+                                 code ? "error()" : "success()");
     }
     s->did |= FPY_DID_COMPLETE;
-    return PyBool_FromLong(!refused);
+    return PyBool_FromLong(rc > 0);
 }
 
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)

@@ -668,6 +668,25 @@ static PyObject* t_misuse_count(PyObject* self, PyObject* unused)
     return PyLong_FromSize_t(t->tool ? futoin_tool_misuse_count(t->tool) : 0);
 }
 
+static PyObject* t_stats(PyObject* self, PyObject* unused)
+{
+    fpy_tool* t = TL(self);
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    if (!tool_live(t)) {
+        return NULL;
+    }
+    if (futoin_tool_get_stats(t->tool, &st) != FUTOIN_OK) {
+        PyErr_SetString(PyExc_RuntimeError, "stats(): on the tool's loop thread only");
+        return NULL;
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n}", "misuse", (Py_ssize_t)st.misuse,
+                         "late_completions", (Py_ssize_t)st.late_completions,
+                         "live_roots", (Py_ssize_t)st.live_roots,
+                         "live_steps", (Py_ssize_t)st.live_steps,
+                         "pool_bytes", (Py_ssize_t)st.pool_bytes,
+                         "trimmed_bytes", (Py_ssize_t)st.trimmed_bytes);
+}
+
 static PyObject* t_close(PyObject* self, PyObject* unused)
 {
     fpy_tool* t = TL(self);
@@ -782,6 +801,11 @@ static PyMethodDef tool_methods[] = {
     M("misuse_count", t_misuse_count, METH_NOARGS,
       "misuse_count($self, /)\n--\n\n"
       "How many API misuses the library reported for this tool."),
+    M("stats", t_stats, METH_NOARGS,
+      "stats($self, /)\n--\n\n"
+      "What the tool did and holds (a dict): misuse, late_completions\n"
+      "(completions that lost the race against their step's timeout or a\n"
+      "cancel), live_roots, live_steps, pool_bytes, trimmed_bytes."),
     M("close", t_close, METH_NOARGS,
       "close($self, /)\n--\n\n"
       "Cancel the executing roots, drop pending calls and free the loop.\n"

@@ -116,6 +116,8 @@ def test_completion_that_lost_the_race_returns_false(tool, capfd):
     th.join(10)
     assert late == [False, False, True]
     assert capfd.readouterr().err == ""  # no misuse line for a lost race
+    stats = tool.stats()
+    assert stats["late_completions"] == 2 and stats["misuse"] == 0
 
 
 def test_other_step_methods_from_a_worker_raise(tool):
@@ -166,3 +168,45 @@ def test_call_soon_threadsafe(tool):
             daemon=True).start()
     root.add(step)
     assert root.run() == 7 and got == [threading.get_ident()]
+
+
+def test_accepted_means_the_completion_decided_the_step(tool, capfd):
+    # Workers race their completions against 1 ms timeouts: whatever
+    # success() returned must be what the flow saw (True: the value went
+    # on; False: the step timed out), with no misuse line either way.
+    import random
+    import time
+    n = 200
+    said = {}
+    got = {}
+    workers = []
+
+    def make(i):
+        def step(asi):
+            asi.set_timeout(1)
+
+            def worker():
+                time.sleep(random.random() * 0.002)
+                said[i] = asi.success(i)
+            t = threading.Thread(target=worker, daemon=True)
+            workers.append(t)
+            t.start()
+
+        def done(asi, v):
+            got[i] = v
+
+        def timed_out(asi, code):
+            asi.success(code)
+        return step, done, timed_out
+    for i in range(n):
+        step, done, timed_out = make(i)
+        r = AsyncSteps(tool)
+        r.add(lambda asi, step=step: asi.add(step), timed_out).add(done)
+        r.execute()
+    tool.run()
+    for t in workers:
+        t.join(10)
+    assert len(said) == n and len(got) == n
+    for i in range(n):
+        assert got[i] == (i if said[i] else "Timeout"), (i, said[i], got[i])
+    assert capfd.readouterr().err == ""
