@@ -189,7 +189,11 @@ static PyObject* num_array(const FutoInBinaryValue* v, int base)
 /* binary -> Python (new reference). */
 PyObject* futoin_py_from_binval(const FutoInBinaryValue* v)
 {
-    int flags = v->type->flags;
+    int flags;
+    if (v->type == &ty_i64) {
+        return PyLong_FromLongLong(v->i64); /* the common case, first */
+    }
+    flags = v->type->flags;
     int base = flags & FTN_BASE_TYPE_MASK;
     if (flags & FTN_TYPE_ARRAY) {
         if (base == FTN_TYPE_UINT8) {
