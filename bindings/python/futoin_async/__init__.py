@@ -306,6 +306,7 @@ class Tool(_core.ToolBase):
         asyncio's ``call_later``; FTN12's ``deferred()`` takes ms)."""
         if delay != delay or delay < 0:
             delay = 0
+        delay = min(delay, 4294967.0)  # libuv timers: uint32 milliseconds
         fn = (lambda: callback(*args)) if args else callback
         return TimerHandle(self, self.deferred(int(round(delay * 1000)), fn))
 
