@@ -52,6 +52,7 @@ typedef struct fpy_steps
     struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
     PyObject* weakrefs;     /* weakref support */
     unsigned long exec_gen; /* roots: counts execute() calls */
+    struct fpy_steps *next_root, *prev_root; /* roots of our Tool: its list */
     unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
     unsigned short did;     /* FPY_DID_* during the current callback */
 } fpy_steps;
@@ -70,6 +71,8 @@ typedef struct fpy_tool
     uv_prepare_t* prep; /* releases the GIL before the loop polls */
     PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
     int passing;       /* run_nowait() is on the stack */
+    int closing;       /* close() drops the executing roots */
+    fpy_steps* roots;  /* every live root made on this tool (borrowed) */
     struct fpy_tool* next_live; /* the live tools, for fpy_tool_find() */
     /* driven from asyncio (py_asyncio.c) */
     PyObject* aloop;   /* the asyncio loop, or NULL */
@@ -203,6 +206,8 @@ PyObject* fpy_hook(const char* name);
 
 /** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
 int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
+/** Free the FTN12 root of `s` now (cancelling its flow); `s` is closed. */
+void fpy_steps_free_root(fpy_steps* s);
 void fpy_steps_clear(fpy_steps* s);
 PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
                          PyObject* tool);

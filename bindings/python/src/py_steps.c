@@ -230,21 +230,49 @@ int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
     s->kind = FPY_ROOT;
     s->tool_obj = Py_NewRef(tool_obj);
     s->tool = tool;
+    s->next_root = tool->roots; /* close() frees the tool's roots */
+    if (tool->roots) {
+        tool->roots->prev_root = s;
+    }
+    tool->roots = s;
     return 0;
+}
+
+static void unlist_root(fpy_steps* s)
+{
+    fpy_tool* t = s->tool;
+    if (!t || (!s->prev_root && t->roots != s)) {
+        return; /* not listed */
+    }
+    if (s->prev_root) {
+        s->prev_root->next_root = s->next_root;
+    } else {
+        t->roots = s->next_root;
+    }
+    if (s->next_root) {
+        s->next_root->prev_root = s->prev_root;
+    }
+    s->next_root = s->prev_root = NULL;
+}
+
+void fpy_steps_free_root(fpy_steps* s)
+{
+    FutoInAsyncSteps* b = s->bsi;
+    unlist_root(s);
+    if (s->exec) {
+        s->exec->owner = NULL;
+        s->exec = NULL;
+    }
+    if (s->kind == FPY_ROOT && b) {
+        s->bsi = NULL;
+        b->api->free(b); /* may run Python code (releases) */
+    }
 }
 
 /* Dealloc: free an owned root (which releases what it still holds). */
 void fpy_steps_clear(fpy_steps* s)
 {
-    if (s->exec) {
-        s->exec->owner = NULL;
-        s->exec = NULL;
-    }
-    if (s->kind == FPY_ROOT && s->bsi) {
-        FutoInAsyncSteps* b = s->bsi;
-        s->bsi = NULL;
-        b->api->free(b);
-    }
+    fpy_steps_free_root(s);
     Py_CLEAR(s->tool_obj);
 }
 
@@ -822,17 +850,19 @@ static void exec_drop(void* data)
 {
     fpy_exec* e = data;
     if (!e->settled) {
+        fpy_tool* t = fpy_tool_find(e->ftool);
+        int closing = t && t->closing; /* its immediates would be dropped */
         FutoInHandle h = {0, 0, 0};
-        if (e->ftool) {
+        if (e->ftool && !closing) {
             h = futoin_tool_immediate(e->ftool, exec_check, e);
+            if (futoin_tool_is_valid(e->ftool, &h)
+                || !futoin_tool_is_same_thread(e->ftool)) {
+                return; /* exec_check() drops this reference */
+            }
         }
-        if (e->ftool && (futoin_tool_is_valid(e->ftool, &h)
-                         || !futoin_tool_is_same_thread(e->ftool))) {
-            return; /* exec_check() drops this reference */
-        }
-        if (e->refs == 1) {
+        if (closing || e->refs == 1) {
             ++e->refs;
-            exec_check(e); /* the last reference: decide now */
+            exec_check(e); /* the last reference, or the tool closes: now */
             return;
         }
     }
@@ -1577,17 +1607,11 @@ PyObject* fpy_new_instance(fpy_steps* s)
 PyObject* fpy_free(fpy_steps* s)
 {
     if (s->kind == FPY_ROOT && s->bsi) {
-        FutoInAsyncSteps* b = s->bsi;
         if (!not_other_thread(s, "free()")) {
             return NULL;
         }
-        if (s->exec) {
-            s->exec->owner = NULL;
-            s->exec = NULL;
-        }
-        s->bsi = NULL;
         fpy_check_begin();
-        b->api->free(b);
+        fpy_steps_free_root(s);
         fpy_tool_root_done(s);
         if (fpy_check_end() < 0) {
             return NULL;

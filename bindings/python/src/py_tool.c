@@ -135,6 +135,7 @@ int fpy_tool_close(fpy_tool* t)
     if (!t->tool) {
         return 0;
     }
+    t->closing = 1;
     if (t->flows && PyDict_GET_SIZE(t->flows)) {
         PyObject* old = t->flows;
         t->flows = PyDict_New();
@@ -144,6 +145,14 @@ int fpy_tool_close(fpy_tool* t)
         }
     }
     drop_timers(t);
+    /* the tool's roots still referenced from Python are freed (closed):
+     * like a file's, their handles are dead with the tool */
+    while (t->roots) {
+        fpy_steps* s = t->roots;
+        Py_INCREF(s);
+        fpy_steps_free_root(s);
+        Py_DECREF(s);
+    }
     fpy_drain();
     if (t->sig) {
         uv_close((uv_handle_t*)t->sig, on_sig_closed);
@@ -156,6 +165,7 @@ int fpy_tool_close(fpy_tool* t)
     /* EBUSY: a root of another owner still lives; the tool is kept rather
      * than freed under it */
     if (futoin_tool_free(t->tool) != FUTOIN_OK) {
+        t->closing = 0;
         PyErr_SetString(PyExc_RuntimeError,
                         "Tool.close(): roots made on this tool are still alive");
         return -1;

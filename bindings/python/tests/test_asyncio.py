@@ -171,3 +171,17 @@ def test_flows_awaited_from_asyncio_leak_nothing(loop_class):
         assert grown < 50, f"{grown} objects accumulated over 2,000 awaited flows"
         assert tool.executing == 0
     asyncio.run(main())
+
+
+def test_closing_the_tool_cancels_an_awaited_flow(loop_class):
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        tool = Tool()
+        root = AsyncSteps(tool).add(lambda asi: asi.wait_external())
+        fut = root.promise()
+        await asyncio.sleep(0.001)
+        tool.close()  # the root still referenced here is freed too
+        assert not root.is_valid()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(fut, 5)
+    asyncio.run(main())

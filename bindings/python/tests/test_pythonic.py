@@ -206,7 +206,11 @@ def test_tool_and_root_are_context_managers():
             tool.run_nowait()
         assert not root.is_valid() and log == ["cancelled"]
         assert AsyncSteps(tool).add(lambda asi: 5).run() == 5
-    assert tool.closed
+        kept = AsyncSteps(tool)  # still referenced when the tool closes
+        kept.add(lambda asi: 6)
+    assert tool.closed and not kept.is_valid()
+    with pytest.raises(RuntimeError):
+        kept.add(lambda asi: 7)
     with pytest.raises(RuntimeError):
         AsyncSteps(tool)
     with fa.Mutex() as mtx:
