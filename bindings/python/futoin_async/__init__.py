@@ -255,8 +255,9 @@ class Tool(_core.ToolBase):
         self.close()
 
     def close(self) -> None:
-        """Cancel the executing roots, drop pending calls and free the
-        loop. Idempotent; the tool is unusable afterwards."""
+        """Cancel the executing roots, free every root made on the tool
+        (those still referenced become closed handles), drop pending calls
+        and free the loop. Idempotent; the tool is unusable afterwards."""
         if not self.closed:
             _tools.pop(self.ptr, None)
         super().close()

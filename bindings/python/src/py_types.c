@@ -808,8 +808,9 @@ static PyMethodDef tool_methods[] = {
       "cancel), live_roots, live_steps, pool_bytes, trimmed_bytes."),
     M("close", t_close, METH_NOARGS,
       "close($self, /)\n--\n\n"
-      "Cancel the executing roots, drop pending calls and free the loop.\n"
-      "Idempotent."),
+      "Cancel the executing roots, free every root made on the tool (those\n"
+      "still referenced become closed handles), drop pending calls and free\n"
+      "the loop. Idempotent."),
     M("_drive", t__drive, METH_O,
       "_drive($self, loop, /)\n--\n\nBe driven by this asyncio loop from now on."),
     M("_kick", t__kick, METH_NOARGS,
