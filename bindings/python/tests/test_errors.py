@@ -157,6 +157,8 @@ def test_misuse_raises_at_the_call_site(tool, capfd):
         finished.set_timeout(5)
     with pytest.raises(RuntimeError):
         finished.break_loop()
+    with pytest.raises(RuntimeError):  # it completed normally: not a lost race
+        finished.success(1)
     assert capfd.readouterr().err == ""  # raised, not printed
 
 
