@@ -16,11 +16,13 @@
 static PyObject *s_call_soon, *s_call_later, *s_add_reader, *s_remove_reader,
     *s_cancel, *s_is_closed, *s_done, *s_set_result, *s_set_exception,
     *s_create_future, *s_add_done_callback, *s_remove_done_callback,
-    *s_cancelled, *s_flow;
+    *s_cancelled;
 
+/* Interned method names, made once. */
 static int names(void)
 {
-    if (s_flow) {
+    static int ready;
+    if (ready) {
         return 0;
     }
 #define N(v, t)                                                                \
@@ -40,8 +42,8 @@ static int names(void)
     N(s_add_done_callback, "add_done_callback");
     N(s_remove_done_callback, "remove_done_callback");
     N(s_cancelled, "cancelled");
-    N(s_flow, "_flow");
 #undef N
+    ready = 1;
     return 0;
 }
 
