@@ -418,11 +418,19 @@ def run(self: AsyncSteps) -> Any:
     return value
 
 
-_core._extend(AsyncSteps, {
-    "__enter__": _steps_enter, "__exit__": _steps_exit,
-    "wrap": classmethod(wrap), "add_sync": add_sync, "for_each": for_each,
-    "forEach": forEach, "new_instance": new_instance, "run": run,
-})
+def _methods(**fns: Any) -> dict:
+    """Methods for _core._extend(): named as AsyncSteps' own."""
+    for name, fn in fns.items():
+        f = fn.__func__ if isinstance(fn, classmethod) else fn
+        f.__name__ = name
+        f.__qualname__ = f"AsyncSteps.{name}"
+    return fns
+
+
+_core._extend(AsyncSteps, _methods(
+    __enter__=_steps_enter, __exit__=_steps_exit, wrap=classmethod(wrap),
+    add_sync=add_sync, for_each=for_each, forEach=forEach,
+    new_instance=new_instance, run=run))
 del wrap, add_sync, for_each, forEach, new_instance, run
 
 
