@@ -7,6 +7,7 @@
 #   4. exported symbols = version script = header declarations
 #   5. `meson install` + a consumer built with pkg-config
 #   6. the Python binding: wheel, venv install, pytest
+#   7. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
 # Each part ends with a line "<part>: N passed, M failed"; the script exits
 # non-zero if anything failed.
 set -uo pipefail
@@ -158,6 +159,21 @@ else
   record python 0 1
 fi
 rm -rf "$pytmp"
+
+say "Java binding (jar, JUnit 4, -Xcheck:jni, the jar alone)"
+# bindings/java/test.sh builds the jar against build/ (soname link), runs
+# the suite twice (normal, -Xcheck:jni) and a demo with only the jar on
+# the class path; its last line is "java: N passed, M failed".
+java_log=$(mktemp)
+bash bindings/java/test.sh build build/java >"$java_log" 2>&1
+java_rc=$?
+grep -vE '^\[(junit|xcheck)\] [A-Za-z]+Test +[0-9]+ run, 0 failed' "$java_log" | tail -n 40
+java_sum=$(grep -E '^java: [0-9]+ passed, [0-9]+ failed$' "$java_log" | tail -1)
+jp=$(awk '{print $2}' <<<"$java_sum"); jf=$(awk '{print $4}' <<<"$java_sum")
+jp=${jp:-0}; jf=${jf:-1}
+[ $java_rc -ne 0 ] && [ "$jf" = 0 ] && jf=1
+record java "$jp" "$jf"
+rm -f "$java_log"
 
 say "summary"
 for line in "${summary[@]}"; do echo "$line"; done

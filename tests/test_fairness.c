@@ -206,3 +206,135 @@ Test(fairness, two_busy_flows_both_progress)
         API(busy2[i])->free(busy2[i]);
     }
 }
+
+/* A flow whose turn comes runs at least one step even when the time slice
+ * just ended, so it never falls behind an immediate queued after it: here
+ * every root's first step (which sets a cancel handler) must run before
+ * the cancel() that was queued right after its execute(), while a busy
+ * flow keeps ending slices. */
+#define ORDER_ROOTS 20000
+static FutoInAsyncSteps* order_roots[ORDER_ROOTS];
+static unsigned order_cancelled, order_started;
+static void order_on_cancel(FutoInAsyncSteps* as, void* d)
+{
+    ++order_cancelled;
+}
+static void order_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ++order_started;
+    API(as)->setCancel(as, NULL, order_on_cancel);
+    for (volatile int i = 0; i < 3000; ++i) { /* a few us: slices end mid-burst */
+    }
+}
+static void order_cancel(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    API(as)->cancel(as);
+}
+static unsigned order_seed = 7;
+static void order_nop(void* d)
+{
+}
+static void order_stop_busy(void* d)
+{
+    API((FutoInAsyncSteps*)d)->cancel(d);
+}
+
+Test(fairness, a_flow_keeps_its_turn_when_a_slice_ends)
+{
+    FutoInAsyncSteps* busy = futoin_root_new(T);
+    order_cancelled = order_started = 0;
+    memset(spins, 0, sizeof(spins));
+    API(busy)->add(busy, (void*)0, spin_forever, NULL);
+    API(busy)->execute(busy, NULL, on_unhandled);
+    for (int i = 0; i < ORDER_ROOTS; ++i) {
+        order_roots[i] = futoin_root_new(T);
+        API(order_roots[i])->add(order_roots[i], NULL, order_step, NULL);
+        API(order_roots[i])->execute(order_roots[i], NULL, on_unhandled);
+        futoin_tool_immediate(T, order_cancel, order_roots[i]);
+        /* a varying amount of other work, so that the clock reads (every
+         * `stride` units) land on every kind of turn */
+        for (int k = rand_r(&order_seed) % 3; k > 0; --k) {
+            futoin_tool_immediate(T, order_nop, NULL);
+        }
+    }
+    futoin_tool_immediate(T, order_stop_busy, busy);
+    run();
+    cr_assert_eq(order_started, ORDER_ROOTS, "%u roots were cancelled before "
+                 "their first step", ORDER_ROOTS - order_started);
+    cr_assert_eq(order_cancelled, ORDER_ROOTS);
+    for (int i = 0; i < ORDER_ROOTS; ++i) {
+        API(order_roots[i])->free(order_roots[i]);
+    }
+    API(busy)->free(busy);
+}
+
+/* Slow callbacks in one burst: after fast work has grown the clock-read
+ * stride to its maximum, a burst of ~20 us immediates must still end its
+ * slice after about a millisecond, not after the burst's count limit
+ * (4096 callbacks, ~80 ms here): a 2 ms timer fires within some dozens of
+ * them. The callback's cost is measured first, so the bound holds on any
+ * machine (slower callbacks only make the count smaller). */
+#define SLOW_IMMS 6000
+static unsigned slow_spin = 1000;
+static unsigned slow_ran, slow_ran_at_timer;
+static bool slow_timer_fired;
+static void slow_imm(void* d)
+{
+    if (slow_timer_fired) {
+        return;
+    }
+    for (volatile unsigned i = 0; i < slow_spin; ++i) {
+    }
+    ++slow_ran;
+}
+static void slow_timer(void* d)
+{
+    slow_timer_fired = true;
+    slow_ran_at_timer = slow_ran;
+}
+static void start_slow_burst(void* d)
+{
+    for (int i = 0; i < SLOW_IMMS; ++i) {
+        futoin_tool_immediate(T, slow_imm, NULL);
+    }
+    futoin_tool_deferred(T, 2, slow_timer, NULL);
+}
+
+Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
+{
+    FutoInAsyncSteps* busy = futoin_root_new(T);
+    uint64_t t0, per;
+    unsigned per_ms;
+    /* about 20 us per callback here */
+    for (;;) {
+        t0 = uv_hrtime();
+        for (int i = 0; i < 20; ++i) {
+            slow_timer_fired = false;
+            slow_imm(NULL);
+        }
+        per = (uv_hrtime() - t0) / 20;
+        if (per >= 15000 || slow_spin > (1u << 30)) {
+            break;
+        }
+        slow_spin *= 2;
+    }
+    per_ms = (unsigned)(1000000 / per) + 1;
+    slow_ran = 0;
+    slow_timer_fired = false;
+    /* fast work first: the stride grows to its maximum */
+    memset(spins, 0, sizeof(spins));
+    API(busy)->add(busy, (void*)0, spin_forever, NULL);
+    API(busy)->execute(busy, NULL, on_unhandled);
+    futoin_tool_deferred(T, 3, cancel_root, busy);
+    run();
+    /* then the slow burst */
+    futoin_tool_immediate(T, start_slow_burst, NULL);
+    run();
+    cr_assert(slow_timer_fired);
+    cr_assert_lt(slow_ran_at_timer, 10 * per_ms + 64,
+                 "the 2 ms timer fired after %u callbacks of %llu ns "
+                 "(%u fit in 1 ms)",
+                 slow_ran_at_timer, (unsigned long long)per, per_ms);
+    API(busy)->free(busy);
+}

@@ -288,3 +288,90 @@ Test(loops, body_success_values_are_dropped)
     cr_assert_eq(value_cleanups, 5);
     API(as)->free(as);
 }
+
+/* A break in a parallel() branch ends the loop around the parallel(): the
+ * siblings are cancelled, the parallel's error handler sees LoopBreak like
+ * any branch error, and the flow goes on after the loop. (The JS reference
+ * loses the flow here: nothing after the loop ever runs. A deliberate
+ * difference, README.) A continue goes on with the next iteration. */
+static void br_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("%s cancelled", (const char*)d);
+}
+static void br_break(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("branch 1 breaks");
+    API(as)->breakLoop(as, (const char*)d);
+}
+static void br_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("branch 2 waits");
+    API(as)->setCancel(as, "branch 2", br_cancel);
+}
+static void par_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("parallel onerror %s", code);
+}
+static int par_iter;
+static void par_loop_body(FutoInAsyncSteps* as, void* d)
+{
+    FutoInAsyncSteps* p;
+    tr("iteration %d", par_iter);
+    if (par_iter++ > 2) {
+        tr("safety break");
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    p = API(as)->parallel(as, NULL, par_eh);
+    API(p)->add(p, NULL, br_wait, NULL); /* starts first, then waits */
+    API(p)->add(p, d, br_break, NULL);
+}
+static void after_par_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("after loop, last_exception=%s",
+       (const char*)API(as)->stateVariable(as, NULL, "last_exception", NULL, NULL));
+}
+
+Test(loops, break_in_a_parallel_branch_ends_the_enclosing_loop)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    par_iter = 0;
+    API(as)->loop(as, "L", par_loop_body, "L");
+    API(as)->add(as, NULL, after_par_loop, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("iteration 0\nbranch 2 waits\nbranch 1 breaks\n"
+                 "branch 2 cancelled\nparallel onerror LoopBreak\n"
+                 "after loop, last_exception=(null)\n");
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+static void br_continue(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("branch 1 continues");
+    API(as)->continueLoop(as, NULL);
+}
+static void par_rep_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
+    tr("iteration %zu", i);
+    API(p)->add(p, NULL, br_wait, NULL);
+    API(p)->add(p, NULL, br_continue, NULL);
+    API(as)->add(as, "never", name_step, NULL);
+}
+
+Test(loops, continue_in_a_parallel_branch_goes_on_with_the_next_iteration)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->repeat(as, NULL, 2, par_rep_body, NULL);
+    API(as)->add(as, NULL, after_par_loop, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("iteration 0\nbranch 2 waits\nbranch 1 continues\n"
+                 "branch 2 cancelled\n"
+                 "iteration 1\nbranch 2 waits\nbranch 1 continues\n"
+                 "branch 2 cancelled\n"
+                 "after loop, last_exception=(null)\n");
+    API(as)->free(as);
+}

@@ -24,15 +24,46 @@ static void run_one(FutoInAsyncSteps_execute_callback f)
     API(as)->free(as);
 }
 
+/* The reference's q7 frame (tests/ref_js/q7_misuse.js): a wrapper step W
+ * whose sub-step S misbehaves, a sibling S2 after S, then a root step N.
+ * A call after success() is raised one level up: S already completed, so
+ * W's handler sees the InternalError and S's own handler does not (q7 a2,
+ * c2). */
+static void w_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("W onerror %s: %s", code,
+       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
+}
+static void s_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("S onerror %s", code);
+}
+static FutoInAsyncSteps_execute_callback framed_s;
+static void w_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, framed_s, s_eh);
+    API(as)->add(as, "S2 run", name_step, NULL);
+}
+static void run_framed(FutoInAsyncSteps_execute_callback s)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    framed_s = s;
+    API(as)->add(as, NULL, w_step, w_eh);
+    API(as)->add(as, "N run", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    API(as)->free(as);
+}
+
 static void success_twice(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     SUCCESS0(as);
     SUCCESS0(as);
 }
-Test(misuse, success_twice)
+Test(misuse, success_twice_is_raised_one_level_up)
 {
-    run_one(success_twice);
-    assert_trace("onerror InternalError: success() called twice\n"
+    run_framed(success_twice);
+    assert_trace("W onerror InternalError: success() after success()\n"
                  "unhandled InternalError\n");
 }
 
@@ -69,10 +100,10 @@ static void add_after_success(FutoInAsyncSteps* as, void* d, const FutoInArgs* a
     SUCCESS0(as);
     API(as)->add(as, "sub", name_step, NULL);
 }
-Test(misuse, add_after_success)
+Test(misuse, add_after_success_is_raised_one_level_up)
 {
-    run_one(add_after_success);
-    assert_trace("onerror InternalError: add() after success()\n"
+    run_framed(add_after_success);
+    assert_trace("W onerror InternalError: add() after success()\n"
                  "unhandled InternalError\n");
 }
 
@@ -82,10 +113,10 @@ static void error_after_success(FutoInAsyncSteps* as, void* d,
     SUCCESS0(as);
     ERROR(as, "Late");
 }
-Test(misuse, error_after_success)
+Test(misuse, error_after_success_is_raised_one_level_up)
 {
-    run_one(error_after_success);
-    assert_trace("onerror InternalError: error() after success()\n"
+    run_framed(error_after_success);
+    assert_trace("W onerror InternalError: error() after success()\n"
                  "unhandled InternalError\n");
 }
 
@@ -256,20 +287,56 @@ Test(misuse, tool_free_with_live_root)
     API(as)->free(as);
 }
 
-/* success() through a parallel() handle and a loop-only call on it. */
+/* Calls a parallel() handle does not offer, made while a step runs: they
+ * fail that step with InternalError (§2.1) instead of only being reported
+ * while the flow carries on as if the branch had succeeded. The first one
+ * wins; nothing goes to the misuse callback. */
+static int par_call;
+static void loop_body(FutoInAsyncSteps* as, void* d)
+{
+    tr("loop body must not run");
+}
+static void rep_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("repeat body must not run");
+}
 static void par_misuse(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
+    static char mutex_mem[64];
     FutoInAsyncSteps* p = API(as)->parallel(as, NULL, NULL);
-    size_t before = misuse_seen;
-    SUCCESS0(p);
-    API(p)->breakLoop(p, NULL);
-    cr_assert_null(API(p)->parallel(p, NULL, NULL));
-    tr("reported %zu", misuse_seen - before);
+    API(p)->add(p, "branch", name_step, NULL);
+    switch (par_call) {
+    case 0: SUCCESS0(p); break;
+    case 1: API(p)->loop(p, NULL, loop_body, NULL); break;
+    case 2: API(p)->repeat(p, NULL, 3, rep_body, NULL); break;
+    case 3: cr_assert_null(API(p)->parallel(p, NULL, NULL)); break;
+    case 4: API(p)->addSync(p, (FutoInSync*)mutex_mem, NULL, name_step, NULL); break;
+    case 5: API(p)->add(p, NULL, NULL, NULL); break;
+    }
 }
-Test(misuse, parallel_handle_misuse)
+Test(misuse, parallel_handle_misuse_fails_the_flow)
 {
-    run_one(par_misuse);
-    assert_trace("reported 3\nnever\n");
+    static const char* expected[] = {
+            "onerror InternalError: success() is not available on a parallel() handle\n",
+            "onerror InternalError: loop() is not available on a parallel() handle\n",
+            "onerror InternalError: repeat() is not available on a parallel() handle\n",
+            "onerror InternalError: parallel() is not available on a parallel() handle\n",
+            "onerror InternalError: addSync() is not available on a parallel() handle\n",
+            "onerror InvalidRequest: parallel().add(): the execute callback is NULL\n",
+    };
+    static const char* unhandled[] = {"InternalError", "InternalError",
+                                      "InternalError", "InternalError",
+                                      "InternalError", "InvalidRequest"};
+    char want[256];
+    for (par_call = 0; par_call < 6; ++par_call) {
+        trace_len = 0;
+        trace_buf[0] = 0;
+        run_one(par_misuse);
+        snprintf(want, sizeof(want), "%sunhandled %s\n", expected[par_call],
+                 unhandled[par_call]);
+        assert_trace(want);
+    }
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
 }
 
 /* Running the loop from inside a step would nest flows: refused. */

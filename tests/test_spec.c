@@ -1254,3 +1254,350 @@ Test(spec, s_unhandled_c_external_error)
                  "unhandled ExtError\n");
     assert_no_misuse();
 }
+
+/* ==== q13: breakLoop()/continueLoop() unwind like errors ================== */
+
+/* Each scenario of tests/ref_js/q13_loop_unwind.js, replayed and compared
+ * with its section of the reference's trace. */
+static void q13_quiet(FutoInAsyncSteps* as, void* d, const char* code)
+{
+}
+static const char* q13_st(FutoInAsyncSteps* as)
+{
+    static char buf[160];
+    const char* e = API(as)->stateVariable(as, NULL, "last_exception", NULL, NULL);
+    const char* i = API(as)->stateVariable(as, NULL, "error_info", NULL, NULL);
+    snprintf(buf, sizeof(buf), " last_exception=%s error_info=%s",
+             e ? e : "null", i ? i : "null");
+    return buf;
+}
+static void q13_run(FutoInAsyncSteps* as, const char* header, const char* next)
+{
+    API(as)->execute(as, NULL, q13_quiet);
+    run();
+    API(as)->free(as);
+    assert_trace_is(section(load_expected("q13_loop_unwind"), header, next),
+                    header);
+    assert_no_misuse();
+}
+static FutoInAsyncSteps* q13_root(const char* header)
+{
+    tr("%.*s", (int)strlen(header) - 1, header);
+    return futoin_root_new(T);
+}
+static int q13_i;
+
+/* a */
+static void q13a_body(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("body");
+    API(as)->breakLoop(as, NULL);
+}
+static void q13a_mid(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, q13a_body, NULL);
+}
+static void q13a_mid_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("mid onerror %s%s", code, q13_st(as));
+}
+static void q13a_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13a_mid, q13a_mid_eh);
+}
+static void q13_after_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s%s", (const char*)d, q13_st(as));
+}
+Test(spec, q13_a_break_passes_an_intermediate_handler)
+{
+    static const char h[] = "== a: a break passes an intermediate handler ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->loop(as, NULL, q13a_loop, NULL);
+    API(as)->add(as, "after loop", q13_after_loop, NULL);
+    q13_run(as, h, "== b:");
+}
+
+/* b */
+static void q13b_own_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("own onerror %s", code);
+}
+static void q13b_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13a_body, q13b_own_eh);
+}
+Test(spec, q13_b_the_breaking_step_sees_its_own_break)
+{
+    static const char h[] = "== b: the breaking step sees its own break ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->loop(as, NULL, q13b_loop, NULL);
+    API(as)->add(as, "after loop", q13_after_loop, NULL);
+    q13_run(as, h, "== c:");
+}
+
+/* c */
+static void q13c_body(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("body %d", q13_i);
+    ++q13_i;
+    API(as)->breakLoop(as, NULL);
+}
+static void q13c_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s", code);
+    if (q13_i < 3) {
+        SUCCESS0(as);
+    }
+}
+static void q13_say(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+static void q13c_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13c_body, q13c_eh);
+    API(as)->add(as, "swallowed, iteration goes on", q13_say, NULL);
+}
+Test(spec, q13_c_success_in_a_handler_swallows_a_break)
+{
+    static const char h[] = "== c: success() in a handler swallows a break ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    q13_i = 0;
+    API(as)->loop(as, NULL, q13c_loop, NULL);
+    API(as)->add(as, "after loop", q13_after_loop, NULL);
+    q13_run(as, h, "== d:");
+}
+
+/* d */
+static void q13d_body(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("body %zu", (size_t)(uintptr_t)d);
+    API(as)->continueLoop(as, NULL);
+}
+static void q13_onerror(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s", code);
+}
+static void q13d_not_reached(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("not reached %zu", (size_t)(uintptr_t)d);
+}
+static void q13d_rep(FutoInAsyncSteps* as, void* d, size_t n)
+{
+    API(as)->add(as, (void*)(uintptr_t)n, q13d_body, q13_onerror);
+    API(as)->add(as, (void*)(uintptr_t)n, q13d_not_reached, NULL);
+}
+Test(spec, q13_d_continue_passes_a_handler_on_every_iteration)
+{
+    static const char h[] = "== d: continue passes a handler on every iteration ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->repeat(as, NULL, 3, q13d_rep, NULL);
+    API(as)->add(as, "after repeat", q13_after_loop, NULL);
+    q13_run(as, h, "== e:");
+}
+
+/* e */
+static const FutoInType q13_ty_str = {FTN_TYPE_STRING, NULL};
+static void q13e_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    FutoInArgs args;
+    tr("onerror %s", code);
+    memset(&args, 0, sizeof(args));
+    args.arg0.type = &q13_ty_str;
+    args.arg0.cstr = "v";
+    args.arg0.length = 1;
+    API(as)->success(as, &args);
+}
+static void q13e_next(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("next %zu [%s]", (size_t)(uintptr_t)d,
+       a->arg0.type ? a->arg0.cstr : "");
+}
+static void q13e_rep(FutoInAsyncSteps* as, void* d, size_t n)
+{
+    API(as)->add(as, (void*)(uintptr_t)n, q13d_body, q13e_eh);
+    API(as)->add(as, (void*)(uintptr_t)n, q13e_next, NULL);
+}
+Test(spec, q13_e_success_with_a_value_swallows_a_continue)
+{
+    static const char h[] = "== e: success(v) in a handler swallows a continue ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->repeat(as, NULL, 2, q13e_rep, NULL);
+    API(as)->add(as, "after repeat", q13_say, NULL);
+    q13_run(as, h, "== f:");
+}
+
+/* f */
+static void q13f_inner_body(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("inner");
+    API(as)->breakLoop(as, "OUTER");
+}
+static void q13f_inner_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("inner onerror %s", code);
+}
+static void q13f_inner(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13f_inner_body, q13f_inner_eh);
+}
+static void q13f_between(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->loop(as, NULL, q13f_inner, "INNER");
+}
+static void q13f_between_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("between onerror %s", code);
+}
+static void q13f_outer(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13f_between, q13f_between_eh);
+}
+Test(spec, q13_f_a_labelled_break_passes_the_inner_loop)
+{
+    static const char h[] = "== f: a labelled break passes the inner loop ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->loop(as, NULL, q13f_outer, "OUTER");
+    API(as)->add(as, "after", q13_after_loop, NULL);
+    q13_run(as, h, "== g:");
+}
+
+/* g */
+static void q13_break_now(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->breakLoop(as, NULL);
+}
+static void q13g_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s", code);
+    ERROR(as, "Changed");
+}
+static void q13g_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13_break_now, q13g_eh);
+}
+static void q13g_outer(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->loop(as, NULL, q13g_loop, NULL);
+}
+static void q13g_outer_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("outer onerror %s%s", code, q13_st(as));
+}
+Test(spec, q13_g_a_handler_turns_a_break_into_an_error)
+{
+    static const char h[] = "== g: a handler turns a break into an error ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->add(as, NULL, q13g_outer, q13g_outer_eh);
+    q13_run(as, h, "== h:");
+}
+
+/* h */
+static void q13h_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->handle_error(as, "E1", "info1");
+}
+static void q13h_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s%s", code, q13_st(as));
+    API(as)->breakLoop(as, NULL);
+}
+static void q13h_mid(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, q13h_fail, q13h_eh);
+}
+static void q13h_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13h_mid, q13a_mid_eh);
+}
+Test(spec, q13_h_a_break_from_an_error_handler_passes_the_next_handler)
+{
+    static const char h[] =
+            "== h: a break from an error handler passes the next handler ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->loop(as, NULL, q13h_loop, NULL);
+    API(as)->add(as, "after", q13_after_loop, NULL);
+    q13_run(as, h, "== i:");
+}
+
+/* i */
+static void q13i_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s", code);
+    API(as)->add(as, "added by the handler", q13_say, NULL);
+}
+static void q13i_loop(FutoInAsyncSteps* as, void* d)
+{
+    tr("iteration %d", q13_i);
+    if (q13_i++ > 1) {
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    API(as)->add(as, NULL, q13_break_now, q13i_eh);
+}
+Test(spec, q13_i_add_in_a_handler_replaces_a_break)
+{
+    static const char h[] = "== i: add() in a handler replaces a break ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    q13_i = 0;
+    API(as)->loop(as, NULL, q13i_loop, NULL);
+    API(as)->add(as, "after", q13_after_loop, NULL);
+    q13_run(as, h, "== j:");
+}
+
+/* j */
+static void q13j_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("cancel mid");
+}
+static void q13j_mid(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setCancel(as, NULL, q13j_cancel);
+    API(as)->add(as, NULL, q13_break_now, NULL);
+}
+static void q13j_mid_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("mid onerror %s", code);
+}
+static void q13j_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->add(as, NULL, q13j_mid, q13j_mid_eh);
+}
+static void q13j_after(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("after [%s]", a->arg0.type ? "?" : "");
+}
+Test(spec, q13_j_cancel_handlers_run_before_the_handlers_that_see_the_break)
+{
+    static const char h[] =
+            "== j: cancel handlers run before the handlers that see the break ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->loop(as, NULL, q13j_loop, NULL);
+    API(as)->add(as, NULL, q13j_after, NULL);
+    q13_run(as, h, "== k:");
+}
+
+/* k */
+static void q13k_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->handle_error(as, "Prior", "pinfo");
+}
+static void q13k_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("onerror %s%s", code, q13_st(as));
+    SUCCESS0(as);
+}
+static void q13k_loop(FutoInAsyncSteps* as, void* d)
+{
+    API(as)->breakLoop(as, NULL);
+}
+Test(spec, q13_k_a_handled_error_before_the_loop_then_a_break)
+{
+    static const char h[] = "== k: a handled error before the loop, then a break ==\n";
+    FutoInAsyncSteps* as = q13_root(h);
+    API(as)->add(as, NULL, q13k_fail, q13k_eh);
+    API(as)->loop(as, NULL, q13k_loop, NULL);
+    API(as)->add(as, "after", q13_after_loop, NULL);
+    q13_run(as, h, NULL);
+}

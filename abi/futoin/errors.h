@@ -55,6 +55,18 @@ typedef enum futoin_error
 #define FUTOIN_ERR_TIMEOUT "Timeout"
 
 /**
+ * The codes breakLoop() and continueLoop() unwind with (FTN12 §2.2.4: they
+ * "raise a special exception which gets handled by AsyncSteps
+ * internally"). As in the reference implementations, error handlers
+ * between the step that breaks and its loop see them: success() there
+ * swallows the break, error() replaces it. They are not part of the
+ * standard list above (futoin_error_lookup() returns -1 for them).
+ * @since 0.2.0
+ */
+#define FUTOIN_ERR_LOOP_BREAK "LoopBreak"
+#define FUTOIN_ERR_LOOP_CONT "LoopCont"
+
+/**
  * The code string of a standard error ("Timeout"), or NULL if out of range.
  * The returned pointer is static and the same for every call, so the
  * runtime can keep it without copying.

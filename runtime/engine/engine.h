@@ -68,7 +68,6 @@ enum futoin__flag
     FUTOIN__F_WAITEXT = 1u << 3,  /* waitExternal() */
     FUTOIN__F_TIMEOUT = 1u << 4,  /* setTimeout() armed */
     FUTOIN__F_CANCEL = 1u << 5,   /* setCancel() set */
-    FUTOIN__F_LOOPCTL = 1u << 6,  /* breakLoop()/continueLoop() called */
     FUTOIN__F_REPEAT = 1u << 7,   /* K_LOOP: repeat() (bounded, passes i) */
     FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
@@ -219,7 +218,7 @@ struct futoin__root
     futoin__statevar* vars;
     futoin__alloc* allocs;   /* stack() on the root: lives with the root */
     char* error_info;        /* owned copy, or NULL */
-    char* error_code;        /* owned copy of the last error code, or NULL */
+    const char* error_code;  /* the last error code, or NULL (error_owned) */
     FutoInAsyncSteps_error_callback unhandled;
     void* unhandled_data;
     void (*unhandled_release)(void* data);
@@ -229,6 +228,7 @@ struct futoin__root
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
+    uint8_t error_owned; /* error_code is a malloc'd copy */
 };
 
 extern const FutoInAsyncStepsAPI futoin__step_api;
@@ -298,6 +298,18 @@ void futoin__step_error(
 void futoin__args_clear(FutoInArgs* a);
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info);
+/* Forget the last error (error_info / last_exception read as NULL). */
+void futoin__root_clear_error(futoin__root* r);
+/* The static string of a standard or loop-control code, else NULL. */
+const char* futoin__static_code(const char* code);
+/* The one copy of each loop-control code (flow.c): pending codes are
+ * recognised by address. */
+extern const char futoin__code_loop_break[];
+extern const char futoin__code_loop_cont[];
+static inline bool futoin__is_loop_code(const char* code)
+{
+    return code == futoin__code_loop_break || code == futoin__code_loop_cont;
+}
 void futoin__root_settle(futoin__root* r);
 
 /* parallel.c */

@@ -40,14 +40,32 @@ void futoin__args_clear(FutoInArgs* a)
 
 /* Store `code` as the flow's pending error code. Standard codes are kept as
  * their static string; others are copied (errors are not a hot path). */
+const char futoin__code_loop_break[] = FUTOIN_ERR_LOOP_BREAK;
+const char futoin__code_loop_cont[] = FUTOIN_ERR_LOOP_CONT;
+
+const char* futoin__static_code(const char* code)
+{
+    int idx;
+    if (!code) {
+        return NULL;
+    }
+    if (code == futoin__code_loop_break
+        || strcmp(code, futoin__code_loop_break) == 0) {
+        return futoin__code_loop_break;
+    }
+    if (code == futoin__code_loop_cont
+        || strcmp(code, futoin__code_loop_cont) == 0) {
+        return futoin__code_loop_cont;
+    }
+    idx = futoin_error_lookup(code);
+    return idx >= 0 ? futoin_error_name((futoin_error)idx) : NULL;
+}
+
 static void flow_set_code(futoin__flow* fl, const char* code)
 {
-    int idx = futoin_error_lookup(code);
-    const char* keep;
+    const char* keep = futoin__static_code(code);
     bool owned = false;
-    if (idx >= 0) {
-        keep = futoin_error_name((futoin_error)idx);
-    } else {
+    if (!keep) {
         char* copy = strdup(code ? code : "");
         if (copy) {
             keep = copy;
@@ -72,14 +90,28 @@ static void flow_clear_code(futoin__flow* fl)
     fl->code_owned = false;
 }
 
+void futoin__root_clear_error(futoin__root* r)
+{
+    if (r->error_owned) {
+        free((char*)r->error_code);
+    }
+    free(r->error_info);
+    r->error_code = NULL;
+    r->error_info = NULL;
+    r->error_owned = 0;
+}
+
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info)
 {
-    char* ncode = strdup(code ? code : "");
+    /* Standard and loop codes are kept as their static strings: a loop
+     * ended by breakLoop() costs no allocation here. */
+    const char* keep = futoin__static_code(code);
     char* ninfo = info ? strdup(info) : NULL;
-    free(r->error_code);
-    free(r->error_info);
-    r->error_code = ncode;
+    char* ncode = keep ? NULL : strdup(code ? code : "");
+    futoin__root_clear_error(r);
+    r->error_code = keep ? keep : ncode;
+    r->error_owned = keep ? 0 : 1;
     r->error_info = ninfo;
 }
 
@@ -368,6 +400,69 @@ static void take_args(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
     }
 }
 
+/* The in-place iterations of loop `l`'s body `s` (see exec_frame). Each
+ * call site passes `rep` as a constant, so loop() and repeat() get a loop
+ * of their own with nothing in it but the indirect call and the exit
+ * tests (GCC stopped unswitching it by itself once the burst grew a
+ * time-slice bound). */
+static inline __attribute__((always_inline)) void loop_burst(
+        futoin__flow* fl, futoin__step* s, futoin__step* l, const bool rep)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    /* u.l.i counts iterations started, this one included; it lives in a
+     * local during the burst and is stored back before anything else can
+     * look at it */
+    size_t i = l->u.l.i;
+    const size_t last = rep ? l->u.l.count : SIZE_MAX;
+    void* const ldata = l->data;
+    /* The time slice's next clock read falls on iteration `limit`, folded
+     * into the bound the burst compares with anyway, so the check costs
+     * nothing per iteration (`counted` iterations were reported to the
+     * slice already). */
+    unsigned n = 0, counted = 0;
+    unsigned left = tool->slice_units < tool->slice_stride
+                            ? tool->slice_stride - tool->slice_units
+                            : 1;
+    unsigned limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1
+                                                    : FUTOIN__LOOP_INPLACE;
+    for (;; ++n) {
+        if (rep) {
+            l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
+        } else {
+            l->u.l.fn.loop(&s->bsi, ldata);
+        }
+        if (FUTOIN__UNLIKELY(s->flags != 0)) {
+            if (s->flags != FUTOIN__F_SUCCESS) {
+                break;
+            }
+            s->flags = 0; /* success(): values of a body are dropped */
+            drop_args(fl);
+        }
+        if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
+                             || fl->raise_top || i >= last || n >= limit)) {
+            bool over;
+            if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
+                || r->pending || fl->raise_at || fl->raise_top || i >= last) {
+                break; /* a reason other than the clock read */
+            }
+            over = futoin__tool_busy(tool, n + 1 - counted);
+            counted = n + 1;
+            if (over) {
+                break;
+            }
+            limit = n + tool->slice_stride;
+            if (limit > FUTOIN__LOOP_INPLACE) {
+                limit = FUTOIN__LOOP_INPLACE;
+            }
+        }
+        ++i;
+    }
+    /* uncounted iterations: the next futoin__tool_busy() sees them */
+    tool->slice_units += n + 1 - counted;
+    l->u.l.i = i;
+}
+
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
  * must not be touched any more (its root was cancelled or freed from the
  * callback, or the flow ended). */
@@ -442,53 +537,18 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * call. Anything else takes the general path below. The number of
          * in-place iterations is bounded so other flows get their turn,
          * and the burst ends early once the time slice is used up. */
-        bool rep = (l->flags & FUTOIN__F_REPEAT) != 0;
-        uint32_t units = 0;
-        uint32_t stride = tool->slice_stride - tool->slice_units;
-        /* u.l.i counts iterations started, this one included; it lives in
-         * a local during the burst and is stored back before anything
-         * else can look at it */
-        size_t i = l->u.l.i;
-        size_t last = rep ? l->u.l.count : SIZE_MAX;
-        void* ldata = l->data;
         drop_args(fl);
         s->state = FUTOIN__S_EXEC;
         /* a body may wait and be completed from another thread */
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         ++r->in_cb; /* user code runs between here and the decrement */
-        for (unsigned n = 0;; ++n) {
-            if (rep) {
-                l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
-            } else {
-                l->u.l.fn.loop(&s->bsi, ldata);
-            }
-            if (FUTOIN__UNLIKELY(s->flags != 0)) {
-                if (s->flags != FUTOIN__F_SUCCESS) {
-                    break;
-                }
-                s->flags = 0; /* success(): values of a body are dropped */
-                drop_args(fl);
-            }
-            if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
-                                 || fl->raise_top || i >= last
-                                 || n >= FUTOIN__LOOP_INPLACE)) {
-                break;
-            }
-            /* one unit per iteration, counted in a register and handed
-             * to the tool's slice only when its stride is reached */
-            if (FUTOIN__UNLIKELY(++units >= stride)) {
-                if (futoin__tool_busy(tool, units)) {
-                    break;
-                }
-                units = 0;
-                stride = tool->slice_stride;
-            }
-            ++i;
+        if (l->flags & FUTOIN__F_REPEAT) {
+            loop_burst(fl, s, l, true);
+        } else {
+            loop_burst(fl, s, l, false);
         }
         --r->in_cb;
-        tool->slice_units += units; /* the next futoin__tool_busy() sees them */
-        l->u.l.i = i;
         break;
     }
     default:
@@ -528,16 +588,21 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
     pop_frame(fl, s, false);
 }
 
-/* Break out of, or continue, the loop frame fl->ctl_target: everything
- * above it leaves as if cancelled. */
-static void loop_control(futoin__flow* fl)
+/* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
+ * top frame): the loop ends, or runs its next iteration. The break was
+ * handled, so the flow's last error is forgotten, as in the reference
+ * (last_exception and error_info read as null after the loop). */
+static void loop_control(futoin__flow* fl, futoin__step* l)
 {
-    futoin__step* l = fl->ctl_target;
+    futoin__root* r = fl->root;
     bool cont = fl->ctl_continue != 0;
     fl->ctl_target = NULL;
-    while (fl->top != l) {
-        pop_frame(fl, fl->top, true);
-    }
+    flow_clear_code(fl);
+    futoin__root_clear_error(r);
+    futoin__root_set_exception(r, NULL);
+    drop_args(fl);
+    futoin__queue_free(r->owner, l->sub_head);
+    l->sub_head = NULL;
     if (cont) {
         futoin__loop_iterate(l);
     } else {
@@ -551,10 +616,6 @@ static bool after_callback(futoin__flow* fl, futoin__step* s)
     uint16_t f = s->flags;
     if (f & FUTOIN__F_ERROR) {
         return unwind_error(fl, s);
-    }
-    if ((f & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
-        loop_control(fl);
-        return true;
     }
     if (f & FUTOIN__F_ADDED) {
         s->state = FUTOIN__S_SUBS;
@@ -609,6 +670,10 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             }
             return false;
         }
+        if (s == fl->ctl_target && futoin__is_loop_code(fl->raise_code)) {
+            loop_control(fl, s);
+            return true;
+        }
         futoin__queue_free(r->owner, s->sub_head);
         s->sub_head = NULL;
         eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
@@ -632,26 +697,24 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             futoin__eng(r->owner)->app_step = NULL;
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
-                                     | FUTOIN__F_ADDED | FUTOIN__F_LOOPCTL
-                                     | FUTOIN__F_WAITEXT);
+                                     | FUTOIN__F_ADDED | FUTOIN__F_WAITEXT);
             FUTOIN__USER(r, eh(&s->bsi, s->data, fl->raise_code));
             if (r->pending && !r->in_cb) {
                 futoin__root_settle(r);
                 return false;
             }
             if (s->flags & FUTOIN__F_ERROR) {
-                /* new code already stored by flow_set_code() */
-            } else if ((s->flags & FUTOIN__F_LOOPCTL) && fl->ctl_target) {
-                flow_clear_code(fl);
-                loop_control(fl);
-                return true;
+                /* a new code (maybe a break of its own) was stored by
+                 * flow_set_code(); unwinding goes on with it */
             } else if (s->flags & FUTOIN__F_ADDED) {
                 flow_clear_code(fl);
+                fl->ctl_target = NULL; /* a break ends here */
                 s->flags |= FUTOIN__F_NOEH;
                 s->state = FUTOIN__S_SUBS;
                 return true;
             } else if (s->flags & FUTOIN__F_SUCCESS) {
                 flow_clear_code(fl);
+                fl->ctl_target = NULL;
                 futoin__complete(fl, s);
                 return true;
             }
@@ -673,7 +736,10 @@ static void flow_run(futoin__flow* fl)
     ++futoin__eng(tool)->running;
     while (budget-- > 0) {
         futoin__step* top;
-        if (FUTOIN__UNLIKELY(futoin__tool_busy(tool, 1))) {
+        /* Not before the first step: a flow whose turn comes runs at least
+         * one step, so it never falls behind immediates queued after it. */
+        if (FUTOIN__UNLIKELY(budget != FUTOIN__FLOW_BUDGET - 1
+                             && futoin__tool_busy(tool, 1))) {
             break; /* the slice is used up: libuv gets its turn */
         }
         if (fl->raise_top && !fl->raise_at) {
@@ -730,7 +796,7 @@ static void flow_run(futoin__flow* fl)
             goto out;
         }
     }
-    /* Budget used up: yield to the other flows on this tool. */
+    /* Budget or slice used up: yield to the other flows on this tool. */
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);
 out:

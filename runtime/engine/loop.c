@@ -1,8 +1,14 @@
 /*
  * §1.8 loops. A loop is a frame of kind K_LOOP; each iteration is a K_BODY
  * frame queued under it, so a body may add sub-steps, wait and fail like
- * any step. breakLoop()/continueLoop() only record the target loop frame;
- * flow.c unwinds to it once the calling callback has returned.
+ * any step.
+ *
+ * breakLoop()/continueLoop() "raise a special exception" (§2.2.4): as in
+ * both reference implementations, they record the target loop frame and
+ * raise LoopBreak / LoopCont, which unwinds like any error. Every error
+ * handler on the way sees it (success() there swallows the break, error()
+ * replaces it), cancel handlers run, and once the unwinding reaches the
+ * target loop (flow.c) the loop ends or goes on with its next iteration.
  */
 #include "engine/engine.h"
 
@@ -51,20 +57,28 @@ static bool label_matches(const futoin__step* l, const char* label)
 
 /* breakLoop()/continueLoop() on step `s`, which runs its callback or its
  * error handler now. The target is the innermost loop frame below `s`
- * with a matching label, within this flow (a parallel branch cannot leave
- * a loop of its parent: that is an error, as is an unknown label). */
+ * with a matching label; from a parallel() branch the search goes on in
+ * the flow that runs the parallel step, so a break in a branch ends (or
+ * continues) the loop around the parallel(). No such loop is InternalError
+ * (a deliberate difference: the references leak the internal code). */
 void futoin__loop_control(futoin__step* s, const char* label, bool cont)
 {
     futoin__flow* fl = s->flow;
-    futoin__step* l;
+    futoin__flow* in = fl;
+    futoin__step* l = s->parent;
 
-    if (s->flags & (FUTOIN__F_ERROR | FUTOIN__F_LOOPCTL)) {
-        return;
+    if (s->flags & FUTOIN__F_ERROR) {
+        return; /* the first error of a callback wins */
     }
-    for (l = s->parent; l; l = l->parent) {
-        if (l->kind == FUTOIN__K_LOOP && label_matches(l, label)) {
+    for (;;) {
+        while (l && !(l->kind == FUTOIN__K_LOOP && label_matches(l, label))) {
+            l = l->parent;
+        }
+        if (l || !in->par) {
             break;
         }
+        l = in->par; /* the parallel() frame: its own parents are next */
+        in = l->flow;
     }
     if (!l) {
         futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
@@ -74,7 +88,8 @@ void futoin__loop_control(futoin__step* s, const char* label, bool cont)
                                          : "breakLoop() outside of a loop"));
         return;
     }
-    s->flags |= FUTOIN__F_LOOPCTL;
     fl->ctl_target = l;
     fl->ctl_continue = cont ? 1 : 0;
+    futoin__step_error(s, cont ? futoin__code_loop_cont : futoin__code_loop_break,
+                       NULL);
 }

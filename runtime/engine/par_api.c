@@ -2,14 +2,33 @@
  * The FTN12 table of the handle parallel() returns. It only collects
  * branches: add() queues one branch per call while the parallel step has
  * not started; everything that would act on a running step is misuse.
+ * Misuse while a step's callback runs in the same flow fails that step
+ * with InternalError (§2.1), as misuse of a step handle does; misuse with
+ * no running callback to fail goes to the tool's misuse callback.
  */
 #include "engine/engine.h"
 
 #include <stdio.h>
 
+/* Fail the step whose callback runs now in `p`'s flow with `code`, or, if
+ * none does, report `msg` as misuse. */
+static void par_fail(futoin__step* p, const char* code, const char* msg)
+{
+    futoin__step* cur = p->flow ? p->flow->top : NULL;
+    if (p->state != FUTOIN__S_FREE && cur
+        && (cur->state == FUTOIN__S_EXEC || cur->state == FUTOIN__S_ERRH)) {
+        futoin__step_error(cur, code, msg);
+    } else {
+        futoin__tool_misuse(futoin__recpool_tool(p), msg);
+    }
+}
+
 static bool par_live(futoin__step* p, const char* what)
 {
     char msg[128];
+    if (!futoin__on_loop(p, what)) {
+        return false;
+    }
     if (p->state == FUTOIN__S_FREE) {
         snprintf(msg, sizeof(msg),
                  "%s through the handle of a finished parallel()", what);
@@ -19,7 +38,7 @@ static bool par_live(futoin__step* p, const char* what)
     } else {
         return true;
     }
-    futoin__tool_misuse(futoin_async_tool(&p->bsi), msg);
+    par_fail(p, FUTOIN_ERR_INTERNAL_ERROR, msg);
     return false;
 }
 
@@ -33,13 +52,13 @@ static void par_add(FutoInAsyncSteps* bsi, void* data,
         return;
     }
     if (!f) {
-        futoin__tool_misuse(futoin__step_tool(p),
-                            "parallel().add(): the execute callback is NULL");
+        par_fail(p, FUTOIN_ERR_INVALID_REQUEST,
+                 "parallel().add(): the execute callback is NULL");
         return;
     }
     b = futoin__step_new(p->flow, FUTOIN__K_STEP);
     if (!b) {
-        futoin__tool_misuse(futoin__step_tool(p), "out of memory");
+        par_fail(p, FUTOIN_ERR_INTERNAL_ERROR, "parallel().add(): out of memory");
         return;
     }
     b->f = f;
@@ -57,13 +76,16 @@ static void par_misuse(FutoInAsyncSteps* bsi, const char* what)
 {
     futoin__step* p = futoin__as_step(bsi);
     char msg[128];
+    if (!futoin__on_loop(p, what)) {
+        return;
+    }
     if (p->state == FUTOIN__S_FREE) {
         par_live(p, what);
         return;
     }
     snprintf(msg, sizeof(msg), "%s is not available on a parallel() handle",
              what);
-    futoin__tool_misuse(futoin__step_tool(p), msg);
+    par_fail(p, FUTOIN_ERR_INTERNAL_ERROR, msg);
 }
 
 static FutoInAsyncSteps* par_parallel(FutoInAsyncSteps* bsi, void* data,
@@ -78,6 +100,9 @@ static void* par_state_variable(FutoInAsyncSteps* bsi, void* data,
                                 void (*cleanup)(void* data, void* value))
 {
     futoin__step* p = futoin__as_step(bsi);
+    if (!futoin__on_loop(p, "stateVariable()")) {
+        return NULL;
+    }
     if (p->state == FUTOIN__S_FREE) {
         par_live(p, "stateVariable()");
         return NULL;
@@ -89,6 +114,9 @@ static void* par_stack(FutoInAsyncSteps* bsi, size_t size,
                        void (*cleanup)(void* value))
 {
     futoin__step* p = futoin__as_step(bsi);
+    if (!futoin__on_loop(p, "stack()")) {
+        return NULL;
+    }
     if (p->state == FUTOIN__S_FREE) {
         par_live(p, "stack()");
         return NULL;
@@ -175,6 +203,9 @@ static void par_free(FutoInAsyncSteps* bsi)
 static int par_is_valid(FutoInAsyncSteps* bsi)
 {
     futoin__step* p = futoin__as_step(bsi);
+    if (!futoin__on_loop(p, "isValid()")) {
+        return 0;
+    }
     return p->state == FUTOIN__S_QUEUED;
 }
 

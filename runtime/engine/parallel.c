@@ -85,6 +85,13 @@ void futoin__parallel_branch_done(futoin__flow* bf, const char* code)
     futoin__flow* fl = p->flow;
     futoin_tool* tool = fl->root->owner;
 
+    if (code && futoin__is_loop_code(code) && bf->ctl_target) {
+        /* A break in the branch for a loop around the parallel(): it goes
+         * on unwinding in this flow, after the siblings are cancelled. */
+        fl->ctl_target = bf->ctl_target;
+        fl->ctl_continue = bf->ctl_continue;
+    }
+
     unlink_flow(p, bf);
     bf->par = NULL;
     futoin__flow_release(tool, bf);

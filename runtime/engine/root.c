@@ -238,9 +238,7 @@ static void root_do_free(futoin__root* r)
     --r->in_cb;
     futoin__root_drop_unhandled(r);
     futoin__root_set_exception(r, NULL);
-    free(r->error_code);
-    free(r->error_info);
-    r->error_code = r->error_info = NULL;
+    futoin__root_clear_error(r);
     r->main.state = FUTOIN__FL_DONE;
     --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);

@@ -68,7 +68,7 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
         return r->error_info;
     }
     if (strcmp(name, "last_exception") == 0) {
-        return r->error_code;
+        return (void*)r->error_code;
     }
     for (v = r->vars; v; v = v->next) {
         if (strcmp(v->name, name) == 0) {

@@ -50,6 +50,18 @@ static bool gate_exec(futoin__step* s, const char* what, bool in_errh)
     return false;
 }
 
+/* A call after success() (a second success(), error(), add() ...): the
+ * step already completed, so, as in the reference implementation, its own
+ * error handler is out of the picture and the InternalError is raised one
+ * level up, at its parent's handler. */
+static void misuse_after_success(futoin__step* s, const char* what)
+{
+    char msg[96];
+    snprintf(msg, sizeof(msg), "%s after success()", what);
+    s->flags |= FUTOIN__F_NOEH;
+    futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+}
+
 /* Steps may only be added while nothing decided the step's outcome. */
 static bool gate_add(futoin__step* s, const char* what)
 {
@@ -60,9 +72,7 @@ static bool gate_add(futoin__step* s, const char* what)
         return false; /* already failing; the error wins */
     }
     if (s->flags & FUTOIN__F_SUCCESS) {
-        char msg[96];
-        snprintf(msg, sizeof(msg), "%s after success()", what);
-        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+        misuse_after_success(s, what);
         return false;
     }
     return true;
@@ -206,11 +216,10 @@ static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
     }
     if (code) {
         if (s->state == FUTOIN__S_EXEC && (s->flags & FUTOIN__F_SUCCESS)) {
-            futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                               "error() after success()");
+            misuse_after_success(s, "error()");
             return FUTOIN_EINVAL;
         }
-        if (s->flags & FUTOIN__F_ADDED) {
+        if (s->state == FUTOIN__S_EXEC && (s->flags & FUTOIN__F_ADDED)) {
             /* §2.1: as for success() after add(); the sub-steps it added
              * are dropped by the unwinding */
             futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "error() after add()");
@@ -220,12 +229,14 @@ static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
         futoin__step_error(s, code, info);
         return 1;
     }
-    if (s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ADDED)) {
+    if (s->flags & FUTOIN__F_SUCCESS) {
         drop_values(args);
-        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
-                           (s->flags & FUTOIN__F_SUCCESS)
-                                   ? "success() called twice"
-                                   : "success() after add()");
+        misuse_after_success(s, "success()");
+        return FUTOIN_EINVAL;
+    }
+    if (s->flags & FUTOIN__F_ADDED) {
+        drop_values(args);
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "success() after add()");
         return FUTOIN_EINVAL;
     }
     move_values(s->flow, args);

@@ -286,25 +286,29 @@ static void remote_imm_run(futoin__remote* self, bool dropped)
 
 bool futoin__tool_slice_check(futoin_tool* tool)
 {
-    uint64_t now = uv_hrtime();
+    uint64_t now;
+    uint32_t units = tool->slice_units;
+    if (tool->slice_over) {
+        return true; /* every burst level on the way out asks again */
+    }
+    now = uv_hrtime();
     tool->slice_units = 0;
     if (tool->slice_end == 0) {
-        /* The first read of a slice starts it; how long the units before
-         * it took is unknown, so the stride is left as it is. */
+        /* The first read of a slice starts it. This burst's work may be
+         * slower than what was measured before: read again soon. */
         tool->slice_end = now + FUTOIN__SLICE_NS;
+        tool->slice_stride = FUTOIN__SLICE_FIRST;
     } else {
         uint64_t gap = now - tool->slice_last;
-        if (gap > FUTOIN__SLICE_SLOW_NS) {
-            uint32_t s = tool->slice_stride / 8;
-            tool->slice_stride = s > FUTOIN__SLICE_STRIDE_MIN
-                                         ? s
-                                         : FUTOIN__SLICE_STRIDE_MIN;
-        } else if (gap < FUTOIN__SLICE_FAST_NS
-                   && tool->slice_stride < FUTOIN__SLICE_STRIDE_MAX) {
-            tool->slice_stride *= 2;
-        }
+        uint64_t stride = gap ? (uint64_t)units * FUTOIN__SLICE_READ_NS / gap
+                              : FUTOIN__SLICE_STRIDE_MAX;
+        tool->slice_stride = stride < 1 ? 1
+                             : stride > FUTOIN__SLICE_STRIDE_MAX
+                                     ? FUTOIN__SLICE_STRIDE_MAX
+                                     : (uint32_t)stride;
         if (now >= tool->slice_end) {
             tool->slice_over = true;
+            tool->slice_stride = 0; /* the fast path now asks here */
         }
     }
     tool->slice_last = now;
@@ -943,7 +947,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         return FUTOIN_ENOMEM;
     }
     tool->ring_mask = IMM_INITIAL_CAP - 1;
-    tool->slice_stride = FUTOIN__SLICE_STRIDE_INIT;
+    tool->slice_stride = FUTOIN__SLICE_FIRST;
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;

@@ -114,7 +114,7 @@ struct futoin_tool
 
     /* Time slice of the current burst (futoin__tool_busy). */
     uint32_t slice_units;  /* work since the clock was last read */
-    uint32_t slice_stride; /* units between clock reads (adaptive) */
+    uint32_t slice_stride; /* units until the next clock read */
     bool slice_over;       /* used up: every burst level yields to libuv */
     uint64_t slice_end;    /* uv_hrtime() deadline; 0 = not started yet */
     uint64_t slice_last;   /* uv_hrtime() of the last read */
@@ -169,21 +169,20 @@ size_t futoin__tool_trim_loop(futoin_tool* tool);
  * Every burst level reports its work with futoin__tool_busy(tool, units)
  * (a step or a loop iteration is one unit) and stops as soon as it
  * returns true. The clock is read only once `slice_stride` units have
- * accumulated, and the stride adapts to how long the units take: it grows
- * while reads come less than FUTOIN__SLICE_FAST_NS apart and shrinks fast
- * when they come more than FUTOIN__SLICE_SLOW_NS apart. Cheap steps then
- * pay a clock read per thousands of units (well under a nanosecond each),
- * and a loop body that does a millisecond of real work is checked after
- * every iteration. The first read starts the slice; once FUTOIN__SLICE_NS
- * have passed, the slice is over and stays over until the next libuv
- * callback of ours starts a new one (futoin__tool_slice_reset).
+ * accumulated. A slice starts with the first read, which comes after at
+ * most FUTOIN__SLICE_FIRST units, since how long this burst's units take
+ * is not known yet (a callback of a few units never reads the clock at
+ * all). Every later read measures the rate and sets the stride so that
+ * reads come about FUTOIN__SLICE_READ_NS apart: cheap steps pay a clock
+ * read per thousands of units (well under a nanosecond each), and a loop
+ * body or callback that does real work is checked after every one. Once
+ * FUTOIN__SLICE_NS have passed, the slice is over and stays over until the
+ * next libuv callback of ours starts a new one (futoin__tool_slice_reset).
  */
 #define FUTOIN__SLICE_NS 1000000u /* 1 ms of busy work per libuv turn */
-#define FUTOIN__SLICE_FAST_NS 20000u
-#define FUTOIN__SLICE_SLOW_NS 200000u
-#define FUTOIN__SLICE_STRIDE_MIN 1u
+#define FUTOIN__SLICE_READ_NS 100000u
+#define FUTOIN__SLICE_FIRST 64u
 #define FUTOIN__SLICE_STRIDE_MAX 4096u
-#define FUTOIN__SLICE_STRIDE_INIT 32u
 
 /* Loop thread: read the clock, end the slice if its time is up. */
 bool futoin__tool_slice_check(futoin_tool* tool);
@@ -191,8 +190,9 @@ bool futoin__tool_slice_check(futoin_tool* tool);
 static inline bool futoin__tool_busy(futoin_tool* tool, uint32_t units)
 {
     tool->slice_units += units;
+    /* An ended slice has a stride of 0, so this is false until then. */
     if (tool->slice_units < tool->slice_stride) {
-        return tool->slice_over;
+        return false;
     }
     return futoin__tool_slice_check(tool);
 }
@@ -201,6 +201,7 @@ static inline bool futoin__tool_busy(futoin_tool* tool, uint32_t units)
 static inline void futoin__tool_slice_reset(futoin_tool* tool)
 {
     tool->slice_units = 0;
+    tool->slice_stride = FUTOIN__SLICE_FIRST;
     tool->slice_over = false;
     tool->slice_end = 0;
 }

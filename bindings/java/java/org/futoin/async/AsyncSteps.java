@@ -1,0 +1,1270 @@
+package org.futoin.async;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+
+/**
+ * FTN12 AsyncSteps over libfutoin_async: a root flow you build and run, and
+ * the handle ({@code asi}) every step, error handler and loop body gets.
+ *
+ * <pre>{@code
+ * try (Tool tool = new Tool(); AsyncSteps root = new AsyncSteps(tool)) {
+ *     root.add(asi -> asi.success(21))
+ *         .add((asi, v) -> asi.success((Integer) v * 2),
+ *              (asi, code) -> System.out.println("failed: " + code));
+ *     Object result = root.run();          // 42
+ * }
+ * }</pre>
+ *
+ * <h2>Values</h2>
+ * {@code success(…)} takes at most 4 values (FTN12 {@code FutoInArgs}); they
+ * cross as FTN12 binary values, so a step in another language gets them as
+ * its own types: {@code Integer} (INT32), {@code Long} (INT64),
+ * {@code Double}, {@code Float}, {@code Boolean}, {@code String} (UTF-8),
+ * {@code byte[]} and the other primitive arrays. Any other object, and
+ * {@code null}, travels as a custom value that holds a JNI global reference
+ * and comes back as the very same object; the reference is released
+ * exactly once. Steps of the next level get the values as arguments
+ * ({@link Step1} … {@link Step4}); values of other languages that Java has
+ * no form for arrive as {@link ForeignValue} and can be passed on.
+ *
+ * <h2>Errors</h2>
+ * {@link #error(String, String)} reports the error and throws a
+ * {@link FutoInError}, which ends the step (the trampoline knows it was
+ * reported). Throwing a {@code FutoInError} does the same; any other
+ * {@code Throwable} becomes {@code InternalError} with its stack trace as
+ * {@code error_info} and the {@code Throwable} kept as the flow's
+ * {@code last_exception}.
+ *
+ * <h2>Threads</h2>
+ * A root and its steps live on the loop thread of their {@link Tool}. From
+ * another thread only these are allowed: {@code success()} / {@code error()}
+ * of a step that waits ({@link #waitExternal()}, {@link #setTimeout},
+ * {@link #setCancel}) — posted to the loop thread by the runtime — and
+ * {@link #cancel()} / {@link #close()} of a root, marshalled to the loop
+ * thread. Anything else throws {@link IllegalStateException} at the call.
+ *
+ * <h2>Handles</h2>
+ * A step's handle is valid while its callback runs; a step that waits keeps
+ * it until it completes (or is cancelled). A call through the handle of a
+ * finished step throws {@link IllegalStateException}. A root is
+ * {@link AutoCloseable}: {@link #close()} frees it (cancelling it if it
+ * runs); a root nobody refers to is freed after it was garbage collected;
+ * an executing root is kept alive by its tool until it finishes.
+ */
+public final class AsyncSteps implements AutoCloseable {
+    static final Cleaner CLEANER = Cleaner.create();
+
+    private static final int ROOT = 0, STEP = 1, BORROWED = 2;
+    /* Step handle states: LIVE (its callback runs), LIVE_WAIT (and it
+     * waits), WAITING (returned, waits), DEAD. Written on the loop thread;
+     * a completion from another thread moves LIVE_WAIT/WAITING to DEAD by
+     * compare-and-set, so exactly one completion gets through Java. */
+    private static final int LIVE = 0, LIVE_WAIT = 1, WAITING = 2, DEAD = 3;
+    private static final VarHandle ST;
+
+    static {
+        try {
+            ST = MethodHandles.lookup().findVarHandle(AsyncSteps.class, "st", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final long bsi;        /* steps and borrowed handles */
+    private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
+    private final Tool tool;       /* null for a foreign borrowed handle */
+    private final Rec rec;         /* steps: the record that runs them */
+    private final int kind;
+    @SuppressWarnings("unused")
+    private int st;
+    private Rec cancelRec;
+    private Map<String, Object> state;
+    /* A success() kept for the trampoline to apply when the callback
+     * returns (src/jni_steps.c, after_step): no values, or one small
+     * scalar; saves a JNI down-call per step. Applied here first if any
+     * other call reaches the runtime through this handle. */
+    private long pending;
+    private static final long PENDING_NONE = 0xFEL << 56;
+    private static final long LOW56 = (1L << 56) - 1;
+
+    /**
+     * A new root on {@code tool}. Loop thread of the tool.
+     *
+     * @param tool the tool whose loop runs the flow
+     */
+    public AsyncSteps(Tool tool) {
+        Objects.requireNonNull(tool, "AsyncSteps(tool): tool is null");
+        tool.checkLoopThread("new AsyncSteps(tool)");
+        this.tool = tool;
+        this.bsi = 0;
+        this.rec = null;
+        this.kind = ROOT;
+        this.ctl = new RootCtl(FutoInNative.root_new(tool.ptr()), tool);
+        tool.roots.add(ctl);
+        CLEANER.register(this, ctl);
+    }
+
+    /** A step handle, made by the trampolines. */
+    AsyncSteps(long bsi, Tool tool, Rec rec) {
+        this.bsi = bsi;
+        this.tool = tool;
+        this.rec = rec;
+        this.kind = STEP;
+        this.ctl = null;
+    }
+
+    private AsyncSteps(long bsi, Tool tool, boolean owned) {
+        this.tool = tool;
+        this.rec = null;
+        if (owned) {
+            this.kind = ROOT;
+            this.bsi = 0;
+            this.ctl = new RootCtl(bsi, tool);
+            if (tool != null) {
+                tool.roots.add(ctl);
+            }
+        } else {
+            this.kind = BORROWED;
+            this.bsi = bsi;
+            this.ctl = null;
+        }
+    }
+
+    /**
+     * Adopt a {@code FutoInAsyncSteps*} of any FTN12 implementation (FTN12
+     * {@code wrap()}), e.g. one another language handed over. The caller
+     * keeps ownership; the object is valid as long as the handle is.
+     *
+     * @param address the {@code FutoInAsyncSteps*}
+     * @param tool the Tool the handle belongs to, or null if it is not one
+     *        of this binding's (thread checks then ask the handle)
+     * @return a borrowed handle
+     */
+    public static AsyncSteps wrap(long address, Tool tool) {
+        if (address == 0) {
+            throw new IllegalArgumentException("wrap(): null handle");
+        }
+        return new AsyncSteps(address, tool, false);
+    }
+
+    // ---- checks ----------------------------------------------------------
+
+    private long handle() {
+        return kind == ROOT ? ctl.bsi : bsi;
+    }
+
+    private boolean onLoopThread() {
+        Tool t = tool;
+        if (t != null) {
+            return t.isLoopThread();
+        }
+        long b = handle();
+        return b != 0 && FutoInNative.is_same_thread(b);
+    }
+
+    private static IllegalStateException finished(String what) {
+        return new IllegalStateException(what + ": this step has finished; its AsyncSteps handle is no longer valid");
+    }
+
+    private IllegalStateException wrongThread(String what) {
+        return new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
+                + "\", not the loop thread" + (tool == null ? "" : " \"" + tool.loopThreadName() + "\""));
+    }
+
+    /** The handle for a loop-thread call, or an exception. */
+    private long check(String what) {
+        long b = handle();
+        if (b == 0) {
+            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
+        }
+        if (kind == STEP && (int) ST.getAcquire(this) == DEAD) {
+            throw finished(what);
+        }
+        if (!onLoopThread()) {
+            throw wrongThread(what);
+        }
+        if (pending != 0) {
+            flush();
+        }
+        return b;
+    }
+
+    /** Apply a kept success() now (loop thread). */
+    private void flush() {
+        long p = pending;
+        pending = 0;
+        if (p == PENDING_NONE) {
+            FutoInNative.success0(bsi);
+        } else if (p != 0) {
+            FutoInNative.success1(bsi, (int) (p >>> 56), (p << 8) >> 8, null);
+        }
+    }
+
+    /** Apply a kept success() now, if any (callbacks that return nothing). */
+    void flushKept() {
+        if (pending != 0) {
+            flush();
+        }
+    }
+
+    /** The kept success() for the trampoline; the callback has returned. */
+    long takePending() {
+        long p = pending;
+        pending = 0;
+        return p;
+    }
+
+    /** May success() be kept for the trampoline? Loop thread, in the callback. */
+    private boolean canKeep() {
+        return kind == STEP && pending == 0 && (int) ST.getAcquire(this) == LIVE;
+    }
+
+    /** A scalar that fits the kept form, or 0. */
+    private static long keepable(int tag, long bits) {
+        switch (tag) {
+            case Values.INT32:
+            case Values.INT16:
+            case Values.INT8:
+            case Values.BOOL:
+            case Values.FLOAT:
+                return ((long) tag << 56) | (bits & LOW56);
+            case Values.INT64:
+                return bits >= -(1L << 55) && bits < (1L << 55) ? ((long) tag << 56) | (bits & LOW56) : 0;
+            default:
+                return 0;
+        }
+    }
+
+    private long checkRoot(String what) {
+        if (kind != ROOT) {
+            throw new IllegalStateException(what + ": only a root can do this, not a step");
+        }
+        return check(what);
+    }
+
+    /**
+     * Serializes completions from other threads with the loop thread's end
+     * of a waiting step (its record released, its cancel handler, a root
+     * freed): a completion either reaches the runtime while the step's
+     * record is still that step's, or finds the handle dead. Without it a
+     * late completion could be posted for a record the runtime has
+     * recycled for another step.
+     */
+    static final Object COMPLETION_LOCK = new Object();
+
+    /** A native completion, run with the step's handle. */
+    private interface Completion {
+        void run(long bsi);
+    }
+
+    /** The handle for success()/error() on the loop thread, or 0 when the
+     *  call comes from another thread (then see {@link #offThread}). */
+    private long completing(String what) {
+        long b = handle();
+        if (b == 0) {
+            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
+        }
+        if (kind != STEP) {
+            if (kind == ROOT) {
+                throw new IllegalStateException(what + ": is for steps, not for a root");
+            }
+            if (!onLoopThread()) {
+                throw wrongThread(what);
+            }
+            return b;
+        }
+        if (!onLoopThread()) {
+            return 0;
+        }
+        int s = (int) ST.getAcquire(this);
+        if (s == DEAD) {
+            throw finished(what);
+        }
+        if (pending != 0) {
+            flush();
+        }
+        if (s != LIVE) {
+            ST.setRelease(this, DEAD);
+        }
+        return b;
+    }
+
+    /** Completes a waiting step from another thread: exactly one passes. */
+    private void offThread(String what, Completion c) {
+        synchronized (COMPLETION_LOCK) {
+            int s = (int) ST.getAcquire(this);
+            if ((s == LIVE_WAIT || s == WAITING) && ST.compareAndSet(this, s, DEAD)) {
+                c.run(bsi); /* the runtime posts it to the loop thread */
+                return;
+            }
+            if (s == DEAD) {
+                throw finished(what + " from another thread");
+            }
+        }
+        throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
+                + "\" for a step that does not wait; only a step that called waitExternal(), "
+                + "setTimeout() or setCancel() may be completed from another thread");
+    }
+
+    private void waits() {
+        if (kind == STEP) {
+            ST.compareAndSet(this, LIVE, LIVE_WAIT);
+        }
+    }
+
+    // ---- trampoline side -------------------------------------------------
+
+    /** After its callback: the handle dies, or waits for a completion. */
+    void leave() {
+        int s = (int) ST.getAcquire(this);
+        if (s == LIVE) {
+            ST.setRelease(this, DEAD);
+        } else if (s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, WAITING)) {
+            rec.addWaiter(this);
+            if (cancelRec != null) {
+                cancelRec.addWaiter(this);
+            }
+        }
+    }
+
+    /** Its step is gone (released, cancelled). Under COMPLETION_LOCK. */
+    void kill() {
+        ST.setVolatile(this, DEAD);
+    }
+
+    /** A Throwable left a step: the flow's error (unless error() reported it). */
+    void fail(Throwable t) {
+        if (t == LoopSignal.INSTANCE || (t instanceof FutoInError && ((FutoInError) t).reported)) {
+            return;
+        }
+        long b = handle();
+        if (b == 0) {
+            return;
+        }
+        if (pending != 0) {
+            flush(); /* success() then a throw: the runtime sees both, in order */
+        }
+        String code;
+        String info;
+        if (t instanceof FutoInError) {
+            code = ((FutoInError) t).code();
+            info = ((FutoInError) t).info();
+        } else {
+            code = Errors.INTERNAL_ERROR;
+            StringWriter w = new StringWriter();
+            t.printStackTrace(new PrintWriter(w));
+            info = w.toString();
+        }
+        try {
+            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);
+        } catch (Throwable again) {
+            Tool.uncaught(again);
+        }
+    }
+
+    /** Before an error handler: state().error_info / last_exception (§1.7). */
+    void mirrorErrorState() {
+        long b = handle();
+        Map<String, Object> s = state();
+        s.put("error_info", Values.fromUtf8(FutoInNative.error_info(b)));
+        Object last = FutoInNative.last_exception(b);
+        s.put("last_exception", last != null ? last : Values.fromUtf8(FutoInNative.error_code(b)));
+    }
+
+    // ---- adding steps ----------------------------------------------------
+
+    private AsyncSteps addRec(String what, Object fn, int arity, ErrorHandler eh) {
+        long b = check(what);
+        Objects.requireNonNull(fn, what + ": step is null");
+        FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), arity, eh != null);
+        return this;
+    }
+
+    /**
+     * Adds a step (FTN12 {@code add(func)}).
+     *
+     * @param step the step; ignores the values of the previous step
+     * @return this, for chaining
+     */
+    public AsyncSteps add(Step step) {
+        return addRec("add()", step, 0, null);
+    }
+
+    /**
+     * Adds a step with an error handler.
+     *
+     * @param step the step
+     * @param onerror called when the step (or what it added) fails
+     * @return this, for chaining
+     */
+    public AsyncSteps add(Step step, ErrorHandler onerror) {
+        return addRec("add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
+    }
+
+    /**
+     * Adds a step that takes one value.
+     * @param step the step
+     * @return this
+     */
+    public AsyncSteps add(Step1 step) {
+        return addRec("add()", step, 1, null);
+    }
+
+    /**
+     * Adds a step that takes one value.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps add(Step1 step, ErrorHandler onerror) {
+        return addRec("add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
+    }
+
+    /**
+     * Adds a step that takes two values.
+     * @param step the step
+     * @return this
+     */
+    public AsyncSteps add(Step2 step) {
+        return addRec("add()", step, 2, null);
+    }
+
+    /**
+     * Adds a step that takes two values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps add(Step2 step, ErrorHandler onerror) {
+        return addRec("add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
+    }
+
+    /**
+     * Adds a step that takes three values.
+     * @param step the step
+     * @return this
+     */
+    public AsyncSteps add(Step3 step) {
+        return addRec("add()", step, 3, null);
+    }
+
+    /**
+     * Adds a step that takes three values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps add(Step3 step, ErrorHandler onerror) {
+        return addRec("add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
+    }
+
+    /**
+     * Adds a step that takes four values.
+     * @param step the step
+     * @return this
+     */
+    public AsyncSteps add(Step4 step) {
+        return addRec("add()", step, 4, null);
+    }
+
+    /**
+     * Adds a step that takes four values.
+     * @param step the step
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps add(Step4 step, ErrorHandler onerror) {
+        return addRec("add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
+    }
+
+    /**
+     * Adds a parallel step (FTN12 {@code parallel()}): its branches run as
+     * separate flows; the next step runs when all have finished. Pass
+     * results through {@link #state()}.
+     *
+     * @return the parallel step, to add branches to
+     */
+    public Parallel parallel() {
+        long b = check("parallel()");
+        return new Parallel(FutoInNative.parallel(b, null), this, tool);
+    }
+
+    /**
+     * A parallel step with an error handler (called once, for the first
+     * failing branch; the other branches are cancelled).
+     *
+     * @param onerror the error handler
+     * @return the parallel step
+     */
+    public Parallel parallel(ErrorHandler onerror) {
+        long b = check("parallel()");
+        Objects.requireNonNull(onerror, "parallel(): onerror is null");
+        return new Parallel(FutoInNative.parallel(b, new Rec(null, 0, onerror, tool, null)), this, tool);
+    }
+
+    /** For Parallel: is the step that made it still usable? */
+    void checkParent(String what) {
+        check(what);
+    }
+
+    private AsyncSteps syncRec(SyncObject obj, Object fn, int arity, ErrorHandler eh) {
+        long b = check("sync()");
+        Objects.requireNonNull(obj, "sync(): sync object is null");
+        Objects.requireNonNull(fn, "sync(): step is null");
+        FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), arity, eh != null);
+        return this;
+    }
+
+    /**
+     * Adds a step synchronized against a {@link Mutex}, {@link Throttle} or
+     * {@link Limiter} (FTN12 {@code sync()}): the step (and what it adds)
+     * runs holding the object; it gets the values of the step before.
+     *
+     * @param obj the sync object
+     * @param step the critical section
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step step) {
+        return syncRec(obj, step, 0, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step step, ErrorHandler onerror) {
+        return syncRec(obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step1 step) {
+        return syncRec(obj, step, 1, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step1 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step2 step) {
+        return syncRec(obj, step, 2, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step2 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
+     * Adds a step that only succeeds with {@code values} (FTN12
+     * {@code successStep()}): {@code add(asi -> asi.success(values…))}.
+     *
+     * @param values at most 4 values
+     * @return this
+     */
+    public AsyncSteps successStep(Object... values) {
+        long b = check("successStep()");
+        nativeValues(b, values, true);
+        return this;
+    }
+
+    /**
+     * Adds a step that waits for {@code stage} without blocking the loop
+     * thread (FTN12 {@code await()}): its result becomes the step's value
+     * ({@code null}: no value), its exception the step's error (a
+     * {@link FutoInError} keeps its code, anything else is
+     * {@code InternalError}), and cancelling the flow cancels the stage's
+     * future. The stage may complete on any thread (a ForkJoinPool worker,
+     * an HTTP client thread…).
+     *
+     * @param stage the stage to wait for
+     * @return this
+     */
+    public AsyncSteps await(CompletionStage<?> stage) {
+        return await(stage, null);
+    }
+
+    /**
+     * {@link #await(CompletionStage)} with an error handler for the step.
+     *
+     * @param stage the stage to wait for
+     * @param onerror the error handler, or null
+     * @return this
+     */
+    public AsyncSteps await(CompletionStage<?> stage, ErrorHandler onerror) {
+        Objects.requireNonNull(stage, "await(): stage is null");
+        Step s = asi -> {
+            CompletableFuture<?> f = stage.toCompletableFuture();
+            asi.setCancel(a -> f.cancel(false));
+            asi.waitExternal();
+            f.whenComplete(asi::completeWith);
+        };
+        return addRec("await()", s, 0, onerror);
+    }
+
+    /** The outcome of an awaited stage; on any thread. */
+    private void completeWith(Object value, Throwable ex) {
+        if (ex == null) {
+            try {
+                if (value == null) {
+                    success();
+                } else {
+                    success(value);
+                }
+            } catch (IllegalStateException lostRace) {
+                // cancelled or timed out meanwhile: the normal outcome of a race
+            }
+            return;
+        }
+        Throwable t = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+        if (t instanceof CancellationException) {
+            t = new Errors.InternalError("awaited stage was cancelled", t);
+        }
+        final Throwable err = t;
+        Runnable onLoop = () -> {
+            int st = (int) ST.getAcquire(this);
+            if ((st == WAITING || st == LIVE_WAIT) && ST.compareAndSet(this, st, DEAD)) {
+                fail(err);
+            }
+        };
+        if (tool != null && !onLoopThread()) {
+            try {
+                tool.execute(onLoop); // keeps the Throwable for last_exception
+            } catch (RuntimeException closed) {
+                // the tool is closed: the flow is gone
+            }
+        } else {
+            onLoop.run();
+        }
+    }
+
+    // ---- completing a step ------------------------------------------------
+
+    private static void tooMany() {
+        throw new IllegalArgumentException("at most 4 values (FTN12 FutoInArgs)");
+    }
+
+    private static void nativeValues(long b, Object[] v, boolean asStep) {
+        if (v.length > 4) {
+            tooMany();
+        }
+        int tags = 0;
+        long[] bits = new long[4];
+        Object[] objs = new Object[4];
+        for (int i = 0; i < v.length; ++i) {
+            int t = Values.tag(v[i]);
+            tags |= t << (8 * i);
+            bits[i] = Values.bits(v[i], t);
+            objs[i] = Values.obj(v[i], t);
+        }
+        if (asStep) {
+            FutoInNative.success_step(b, tags, bits[0], bits[1], bits[2], bits[3],
+                    objs[0], objs[1], objs[2], objs[3]);
+        } else {
+            FutoInNative.success(b, tags, bits[0], bits[1], bits[2], bits[3],
+                    objs[0], objs[1], objs[2], objs[3]);
+        }
+    }
+
+    /** Completes the step successfully with no values. */
+    public void success() {
+        long b = completing("success()");
+        if (b != 0) {
+            if (canKeep()) {
+                pending = PENDING_NONE;
+            } else {
+                FutoInNative.success0(b);
+            }
+        } else {
+            offThread("success()", FutoInNative::success0);
+        }
+    }
+
+    private static void success1(long b, Object value) {
+        int t = Values.tag(value);
+        FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
+    }
+
+    /**
+     * Completes the step with one value.
+     *
+     * @param value the value (see "Values" above)
+     */
+    public void success(Object value) {
+        long b = completing("success()");
+        if (b != 0) {
+            if (canKeep()) {
+                int t = Values.tag(value);
+                long k = keepable(t, Values.bits(value, t));
+                if (k != 0) {
+                    pending = k;
+                    return;
+                }
+            }
+            success1(b, value);
+        } else {
+            offThread("success()", h -> success1(h, value));
+        }
+    }
+
+    /**
+     * @param a first value
+     * @param b second value
+     */
+    public void success(Object a, Object b) {
+        successN(new Object[] {a, b});
+    }
+
+    /**
+     * @param a first value
+     * @param b second value
+     * @param c third value
+     */
+    public void success(Object a, Object b, Object c) {
+        successN(new Object[] {a, b, c});
+    }
+
+    /**
+     * @param a first value
+     * @param b second value
+     * @param c third value
+     * @param d fourth value
+     */
+    public void success(Object a, Object b, Object c, Object d) {
+        successN(new Object[] {a, b, c, d});
+    }
+
+    /**
+     * Completes the step with the given values; more than 4 is refused with
+     * {@link IllegalArgumentException}.
+     *
+     * @param values the values
+     */
+    public void success(Object... values) {
+        if (values.length > 4) {
+            tooMany();
+        }
+        successN(values);
+    }
+
+    private void successN(Object[] values) {
+        long b = completing("success()");
+        if (b != 0) {
+            nativeValues(b, values, false);
+        } else {
+            offThread("success()", h -> nativeValues(h, values, false));
+        }
+    }
+
+    /**
+     * Completes the step with an error: reports it to the flow, then throws
+     * it, which ends the step (FTN12: "throws FutoIn.Error immediately").
+     * Declared to return the exception so that {@code throw asi.error(…)}
+     * shows the compiler where the code ends; it never returns.
+     *
+     * @param code the error code ({@link Errors} or your own)
+     * @return never returns
+     * @throws FutoInError always: {@code Errors.Timeout} for "Timeout" …
+     */
+    public FutoInError error(String code) {
+        return error(code, null);
+    }
+
+    /**
+     * {@link #error(String)} with an {@code error_info}.
+     *
+     * @param code the error code
+     * @param info the error_info (see {@link #errorInfo()}), or null
+     * @return never returns
+     * @throws FutoInError always
+     */
+    public FutoInError error(String code, String info) {
+        Objects.requireNonNull(code, "error(): code is null");
+        long b = completing("error()");
+        FutoInError e = Errors.create(code, info, null);
+        e.reported = true;
+        byte[] c = Values.cstr(code);
+        byte[] i = Values.cstr(info);
+        if (b != 0) {
+            FutoInNative.handle_error(b, c, i, e);
+        } else {
+            /* last_exception is the loop thread's to set: code and info only */
+            offThread("error()", h -> FutoInNative.handle_error(h, c, i, null));
+        }
+        throw e;
+    }
+
+    /**
+     * Sets a timeout: if the step has not completed after {@code ms}, it
+     * fails with {@code Timeout}. Implies waiting (no implicit success).
+     *
+     * @param ms milliseconds
+     */
+    public void setTimeout(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("setTimeout(): negative timeout");
+        }
+        FutoInNative.set_timeout(check("setTimeout()"), ms);
+        waits();
+    }
+
+    /**
+     * @param timeout the timeout (millisecond resolution)
+     */
+    public void setTimeout(Duration timeout) {
+        setTimeout(timeout.toMillis());
+    }
+
+    /**
+     * Sets the handler that cancels the external work this step waits for.
+     * Implies waiting (no implicit success).
+     *
+     * @param handler the cancel handler
+     */
+    public void setCancel(CancelHandler handler) {
+        long b = check("setCancel()");
+        Objects.requireNonNull(handler, "setCancel(): handler is null");
+        Rec r = new Rec(handler, 0, null, tool, null);
+        FutoInNative.set_cancel(b, r);
+        cancelRec = r;
+        waits();
+    }
+
+    /** The step waits for an external event: no implicit success; complete
+     *  it later with {@link #success()} or {@link #error(String)}, from any
+     *  thread. */
+    public void waitExternal() {
+        FutoInNative.wait_external(check("waitExternal()"));
+        waits();
+    }
+
+    // ---- loops -----------------------------------------------------------
+
+    /**
+     * Runs {@code body} until {@link #breakLoop()} (FTN12 {@code loop()}).
+     *
+     * @param body the loop body
+     * @return this
+     */
+    public AsyncSteps loop(Step body) {
+        return loop(body, null);
+    }
+
+    /**
+     * A labelled loop.
+     *
+     * @param body the loop body
+     * @param label the label for break/continue of inner loops, or null
+     * @return this
+     */
+    public AsyncSteps loop(Step body, String label) {
+        long b = check("loop()");
+        Objects.requireNonNull(body, "loop(): body is null");
+        FutoInNative.loop(b, new Rec(body, 0, null, tool, null), Values.cstr(label));
+        return this;
+    }
+
+    /**
+     * Runs {@code body(asi, i)} for i = 0 … count-1 (FTN12 {@code repeat()}).
+     *
+     * @param count how many times
+     * @param body the loop body
+     * @return this
+     */
+    public AsyncSteps repeat(int count, RepeatBody body) {
+        return repeat(count, body, null);
+    }
+
+    /**
+     * A labelled repeat.
+     *
+     * @param count how many times
+     * @param body the loop body
+     * @param label the label, or null
+     * @return this
+     */
+    public AsyncSteps repeat(int count, RepeatBody body, String label) {
+        long b = check("repeat()");
+        Objects.requireNonNull(body, "repeat(): body is null");
+        if (count < 0) {
+            throw new IllegalArgumentException("repeat(): negative count");
+        }
+        FutoInNative.repeat(b, new Rec(body, 0, null, tool, null), count, Values.cstr(label));
+        return this;
+    }
+
+    /**
+     * {@code body(asi, key, value)} for every entry of a map, in its
+     * iteration order, taken when this is called (FTN12 {@code forEach()}).
+     *
+     * @param <K> key type
+     * @param <V> value type
+     * @param map the map
+     * @param body the loop body
+     * @return this
+     */
+    public <K, V> AsyncSteps forEach(Map<K, V> map, ForEachBody<? super K, ? super V> body) {
+        return forEach(map, body, null);
+    }
+
+    /**
+     * A labelled forEach over a map.
+     *
+     * @param <K> key type
+     * @param <V> value type
+     * @param map the map
+     * @param body the loop body
+     * @param label the label, or null
+     * @return this
+     */
+    public <K, V> AsyncSteps forEach(Map<K, V> map, ForEachBody<? super K, ? super V> body, String label) {
+        Objects.requireNonNull(map, "forEach(): map is null");
+        Objects.requireNonNull(body, "forEach(): body is null");
+        List<Map.Entry<K, V>> items = new ArrayList<>(map.size());
+        for (Map.Entry<K, V> e : map.entrySet()) {
+            items.add(new AbstractMap.SimpleImmutableEntry<>(e));
+        }
+        return repeat(items.size(), (asi, i) -> body.execute(asi, items.get(i).getKey(), items.get(i).getValue()),
+                label);
+    }
+
+    /**
+     * {@code body(asi, index, element)} for every element, taken when this
+     * is called.
+     *
+     * @param <V> element type
+     * @param list the elements
+     * @param body the loop body
+     * @return this
+     */
+    public <V> AsyncSteps forEach(Iterable<V> list, ForEachBody<? super Integer, ? super V> body) {
+        return forEach(list, body, null);
+    }
+
+    /**
+     * A labelled forEach over elements.
+     *
+     * @param <V> element type
+     * @param list the elements
+     * @param body the loop body
+     * @param label the label, or null
+     * @return this
+     */
+    public <V> AsyncSteps forEach(Iterable<V> list, ForEachBody<? super Integer, ? super V> body, String label) {
+        Objects.requireNonNull(list, "forEach(): list is null");
+        Objects.requireNonNull(body, "forEach(): body is null");
+        List<V> items = new ArrayList<>();
+        list.forEach(items::add);
+        return repeat(items.size(), (asi, i) -> body.execute(asi, i, items.get(i)), label);
+    }
+
+    /**
+     * forEach over an array.
+     *
+     * @param <V> element type
+     * @param array the elements
+     * @param body the loop body
+     * @return this
+     */
+    public <V> AsyncSteps forEach(V[] array, ForEachBody<? super Integer, ? super V> body) {
+        return forEach(Arrays.asList(array), body, null);
+    }
+
+    /**
+     * Leaves the innermost loop (FTN12 {@code break()}); ends the body.
+     */
+    public void breakLoop() {
+        breakLoop(null);
+    }
+
+    /**
+     * Leaves loops up to and including the one named {@code label}.
+     *
+     * @param label the loop's label, or null for the innermost
+     */
+    public void breakLoop(String label) {
+        FutoInNative.loopControl(check("breakLoop()"), Values.cstr(label), false);
+        throw LoopSignal.INSTANCE;
+    }
+
+    /** Goes on with the next iteration of the innermost loop; ends the body. */
+    public void continueLoop() {
+        continueLoop(null);
+    }
+
+    /**
+     * Goes on with the next iteration of the loop named {@code label}.
+     *
+     * @param label the loop's label, or null for the innermost
+     */
+    public void continueLoop(String label) {
+        FutoInNative.loopControl(check("continueLoop()"), Values.cstr(label), true);
+        throw LoopSignal.INSTANCE;
+    }
+
+    // ---- state -----------------------------------------------------------
+
+    /**
+     * The flow's state (FTN12 {@code state()}): one map per root, shared by
+     * every step and parallel branch (and by Java steps in flows of other
+     * languages). Loop thread only. {@code error_info} and
+     * {@code last_exception} are set before an error handler runs.
+     *
+     * @return the state map (insertion-ordered)
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> state() {
+        long b = check("state()");
+        Map<String, Object> s = state;
+        if (s == null) {
+            s = state = (Map<String, Object>) FutoInNative.state(b);
+        }
+        return s;
+    }
+
+    /**
+     * @return the error_info of the flow's last error, or null
+     */
+    public String errorInfo() {
+        return Values.fromUtf8(FutoInNative.error_info(check("errorInfo()")));
+    }
+
+    /**
+     * @return the flow's last exception: the Java {@code Throwable} behind
+     *         the last error (the {@link FutoInError} of {@code error()}
+     *         included), else the last error code, or null
+     */
+    public Object lastException() {
+        long b = check("lastException()");
+        Object o = FutoInNative.last_exception(b);
+        return o != null ? o : Values.fromUtf8(FutoInNative.error_code(b));
+    }
+
+    // ---- roots -----------------------------------------------------------
+
+    /** Starts the flow (FTN12 {@code execute()}); an unhandled error is
+     *  printed to {@code System.err}. */
+    public void execute() {
+        checkRoot("execute()");
+        ctl.start(this, null, null);
+    }
+
+    /**
+     * Starts the flow; an unhandled error goes to {@code onError} (on the
+     * loop thread).
+     *
+     * @param onError gets the error, as {@link #promise()} would fail with it
+     */
+    public void execute(Consumer<? super FutoInError> onError) {
+        checkRoot("execute()");
+        ctl.start(this, Objects.requireNonNull(onError, "execute(): onError is null"), null);
+    }
+
+    /**
+     * Starts the flow and returns its outcome (FTN12 {@code promise()}):
+     * completed (on the loop thread) with the last step's values — null, the
+     * value, or an unmodifiable List of several —, exceptionally with the
+     * {@link FutoInError} of an unhandled error, or with a
+     * {@link CancellationException} when the root is cancelled. Cancelling
+     * the future cancels the root (from any thread).
+     *
+     * @return the outcome
+     */
+    public CompletableFuture<Object> promise() {
+        checkRoot("promise()");
+        CompletableFuture<Object> f = new CompletableFuture<>();
+        promiseInto(f);
+        return f;
+    }
+
+    /** Tool.promise(setup): free the root once it is done. */
+    void freeWhenDone() {
+        ctl.freeWhenDone = true;
+    }
+
+    void promiseInto(CompletableFuture<Object> f) {
+        ctl.start(this, null, f);
+        f.whenComplete((v, e) -> {
+            if (f.isCancelled()) {
+                cancel();
+            }
+        });
+    }
+
+    /**
+     * Executes the flow and runs its tool's loop on this thread until the
+     * flow is done (a Tool on its own thread: waits for it). Returns what
+     * {@link #promise()} would complete with.
+     *
+     * @return null, the value, or a List of values
+     * @throws FutoInError the unhandled error
+     * @throws CancellationException if the root was cancelled
+     */
+    public Object run() {
+        if (kind != ROOT) {
+            throw new IllegalStateException("run(): only a root can do this, not a step");
+        }
+        CompletableFuture<Object> f;
+        if (tool.isDedicated()) {
+            if (tool.isLoopThread()) {
+                throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
+            }
+            f = tool.call(this::promise).join();
+            try {
+                f.join();
+            } catch (CompletionException | CancellationException settled) {
+                // rethrown below
+            }
+        } else {
+            f = promise();
+            tool.run();
+        }
+        if (!f.isDone()) {
+            throw new IllegalStateException("run(): the loop stopped before the flow finished");
+        }
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Cancels the flow (FTN12 {@code cancel()}): cancel handlers run, the
+     * promise fails with {@link CancellationException}. Any thread: from
+     * another thread it is marshalled to the loop thread.
+     */
+    public void cancel() {
+        if (kind != ROOT) {
+            throw new IllegalStateException("cancel(): only a root can do this, not a step");
+        }
+        if (ctl.bsi == 0) {
+            return;
+        }
+        if (tool != null && !tool.isLoopThread()) {
+            tool.post(ctl::cancelOnLoop);
+            return;
+        }
+        ctl.cancelOnLoop();
+    }
+
+    /**
+     * Frees the root (cancelling it if it runs). Any thread: from another
+     * thread it is marshalled to the loop thread. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (kind != ROOT || ctl.bsi == 0) {
+            return;
+        }
+        if (tool != null && !tool.isLoopThread()) {
+            tool.post(ctl::freeOnLoop);
+            return;
+        }
+        ctl.freeOnLoop();
+    }
+
+    /**
+     * A new root on the same tool (FTN12 {@code newInstance()}).
+     *
+     * @return a new root
+     */
+    public AsyncSteps newInstance() {
+        long b = check("newInstance()");
+        if (tool != null) {
+            return new AsyncSteps(tool);
+        }
+        return new AsyncSteps(FutoInNative.new_instance(b), null, true);
+    }
+
+    // ---- queries ---------------------------------------------------------
+
+    /**
+     * @return true while the handle may be used (FTN12 {@code cast()})
+     */
+    public boolean isValid() {
+        long b = handle();
+        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD)) {
+            return false;
+        }
+        return !onLoopThread() || FutoInNative.is_valid(b);
+    }
+
+    /**
+     * @return the root's id (FTN12 {@code rootId()})
+     */
+    public long rootId() {
+        return FutoInNative.root_id(check("rootId()"));
+    }
+
+    /**
+     * @return the {@code FutoInAsyncSteps*} address (FTN12 {@code binary()})
+     */
+    public long binary() {
+        return check("binary()");
+    }
+
+    /**
+     * @return the Tool, or null for a foreign handle
+     */
+    public Tool tool() {
+        return tool;
+    }
+
+    @Override
+    public String toString() {
+        long b = handle();
+        String k = kind == ROOT ? "root" : kind == STEP ? "step" : "borrowed";
+        return b == 0 ? "AsyncSteps[" + k + ", closed]" : String.format("AsyncSteps[%s 0x%x]", k, b);
+    }
+
+    /** break/continue: leaves the body; the trampoline drops it. */
+    static final class LoopSignal extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        static final LoopSignal INSTANCE = new LoopSignal();
+
+        private LoopSignal() {
+            super("breakLoop()/continueLoop() signal", null, false, false);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+package org.futoin.async;
+
+import java.util.LinkedHashMap;
+
+/**
+ * The up-calls of the C trampolines (src/jni_steps.c, src/jni_tool.c):
+ * their method IDs are cached in JNI_OnLoad. Each one catches everything:
+ * no Java exception may travel back through C frames. A step's exceptions
+ * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
+ * callbacks return the success() the step kept (see AsyncSteps.pending).
+ */
+final class Dispatch {
+    private Dispatch() {
+    }
+
+    /** A step without values (or one that ignores them). */
+    static long step0(Rec rec, long bsi) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            Object fn = rec.fn;
+            if (rec.arity == 0) {
+                ((Step) fn).execute(asi);
+            } else {
+                call(rec, asi, 0, 0, 0, 0, 0, null, null, null, null);
+            }
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        return done(asi);
+    }
+
+    /** A step with one value. */
+    static long step1(Rec rec, long bsi, int tag, long bits, Object o) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            if (rec.arity == 1) {
+                ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, o));
+            } else {
+                call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);
+            }
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        return done(asi);
+    }
+
+    /** A step with several values. */
+    static long step(Rec rec, long bsi, int tags, long b0, long b1, long b2, long b3,
+                     Object o0, Object o1, Object o2, Object o3) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            call(rec, asi, tags, b0, b1, b2, b3, o0, o1, o2, o3);
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        return done(asi);
+    }
+
+    private static void call(Rec rec, AsyncSteps asi, int tags, long b0, long b1, long b2, long b3,
+                             Object o0, Object o1, Object o2, Object o3) throws Exception {
+        {
+            Object fn = rec.fn;
+            switch (rec.arity) {
+                case 0:
+                    ((Step) fn).execute(asi);
+                    break;
+                case 1:
+                    ((Step1) fn).execute(asi, v(tags, 0, b0, o0));
+                    break;
+                case 2:
+                    ((Step2) fn).execute(asi, v(tags, 0, b0, o0), v(tags, 1, b1, o1));
+                    break;
+                case 3:
+                    ((Step3) fn).execute(asi, v(tags, 0, b0, o0), v(tags, 1, b1, o1),
+                            v(tags, 2, b2, o2));
+                    break;
+                case 4:
+                    ((Step4) fn).execute(asi, v(tags, 0, b0, o0), v(tags, 1, b1, o1),
+                            v(tags, 2, b2, o2), v(tags, 3, b3, o3));
+                    break;
+                default: {
+                    int n = tags == 0 ? 0 : (tags & 0xFF00) == 0 ? 1
+                            : (tags & 0xFF0000) == 0 ? 2 : (tags & 0xFF000000) == 0 ? 3 : 4;
+                    Object[] all = new Object[n];
+                    long[] b = {b0, b1, b2, b3};
+                    Object[] o = {o0, o1, o2, o3};
+                    for (int i = 0; i < n; ++i) {
+                        all[i] = v(tags, i, b[i], o[i]);
+                    }
+                    ((RootCtl.ValuesStep) fn).execute(asi, all);
+                    break;
+                }
+            }
+        }
+    }
+
+    /** After a callback: its kept success() (applied by the trampoline). */
+    private static long done(AsyncSteps asi) {
+        long p = asi.takePending();
+        asi.leave();
+        return p;
+    }
+
+    private static Object v(int tags, int i, long bits, Object o) {
+        int tag = (tags >>> (8 * i)) & 0xFF;
+        return tag == 0 ? null : Values.decode(tag, bits, o);
+    }
+
+    static long error(Rec rec, long bsi, Object code) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            try {
+                asi.mirrorErrorState();
+            } catch (RuntimeException noState) {
+                // a foreign flow without state: the handler still runs
+            }
+            rec.eh.handle(asi, Values.str(code));
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        return done(asi);
+    }
+
+    static void cancel(Rec rec, long bsi) {
+        synchronized (AsyncSteps.COMPLETION_LOCK) {
+            rec.killWaiters(); /* a completion from now on is a lost race */
+        }
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            ((CancelHandler) rec.fn).cancel(asi);
+            asi.flushKept(); /* a success() here is misuse: let the runtime say so */
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+        asi.kill();
+    }
+
+    static long loop(Rec rec, long bsi, long i) {
+        AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        try {
+            if (i < 0) {
+                ((Step) rec.fn).execute(asi);
+            } else {
+                ((RepeatBody) rec.fn).execute(asi, (int) i);
+            }
+        } catch (Throwable t) {
+            asi.fail(t);
+        }
+        return done(asi);
+    }
+
+    static void released(Rec rec) {
+        try {
+            synchronized (AsyncSteps.COMPLETION_LOCK) {
+                rec.killWaiters();
+            }
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    static void unhandled(Rec rec, long bsi, Object code) {
+        try {
+            ((RootCtl) rec.fn).unhandled(bsi, Values.str(code));
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    static void drain(Object tool) {
+        try {
+            ((Tool) tool).drain();
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    static void timer(Object handle) {
+        try {
+            ((Tool.Handle) handle).fire();
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    /** Misuse the runtime reported outside any Java call on this thread. */
+    static void misuse(Object tool, String message) {
+        try {
+            ((Tool) tool).misuse(message);
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
+    /** A flow's state map (insertion order, as the spec's JS objects). */
+    static Object newState() {
+        return new LinkedHashMap<String, Object>();
+    }
+}

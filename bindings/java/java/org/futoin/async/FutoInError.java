@@ -1,0 +1,87 @@
+package org.futoin.async;
+
+/**
+ * An FTN12 error: a {@link #code() code} (e.g. {@code "Timeout"}) and an
+ * optional {@link #info() error_info}.
+ *
+ * <p>Unchecked on purpose: FTN12 errors are flow control of a step, raised
+ * from inside lambdas; a checked exception would force a {@code try} into
+ * every step. Each standard code has its own subclass in {@link Errors}
+ * ({@code Errors.Timeout}, {@code Errors.InvalidRequest}, …); other codes
+ * use this class.
+ *
+ * <ul>
+ * <li>{@link AsyncSteps#error(String, String)} reports the error to the flow
+ * and throws one of these, which ends the step; the trampoline knows it was
+ * reported already.</li>
+ * <li>Throwing one yourself in a step (e.g. {@code throw new
+ * Errors.Unauthorized("token expired")}) does the same.</li>
+ * <li>{@link AsyncSteps#promise()} completes exceptionally with one, whose
+ * cause is the exception the flow failed with, if any.</li>
+ * </ul>
+ */
+public class FutoInError extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** @serial the error code */
+    private final String code;
+    /** @serial the error_info, or null */
+    private final String info;
+    /** Set by AsyncSteps.error(): already reported to the flow. */
+    transient boolean reported;
+
+    /**
+     * @param code the error code
+     */
+    public FutoInError(String code) {
+        this(code, null, null);
+    }
+
+    /**
+     * @param code the error code
+     * @param info the error_info, or null
+     */
+    public FutoInError(String code, String info) {
+        this(code, info, null);
+    }
+
+    /**
+     * @param code the error code
+     * @param info the error_info, or null
+     * @param cause the exception behind it, or null
+     */
+    public FutoInError(String code, String info, Throwable cause) {
+        super(info == null ? code : code + ": " + info, cause);
+        if (code == null) {
+            throw new NullPointerException("FutoInError: code is null");
+        }
+        this.code = code;
+        this.info = info;
+    }
+
+    /**
+     * @return the error code, e.g. {@code "Timeout"}
+     */
+    public String code() {
+        return code;
+    }
+
+    /**
+     * @return the error_info, or null
+     */
+    public String info() {
+        return info;
+    }
+
+    /**
+     * The exception class of a code: {@code of("Timeout", null)} is an
+     * {@link Errors.Timeout}.
+     *
+     * @param code the error code
+     * @param info the error_info, or null
+     * @return a new, unthrown exception
+     */
+    public static FutoInError of(String code, String info) {
+        return Errors.create(code, info, null);
+    }
+}

@@ -1,0 +1,159 @@
+package org.futoin.async;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * The life of one root: its native handle, whether it executes, how its
+ * outcome is delivered (future, unhandled-error handler) and its release.
+ *
+ * <p>Also the {@link java.lang.ref.Cleaner} action of its AsyncSteps object,
+ * so it must never refer to that object: an executing root is kept alive
+ * by {@link Tool#executing} instead, and a root nobody refers to any more
+ * is freed on the loop thread (the cleaner thread only posts the free).
+ * Everything else runs on the loop thread.
+ */
+final class RootCtl implements Runnable {
+    /** Internal: the last step a run appends, gets all values. */
+    @FunctionalInterface
+    interface ValuesStep {
+        void execute(AsyncSteps asi, Object[] values) throws Exception;
+    }
+
+    long bsi;
+    final Tool tool;
+    boolean running;
+    boolean freeWhenDone;
+    private CompletableFuture<Object> future;
+    private Consumer<? super FutoInError> onError;
+
+    RootCtl(long bsi, Tool tool) {
+        this.bsi = bsi;
+        this.tool = tool;
+    }
+
+    /** execute(): the outcome goes to `fut` and/or `handler`. */
+    void start(AsyncSteps root, Consumer<? super FutoInError> handler, CompletableFuture<Object> fut) {
+        if (running) {
+            throw new IllegalStateException("execute(): the root is executing already");
+        }
+        long b = bsi;
+        FutoInNative.add(b, new Rec((ValuesStep) this::finished, Rec.ALL, null, tool, null), Rec.ALL, false);
+        running = true;
+        onError = handler;
+        future = fut;
+        tool.executing.put(this, root);
+        try {
+            FutoInNative.execute(b, new Rec(this, 0, null, tool, null));
+        } catch (RuntimeException e) {
+            settle();
+            throw e;
+        }
+    }
+
+    /** Not executing any more; true if it was. */
+    private boolean settle() {
+        if (!running) {
+            return false;
+        }
+        running = false;
+        tool.executing.remove(this);
+        if (freeWhenDone) {
+            tool.post(this::freeOnLoop);
+        }
+        return true;
+    }
+
+    private void finished(AsyncSteps asi, Object[] values) {
+        CompletableFuture<Object> f = future;
+        future = null;
+        onError = null;
+        if (!settle()) {
+            return;
+        }
+        if (f != null) {
+            f.complete(values.length == 0 ? null
+                    : values.length == 1 ? values[0]
+                    : Collections.unmodifiableList(Arrays.asList(values)));
+        }
+    }
+
+    /** execute()'s unhandled-error callback. */
+    void unhandled(long handle, String code) {
+        CompletableFuture<Object> f = future;
+        Consumer<? super FutoInError> h = onError;
+        future = null;
+        onError = null;
+        if (!settle()) {
+            return;
+        }
+        FutoInError err = errorOf(handle, code);
+        if (f != null) {
+            f.completeExceptionally(err);
+        }
+        if (h != null) {
+            try {
+                h.accept(err);
+            } catch (Throwable t) {
+                Tool.uncaught(t);
+            }
+        } else if (f == null) {
+            System.err.println("futoin: unhandled error in AsyncSteps: " + err);
+        }
+    }
+
+    /** The exception of a flow's error: the one the flow failed with, when
+     *  it has the same code (its stack trace shows where), else a new one
+     *  of the code's class with the Java exception as cause. */
+    static FutoInError errorOf(long handle, String code) {
+        String info = Values.fromUtf8(FutoInNative.error_info(handle));
+        Object last = FutoInNative.last_exception(handle);
+        if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)) {
+            return (FutoInError) last;
+        }
+        return Errors.create(code, info, last instanceof Throwable ? (Throwable) last : null);
+    }
+
+    /** The root was cancelled (cancel(), close(), its tool closed). */
+    void cancelled() {
+        CompletableFuture<Object> f = future;
+        future = null;
+        onError = null;
+        if (settle() && f != null) {
+            f.completeExceptionally(new CancellationException("AsyncSteps cancelled"));
+        }
+    }
+
+    void cancelOnLoop() {
+        if (bsi != 0 && running) {
+            FutoInNative.cancel(bsi);
+            cancelled();
+        }
+    }
+
+    /** Free the native root (cancelling a running flow). Loop thread. */
+    void freeOnLoop() {
+        long b = bsi;
+        if (b == 0) {
+            return;
+        }
+        bsi = 0;
+        tool.roots.remove(this);
+        try {
+            synchronized (AsyncSteps.COMPLETION_LOCK) { /* no completion mid-free */
+                FutoInNative.free(b);
+            }
+        } finally {
+            cancelled();
+        }
+    }
+
+    /** Cleaner: the AsyncSteps object is unreachable. Any thread. */
+    @Override
+    public void run() {
+        tool.post(this::freeOnLoop); /* dropped if the tool freed it already */
+    }
+}

@@ -1,0 +1,79 @@
+/*
+ * The JNI entry points of the Java binding: every function SWIG turns into
+ * a `native` method of org.futoin.async.FutoInNativeJNI (futoin_java.i
+ * %includes this file). `JNIEnv* env` is filled in by SWIG and does not
+ * appear in Java. Handles are jlong; C strings cross as UTF-8 byte[].
+ * Thread rules: loop thread, except fj_tool_post (any thread) and the
+ * calls the runtime itself allows from any thread (success/handle_error of
+ * a waiting step).
+ */
+#ifndef FJ_API_H
+#define FJ_API_H
+
+#include <jni.h>
+
+/* ---- AsyncSteps (jni_steps.c) ---- */
+void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
+jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
+void fj_success0(JNIEnv* env, jlong bsi);
+void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
+void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                jobject o3);
+void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                     jobject o3);
+void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                     jobject exc);
+void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
+void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
+void fj_wait_external(JNIEnv* env, jlong bsi);
+void fj_loop(JNIEnv* env, jlong bsi, jobject rec, jbyteArray label);
+void fj_repeat(JNIEnv* env, jlong bsi, jobject rec, jlong count,
+               jbyteArray label);
+void fj_break(JNIEnv* env, jlong bsi, jbyteArray label, jboolean cont);
+void fj_add_sync(JNIEnv* env, jlong bsi, jlong sync, jobject rec, jint arity,
+                 jboolean has_eh);
+void fj_execute(JNIEnv* env, jlong bsi, jobject rec);
+void fj_cancel(JNIEnv* env, jlong bsi);
+jlong fj_root_new(JNIEnv* env, jlong tool);
+jlong fj_new_instance(JNIEnv* env, jlong bsi);
+void fj_free(JNIEnv* env, jlong bsi);
+jobject fj_state(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_info(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_code(JNIEnv* env, jlong bsi);
+jobject fj_last_exception(JNIEnv* env, jlong bsi);
+jlong fj_root_id(jlong bsi);
+jboolean fj_is_valid(jlong bsi);
+jboolean fj_is_same_thread(jlong bsi);
+jboolean fj_is_ours(jlong bsi);
+jint fj_foreign_flags(jlong holder);
+jlong fj_foreign_address(jlong holder);
+void fj_foreign_free(jlong holder);
+
+/* ---- Tool (jni_tool.c) ---- */
+jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive);
+void fj_tool_release_loop(jlong tool);
+jint fj_tool_free(JNIEnv* env, jlong tool);
+jint fj_tool_run(JNIEnv* env, jlong tool);
+jint fj_tool_run_nowait(JNIEnv* env, jlong tool);
+void fj_tool_post(jlong tool);
+jlong fj_tool_schedule(JNIEnv* env, jlong tool, jlong delay_ms, jobject handle);
+void fj_tool_cancel_timer(JNIEnv* env, jlong tool, jlong timer);
+jboolean fj_tool_is_same_thread(jlong tool);
+jlong fj_tool_misuse_count(jlong tool);
+jlong fj_tool_ptr(jlong tool);
+jlong fj_global_refs(void);
+jlong fj_attached_threads(void);
+jlong fj_detached_threads(void);
+
+/* ---- test hooks (jni_testhooks.c) ---- */
+void fj_test_add_foreign_producer(jlong bsi);
+void fj_test_add_foreign_consumer(jlong bsi);
+jint fj_test_foreign_cleanups(void);
+jint fj_test_foreign_seen(void);
+void fj_test_add_c_values(jlong bsi, jint kind);
+void fj_test_add_c_pass(jlong bsi);
+jint fj_test_run_on_native_thread(JNIEnv* env, jlong tool_ptr);
+
+#endif

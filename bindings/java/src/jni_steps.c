@@ -1,0 +1,685 @@
+/*
+ * AsyncSteps for Java: the trampolines that run Java callbacks as steps,
+ * error, cancel and loop callbacks, and the operations behind the JNI
+ * entry points of AsyncSteps (declared in bindings/java/futoin_java.i).
+ *
+ * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
+ * same code drives our handles and any other FTN12 implementation's.
+ *
+ * The `data` of every callback is a counted global reference to a Java
+ * record (Rec: the callable, its error handler, its arity). The runtime
+ * releases it exactly once through rec_release(), which deletes the
+ * reference; Java hears about it only when it asked to (Rec.notifyRelease:
+ * a step handle kept for a later success() must learn that its step is
+ * gone), so a plain step costs one up-call, not two.
+ *
+ * A trampoline runs on the loop thread inside some JNI down-call (run())
+ * or on a native thread attached once (jni_env.c). Every local reference
+ * it creates is deleted before it returns: a loop of a million steps runs
+ * inside ONE down-call, whose local frame would otherwise grow without
+ * bound. Java exceptions are converted in Java (Dispatch); the checks here
+ * are the last resort for errors thrown while converting one.
+ */
+#include "futoin_java.h"
+#include "fj_api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BSI(h) ((FutoInAsyncSteps*)(uintptr_t)(h))
+#define JBSI(b) ((jlong)(uintptr_t)(b))
+
+static const char* const no_jvm = "futoin-java: no JVM on this thread";
+
+/* ---- trampolines ------------------------------------------------------------ */
+
+static void rec_release(void* data)
+{
+    jobject rec = data;
+    JNIEnv* env = fj_env();
+    if (!env) {
+        return; /* the JVM is gone: nothing left to release to */
+    }
+    if ((*env)->GetBooleanField(env, rec, fj.rec_notify)) {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_released, rec);
+        fj_upcall_failed(env);
+    }
+    fj_gref_drop(env, rec);
+}
+
+/* An up-call let an exception through: the flow gets InternalError. */
+static void after_upcall(JNIEnv* env, FutoInAsyncSteps* bsi, int in_flow)
+{
+    if (fj_upcall_failed(env) && in_flow) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "futoin-java: exception escaped the dispatcher");
+    }
+}
+
+/*
+ * A step callback returns the success() it called last, if Java could
+ * keep it for us (AsyncSteps.pending): the common `asi.success(v)` with no
+ * value or one small scalar then costs no JNI down-call. Encoding: bits
+ * 56..63 the tag (FJ_PENDING_NONE: no values), bits 0..55 the payload,
+ * sign-extended for signed tags. Applying it right after the callback is
+ * the same as calling it inside: the runtime acts on success() only after
+ * the callback returns, and Java applies it itself before any other call
+ * on the step.
+ */
+#define FJ_PENDING_NONE 0xFE
+
+static void after_step(JNIEnv* env, FutoInAsyncSteps* bsi, jlong pending)
+{
+    int tag;
+    jlong bits;
+    FutoInArgs a;
+    if (fj_upcall_failed(env)) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "futoin-java: exception escaped the dispatcher");
+        return;
+    }
+    if (!pending) {
+        return;
+    }
+    tag = (int)(((uint64_t)pending >> 56) & 0xFF);
+    if (tag == FJ_PENDING_NONE) {
+        bsi->api->success(bsi, NULL);
+        return;
+    }
+    bits = (jlong)((uint64_t)pending << 8) >> 8; /* sign-extend 56 bits */
+    fj_args_clear(&a);
+    if (fj_to_binval(env, tag, bits, NULL, &a.arg0) < 0) {
+        (*env)->ExceptionClear(env);
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                               "futoin-java: bad pending value");
+        return;
+    }
+    bsi->api->success(bsi, &a);
+    futoin_reset_binval(&a.arg0);
+}
+
+static void drop_objs(JNIEnv* env, jobject* o, const int* local, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        if (o[i] && local[i]) {
+            (*env)->DeleteLocalRef(env, o[i]);
+        }
+    }
+}
+
+/* The values of a step that takes `want` of them (-1: all): one value goes
+ * through step1 (5 arguments), more through step (11): a JNI up-call
+ * walks its signature on every call, so short ones are cheaper. */
+static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
+                             FutoInArgs* args, int want)
+{
+    jint tags = 0;
+    jlong bits[4] = {0, 0, 0, 0};
+    jobject objs[4] = {NULL, NULL, NULL, NULL};
+    int local[4] = {0, 0, 0, 0};
+    int n = 0;
+    int limit = (want < 0 || want > 4) ? 4 : want;
+    for (; n < limit && args->args[n].type; ++n) {
+        jint tag;
+        if (fj_from_binval(env, &args->args[n], &tag, &bits[n], &objs[n],
+                           &local[n])
+            < 0) {
+            (*env)->ExceptionClear(env);
+            drop_objs(env, objs, local, n);
+            for (int i = 0; i < n; ++i) {
+                if (((tags >> (8 * i)) & 0xFF) == FJ_TAG_FOREIGN) {
+                    FutoInBinaryValue* h = (FutoInBinaryValue*)(uintptr_t)bits[i];
+                    futoin_reset_binval(h);
+                    free(h);
+                }
+            }
+            bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                   "futoin-java: out of memory for a value");
+            return;
+        }
+        tags |= (tag & 0xFF) << (8 * n);
+    }
+    jlong pending;
+    if (n <= 1 && want >= 0) {
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
+                                               JBSI(bsi), tags, bits[0], objs[0]);
+    } else {
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step, rec,
+                                               JBSI(bsi), tags, bits[0], bits[1],
+                                               bits[2], bits[3], objs[0], objs[1],
+                                               objs[2], objs[3]);
+    }
+    drop_objs(env, objs, local, n);
+    after_step(env, bsi, pending);
+}
+
+/* A step that ignores values (arity 0): they are never converted. */
+static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    JNIEnv* env = fj_env();
+    (void)args;
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
+                                            JBSI(bsi)));
+}
+
+/* Steps that take values; one trampoline per arity, so that the arity is
+ * known without reading the record. The runtime cleans the args after the
+ * call; values moved out of them (foreign custom objects) are left empty. */
+static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
+                   int want)
+{
+    JNIEnv* env = fj_env();
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    if (args && args->arg0.type) {
+        call_with_values(env, bsi, data, (FutoInArgs*)args, want);
+        return;
+    }
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
+                                            JBSI(bsi)));
+}
+
+static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 1); }
+static void tr_step2(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 2); }
+static void tr_step3(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 3); }
+static void tr_step4(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 4); }
+static void tr_step_all(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, -1); }
+
+static FutoInAsyncSteps_execute_callback step_tr(jint arity)
+{
+    switch (arity) {
+    case 0: return tr_step0;
+    case 1: return tr_step1;
+    case 2: return tr_step2;
+    case 3: return tr_step3;
+    case 4: return tr_step4;
+    default: return tr_step_all;
+    }
+}
+
+static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    int local;
+    jobject c;
+    jlong pending;
+    JNIEnv* env = fj_env();
+    if (!env) {
+        return; /* the error goes on to the outer handlers */
+    }
+    c = fj_code_string(env, code, &local);
+    if (!c) {
+        fj_upcall_failed(env);
+        return;
+    }
+    pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error, data,
+                                           JBSI(bsi), c);
+    if (local) {
+        (*env)->DeleteLocalRef(env, c); /* allowed with an exception pending */
+    }
+    after_step(env, bsi, pending);
+}
+
+static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    JNIEnv* env = fj_env();
+    if (env) {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_cancel, data,
+                                     JBSI(bsi));
+        after_upcall(env, bsi, 0);
+    }
+}
+
+static void tr_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    JNIEnv* env = fj_env();
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
+                                            JBSI(bsi), (jlong)-1));
+}
+
+static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    JNIEnv* env = fj_env();
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    after_step(env, bsi,
+               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
+                                            JBSI(bsi), (jlong)i));
+}
+
+static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    int local;
+    jobject c;
+    JNIEnv* env = fj_env();
+    if (!env) {
+        return;
+    }
+    c = fj_code_string(env, code, &local);
+    if (!c) {
+        fj_upcall_failed(env);
+        return;
+    }
+    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_unhandled, data,
+                                 JBSI(bsi), c);
+    after_upcall(env, bsi, 0);
+    if (local) {
+        (*env)->DeleteLocalRef(env, c);
+    }
+}
+
+/* ---- helpers for the entry points ----------------------------------------- */
+
+/* A NUL-terminated copy of a Java byte[] (UTF-8), or NULL for null.
+ * Returns -1 with an exception pending when out of memory. */
+static int cstr_of(JNIEnv* env, jbyteArray b, char** out)
+{
+    jsize n;
+    *out = NULL;
+    if (!b) {
+        return 0;
+    }
+    n = (*env)->GetArrayLength(env, b);
+    *out = malloc((size_t)n + 1);
+    if (!*out) {
+        fj_throw(env, fj.ex_oom, "futoin: out of native memory");
+        return -1;
+    }
+    (*env)->GetByteArrayRegion(env, b, 0, n, (jbyte*)*out);
+    (*out)[n] = 0;
+    return 0;
+}
+
+static jobject rec_ref(JNIEnv* env, jobject rec)
+{
+    jobject g = fj_gref(env, rec);
+    if (!g) {
+        fj_throw(env, fj.ex_oom, "futoin: no global reference left");
+    }
+    return g;
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+void fj_add(JNIEnv* env, jlong h, jobject rec, jint arity, jboolean has_eh)
+{
+    jobject g = rec_ref(env, rec);
+    if (!g) {
+        return;
+    }
+    fj_guard_begin();
+    futoin_wrap_add(BSI(h), g, step_tr(arity), has_eh ? tr_error : NULL, rec_release);
+    fj_guard_end(env);
+}
+
+jlong fj_parallel(JNIEnv* env, jlong h, jobject rec)
+{
+    jobject g = NULL;
+    FutoInAsyncSteps* p;
+    if (rec && !(g = rec_ref(env, rec))) {
+        return 0;
+    }
+    fj_guard_begin();
+    p = futoin_wrap_parallel(BSI(h), g, g ? tr_error : NULL,
+                             g ? rec_release : NULL);
+    if (!fj_guard_end(env) && !p) {
+        fj_throw(env, fj.ex_state, "parallel() refused");
+    }
+    return JBSI(p);
+}
+
+void fj_success0(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    fj_guard_begin();
+    bsi->api->success(bsi, NULL);
+    fj_guard_end(env);
+}
+
+void fj_success1(JNIEnv* env, jlong h, jint tag, jlong bits, jobject obj)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    FutoInArgs a;
+    fj_args_clear(&a);
+    if (fj_to_binval(env, tag, bits, obj, &a.arg0) < 0) {
+        return;
+    }
+    fj_guard_begin();
+    bsi->api->success(bsi, &a);
+    futoin_reset_binval(&a.arg0); /* no-op after a move; frees if refused */
+    fj_guard_end(env);
+}
+
+void fj_success(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1, jlong b2,
+                jlong b3, jobject o0, jobject o1, jobject o2, jobject o3)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    const jlong bits[4] = {b0, b1, b2, b3};
+    const jobject objs[4] = {o0, o1, o2, o3};
+    FutoInArgs a;
+    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
+        return;
+    }
+    fj_guard_begin();
+    bsi->api->success(bsi, &a);
+    fj_args_reset(&a);
+    fj_guard_end(env);
+}
+
+void fj_success_step(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
+                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                     jobject o3)
+{
+    const jlong bits[4] = {b0, b1, b2, b3};
+    const jobject objs[4] = {o0, o1, o2, o3};
+    FutoInArgs a;
+    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
+        return;
+    }
+    fj_guard_begin();
+    futoin_wrap_success_step(BSI(h), &a);
+    fj_args_reset(&a);
+    fj_guard_end(env);
+}
+
+/* error(): keep `exc` (the Java exception, may be null) as last_exception,
+ * then handle_error(code, info). */
+void fj_handle_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
+                     jobject exc)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    char *c = NULL, *i = NULL;
+    if (cstr_of(env, code, &c) < 0 || cstr_of(env, info, &i) < 0) {
+        free(c);
+        return;
+    }
+    fj_guard_begin();
+    if (exc && futoin_wrap_is_ours(bsi)) {
+        FutoInBinaryValue ex;
+        fj_set_custom(env, &ex, exc);
+        futoin_wrap_set_last_exception(bsi, &ex);
+        futoin_reset_binval(&ex); /* no-op after the move */
+    }
+    bsi->api->handle_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
+    fj_guard_end(env);
+    free(c);
+    free(i);
+}
+
+void fj_set_timeout(JNIEnv* env, jlong h, jlong ms)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    fj_guard_begin();
+    bsi->api->setTimeout(bsi, ms < 0 ? 0 : (ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms));
+    fj_guard_end(env);
+}
+
+void fj_set_cancel(JNIEnv* env, jlong h, jobject rec)
+{
+    jobject g = rec_ref(env, rec);
+    if (!g) {
+        return;
+    }
+    fj_guard_begin();
+    futoin_wrap_set_cancel(BSI(h), g, tr_cancel, rec_release);
+    fj_guard_end(env);
+}
+
+void fj_wait_external(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    fj_guard_begin();
+    bsi->api->waitExternal(bsi);
+    fj_guard_end(env);
+}
+
+void fj_loop(JNIEnv* env, jlong h, jobject rec, jbyteArray label)
+{
+    char* l;
+    jobject g;
+    if (cstr_of(env, label, &l) < 0) {
+        return;
+    }
+    if ((g = rec_ref(env, rec)) != NULL) {
+        fj_guard_begin();
+        futoin_wrap_loop(BSI(h), g, tr_loop, l, rec_release);
+        fj_guard_end(env);
+    }
+    free(l);
+}
+
+void fj_repeat(JNIEnv* env, jlong h, jobject rec, jlong count, jbyteArray label)
+{
+    char* l;
+    jobject g;
+    if (cstr_of(env, label, &l) < 0) {
+        return;
+    }
+    if ((g = rec_ref(env, rec)) != NULL) {
+        fj_guard_begin();
+        futoin_wrap_repeat(BSI(h), g, count < 0 ? 0 : (size_t)count, tr_repeat,
+                           l, rec_release);
+        fj_guard_end(env);
+    }
+    free(l);
+}
+
+void fj_break(JNIEnv* env, jlong h, jbyteArray label, jboolean cont)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    char* l;
+    if (cstr_of(env, label, &l) < 0) {
+        return;
+    }
+    fj_guard_begin();
+    if (cont) {
+        bsi->api->continueLoop(bsi, l);
+    } else {
+        bsi->api->breakLoop(bsi, l);
+    }
+    fj_guard_end(env);
+    free(l);
+}
+
+void fj_add_sync(JNIEnv* env, jlong h, jlong sync, jobject rec, jint arity,
+                 jboolean has_eh)
+{
+    jobject g = rec_ref(env, rec);
+    if (!g) {
+        return;
+    }
+    fj_guard_begin();
+    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, step_tr(arity),
+                         has_eh ? tr_error : NULL, rec_release);
+    fj_guard_end(env);
+}
+
+void fj_execute(JNIEnv* env, jlong h, jobject rec)
+{
+    jobject g = rec_ref(env, rec);
+    if (!g) {
+        return;
+    }
+    fj_guard_begin();
+    futoin_wrap_execute(BSI(h), g, tr_unhandled, rec_release);
+    fj_guard_end(env);
+}
+
+void fj_cancel(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    fj_guard_begin();
+    bsi->api->cancel(bsi);
+    fj_guard_end(env);
+}
+
+jlong fj_root_new(JNIEnv* env, jlong tool)
+{
+    FutoInAsyncSteps* r = futoin_root_new(fj_tool_core((fj_tool*)(uintptr_t)tool));
+    if (!r) {
+        fj_throw(env, fj.ex_oom, "futoin_root_new() failed");
+    }
+    return JBSI(r);
+}
+
+jlong fj_new_instance(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    FutoInAsyncSteps* r;
+    fj_guard_begin();
+    r = bsi->api->newInstance(bsi);
+    if (!fj_guard_end(env) && !r) {
+        fj_throw(env, fj.ex_state, "newInstance() failed");
+    }
+    return JBSI(r);
+}
+
+void fj_free(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    fj_guard_begin();
+    bsi->api->free(bsi);
+    fj_guard_end(env);
+}
+
+/* ---- state and error state ------------------------------------------------ */
+
+static void* st_alloc(void* data)
+{
+    JNIEnv* env = fj_env();
+    jobject m, g;
+    (void)data;
+    if (!env) {
+        return NULL;
+    }
+    m = (*env)->CallStaticObjectMethod(env, fj.dispatch, fj.d_new_state);
+    if (fj_upcall_failed(env) || !m) {
+        return NULL;
+    }
+    g = fj_gref(env, m);
+    (*env)->DeleteLocalRef(env, m);
+    return g;
+}
+
+static void st_cleanup(void* data, void* value)
+{
+    JNIEnv* env = fj_env();
+    (void)data;
+    if (env) {
+        fj_gref_drop(env, value);
+    }
+}
+
+/* The flow's state map (shared by every step, branch and language that
+ * asks for "java.state"); a local reference. */
+jobject fj_state(JNIEnv* env, jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    jobject g = bsi->api->stateVariable(bsi, NULL, "java.state", st_alloc,
+                                        st_cleanup);
+    if (!g) {
+        fj_throw(env, fj.ex_state, "state() is not available");
+        return NULL;
+    }
+    return (*env)->NewLocalRef(env, g);
+}
+
+static jbyteArray bytes_of(JNIEnv* env, const char* s)
+{
+    jbyteArray b;
+    jsize n;
+    if (!s) {
+        return NULL;
+    }
+    n = (jsize)strlen(s);
+    b = (*env)->NewByteArray(env, n);
+    if (b) {
+        (*env)->SetByteArrayRegion(env, b, 0, n, (const jbyte*)s);
+    }
+    return b;
+}
+
+jbyteArray fj_error_info(JNIEnv* env, jlong h)
+{
+    return bytes_of(env, futoin_wrap_error_info(BSI(h)));
+}
+
+jbyteArray fj_error_code(JNIEnv* env, jlong h)
+{
+    return bytes_of(env, futoin_wrap_error_code(BSI(h)));
+}
+
+/* last_exception: the Java object kept by error() (or by a Throwable
+ * converted to InternalError); null when none or another language's. */
+jobject fj_last_exception(JNIEnv* env, jlong h)
+{
+    const FutoInBinaryValue* v = futoin_wrap_last_exception(BSI(h));
+    if (fj_is_java_custom(v) && v->p) {
+        return (*env)->NewLocalRef(env, (jobject)v->p);
+    }
+    return NULL;
+}
+
+/* ---- small queries ----------------------------------------------------------- */
+
+jlong fj_root_id(jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    return (jlong)bsi->api->rootId(bsi);
+}
+
+jboolean fj_is_valid(jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    return bsi && bsi->api->isValid(bsi) ? JNI_TRUE : JNI_FALSE;
+}
+
+jboolean fj_is_same_thread(jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    return bsi->api->is_same_thread(bsi) ? JNI_TRUE : JNI_FALSE;
+}
+
+jboolean fj_is_ours(jlong h)
+{
+    return futoin_wrap_is_ours(BSI(h)) ? JNI_TRUE : JNI_FALSE;
+}
+
+/* ---- ForeignValue holders ----------------------------------------------------- */
+
+jint fj_foreign_flags(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? v->type->flags : -1;
+}
+
+jlong fj_foreign_address(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? (jlong)(uintptr_t)v->p : 0;
+}
+
+/* Clean up what the holder still holds and free it. Exactly once (the
+ * Java side guarantees it). */
+void fj_foreign_free(jlong holder)
+{
+    FutoInBinaryValue* v = (FutoInBinaryValue*)(uintptr_t)holder;
+    if (v) {
+        futoin_reset_binval(v);
+        free(v);
+    }
+}

@@ -1,0 +1,257 @@
+/*
+ * The Tool of the Java binding: one futoin_tool (one libuv loop), driven
+ * either by Tool.run() on the caller's thread or by a dedicated thread.
+ *
+ * Posts from other threads. Java's Executor.execute() queues the task in
+ * Java and asks for one drain through futoin_tool_immediate(), which is
+ * safe from any thread (the runtime queues it lock-free and wakes the
+ * loop). Posting through the runtime keeps one FIFO with the completions
+ * other threads post (success() of a waiting step), so a worker that
+ * completes a step and then posts a task sees them run in that order.
+ *
+ * Keep-alive. A tool's loop returns from futoin_tool_run() when nothing is
+ * left to do. A dedicated thread must instead wait for posts until the
+ * Tool is closed, so its loop holds one referenced uv_async_t of ours
+ * that is closed (from the loop thread) when the Tool shuts down.
+ *
+ * Timers (Tool.deferred/immediate) keep a counted global reference to
+ * their Java Handle; a list of pending ones lets free() drop those the
+ * runtime would otherwise drop silently with the tool.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "futoin_java.h"
+#include "fj_api.h"
+
+#include <stdlib.h>
+#include <uv.h>
+
+typedef struct fj_timer fj_timer;
+struct fj_timer
+{
+    fj_timer* prev;
+    fj_timer* next;
+    fj_tool* tool;
+    FutoInHandle h;
+    jobject handle; /* counted global ref to the Java Tool.Handle */
+};
+
+struct fj_tool
+{
+    futoin_tool* tool;
+    jobject jtool;     /* counted global ref to the Java Tool */
+    uv_async_t* keep;  /* dedicated thread: keeps the loop running */
+    fj_timer* timers;  /* pending timers and immediates */
+};
+
+#define T(h) ((fj_tool*)(uintptr_t)(h))
+
+futoin_tool* fj_tool_core(fj_tool* t)
+{
+    return t ? t->tool : NULL;
+}
+
+jobject fj_tool_jobject(fj_tool* t)
+{
+    return t->jtool;
+}
+
+static void keep_cb(uv_async_t* a)
+{
+    (void)a; /* only keeps the loop alive */
+}
+
+static void keep_closed(uv_handle_t* h)
+{
+    free(h);
+}
+
+jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive)
+{
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    fj_tool* t = calloc(1, sizeof(*t));
+    if (!t) {
+        fj_throw(env, fj.ex_oom, "Tool: out of memory");
+        return 0;
+    }
+    o.misuse = fj_misuse_cb;
+    o.misuse_data = t;
+    if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
+        free(t);
+        fj_throw(env, fj.ex_state, "futoin_tool_new() failed");
+        return 0;
+    }
+    if (keepalive) {
+        t->keep = malloc(sizeof(*t->keep));
+        if (!t->keep
+            || uv_async_init(futoin_tool_uv_loop(t->tool), t->keep, keep_cb) != 0) {
+            free(t->keep);
+            futoin_tool_free(t->tool);
+            free(t);
+            fj_throw(env, fj.ex_state, "Tool: keep-alive handle failed");
+            return 0;
+        }
+    }
+    t->jtool = fj_gref(env, jtool);
+    return (jlong)(uintptr_t)t;
+}
+
+/* Dedicated thread: let the loop end once the flows are gone. Loop thread. */
+void fj_tool_release_loop(jlong h)
+{
+    fj_tool* t = T(h);
+    if (t->keep) {
+        uv_close((uv_handle_t*)t->keep, keep_closed);
+        t->keep = NULL;
+    }
+}
+
+static void timer_unlink(fj_timer* tm)
+{
+    if (tm->prev) {
+        tm->prev->next = tm->next;
+    } else {
+        tm->tool->timers = tm->next;
+    }
+    if (tm->next) {
+        tm->next->prev = tm->prev;
+    }
+}
+
+static void timer_drop(JNIEnv* env, fj_timer* tm)
+{
+    timer_unlink(tm);
+    fj_gref_drop(env, tm->handle);
+    free(tm);
+}
+
+/* Free the tool. Returns FUTOIN_OK, or FUTOIN_EBUSY (roots still alive,
+ * nothing freed). Loop thread, outside run(). */
+jint fj_tool_free(JNIEnv* env, jlong h)
+{
+    fj_tool* t = T(h);
+    int rc;
+    if (t->keep) {
+        fj_tool_release_loop(h);
+        /* the close callback runs on the next pass */
+        futoin_tool_run_nowait(t->tool);
+    }
+    rc = futoin_tool_free(t->tool);
+    if (rc != FUTOIN_OK) {
+        return rc;
+    }
+    while (t->timers) {
+        timer_drop(env, t->timers); /* dropped with the tool, never called */
+    }
+    fj_gref_drop(env, t->jtool);
+    free(t);
+    return FUTOIN_OK;
+}
+
+/* The loop runs inside this down-call: its callbacks use `env` (saved and
+ * restored, since a callback may run another tool's loop). */
+jint fj_tool_run(JNIEnv* env, jlong h)
+{
+    JNIEnv* saved = fj_loop_env;
+    jint rc;
+    fj_loop_env = env;
+    rc = futoin_tool_run(T(h)->tool);
+    fj_loop_env = saved;
+    return rc;
+}
+
+jint fj_tool_run_nowait(JNIEnv* env, jlong h)
+{
+    JNIEnv* saved = fj_loop_env;
+    jint rc;
+    fj_loop_env = env;
+    rc = futoin_tool_run_nowait(T(h)->tool);
+    fj_loop_env = saved;
+    return rc;
+}
+
+static void drain_cb(void* data)
+{
+    fj_tool* t = data;
+    JNIEnv* env = fj_env();
+    if (env) {
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_drain, t->jtool);
+        fj_upcall_failed(env);
+    }
+}
+
+/* Ask the loop thread to drain the Java task queue. Any thread; the Java
+ * side guarantees the tool is not being freed concurrently. */
+void fj_tool_post(jlong h)
+{
+    futoin_tool_immediate(T(h)->tool, drain_cb, T(h));
+}
+
+static void timer_cb(void* data)
+{
+    fj_timer* tm = data;
+    JNIEnv* env = fj_env();
+    jobject handle = tm->handle;
+    timer_unlink(tm);
+    free(tm);
+    if (!env) {
+        return;
+    }
+    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_timer, handle);
+    fj_upcall_failed(env);
+    fj_gref_drop(env, handle);
+}
+
+/* A timer (delay_ms >= 0) or an immediate (delay_ms < 0) that runs
+ * Dispatch.timer(handle). Loop thread. Returns the record's address. */
+jlong fj_tool_schedule(JNIEnv* env, jlong h, jlong delay_ms, jobject handle)
+{
+    fj_tool* t = T(h);
+    fj_timer* tm = calloc(1, sizeof(*tm));
+    if (!tm || !(tm->handle = fj_gref(env, handle))) {
+        free(tm);
+        fj_throw(env, fj.ex_oom, "Tool: out of memory for a timer");
+        return 0;
+    }
+    tm->tool = t;
+    tm->next = t->timers;
+    if (t->timers) {
+        t->timers->prev = tm;
+    }
+    t->timers = tm;
+    if (delay_ms < 0) {
+        tm->h = futoin_tool_immediate(t->tool, timer_cb, tm);
+    } else {
+        tm->h = futoin_tool_deferred(
+                t->tool, delay_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)delay_ms,
+                timer_cb, tm);
+    }
+    return (jlong)(uintptr_t)tm;
+}
+
+/* Cancel a pending timer record (the Java Handle knows it is pending). */
+void fj_tool_cancel_timer(JNIEnv* env, jlong h, jlong timer)
+{
+    fj_timer* tm = (fj_timer*)(uintptr_t)timer;
+    futoin_tool_cancel(T(h)->tool, &tm->h);
+    timer_drop(env, tm);
+}
+
+jboolean fj_tool_is_same_thread(jlong h)
+{
+    return futoin_tool_is_same_thread(T(h)->tool) ? JNI_TRUE : JNI_FALSE;
+}
+
+jlong fj_tool_misuse_count(jlong h)
+{
+    return (jlong)futoin_tool_misuse_count(T(h)->tool);
+}
+
+/* The futoin_tool* (for Throttle/Limiter and foreign tests). */
+jlong fj_tool_ptr(jlong h)
+{
+    return (jlong)(uintptr_t)T(h)->tool;
+}
+
+jlong fj_global_refs(void) { return fj_gref_count(); }
+jlong fj_attached_threads(void) { return fj_attach_count(); }
+jlong fj_detached_threads(void) { return fj_detach_count(); }

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Java binding's tests, as tests/run_all.sh runs them:
+#   1. the JUnit 4 suite (RunAll: every test class, then a summary line)
+#   2. the same suite under -Xcheck:jni; any "WARNING" in its output fails
+#   3. the jar on its own: a temporary directory with nothing but
+#      futoin-async.jar and a compiled demo (app.jar), no library path:
+#      `java -cp futoin-async.jar:app.jar App` must print the result
+# Ends with "java: N passed, M failed" (each JUnit test counts once per run,
+# the jar check once). Builds first (build.sh) unless --no-build.
+#
+# usage: bindings/java/test.sh [--no-build] [CORE_BUILD_DIR] [OUT_DIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=1
+if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
+core=${1:-$repo/build}
+out=${2:-$core/java}
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+java=$JAVA_HOME/bin/java
+
+if [ $build = 1 ]; then
+  bash "$here/build.sh" "$core" "$out" || { echo "java: 0 passed, 1 failed"; exit 1; }
+fi
+out=$(cd "$out" && pwd)
+cp="$out/futoin-async.jar:$out/test-classes:/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar"
+props=(-Dfutoin.expected="$repo/tests/expected")
+passed=0; failed=0
+
+suite() { # label, extra JVM options...
+  local label=$1; shift
+  local log="$out/junit-$label.log"
+  "$java" "$@" "${props[@]}" -cp "$cp" org.futoin.async.RunAll >"$log" 2>&1
+  local rc=$?
+  grep -vE '^\s+at (org\.junit|java\.base|jdk\.internal)' "$log" | grep -v '^java: ' | sed "s/^/[$label] /"
+  local line p f
+  line=$(grep -E '^java: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-1}
+  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+  if [ "$label" = xcheck ] && grep -q WARNING "$log"; then
+    echo "[xcheck] -Xcheck:jni printed warnings:"; grep -n WARNING "$log" | head -20
+    f=$((f + 1))
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
+suite junit
+suite xcheck -Xcheck:jni
+
+# 3. the jar alone
+tmp=$(mktemp -d)
+mkdir -p "$tmp/app"
+if "$JAVA_HOME/bin/javac" --release 17 -d "$tmp/app" -cp "$out/futoin-async.jar" "$here/examples/App.java" \
+   && "$JAVA_HOME/bin/jar" --create --file "$tmp/app.jar" -C "$tmp/app" . ; then
+  cp "$out/futoin-async.jar" "$tmp/"
+  rm -rf "$tmp/app"
+  got=$(cd "$tmp" && env -u LD_LIBRARY_PATH -u CLASSPATH "$java" -cp futoin-async.jar:app.jar App 2>&1)
+  left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'futoin-async-*' -newer "$tmp/app.jar" 2>/dev/null | wc -l)
+  if [ "$got" = "result: NotImplemented / answer is 42" ] && [ "$left" = 0 ]; then
+    echo "[jar] java -cp futoin-async.jar:app.jar App -> $got"
+    passed=$((passed + 1))
+  else
+    echo "[jar] FAIL: output '$got', extracted dirs left behind: $left"
+    failed=$((failed + 1))
+  fi
+else
+  echo "[jar] FAIL: demo did not compile"
+  failed=$((failed + 1))
+fi
+rm -rf "$tmp"
+
+echo "java: $passed passed, $failed failed"
+[ "$failed" = 0 ]

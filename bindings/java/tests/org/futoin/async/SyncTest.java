@@ -1,0 +1,155 @@
+package org.futoin.async;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/** Mutex, Throttle, Limiter (FTN12 §1.11) through sync(). */
+public class SyncTest {
+    private Tool tool;
+    private List<String> log;
+
+    @Before
+    public void setUp() {
+        tool = new Tool();
+        log = new ArrayList<>();
+    }
+
+    @After
+    public void tearDown() {
+        tool.close();
+    }
+
+    @Test
+    public void mutexSerializesBranchesAndPassesValues() {
+        try (Mutex m = new Mutex()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                Parallel p = asi.parallel();
+                for (int b = 0; b < 3; ++b) {
+                    int k = b;
+                    p.add(br -> {
+                        br.add(a -> a.success(k));
+                        br.sync(m, (a, v) -> {
+                            log.add("enter " + v);
+                            a.waitExternal();
+                            tool.deferred(2, () -> {
+                                log.add("leave " + v);
+                                a.success("r" + v);
+                            });
+                        });
+                        br.add((a, r) -> log.add("after " + r));
+                    });
+                }
+            });
+            root.run();
+            assertEquals(List.of("enter 0", "leave 0", "after r0", "enter 1", "leave 1", "after r1",
+                    "enter 2", "leave 2", "after r2"), log);
+        }
+    }
+
+    @Test
+    public void queueLimitRaisesDefenseRejected() {
+        try (Mutex m = new Mutex(1, 0)) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> asi.parallel((a, code) -> log.add("par " + code))
+                    .add(a -> a.sync(m, b -> {
+                        Tool.Handle h = tool.deferred(5, b::success);
+                        b.setCancel(c -> h.cancel());
+                    }))
+                    .add(a -> a.sync(m, b -> log.add("never"))));
+            try {
+                root.run();
+                fail();
+            } catch (Errors.DefenseRejected e) {
+                assertTrue(e.info(), e.info().contains("queue limit"));
+            }
+            assertEquals(List.of("par DefenseRejected"), log);
+        }
+    }
+
+    @Test
+    public void closeWhileBusyIsRefused() {
+        Mutex m = new Mutex();
+        AsyncSteps root = new AsyncSteps(tool);
+        root.sync(m, asi -> {
+            try {
+                m.close();
+                log.add("closed?!");
+            } catch (IllegalStateException e) {
+                log.add("busy");
+            }
+        });
+        root.run();
+        assertEquals(List.of("busy"), log);
+        assertTrue(m.isOpen());
+        m.close();
+        assertFalse(m.isOpen());
+        try {
+            new AsyncSteps(tool).sync(m, asi -> { });
+            fail();
+        } catch (IllegalStateException e) {
+            assertTrue(e.getMessage().contains("Mutex is closed"));
+        }
+    }
+
+    @Test
+    public void throttleLetsMaxPerPeriod() {
+        Throttle t = new Throttle(tool, 2, 30, Mutex.UNLIMITED);
+        long[] at = new long[5];
+        long t0 = System.nanoTime();
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            Parallel p = asi.parallel();
+            for (int i = 0; i < 5; ++i) {
+                int k = i;
+                p.add(b -> b.sync(t, c -> at[k] = System.nanoTime() - t0));
+            }
+        });
+        root.run();
+        long period = 30_000_000L;
+        assertTrue(at[1] < period && at[2] >= period - 2_000_000 && at[4] >= 2 * period - 2_000_000);
+        // freed with the tool
+    }
+
+    @Test
+    public void limiterConcurrencyAndRate() {
+        Limiter lim = new Limiter(tool, new Limiter.Options().concurrent(2).maxQueue(10).rate(10).periodMs(1000));
+        int[] inside = {0};
+        int[] peak = {0};
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            Parallel p = asi.parallel();
+            for (int i = 0; i < 6; ++i) {
+                p.add(b -> b.sync(lim, c -> {
+                    peak[0] = Math.max(peak[0], ++inside[0]);
+                    c.waitExternal();
+                    tool.deferred(2, () -> {
+                        inside[0]--;
+                        c.success();
+                    });
+                }));
+            }
+        });
+        root.run();
+        assertEquals(2, peak[0]);
+        lim.close();
+    }
+
+    @Test
+    public void syncObjectsOfAClosedToolAreClosed() {
+        Tool t2 = new Tool();
+        Throttle th = new Throttle(t2, 1);
+        assertTrue(th.isOpen());
+        t2.close();
+        assertFalse(th.isOpen());
+    }
+}

@@ -1,0 +1,373 @@
+package org.futoin.async;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotSame;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.Test;
+
+/** The loop thread, other threads, and the Tool as an Executor. */
+public class ThreadsTest {
+    @Test
+    public void dedicatedThreadRunsFlowsAndTasks() throws Exception {
+        Thread[] loop = new Thread[1];
+        try (Tool tool = Tool.startThread("futoin-test-loop")) {
+            Object v = tool.promise(root -> root.add(asi -> {
+                loop[0] = Thread.currentThread();
+                asi.success("on " + Thread.currentThread().getName());
+            })).get(5, TimeUnit.SECONDS);
+            assertEquals("on futoin-test-loop", v);
+            assertNotSame(Thread.currentThread(), loop[0]);
+            CompletableFuture<Thread> ran = new CompletableFuture<>();
+            tool.execute(() -> ran.complete(Thread.currentThread()));
+            assertSame(loop[0], ran.get(5, TimeUnit.SECONDS));
+            assertEquals(7, (int) tool.call(() -> 7).get());
+            assertFalse(tool.isLoopThread());
+        }
+        loop[0].join(5000);
+        assertFalse("the loop thread ends with close()", loop[0].isAlive());
+    }
+
+    @Test
+    public void rootRunFromAnotherThreadWaitsForADedicatedTool() throws Exception {
+        try (Tool tool = Tool.startThread("futoin-run")) {
+            AsyncSteps root = tool.call(() -> new AsyncSteps(tool)).get();
+            tool.call(() -> root.add(asi -> asi.success(5))).get();
+            assertEquals(5, root.run());
+            root.close();
+        }
+    }
+
+    @Test
+    public void closeCancelsRunningFlows() throws Exception {
+        CompletableFuture<Object> f;
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        Tool tool = Tool.startThread("futoin-close");
+        CountDownLatch waiting = new CountDownLatch(1);
+        f = tool.promise(root -> root.add(asi -> {
+            asi.setCancel(a -> log.add("cancelled"));
+            waiting.countDown();
+        }));
+        waiting.await(); // the step waits
+        tool.close();
+        assertTrue(f.isCancelled());
+        assertEquals(List.of("cancelled"), log);
+        assertTrue(tool.isClosed());
+    }
+
+    @Test
+    public void completionsFromForkJoinPool() {
+        try (Tool tool = new Tool()) {
+            int n = 2000;
+            AtomicInteger sum = new AtomicInteger();
+            List<CompletableFuture<Object>> all = new ArrayList<>();
+            for (int i = 0; i < n; ++i) {
+                int k = i;
+                AsyncSteps root = new AsyncSteps(tool);
+                root.add(asi -> {
+                    asi.waitExternal();
+                    ForkJoinPool.commonPool().execute(() -> asi.success(k)); // posted by the runtime
+                });
+                root.add((asi, v) -> sum.addAndGet((Integer) v));
+                all.add(root.promise());
+            }
+            tool.run();
+            for (CompletableFuture<Object> f : all) {
+                assertTrue(f.isDone() && !f.isCompletedExceptionally());
+            }
+            assertEquals(n * (n - 1) / 2, sum.get());
+            assertEquals(0, tool.misuseCount());
+        }
+    }
+
+    @Test
+    public void errorFromAnotherThread() {
+        try (Tool tool = new Tool()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                asi.waitExternal();
+                new Thread(() -> {
+                    try {
+                        asi.error(Errors.COMM_ERROR, "remote");
+                    } catch (Errors.CommError expected) {
+                        // error() throws on every thread
+                    }
+                }).start();
+            });
+            try {
+                root.run();
+                fail();
+            } catch (Errors.CommError e) {
+                assertEquals("remote", e.info());
+            }
+        }
+    }
+
+    @Test
+    public void onlyOneCompletionPasses() throws Exception {
+        try (Tool tool = new Tool()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            AtomicInteger refused = new AtomicInteger();
+            CountDownLatch go = new CountDownLatch(1);
+            root.add(asi -> {
+                asi.waitExternal();
+                for (int t = 0; t < 4; ++t) {
+                    new Thread(() -> {
+                        try {
+                            go.await();
+                            asi.success(1);
+                        } catch (IllegalStateException e) {
+                            refused.incrementAndGet();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }).start();
+                }
+                go.countDown();
+            });
+            assertEquals(1, root.run());
+            for (int i = 0; i < 100 && refused.get() < 3; ++i) {
+                Thread.sleep(10);
+            }
+            assertEquals(3, refused.get());
+            assertEquals(0, tool.misuseCount());
+        }
+    }
+
+    /** Completions from other threads racing timeouts and cancels: every
+     *  flow settles exactly once, nothing crashes, nothing leaks. */
+    @Test
+    public void completionsRacingTimeoutsAndCancels() {
+        long refs = FutoInNative.global_refs();
+        try (Tool tool = new Tool()) {
+            AtomicInteger reports = new AtomicInteger();
+            tool.onMisuse(m -> reports.incrementAndGet());
+            int n = 3000;
+            AtomicInteger ok = new AtomicInteger();
+            AtomicInteger timedOut = new AtomicInteger();
+            AtomicInteger cancelled = new AtomicInteger();
+            for (int i = 0; i < n; ++i) {
+                int k = i;
+                AsyncSteps root = new AsyncSteps(tool);
+                root.add(asi -> {
+                    asi.setTimeout(k % 3 == 0 ? 1 : 500);
+                    ForkJoinPool.commonPool().execute(() -> {
+                        try {
+                            if (k % 2 == 0) {
+                                asi.success(k);
+                            } else {
+                                asi.error("Late");
+                            }
+                        } catch (IllegalStateException | FutoInError expected) {
+                            // lost the race, or error() throwing as it always does
+                        }
+                    });
+                    if (k % 7 == 0) {
+                        tool.immediate(root::cancel);
+                    }
+                });
+                root.promise().whenComplete((v, e) -> {
+                    tool.execute(root::close);
+                    if (e == null) {
+                        ok.incrementAndGet();
+                    } else if (e instanceof java.util.concurrent.CancellationException) {
+                        cancelled.incrementAndGet();
+                    } else {
+                        timedOut.incrementAndGet();
+                    }
+                });
+            }
+            tool.run();
+            assertEquals(n, ok.get() + timedOut.get() + cancelled.get());
+            System.out.printf("race: %d ok, %d failed, %d cancelled, %d lost races reported as misuse%n",
+                    ok.get(), timedOut.get(), cancelled.get(), tool.misuseCount());
+            assertEquals(tool.misuseCount(), reports.get());
+        }
+        assertEquals(refs, FutoInNative.global_refs());
+    }
+
+    @Test
+    public void rootCancelFromAnotherThread() throws Exception {
+        try (Tool tool = new Tool()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            List<String> log = new ArrayList<>();
+            root.add(asi -> {
+                asi.setCancel(a -> log.add("cancelled on " + Thread.currentThread().getName()));
+                ForkJoinPool.commonPool().execute(root::cancel); // marshalled to the loop
+            });
+            CompletableFuture<Object> f = root.promise();
+            tool.run();
+            assertTrue(f.isCancelled());
+            assertEquals(List.of("cancelled on " + Thread.currentThread().getName()), log);
+        }
+    }
+
+    @Test
+    public void futureCancelFromAnotherThread() throws Exception {
+        try (Tool tool = Tool.startThread("futoin-fcancel")) {
+            CountDownLatch started = new CountDownLatch(1);
+            CompletableFuture<Object> f = tool.promise(root -> root.add(asi -> {
+                asi.waitExternal();
+                started.countDown();
+            }));
+            started.await();
+            f.cancel(false);
+            try {
+                f.get();
+                fail();
+            } catch (CancellationException expected) {
+                // cancelled
+            }
+            assertEquals(0, (int) tool.call(() -> tool.executing.size()).get());
+        }
+    }
+
+    @Test
+    public void executorTasksRunInOrderAfterTheCurrentCallback() {
+        try (Tool tool = new Tool()) {
+            List<String> log = new ArrayList<>();
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                tool.execute(() -> log.add("task 1"));
+                tool.execute(() -> log.add("task 2"));
+                log.add("step");
+                asi.waitExternal();
+                tool.execute(asi::success);
+            });
+            root.run();
+            assertEquals(List.of("step", "task 1", "task 2"), log);
+        }
+    }
+
+    @Test
+    public void tasksFromOtherThreadsWhileRunning() throws Exception {
+        try (Tool tool = new Tool()) {
+            AtomicInteger n = new AtomicInteger();
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                asi.waitExternal();
+                ForkJoinPool.commonPool().execute(() -> {
+                    for (int i = 0; i < 5000; ++i) {
+                        tool.execute(n::incrementAndGet);
+                    }
+                    tool.execute(asi::success);
+                });
+            });
+            root.run();
+            assertEquals(5000, n.get());
+        }
+    }
+
+    @Test
+    public void timersAndHandles() {
+        try (Tool tool = new Tool()) {
+            List<String> log = new ArrayList<>();
+            Tool.Handle[] h = new Tool.Handle[3];
+            h[0] = tool.deferred(20, () -> log.add("late"));
+            h[1] = tool.deferred(1, () -> log.add("early"));
+            h[2] = tool.immediate(() -> {
+                log.add("now");
+                h[0].cancel();
+            });
+            assertTrue(h[0].isValid() && h[1].isValid() && h[2].isValid());
+            tool.run();
+            assertEquals(List.of("now", "early"), log);
+            assertFalse(h[0].isValid() || h[1].isValid() || h[2].isValid());
+            h[0].cancel(); // no-op
+        }
+    }
+
+    @Test
+    public void closeDropsPendingTimers() {
+        long refs = FutoInNative.global_refs();
+        Tool tool = new Tool();
+        tool.deferred(100_000, () -> fail("must not run"));
+        assertEquals(refs + 2, FutoInNative.global_refs()); // the tool + the timer
+        tool.close();
+        assertEquals(refs, FutoInNative.global_refs());
+    }
+
+    @Test
+    public void runMovesTheLoopToAnotherThread() throws Exception {
+        Tool tool = new Tool();
+        AsyncSteps[] root = new AsyncSteps[1];
+        Thread other = new Thread(() -> {
+            tool.run(); // nothing to do, but this thread becomes the loop thread
+            root[0] = new AsyncSteps(tool);
+            root[0].add(asi -> asi.success(Thread.currentThread().getName()));
+            assertEquals("mover", root[0].run());
+            tool.close();
+        }, "mover");
+        other.start();
+        other.join();
+        assertTrue(tool.isClosed());
+    }
+
+    @Test
+    public void nativeLoopThreadIsAttachedOnceAndDetachedAtItsEnd() throws Exception {
+        long att = FutoInNative.attached_threads();
+        long det = FutoInNative.detached_threads();
+        try (Tool tool = new Tool()) {
+            List<String> names = new ArrayList<>();
+            List<CompletableFuture<Object>> fs = new ArrayList<>();
+            for (int i = 0; i < 3; ++i) {
+                AsyncSteps root = new AsyncSteps(tool);
+                root.add(asi -> {
+                    names.add(Thread.currentThread().getName());
+                    asi.add(a -> a.success(a.state().size()));
+                });
+                fs.add(root.promise());
+            }
+            // a pthread the JVM does not know runs the loop: the trampolines attach it
+            assertEquals(0, FutoInNative.test_run_on_native_thread(tool.address()));
+            for (CompletableFuture<Object> f : fs) {
+                assertEquals(0, f.get());
+            }
+            assertEquals(List.of("futoin-native-loop", "futoin-native-loop", "futoin-native-loop"), names);
+            tool.run(); // back to this thread, so that close() is allowed here
+        }
+        assertEquals(att + 1, FutoInNative.attached_threads());
+        assertEquals(det + 1, FutoInNative.detached_threads());
+    }
+
+    @Test
+    public void closeFromAnotherThreadIsRefusedForACallerThreadTool() throws Exception {
+        Tool tool = new Tool();
+        Throwable[] seen = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                tool.close();
+            } catch (IllegalStateException e) {
+                seen[0] = e;
+            }
+        });
+        t.start();
+        t.join();
+        assertTrue(seen[0] != null && seen[0].getMessage().contains("loop thread"));
+        tool.close();
+    }
+
+    @Test
+    public void closeInsideRunTakesEffectAfterRun() {
+        Tool tool = new Tool();
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> tool.close());
+        root.run();
+        assertTrue(tool.isClosed());
+    }
+
+}
