@@ -437,10 +437,9 @@ del wrap, add_sync, for_each, forEach, new_instance, run
 _FUTURES = frozenset((asyncio.Future, asyncio.Task))
 
 
-def _await_step(asi: AsyncSteps, awaitable: Any) -> Any:
-    """The body of an await_() step (and of a step that returned an
-    awaitable): the future's result is the step's, at once if it is done
-    already, else when it is (waiting externally until then)."""
+def _future_of(awaitable: Any) -> asyncio.Future:
+    """The asyncio future of an await_()ed awaitable (a coroutine becomes
+    a Task of the running loop)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -450,9 +449,15 @@ def _await_step(asi: AsyncSteps, awaitable: Any) -> Any:
             "await_(): the flow must be driven by asyncio "
             "(await root / root.promise()), not Tool.run()") from None
     if type(awaitable) in _FUTURES or asyncio.isfuture(awaitable):
-        fut = awaitable
-    else:
-        fut = asyncio.ensure_future(awaitable, loop=loop)
+        return awaitable
+    return asyncio.ensure_future(awaitable, loop=loop)
+
+
+def _await_step(asi: AsyncSteps, fut: asyncio.Future) -> Any:
+    """An await_() step whose future is pending and not taken by an
+    `await root` of its flow: the future's result completes the step, when
+    it is done (waiting externally until then)."""
+    loop = fut.get_loop()
     if fut.done() and not fut.cancelled():
         exc = fut.exception()
         if exc is not None:
@@ -601,4 +606,6 @@ _core._set_types(State, {
     "InvalidStateError": InvalidStateError,
     "Future": asyncio.Future,
     "get_running_loop": asyncio.get_running_loop,
+    "future_of": _future_of,
+    "current_task": asyncio.current_task,
 })

@@ -131,6 +131,7 @@ typedef struct fpy_tls
     int expect;             /* > 0: a checked call is on the stack */
     int misused;            /* a misuse was reported during it */
     char* misuse;           /* ... with this text (malloc'd) */
+    PyObject* awaiter;      /* `await root` runs a pass of its flow now */
 } fpy_tls;
 
 /* initial-exec: a plain %fs-relative access instead of a __tls_get_addr
@@ -232,6 +233,10 @@ PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
 /** execute(); the outcome goes into the asyncio future `fut`, whose done
  * callback `cb` is removed first. */
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
+/** execute(); the outcome goes to `await root`'s awaiter (py_asyncio.c). */
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter);
+/** Complete the waiting step `bsi` with a done asyncio future's outcome. */
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 PyObject* fpy_cancel(fpy_steps* s);
 PyObject* fpy_new_instance(fpy_steps* s);
 PyObject* fpy_free(fpy_steps* s);
@@ -256,6 +261,13 @@ int fpy_tool_kick(fpy_tool* t);
 PyObject* fpy_tool_apump(fpy_tool* t);
 PyObject* fpy_promise(fpy_steps* s);
 int fpy_future_settle(PyObject* fut, PyObject* cb, PyObject* exc, PyObject* value);
+/** `await root`: the object am_await returns. */
+PyObject* fpy_awaiter_new(fpy_steps* s);
+/** The flow's outcome to its awaiter. */
+int fpy_awaiter_settle(PyObject* awaiter, PyObject* exc, PyObject* value);
+/** From an await_() step of a flow that `await root` drives: the awaiter
+ * waits for `fut` on the step's behalf (1), or declines (0). */
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 

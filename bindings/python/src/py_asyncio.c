@@ -147,11 +147,41 @@ int fpy_tool_kick(fpy_tool* t)
     return 0;
 }
 
+/* Ask asyncio for the next pass: now if libuv has work due, when its next
+ * timer is due, or never (asyncio's reader on the backend fd covers I/O
+ * and cross-thread posts). */
+static int schedule_next(fpy_tool* t)
+{
+    int timeout;
+    if (!t->tool || !t->aloop) {
+        return 0;
+    }
+    timeout = uv_backend_timeout(futoin_tool_uv_loop(t->tool));
+    if (timeout == 0) {
+        return fpy_tool_kick(t);
+    }
+    if (timeout > 0 && !t->ascheduled) {
+        PyObject* delay = PyFloat_FromDouble(timeout / 1000.0);
+        if (t->atimer) {
+            PyObject* r = PyObject_CallMethodNoArgs(t->atimer, s_cancel);
+            Py_XDECREF(r);
+            Py_CLEAR(t->atimer);
+        }
+        t->atimer = delay ? PyObject_CallMethodObjArgs(t->aloop, s_call_later, delay,
+                                                       t->apump, NULL)
+                          : NULL;
+        Py_XDECREF(delay);
+        if (!t->atimer) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Tool._pump(): one pass, then ask asyncio for the next one. */
 PyObject* fpy_tool_apump(fpy_tool* t)
 {
     PyObject* more;
-    int timeout;
     t->ascheduled = 0;
     if (t->atimer) {
         PyObject* r = PyObject_CallMethodNoArgs(t->atimer, s_cancel);
@@ -172,20 +202,8 @@ PyObject* fpy_tool_apump(fpy_tool* t)
         Py_RETURN_NONE;
     }
     Py_DECREF(more);
-    timeout = uv_backend_timeout(futoin_tool_uv_loop(t->tool));
-    if (timeout == 0) {
-        if (fpy_tool_kick(t) < 0) {
-            return NULL;
-        }
-    } else if (timeout > 0 && t->aloop) {
-        PyObject* delay = PyFloat_FromDouble(timeout / 1000.0);
-        t->atimer = delay ? PyObject_CallMethodObjArgs(t->aloop, s_call_later, delay,
-                                                       t->apump, NULL)
-                          : NULL;
-        Py_XDECREF(delay);
-        if (!t->atimer) {
-            return NULL;
-        }
+    if (schedule_next(t) < 0) {
+        return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -292,3 +310,334 @@ out:
     Py_DECREF(loop);
     return fut;
 }
+
+/* ---- await root ------------------------------------------------------------ */
+
+/*
+ * `await root` runs the flow inside the awaiting Task: each resumption of
+ * the Task runs a libuv pass of the tool right there, and when the flow
+ * then waits for an asyncio future of one of its await_() steps, that very
+ * future is yielded to the Task. The Task wakes up when the future is done
+ * and resumes us, and we complete the step and run the flow on, all in one
+ * callback: the flow costs no loop callback or turn beyond what the same
+ * `await` of the future would. When the flow waits for anything else (a
+ * timer, a worker thread, several futures at once), a future of ours is
+ * yielded instead, which the flow's end settles, and the tool is driven by
+ * asyncio as for promise().
+ */
+typedef struct fpy_awaiter
+{
+    PyObject_HEAD
+    fpy_steps* root;         /* the root awaited (strong) */
+    PyObject* loop;          /* the running asyncio loop (strong) */
+    ptrdiff_t root_id;
+    int started, settled;
+    int yielded;             /* AW_NONE, AW_STEP (step_fut), AW_OWN (own_fut) */
+    int step_cancelled;      /* the flow itself cancelled step_fut */
+    PyObject *exc, *value;   /* the flow's outcome once settled */
+    PyObject* step_fut;      /* the future an await_() step left to us */
+    FutoInAsyncSteps* step;  /* ... and that step */
+    PyObject* own_fut;       /* our future, when the flow waits for more */
+} fpy_awaiter;
+
+enum { AW_NONE, AW_STEP, AW_OWN };
+
+static PyTypeObject awaiter_type;
+static PyObject* s_blocking;
+
+static int aw_yieldable(PyObject* fut)
+{
+    if (!s_blocking && !(s_blocking = PyUnicode_InternFromString("_asyncio_future_blocking"))) {
+        return -1;
+    }
+    return PyObject_SetAttr(fut, s_blocking, Py_True); /* as Future.__await__ */
+}
+
+PyObject* fpy_awaiter_new(fpy_steps* s)
+{
+    PyObject *get_loop, *loop;
+    fpy_awaiter* w;
+    if (names() < 0) {
+        return NULL;
+    }
+    if (!s->tool || s->kind != FPY_ROOT) {
+        return fpy_invalid_state("await: not a root of this library's Tool");
+    }
+    if (!(get_loop = fpy_hook("get_running_loop")) || !(loop = PyObject_CallNoArgs(get_loop))) {
+        return NULL;
+    }
+    if (PyType_Ready(&awaiter_type) < 0 || !(w = PyObject_New(fpy_awaiter, &awaiter_type))) {
+        Py_DECREF(loop);
+        return NULL;
+    }
+    w->root = (fpy_steps*)Py_NewRef((PyObject*)s);
+    w->loop = loop;
+    w->root_id = 0;
+    w->started = w->settled = w->yielded = w->step_cancelled = 0;
+    w->exc = w->value = w->step_fut = w->own_fut = NULL;
+    w->step = NULL;
+    return (PyObject*)w;
+}
+
+int fpy_awaiter_settle(PyObject* o, PyObject* exc, PyObject* value)
+{
+    fpy_awaiter* w = (fpy_awaiter*)o;
+    if (w->settled) {
+        return 0;
+    }
+    w->settled = 1;
+    w->exc = Py_XNewRef(exc);
+    w->value = Py_XNewRef(value);
+    if (w->own_fut && w->yielded == AW_OWN) {
+        return fpy_future_settle(w->own_fut, NULL, exc, value); /* wakes the Task */
+    }
+    return 0;
+}
+
+/* The flow cancelled the step whose future we wait for (its timeout, an
+ * error, the root's cancel): cancel the future; the Task then throws
+ * CancelledError into us, which is not for it (step_cancelled). */
+static void tr_step_cancelled(FutoInAsyncSteps* bsi, void* data)
+{
+    fpy_awaiter* w = data;
+    fpy_gil g;
+    fpy_gil_enter(&g);
+    if (w->step_fut && w->step == bsi) {
+        PyObject* r;
+        w->step_cancelled = 1;
+        r = PyObject_CallMethodNoArgs(w->step_fut, s_cancel);
+        Py_XDECREF(r);
+        PyErr_Clear();
+    }
+    fpy_gil_leave(&g);
+}
+
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    fpy_awaiter* w = (fpy_awaiter*)fpy_T.awaiter;
+    PyObject* d;
+    if (!w || w->step_fut || !w->root->bsi) {
+        return 0;
+    }
+    if (bsi->api->rootId(bsi) != w->root_id) {
+        return 0; /* a step of another flow that runs in the same pass */
+    }
+    d = PyObject_CallMethodNoArgs(fut, s_done);
+    Py_XDECREF(d);
+    if (d != Py_False) {
+        PyErr_Clear();
+        return 0;
+    }
+    w->step_fut = Py_NewRef(fut);
+    w->step = bsi;
+    w->step_cancelled = 0;
+    Py_INCREF(w);
+    futoin_wrap_set_cancel(bsi, w, tr_step_cancelled, (futoin_release_cb)fpy_release_obj);
+    bsi->api->waitExternal(bsi);
+    return 1;
+}
+
+/* The flow's outcome as the end of the `await`. */
+static PyObject* aw_finish(fpy_awaiter* w)
+{
+    if (w->exc) {
+        PyErr_SetObject((PyObject*)Py_TYPE(w->exc), w->exc);
+        return NULL;
+    }
+    if (w->value && w->value != Py_None) {
+        PyObject* e = PyObject_CallOneArg(PyExc_StopIteration, w->value);
+        if (e) {
+            PyErr_SetObject(PyExc_StopIteration, e);
+            Py_DECREF(e);
+        }
+    }
+    return NULL; /* StopIteration: the value of `await root` */
+}
+
+/* Run passes until the flow ends or waits; yield what to wait for. */
+static PyObject* aw_run(fpy_awaiter* w)
+{
+    fpy_tool* t = w->root->tool;
+    for (;;) {
+        PyObject *prev, *r;
+        int more;
+        if (w->settled) {
+            return aw_finish(w);
+        }
+        if (!t->tool) {
+            return fpy_invalid_state("await: the Tool was closed");
+        }
+        prev = fpy_T.awaiter;
+        fpy_T.awaiter = (PyObject*)w;
+        r = fpy_tool_pass(t);
+        fpy_T.awaiter = prev;
+        if (!r) {
+            return NULL;
+        }
+        more = r == Py_True;
+        Py_DECREF(r);
+        if (w->settled) {
+            continue;
+        }
+        /* asyncio drives the tool meanwhile: its timers, I/O, posts, and
+         * the other flows on it */
+        if (more && (fpy_tool_drive_with(t, w->loop) < 0 || schedule_next(t) < 0)) {
+            return NULL;
+        }
+        if (w->step_fut) {
+            if (aw_yieldable(w->step_fut) < 0) {
+                return NULL;
+            }
+            w->yielded = AW_STEP;
+            return Py_NewRef(w->step_fut);
+        }
+        if (!w->own_fut && !(w->own_fut = PyObject_CallMethodNoArgs(w->loop, s_create_future))) {
+            return NULL;
+        }
+        if (aw_yieldable(w->own_fut) < 0) {
+            return NULL;
+        }
+        w->yielded = AW_OWN;
+        return Py_NewRef(w->own_fut);
+    }
+}
+
+static void aw_cancel_flow(fpy_awaiter* w)
+{
+    if (w->root->exec && !w->settled) {
+        PyObject* r = fpy_cancel(w->root);
+        Py_XDECREF(r);
+        PyErr_Clear();
+        fpy_tool_kick(w->root->tool);
+        PyErr_Clear();
+    }
+}
+
+static PyObject* aw_next(PyObject* self)
+{
+    fpy_awaiter* w = (fpy_awaiter*)self;
+    if (!w->started) {
+        w->started = 1;
+        if (fpy_execute_awaited(w->root, self) < 0) {
+            w->settled = 1;
+            return NULL;
+        }
+        w->root_id = w->root->bsi->api->rootId(w->root->bsi);
+        return aw_run(w);
+    }
+    if (w->yielded == AW_STEP) {
+        PyObject* fut = w->step_fut;
+        FutoInAsyncSteps* step = w->step;
+        w->step_fut = NULL;
+        w->step = NULL;
+        w->yielded = AW_NONE;
+        if (!w->step_cancelled) {
+            fpy_step_complete_with(step, fut); /* the Task woke us: it is done */
+        }
+        Py_DECREF(fut);
+        return aw_run(w);
+    }
+    w->yielded = AW_NONE;
+    return aw_run(w);
+}
+
+static PyObject* aw_send(PyObject* self, PyObject* value)
+{
+    return aw_next(self);
+}
+
+/* Is the Task that awaits us being cancelled (Task.cancel())? */
+static int task_cancelling(void)
+{
+    PyObject *ct = fpy_hook("current_task"), *task, *n;
+    long c = 0;
+    if (!ct || !(task = PyObject_CallNoArgs(ct))) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (task != Py_None && (n = PyObject_CallMethod(task, "cancelling", NULL))) {
+        c = PyLong_AsLong(n);
+        Py_DECREF(n);
+    }
+    Py_DECREF(task);
+    PyErr_Clear();
+    return c > 0;
+}
+
+/* throw(): the Task resumes us with an exception. While we yield a step's
+ * future, that is the future's outcome (it failed, or was cancelled by the
+ * flow or by someone else): the step's, and the flow goes on. Otherwise,
+ * or when the Task itself is being cancelled, the flow is cancelled and
+ * the exception goes on up. */
+static PyObject* aw_throw(PyObject* self, PyObject* args)
+{
+    fpy_awaiter* w = (fpy_awaiter*)self;
+    PyObject *typ, *val = NULL, *tb = NULL;
+    if (!PyArg_ParseTuple(args, "O|OO:throw", &typ, &val, &tb)) {
+        return NULL;
+    }
+    if (w->yielded == AW_STEP && (w->step_cancelled || !task_cancelling())) {
+        PyObject* fut = w->step_fut;
+        FutoInAsyncSteps* step = w->step;
+        int flow_did_it = w->step_cancelled;
+        w->step_fut = NULL;
+        w->step = NULL;
+        w->yielded = AW_NONE;
+        if (!flow_did_it) {
+            fpy_step_complete_with(step, fut);
+        }
+        Py_DECREF(fut);
+        return aw_run(w);
+    }
+    aw_cancel_flow(w);
+    w->yielded = AW_NONE;
+    if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject*)Py_TYPE(typ), typ);
+    } else {
+        PyErr_Restore(Py_NewRef(typ), Py_XNewRef(val == Py_None ? NULL : val),
+                      Py_XNewRef(tb == Py_None ? NULL : tb));
+    }
+    return NULL;
+}
+
+static PyObject* aw_close(PyObject* self, PyObject* unused)
+{
+    aw_cancel_flow((fpy_awaiter*)self);
+    Py_RETURN_NONE;
+}
+
+static void aw_dealloc(PyObject* self)
+{
+    fpy_awaiter* w = (fpy_awaiter*)self;
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb); /* see steps_dealloc() */
+    if (w->started) {
+        aw_cancel_flow(w);
+    }
+    Py_CLEAR(w->root);
+    Py_CLEAR(w->loop);
+    Py_CLEAR(w->exc);
+    Py_CLEAR(w->value);
+    Py_CLEAR(w->step_fut);
+    Py_CLEAR(w->own_fut);
+    PyErr_Restore(et, ev, etb);
+    PyObject_Free(self);
+}
+
+static PyMethodDef awaiter_methods[] = {
+    {"send", aw_send, METH_O, PyDoc_STR("Resume the flow.")},
+    {"throw", aw_throw, METH_VARARGS, PyDoc_STR("The awaiting Task was cancelled.")},
+    {"close", aw_close, METH_NOARGS, PyDoc_STR("Cancel the flow.")},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject awaiter_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "futoin_async._core.FlowAwaiter",
+    .tp_basicsize = sizeof(fpy_awaiter),
+    .tp_dealloc = aw_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = PyDoc_STR("What `await root` iterates: runs the flow in the awaiting Task."),
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = aw_next,
+    .tp_methods = awaiter_methods,
+};

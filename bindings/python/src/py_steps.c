@@ -42,6 +42,8 @@ typedef struct fpy_rec
     PyObject* eh;
 } fpy_rec;
 
+enum { EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER };
+
 /* One execute() of a root: its last step, its unhandled-error callback and
  * the check for a cancelled flow share it (refs). It settles exactly once:
  * with the last step's values, an unhandled error, or as cancelled. */
@@ -51,8 +53,8 @@ typedef struct fpy_exec
     int settled;
     PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
     PyObject* on_result;  /* on_result(exc, value), or NULL */
-    int into_future;      /* on_result is promise()'s future */
-    PyObject* fut_cb;     /* ... and this its done callback */
+    int mode;             /* what on_result is: EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER */
+    PyObject* fut_cb;     /* EXEC_FUTURE: the future's done callback */
     fpy_steps* owner;     /* the root object (borrowed; NULL once it died) */
     futoin_tool* ftool;   /* our tool of the root, or NULL (foreign) */
     FutoInAsyncSteps* root;
@@ -434,6 +436,8 @@ static int is_awaitable(PyObject* o)
  * a value: it is ignored. A step that
  * also completed, waited or added steps itself is an error: the value
  * would otherwise be lost. */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw);
+
 static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
 {
     fpy_steps* s = (fpy_steps*)a;
@@ -447,12 +451,7 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
             return; /* `lambda asi: asi.add(...)`: the chaining result */
         }
         if (is_awaitable(res)) {
-            PyObject* r = PyObject_CallFunctionObjArgs(await_step, a, res, NULL);
-            if (r) {
-                Py_DECREF(r);
-            } else {
-                on_exception(bsi);
-            }
+            await_in_step(bsi, a, res);
             return;
         }
         if (t == &PyTuple_Type) {
@@ -592,8 +591,12 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
     call_step(bsi, r->eh, 1, EXTRA_CODE, NULL, code, 0, NULL);
 }
 
-/* await_(awaitable): a done asyncio future completes the step at once,
- * anything else goes to the Python layer's await_step(asi, awaitable). */
+/* await_(awaitable). Its asyncio future (an awaitable that is not one is
+ * made a Task by the Python layer's future_of()) completes the step at once
+ * if it is done already; a flow that `await root` drives hands it to that
+ * awaiter, which yields it to the awaiting Task (py_asyncio.c); otherwise
+ * the Python layer's await_step(asi, future) waits for it with a done
+ * callback. */
 static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
 {
     static PyObject *s_done, *s_exception, *s_result;
@@ -649,20 +652,117 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
     return rc < 0 ? -1 : 1;
 }
 
+/* The asyncio future of an awaitable (new reference), or NULL (raised). */
+static PyObject* future_of(PyObject* aw)
+{
+    PyObject* fn;
+    if (future_type && PyObject_TypeCheck(aw, (PyTypeObject*)future_type)) {
+        return Py_NewRef(aw);
+    }
+    fn = fpy_hook("future_of");
+    return fn ? PyObject_CallOneArg(fn, aw) : NULL;
+}
+
+/* A step returned an awaitable (an `async def` step): as await_(), from
+ * inside the step's own callback (`a` is its asi). */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
+{
+    PyObject* fut = future_of(aw);
+    int rc = -1;
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+        if (rc == 0) {
+            PyObject* r = PyObject_CallFunctionObjArgs(await_step, a, fut, NULL);
+            rc = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(fut);
+    }
+    if (rc < 0) {
+        on_exception(bsi);
+    }
+}
+
 /* await_() (data: the awaitable). */
 static void tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fpy_gil g;
-    int rc;
+    PyObject* fut;
+    int rc = -1;
     fpy_gil_enter(&g);
-    rc = await_done_now(bsi, data);
+    fut = future_of(data);
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+    }
     if (rc < 0) {
         on_exception(bsi);
     }
     fpy_gil_leave(&g);
     if (rc == 0) {
-        call_step(bsi, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, data);
+        call_step(bsi, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, fut);
     }
+    if (fut) {
+        fpy_gil_enter(&g);
+        Py_DECREF(fut);
+        fpy_gil_leave(&g);
+    }
+}
+
+/* The awaiter completes the step it took: with the future's outcome. */
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    /* the step may have ended meanwhile (a lost race): quiet either way */
+    fpy_check_begin();
+    step_complete_with(bsi, fut);
+    --fpy_T.expect;
+    fpy_T.misused = 0;
+}
+
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    static PyObject *s_exception, *s_result;
+    PyObject *exc, *res;
+    FutoInArgs fa;
+    if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
+                         || !(s_result = PyUnicode_InternFromString("result")))) {
+        return;
+    }
+    exc = PyObject_CallMethodNoArgs(fut, s_exception);
+    if (!exc) {
+        on_exception(bsi); /* cancelled: CancelledError fails the step */
+        return;
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        on_exception(bsi);
+        return;
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(fut, s_result);
+    if (!res) {
+        on_exception(bsi);
+        return;
+    }
+    if (res == Py_None) {
+        futoin_wrap_try_success(bsi, NULL);
+    } else if (fpy_args_from(PyTuple_CheckExact(res) ? &PyTuple_GET_ITEM(res, 0) : &res,
+                             PyTuple_CheckExact(res) ? PyTuple_GET_SIZE(res) : 1,
+                             &fa) < 0) {
+        on_exception(bsi);
+    } else {
+        futoin_wrap_try_success(bsi, &fa);
+        fpy_args_reset(&fa);
+    }
+    Py_DECREF(res);
 }
 
 /* Cancel handlers, loop and repeat bodies (data: the callable). */
@@ -734,8 +834,12 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
         }
         fpy_tool_root_done(s);
     }
-    if (e->on_result && e->into_future) {
+    if (e->on_result && e->mode == EXEC_FUTURE) {
         if (fpy_future_settle(e->on_result, e->fut_cb, exc, value) < 0) {
+            on_callback_exception(e->root, e->on_result);
+        }
+    } else if (e->on_result && e->mode == EXEC_AWAITER) {
+        if (fpy_awaiter_settle(e->on_result, exc, value) < 0) {
             on_callback_exception(e->root, e->on_result);
         }
     } else if (e->on_result) {
@@ -747,6 +851,10 @@ static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
             on_callback_exception(e->root, e->on_result);
         }
     }
+    /* delivered: the record lives on until the root lets go of it, its
+     * target need not (an awaiter refers to the root: no cycle) */
+    Py_CLEAR(e->on_result);
+    Py_CLEAR(e->fut_cb);
 }
 
 /* The last step execute() adds: the flow succeeded with `args`. */
@@ -1442,24 +1550,31 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
  * kept alive by the tool while it runs: from here until it settles (its
  * last step, an unhandled error, or a cancel). */
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         PyObject* fut_cb);
+                         int mode, PyObject* fut_cb);
 
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
-    return execute(s, unhandled, on_result, NULL);
+    return execute(s, unhandled, on_result, EXEC_CALL, NULL);
 }
 
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)
 {
-    PyObject* r = execute(s, NULL, fut, cb);
+    PyObject* r = execute(s, NULL, fut, EXEC_FUTURE, cb);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter)
+{
+    PyObject* r = execute(s, NULL, awaiter, EXEC_AWAITER, NULL);
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
 
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         PyObject* fut_cb)
+                         int mode, PyObject* fut_cb)
 {
-    int into_future = fut_cb != NULL;
+    int into_future = mode != EXEC_CALL;
     fpy_exec* e;
     if (!live(s) || !not_other_thread(s, "execute()")) {
         return NULL;
@@ -1483,7 +1598,7 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
     e->refs = 2; /* the last step's data and the unhandled callback's */
     e->unhandled = Py_XNewRef(unhandled);
     e->on_result = Py_XNewRef(on_result);
-    e->into_future = into_future;
+    e->mode = mode;
     e->fut_cb = Py_XNewRef(fut_cb);
     e->root = s->bsi;
     e->ftool = futoin_async_tool(s->bsi);

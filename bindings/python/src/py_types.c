@@ -139,17 +139,10 @@ static PyObject* steps_repr(PyObject* self)
     return PyUnicode_FromFormat("<futoin_async.AsyncSteps %s %p>", kind, s->bsi);
 }
 
-/* await root: root.promise().__await__() */
+/* await root: runs the flow in the awaiting Task (py_asyncio.c). */
 static PyObject* steps_await(PyObject* self)
 {
-    PyObject* fut = fpy_promise(S(self));
-    PyObject* it;
-    if (!fut) {
-        return NULL;
-    }
-    it = PyObject_CallMethod(fut, "__await__", NULL);
-    Py_DECREF(fut);
-    return it;
+    return fpy_awaiter_new(S(self));
 }
 
 static PyAsyncMethods steps_as_async = {.am_await = steps_await};
@@ -168,13 +161,19 @@ static int steps_gc_clear(PyObject* self)
     return 0;
 }
 
+/* Deallocs free FTN12 handles and loops, which runs release hooks and
+ * may clear errors: the exception being raised while the object goes
+ * (e.g. out of a frame that is unwinding) is kept aside meanwhile. */
 static void steps_dealloc(PyObject* self)
 {
+    PyObject *et, *ev, *etb;
     PyObject_GC_UnTrack(self);
+    PyErr_Fetch(&et, &ev, &etb);
     if (S(self)->weakrefs) {
         PyObject_ClearWeakRefs(self);
     }
     fpy_steps_clear(S(self));
+    PyErr_Restore(et, ev, etb);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -582,7 +581,9 @@ static int tool_gc_clear(PyObject* self)
 static void tool_dealloc(PyObject* self)
 {
     fpy_tool* t = TL(self);
+    PyObject *et, *ev, *etb;
     PyObject_GC_UnTrack(self);
+    PyErr_Fetch(&et, &ev, &etb);
     if (fpy_tool_close(t) < 0) {
         PyErr_Clear(); /* roots of other owners: the tool is leaked, not freed
                           under them */
@@ -593,6 +594,7 @@ static void tool_dealloc(PyObject* self)
     Py_CLEAR(t->failure);
     Py_CLEAR(t->done);
     Py_CLEAR(t->apump);
+    PyErr_Restore(et, ev, etb);
     Py_TYPE(self)->tp_free(self);
 }
 

@@ -243,3 +243,20 @@ def test_await_futoin_error_keeps_its_code():
             await AsyncSteps(futoin_async.Tool()).await_(refuse())
         return ei.value.info
     assert asyncio.run(main()) == "busy"
+
+
+def test_errors_survive_their_root_and_tool_dying_on_the_way_up():
+    # Nothing but the expression keeps the root and its Tool alive: both
+    # are freed while the exception propagates, which must not swallow it.
+    with pytest.raises(FutoInError) as ei:
+        AsyncSteps(futoin_async.Tool()).add(lambda asi: asi.error("Gone", "x")).run()
+    assert ei.value.code == "Gone"
+
+    async def refuse():
+        raise fa.DefenseRejected("busy")
+
+    async def main():
+        with pytest.raises(fa.DefenseRejected):
+            await AsyncSteps(futoin_async.Tool()).await_(refuse())
+        return "ok"
+    assert asyncio.run(main()) == "ok"
