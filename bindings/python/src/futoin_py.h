@@ -72,6 +72,7 @@ typedef struct fpy_tool
     PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
     int passing;       /* run_nowait() is on the stack */
     int closing;       /* close() drops the executing roots */
+    int owned;         /* the tool owns its loop (not attached) */
     fpy_steps* roots;  /* every live root made on this tool (borrowed) */
     struct fpy_tool* next_live; /* the live tools, for fpy_tool_find() */
     /* driven from asyncio (py_asyncio.c) */
@@ -288,6 +289,8 @@ void fpy_tool_root_done(fpy_steps* s);
 void fpy_tool_fail(fpy_tool* t, PyObject* exc);
 PyObject* fpy_tool_drive(fpy_tool* t);
 PyObject* fpy_tool_pass(fpy_tool* t);
+/** A pass of what is queued only, without polling (owned loops). */
+PyObject* fpy_tool_pass_ready(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);

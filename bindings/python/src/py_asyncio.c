@@ -469,7 +469,7 @@ static PyObject* aw_run(fpy_awaiter* w)
         }
         prev = fpy_T.awaiter;
         fpy_T.awaiter = (PyObject*)w;
-        r = fpy_tool_pass(t);
+        r = fpy_tool_pass_ready(t); /* timers and I/O: the driver's passes */
         fpy_T.awaiter = prev;
         if (!r) {
             return NULL;

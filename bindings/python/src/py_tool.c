@@ -69,6 +69,7 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
     o.uv_loop = (void*)(uintptr_t)uv_loop;
     o.misuse = fpy_misuse_cb;
     t->afd = -1;
+    t->owned = uv_loop == 0;
     if (!t->flows && !(t->flows = PyDict_New())) {
         return -1;
     }
@@ -259,7 +260,24 @@ PyObject* fpy_tool_drive(fpy_tool* t)
 /* One non-blocking pass. The GIL stays held (nothing here blocks). Called
  * again from inside the pass (a flow awaited from a step), it does nothing
  * and reports work left: the outer pass goes on. */
+static PyObject* pass(fpy_tool* t, int ready_only);
+
 PyObject* fpy_tool_pass(fpy_tool* t)
+{
+    return pass(t, 0);
+}
+
+/* Only what is queued (flows made ready by a completion, immediates), no
+ * libuv poll: futoin_tool_run() runs its queue before it enters libuv, and
+ * a uv_stop() made first has uv_run() return at once. Timers and I/O wait
+ * for the next full pass (the caller asks asyncio for it). An owned loop
+ * only; otherwise a full pass. */
+PyObject* fpy_tool_pass_ready(fpy_tool* t)
+{
+    return pass(t, t->owned);
+}
+
+static PyObject* pass(fpy_tool* t, int ready_only)
 {
     int rc;
     if (closed(t)) {
@@ -269,7 +287,17 @@ PyObject* fpy_tool_pass(fpy_tool* t)
         Py_RETURN_TRUE;
     }
     t->passing = 1;
-    rc = futoin_tool_run_nowait(t->tool);
+    if (ready_only) {
+        uv_loop_t* loop = futoin_tool_uv_loop(t->tool);
+        uv_stop(loop);
+        rc = futoin_tool_run(t->tool);
+        /* futoin_tool_run() skips uv_run() when nothing is alive: the stop
+         * request must not outlive this pass (stop_flag is public) */
+        loop->stop_flag = 0;
+        rc = rc < 0 ? rc : uv_loop_alive(loop) != 0;
+    } else {
+        rc = futoin_tool_run_nowait(t->tool);
+    }
     t->passing = 0;
     if (t->done) {
         /* roots that finished during the pass: no longer inside their
