@@ -355,7 +355,6 @@ static int aw_yieldable(PyObject* fut)
 
 PyObject* fpy_awaiter_new(fpy_steps* s)
 {
-    PyObject *get_loop, *loop;
     fpy_awaiter* w;
     if (names() < 0) {
         return NULL;
@@ -363,15 +362,11 @@ PyObject* fpy_awaiter_new(fpy_steps* s)
     if (!s->tool || s->kind != FPY_ROOT) {
         return fpy_invalid_state("await: not a root of this library's Tool");
     }
-    if (!(get_loop = fpy_hook("get_running_loop")) || !(loop = PyObject_CallNoArgs(get_loop))) {
-        return NULL;
-    }
     if (PyType_Ready(&awaiter_type) < 0 || !(w = PyObject_New(fpy_awaiter, &awaiter_type))) {
-        Py_DECREF(loop);
         return NULL;
     }
     w->root = (fpy_steps*)Py_NewRef((PyObject*)s);
-    w->loop = loop;
+    w->loop = NULL; /* asked for when needed: the call costs a getpid() */
     w->root_id = 0;
     w->started = w->settled = w->yielded = w->step_cancelled = 0;
     w->exc = w->value = w->step_fut = w->own_fut = NULL;
@@ -454,6 +449,15 @@ static PyObject* aw_finish(fpy_awaiter* w)
     return NULL; /* StopIteration: the value of `await root` */
 }
 
+static PyObject* aw_loop(fpy_awaiter* w)
+{
+    PyObject* get_loop;
+    if (!w->loop && (get_loop = fpy_hook("get_running_loop"))) {
+        w->loop = PyObject_CallNoArgs(get_loop);
+    }
+    return w->loop;
+}
+
 /* Run passes until the flow ends or waits; yield what to wait for. */
 static PyObject* aw_run(fpy_awaiter* w)
 {
@@ -481,7 +485,8 @@ static PyObject* aw_run(fpy_awaiter* w)
         }
         /* asyncio drives the tool meanwhile: its timers, I/O, posts, and
          * the other flows on it */
-        if (more && (fpy_tool_drive_with(t, w->loop) < 0 || schedule_next(t) < 0)) {
+        if (more && (!aw_loop(w) || fpy_tool_drive_with(t, w->loop) < 0
+                     || schedule_next(t) < 0)) {
             return NULL;
         }
         if (w->step_fut) {
@@ -491,7 +496,8 @@ static PyObject* aw_run(fpy_awaiter* w)
             w->yielded = AW_STEP;
             return Py_NewRef(w->step_fut);
         }
-        if (!w->own_fut && !(w->own_fut = PyObject_CallMethodNoArgs(w->loop, s_create_future))) {
+        if (!w->own_fut
+            && (!aw_loop(w) || !(w->own_fut = PyObject_CallMethodNoArgs(w->loop, s_create_future)))) {
             return NULL;
         }
         if (aw_yieldable(w->own_fut) < 0) {

@@ -103,7 +103,9 @@ static int steps_init(PyObject* self, PyObject* args, PyObject* kw)
     PyObject* dflt = NULL;
     fpy_steps* s = S(self);
     int rc;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:AsyncSteps", kwlist, &tool)) {
+    if (!kw && PyTuple_GET_SIZE(args) == 1) {
+        tool = PyTuple_GET_ITEM(args, 0); /* AsyncSteps(tool): the usual call */
+    } else if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:AsyncSteps", kwlist, &tool)) {
         return -1;
     }
     if (tool == Py_None) {
