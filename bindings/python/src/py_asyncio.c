@@ -440,10 +440,15 @@ static PyObject* aw_finish(fpy_awaiter* w)
         return NULL;
     }
     if (w->value && w->value != Py_None) {
-        PyObject* e = PyObject_CallOneArg(PyExc_StopIteration, w->value);
-        if (e) {
-            PyErr_SetObject(PyExc_StopIteration, e);
-            Py_DECREF(e);
+        if (PyTuple_Check(w->value) || PyExceptionInstance_Check(w->value)) {
+            PyObject* e = PyObject_CallOneArg(PyExc_StopIteration, w->value);
+            if (e) {
+                PyErr_SetObject(PyExc_StopIteration, e);
+                Py_DECREF(e);
+            }
+        } else {
+            /* unnormalised: the coroutine takes the value as it is */
+            PyErr_SetObject(PyExc_StopIteration, w->value);
         }
     }
     return NULL; /* StopIteration: the value of `await root` */
@@ -452,7 +457,12 @@ static PyObject* aw_finish(fpy_awaiter* w)
 static PyObject* aw_loop(fpy_awaiter* w)
 {
     PyObject* get_loop;
-    if (!w->loop && (get_loop = fpy_hook("get_running_loop"))) {
+    if (w->loop) {
+        return w->loop;
+    }
+    if (w->step_fut) { /* the loop of the future we are about to yield */
+        w->loop = PyObject_CallMethod(w->step_fut, "get_loop", NULL);
+    } else if ((get_loop = fpy_hook("get_running_loop"))) {
         w->loop = PyObject_CallNoArgs(get_loop);
     }
     return w->loop;
