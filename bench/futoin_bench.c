@@ -101,6 +101,66 @@ static void t2(uint64_t batches)
                  bytes_per_flow);
 }
 
+/* ---- trim: memory given back after a peak of waiting flows ------------ */
+
+/* RSS before, at a peak of `n` waiting flows (each a root with a step that
+ * waits with a cancel handler, as a server's idle connections would), after
+ * they are all cancelled and freed, and after futoin_tool_trim(). Target
+ * (issue 10): after trim, within 2x of before. Reported as one BENCH line
+ * with the four figures; ns_per_op is the cost of the trim call per
+ * flow of the peak. */
+static FutoInAsyncSteps** trim_roots;
+static uint64_t trim_waiting;
+static void trim_cancel(FutoInAsyncSteps* as, void* d)
+{
+}
+static void trim_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ++trim_waiting;
+    API(as)->setCancel(as, NULL, trim_cancel);
+}
+
+static void trim(uint64_t n)
+{
+    long before, peak, freed, after;
+    size_t given;
+    uint64_t t0;
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    trim_roots = malloc(n * sizeof(*trim_roots));
+    if (!trim_roots) {
+        die("trim: out of memory");
+    }
+    before = bench_rss_kb();
+    for (uint64_t i = 0; i < n; ++i) {
+        trim_roots[i] = futoin_root_new(tool);
+        API(trim_roots[i])->add(trim_roots[i], NULL, trim_wait, NULL);
+        API(trim_roots[i])->execute(trim_roots[i], NULL, NULL);
+    }
+    while (trim_waiting < n) {
+        futoin_tool_run_nowait(tool);
+    }
+    peak = bench_rss_kb();
+    for (uint64_t i = 0; i < n; ++i) {
+        API(trim_roots[i])->free(trim_roots[i]);
+    }
+    free(trim_roots);
+    trim_roots = NULL;
+    futoin_tool_run_nowait(tool);
+    freed = bench_rss_kb();
+    t0 = bench_now_ns();
+    given = futoin_tool_trim(tool);
+    after = bench_rss_kb();
+    if (futoin_tool_get_stats(tool, &st) != FUTOIN_OK || st.live_roots != 0) {
+        die("trim: roots left");
+    }
+    printf("TRIM flows=%llu before_kb=%ld peak_kb=%ld freed_kb=%ld "
+           "after_trim_kb=%ld given_kb=%zu after_over_before=%.2f\n",
+           (unsigned long long)n, before, peak, freed, after, given / 1024,
+           (double)after / (double)before);
+    bench_report("futoin", "trim", n, bench_now_ns() - t0,
+                 (double)after / (double)before);
+}
+
 /* ---- T3: 30,000 flows looping {wait -> receive int -> decrement} -------- */
 
 #define T3_FLOWS 30000
@@ -307,7 +367,8 @@ int main(int argc, char** argv)
     const char* test = NULL;
     double scale = 1.0;
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
-                                        "loop_iter", "immediate", "add128"};
+                                        "loop_iter", "immediate", "add128",
+                                        "trim"};
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--list")) {
@@ -347,6 +408,8 @@ int main(int argc, char** argv)
         immediate(bench_scaled(10000000, scale, 1000));
     } else if (!strcmp(test, "add128")) {
         add128(bench_scaled(40000, scale, 100));
+    } else if (!strcmp(test, "trim")) {
+        trim(bench_scaled(1000000, scale, 1000));
     } else {
         die("unknown test");
     }

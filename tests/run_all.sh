@@ -4,10 +4,13 @@
 #   2. the same suites under AddressSanitizer + UBSan
 #   3. the same suites under valgrind memcheck (leaks are errors)
 #   3b. cross-thread calls hammered under ThreadSanitizer (tests/tsan/)
-#   4. exported symbols = version script = header declarations
+#   4. exported symbols = version script = header declarations; the library
+#      is hardened (RELRO, BIND_NOW, no exec stack, stack protector, FORTIFY)
 #   5. `meson install` + a consumer built with pkg-config
 #   6. the Python binding: wheel, venv install, pytest
 #   7. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
+#   8. the Lua binding: rock (luarocks make, pack, install), busted; the C
+#      glue under ASan+UBSan and under valgrind
 # Each part ends with a line "<part>: N passed, M failed"; the script exits
 # non-zero if anything failed.
 set -uo pipefail
@@ -125,6 +128,12 @@ record valgrind "$vp" "$vf"
 say "exported symbols"
 if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
 
+say "hardened build (readelf)"
+hard_out=$(bash tests/abi/check_hardening.sh build --fortify)
+echo "$hard_out"
+read -r hp hf < <(awk '/^hardening: [0-9]+ passed/ {print $2, $4}' <<<"$hard_out")
+record hardening "${hp:-0}" "${hf:-1}"
+
 say "ABI baseline (libabigail)"
 if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; fi
 
@@ -174,6 +183,29 @@ jp=${jp:-0}; jf=${jf:-1}
 [ $java_rc -ne 0 ] && [ "$jf" = 0 ] && jf=1
 record java "$jp" "$jf"
 rm -f "$java_log"
+
+say "Lua binding (rock, busted; ASan+UBSan; valgrind)"
+# bindings/lua/tests/run.sh builds the rock with luarocks (make into one
+# tree, pack, install the .rock into another) and runs the busted suite
+# against the installed module; --asan and --valgrind rebuild the glue and
+# the runtime for the sanitizers / memcheck and run the suite again. Each
+# mode ends with "<mode>: N passed, M failed"; the sum is recorded.
+lp=0; lf=0
+for mode in "" --asan --valgrind; do
+  lua_log=$(mktemp)
+  bash bindings/lua/tests/run.sh $mode >"$lua_log" 2>&1
+  lua_sum=$(grep -E '^lua(-asan|-valgrind)?: [0-9]+ passed, [0-9]+ failed$' "$lua_log" | tail -1)
+  if [ -z "$lua_sum" ]; then
+    tail -40 "$lua_log"; lf=$((lf + 1))
+  else
+    echo "$lua_sum"
+    read -r p f < <(awk '{print $2, $4}' <<<"$lua_sum")
+    [ "$f" = 0 ] || grep -E 'Failure|Error|==[0-9]+==' "$lua_log" | head -30
+    lp=$((lp + p)); lf=$((lf + f))
+  fi
+  rm -f "$lua_log"
+done
+record lua "$lp" "$lf"
 
 say "summary"
 for line in "${summary[@]}"; do echo "$line"; done

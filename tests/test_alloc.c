@@ -136,3 +136,28 @@ Test(alloc, no_malloc_per_step_in_steady_state)
     cr_assert_eq(atomic_load(&n_alloc), 0,
                  "%zu allocations in steady state", atomic_load(&n_alloc));
 }
+
+/* A trim gives the pools' memory back; growing again reuses the blocks it
+ * kept mapped (copy on write), so steady state still allocates nothing. */
+Test(alloc, no_malloc_per_step_after_a_trim)
+{
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    one_round(20000);
+    for (int i = 0; i < 600; ++i) {
+        one_round(1);
+    }
+    cr_assert_gt(futoin_tool_trim(T), 0);
+    one_round(20000); /* the pools grow again, into the trimmed blocks */
+    for (int i = 0; i < 600; ++i) {
+        one_round(1);
+    }
+    atomic_store(&n_alloc, 0);
+    atomic_store(&counting, 1);
+    one_round(20000);
+    atomic_store(&counting, 0);
+    cr_assert_eq(atomic_load(&n_alloc), 0,
+                 "%zu allocations in steady state after a trim",
+                 atomic_load(&n_alloc));
+    cr_assert_eq(futoin_tool_get_stats(T, &st), FUTOIN_OK);
+    cr_assert_gt(st.trimmed_bytes, 0);
+}

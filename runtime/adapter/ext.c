@@ -57,6 +57,13 @@ static void ext_add(FutoInAsyncSteps* bsi, void* data,
                     FutoInAsyncSteps_error_callback eh,
                     futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("add()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     futoin__step* before = queue_tail(bsi);
     bsi->api->add(bsi, data, f, eh);
     attach(bsi, before, data, release);
@@ -66,6 +73,13 @@ static FutoInAsyncSteps* ext_parallel(FutoInAsyncSteps* bsi, void* data,
                                       FutoInAsyncSteps_error_callback eh,
                                       futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("parallel()");
+        if (release) {
+            release(data);
+        }
+        return NULL;
+    }
     FutoInAsyncSteps* p = bsi->api->parallel(bsi, data, eh);
     if (release) {
         if (p) {
@@ -81,6 +95,13 @@ static void ext_set_cancel(FutoInAsyncSteps* bsi, void* data,
                            FutoInAsyncSteps_cancel_callback ch,
                            futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("setCancel()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     futoin__step* s = futoin__as_step(bsi);
     bsi->api->setCancel(bsi, data, ch);
     if (!release) {
@@ -100,6 +121,13 @@ static void ext_loop(FutoInAsyncSteps* bsi, void* data,
                      void (*f)(FutoInAsyncSteps* bsi, void* data),
                      const char* label, futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("loop()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     futoin__step* before = queue_tail(bsi);
     bsi->api->loop(bsi, data, f, label);
     attach(bsi, before, data, release);
@@ -109,6 +137,13 @@ static void ext_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
                        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
                        const char* label, futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("repeat()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     futoin__step* before = queue_tail(bsi);
     bsi->api->repeat(bsi, data, count, f, label);
     attach(bsi, before, data, release);
@@ -119,6 +154,13 @@ static void ext_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
                          FutoInAsyncSteps_error_callback eh,
                          futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("addSync()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     futoin__step* before = queue_tail(bsi);
     bsi->api->addSync(bsi, sync, data, f, eh);
     attach(bsi, before, data, release);
@@ -128,6 +170,13 @@ static void ext_execute(FutoInAsyncSteps* bsi, void* data,
                         FutoInAsyncSteps_error_callback unhandled,
                         futoin_release_cb release)
 {
+    if (!bsi) {
+        futoin__misuse_null("execute()");
+        if (release) {
+            release(data);
+        }
+        return;
+    }
     if (bsi->api != &futoin__root_api) {
         bsi->api->execute(bsi, data, unhandled); /* reports the misuse */
         if (release) {
@@ -140,18 +189,33 @@ static void ext_execute(FutoInAsyncSteps* bsi, void* data,
 
 static const char* ext_error_info(FutoInAsyncSteps* bsi)
 {
+    if (!bsi) {
+        futoin__misuse_null("error_info()");
+        return NULL;
+    }
     futoin__root* r = futoin__root_of(bsi);
     return r ? r->error_info : NULL;
 }
 
 static const char* ext_error_code(FutoInAsyncSteps* bsi)
 {
+    if (!bsi) {
+        futoin__misuse_null("error_code()");
+        return NULL;
+    }
     futoin__root* r = futoin__root_of(bsi);
     return r ? r->error_code : NULL;
 }
 
 static void ext_set_last_exception(FutoInAsyncSteps* bsi, FutoInBinaryValue* v)
 {
+    if (!bsi) {
+        futoin__misuse_null("set_last_exception()");
+        if (v) {
+            futoin_reset_binval(v);
+        }
+        return;
+    }
     futoin__root* r = futoin__root_of(bsi);
     if (r) {
         futoin__root_set_exception(r, v);
@@ -162,6 +226,10 @@ static void ext_set_last_exception(FutoInAsyncSteps* bsi, FutoInBinaryValue* v)
 
 static const FutoInBinaryValue* ext_last_exception(FutoInAsyncSteps* bsi)
 {
+    if (!bsi) {
+        futoin__misuse_null("last_exception()");
+        return NULL;
+    }
     futoin__root* r = futoin__root_of(bsi);
     return r ? r->last_exc : NULL;
 }
@@ -177,6 +245,13 @@ static void success_step_cb(FutoInAsyncSteps* bsi, void* data,
 
 static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
+    if (!bsi) {
+        futoin__misuse_null("successStep()");
+        if (args) {
+            futoin__args_clear(args);
+        }
+        return;
+    }
     futoin_tool* tool = futoin_async_tool(bsi);
     futoin__step* before = queue_tail(bsi);
     futoin__step* after;
@@ -204,6 +279,13 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
 
 static int ext_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
+    if (!bsi) {
+        futoin__misuse_null("try_success()");
+        if (args) {
+            futoin__args_clear(args);
+        }
+        return FUTOIN_EINVAL;
+    }
     if (bsi->api != &futoin__step_api) {
         bsi->api->success(bsi, args); /* a root or parallel(): misuse */
         return FUTOIN_EINVAL;
@@ -214,6 +296,10 @@ static int ext_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                          const char* info)
 {
+    if (!bsi) {
+        futoin__misuse_null("try_error()");
+        return FUTOIN_EINVAL;
+    }
     if (bsi->api != &futoin__step_api) {
         bsi->api->handle_error(bsi, code, info);
         return FUTOIN_EINVAL;
@@ -241,6 +327,11 @@ static const futoin_async_ext_table ext_table = {
         .try_success = ext_try_success,
         .try_error = ext_try_error,
 };
+
+const futoin_async_ext_table* futoin__ext_table(void)
+{
+    return &ext_table;
+}
 
 FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
 {

@@ -6,6 +6,8 @@
  */
 #include "engine/engine.h"
 
+#include <futoin/sys/ext.h>
+
 #include <futoin/ffi.h>
 
 #include <ffi.h>
@@ -49,20 +51,34 @@ static const char* ffi_name(futoin_ffi_type t)
     return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 
-static const char* binval_name(const FutoInBinaryValue* v)
+/* What a value really is, for the error that refuses it: "int64",
+ * "array of double", "string (NULL)", "unknown type (flags 0xee)". */
+static const char* binval_name(const FutoInBinaryValue* v, char* buf,
+                               size_t len)
 {
     static const char* const names[] = {
-            "none",   "custom object", "string", "string16", "string32",
+            NULL,     "custom object", "string", "string16", "string32",
             "bool",   "int8",          "int16",  "int32",    "int64",
             "uint8",  "uint16",        "uint32", "uint64",   "float",
             "double"};
+    unsigned flags, base, cplx;
     if (!v->type) {
         return "nothing";
     }
-    if (v->type->flags & FTN_TYPE_ARRAY) {
-        return "array";
+    flags = v->type->flags;
+    base = flags & FTN_BASE_TYPE_MASK;
+    cplx = flags & FTN_COMPLEX_TYPE_MASK;
+    if (!names[base] || (cplx != 0 && cplx != FTN_TYPE_ARRAY)) {
+        snprintf(buf, len, "unknown type (flags 0x%02x)", flags);
+    } else if (cplx == FTN_TYPE_ARRAY) {
+        snprintf(buf, len, "array of %s", names[base]);
+    } else if (!v->p && (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
+                         || base == FTN_TYPE_STRING32)) {
+        snprintf(buf, len, "%s (NULL)", names[base]);
+    } else {
+        return names[base];
     }
-    return names[v->type->flags & FTN_BASE_TYPE_MASK];
+    return buf;
 }
 
 FUTOIN_API futoin_ffi_fn* futoin_ffi_prepare(void (*fn)(void),
@@ -194,8 +210,8 @@ static bool convert(futoin_ffi_type t, const FutoInBinaryValue* v, ffi_slot* out
         out->b = v->b ? 1 : 0;
         return true;
     case FUTOIN_FFI_CSTRING:
-        if (v->type->flags != FTN_TYPE_STRING) {
-            return false;
+        if (v->type->flags != FTN_TYPE_STRING || !v->cstr) {
+            return false; /* a NULL string would reach the callee */
         }
         out->s = v->cstr;
         return true;
@@ -233,12 +249,14 @@ static void ffi_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
     } rv;
     FutoInArgs out;
     char info[160];
+    char got[48];
 
     for (size_t i = 0; i < p->nargs; ++i) {
         if (!convert(p->args[i], &in->args[i], &slots[i])) {
             snprintf(info, sizeof(info),
                      "ffi step: argument %zu: expected %s, got %s", i + 1,
-                     ffi_name(p->args[i]), binval_name(&in->args[i]));
+                     ffi_name(p->args[i]),
+                     binval_name(&in->args[i], got, sizeof(got)));
             bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST, info);
             return;
         }
@@ -299,9 +317,23 @@ static void ffi_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
 FUTOIN_API void futoin_ffi_add(FutoInAsyncSteps* bsi, const futoin_ffi_fn* fn,
                                FutoInAsyncSteps_error_callback eh)
 {
+    static const char msg[] = "futoin_ffi_add(): the prepared call is NULL";
+    if (!bsi) {
+        futoin__misuse_null("futoin_ffi_add()");
+        return;
+    }
     if (!fn) {
-        bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST,
-                               "futoin_ffi_add(): NULL prepared call");
+        /* Into the flow from a running step (InvalidRequest, like add()
+         * with a NULL callback); otherwise, e.g. on a root, a report. */
+        futoin__flow* fl = futoin__flow_of(bsi);
+        if (fl && fl->top == futoin__as_step(bsi)
+            && futoin__as_step(bsi)->state == FUTOIN__S_EXEC) {
+            bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST, msg);
+        } else if (futoin_async_ext(bsi)) {
+            futoin__tool_misuse(futoin_async_tool(bsi), msg);
+        } else {
+            bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST, msg);
+        }
         return;
     }
     bsi->api->add(bsi, (void*)fn, ffi_step, eh);

@@ -43,6 +43,14 @@ static void anchor_data(FutoInAsyncSteps* bsi, void* data,
     a->data = data;
 }
 
+/* Our extension table for our handles; NULL for a foreign one. A NULL
+ * handle goes to our table too, whose slots report it as misuse (and
+ * release the data) instead of dereferencing it. */
+static const futoin_async_ext_table* ext_of(FutoInAsyncSteps* bsi)
+{
+    return bsi ? futoin_async_ext(bsi) : futoin__ext_table();
+}
+
 FUTOIN_API int futoin_wrap_is_ours(FutoInAsyncSteps* bsi)
 {
     return futoin_async_ext(bsi) != NULL;
@@ -53,7 +61,7 @@ FUTOIN_API void futoin_wrap_add(FutoInAsyncSteps* bsi, void* data,
                                 FutoInAsyncSteps_error_callback eh,
                                 futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->add(bsi, data, f, eh, release);
         return;
@@ -66,7 +74,7 @@ FUTOIN_API FutoInAsyncSteps* futoin_wrap_parallel(
         FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback eh,
         futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     FutoInAsyncSteps* p;
     if (x) {
         return x->parallel(bsi, data, eh, release);
@@ -80,7 +88,7 @@ FUTOIN_API void futoin_wrap_set_cancel(FutoInAsyncSteps* bsi, void* data,
                                        FutoInAsyncSteps_cancel_callback ch,
                                        futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->setCancel(bsi, data, ch, release);
         return;
@@ -93,7 +101,7 @@ FUTOIN_API void futoin_wrap_loop(FutoInAsyncSteps* bsi, void* data,
                                  void (*f)(FutoInAsyncSteps* bsi, void* data),
                                  const char* label, futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->loop(bsi, data, f, label, release);
         return;
@@ -107,7 +115,7 @@ FUTOIN_API void futoin_wrap_repeat(
         void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
         const char* label, futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->repeat(bsi, data, count, f, label, release);
         return;
@@ -122,7 +130,7 @@ FUTOIN_API void futoin_wrap_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync,
                                      FutoInAsyncSteps_error_callback eh,
                                      futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->addSync(bsi, sync, data, f, eh, release);
         return;
@@ -135,7 +143,7 @@ FUTOIN_API void futoin_wrap_execute(FutoInAsyncSteps* bsi, void* data,
                                     FutoInAsyncSteps_error_callback unhandled,
                                     futoin_release_cb release)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->execute(bsi, data, unhandled, release);
         return;
@@ -165,7 +173,7 @@ static void success_from_values(FutoInAsyncSteps* bsi, void* data,
 FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
                                          FutoInArgs* args)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     success_values* v;
     if (x) {
         x->successStep(bsi, args);
@@ -189,7 +197,7 @@ FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
 
 FUTOIN_API int futoin_wrap_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         return x->try_success(bsi, args);
     }
@@ -200,7 +208,7 @@ FUTOIN_API int futoin_wrap_try_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 FUTOIN_API int futoin_wrap_try_error(FutoInAsyncSteps* bsi, const char* code,
                                      const char* info)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         return x->try_error(bsi, code, info);
     }
@@ -210,7 +218,7 @@ FUTOIN_API int futoin_wrap_try_error(FutoInAsyncSteps* bsi, const char* code,
 
 FUTOIN_API const char* futoin_wrap_error_info(FutoInAsyncSteps* bsi)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         return x->error_info(bsi);
     }
@@ -219,7 +227,7 @@ FUTOIN_API const char* futoin_wrap_error_info(FutoInAsyncSteps* bsi)
 
 FUTOIN_API const char* futoin_wrap_error_code(FutoInAsyncSteps* bsi)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         return x->error_code(bsi);
     }
@@ -229,10 +237,10 @@ FUTOIN_API const char* futoin_wrap_error_code(FutoInAsyncSteps* bsi)
 FUTOIN_API int futoin_wrap_set_last_exception(FutoInAsyncSteps* bsi,
                                               FutoInBinaryValue* value)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     if (x) {
         x->set_last_exception(bsi, value);
-        return 1;
+        return bsi ? 1 : 0;
     }
     if (value) {
         futoin_reset_binval(value);
@@ -243,6 +251,6 @@ FUTOIN_API int futoin_wrap_set_last_exception(FutoInAsyncSteps* bsi,
 FUTOIN_API const FutoInBinaryValue* futoin_wrap_last_exception(
         FutoInAsyncSteps* bsi)
 {
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_of(bsi);
     return x ? x->last_exception(bsi) : NULL;
 }

@@ -296,6 +296,11 @@ void futoin__step_resolve(futoin__step* s);
 void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
 void futoin__args_clear(FutoInArgs* a);
+/* false (and `msg`, unless NULL, says which value of `what` and why) for a
+ * value whose type flags are unknown or a string/array with a NULL
+ * pointer. */
+bool futoin__args_check(const FutoInArgs* a, const char* what, char* msg,
+                        size_t len);
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info);
 /* Forget the last error (error_info / last_exception read as NULL). */
@@ -324,13 +329,20 @@ void futoin__loop_iterate(futoin__step* l);
 
 /* Report a call `what` made off the loop thread (refused). */
 void futoin__misuse_thread(futoin_tool* tool, const char* what);
+/* Report a call `what` made through a NULL handle (no tool to tell). */
+void futoin__misuse_null(const char* what);
 
 /* The gate of every call that only the loop thread may make: true on the
  * loop thread; elsewhere the call is reported and must do nothing. The
  * tool comes from the record's block header: no racy read. */
 static inline bool futoin__on_loop(const void* handle, const char* what)
 {
-    futoin_tool* tool = futoin__recpool_tool(handle);
+    futoin_tool* tool;
+    if (FUTOIN__UNLIKELY(!handle)) {
+        futoin__misuse_null(what);
+        return false;
+    }
+    tool = futoin__recpool_tool(handle);
     if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
         futoin__misuse_thread(tool, what);
         return false;
@@ -378,6 +390,10 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
 void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
                          FutoInAsyncSteps_error_callback unhandled,
                          void (*release)(void* data));
+
+/* adapter/ext.c: our extension table (for the wrap layer). */
+struct futoin_async_ext_table;
+const struct futoin_async_ext_table* futoin__ext_table(void);
 
 /* root.c: the flow a handle of ours acts in (the identity sync objects use:
  * parallel branches are separate flows, §1.11.4); NULL for a root, a stale

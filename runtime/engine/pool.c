@@ -57,7 +57,9 @@ void futoin__engine_tool_close(futoin_tool* tool)
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
-static inline void zero_words(void* rec, size_t from, size_t to)
+static inline __attribute__((always_inline)) void zero_words(void* rec,
+                                                             size_t from,
+                                                             size_t to)
 {
     typedef uint64_t __attribute__((may_alias)) word;
     word* w = rec;

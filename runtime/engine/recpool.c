@@ -125,13 +125,9 @@ static void* pop_free(futoin__recpool* p)
     return rec;
 }
 
-void* futoin__recpool_get(futoin__recpool* p)
+void* futoin__recpool_carve(futoin__recpool* p)
 {
-    futoin__recpool_block* b;
-    if (p->count > p->quarantine) {
-        return pop_free(p);
-    }
-    b = p->cur < p->nblocks ? &p->blocks[p->cur] : NULL;
+    futoin__recpool_block* b = p->cur < p->nblocks ? &p->blocks[p->cur] : NULL;
     if (!b || b->carved == p->per_block) {
         if (!next_block(p)) {
             /* Out of memory: cutting the quarantine short beats failing. */
@@ -141,19 +137,6 @@ void* futoin__recpool_get(futoin__recpool* p)
     }
     ++p->live;
     return b->base + p->first + (size_t)b->carved++ * p->size;
-}
-
-void futoin__recpool_put(futoin__recpool* p, void* rec)
-{
-    LINK(p, rec) = NULL;
-    if (p->tail) {
-        LINK(p, p->tail) = rec;
-    } else {
-        p->head = rec;
-    }
-    p->tail = rec;
-    ++p->count;
-    --p->live;
 }
 
 void futoin__recpool_close(futoin__recpool* p)

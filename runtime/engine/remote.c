@@ -39,6 +39,13 @@ void futoin__misuse_thread(futoin_tool* tool, const char* what)
     futoin__tool_misuse(tool, msg);
 }
 
+void futoin__misuse_null(const char* what)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s called through a NULL handle", what);
+    futoin__tool_misuse(NULL, msg);
+}
+
 /* ---- the claim --------------------------------------------------------- */
 
 void futoin__count_late(futoin_tool* tool)

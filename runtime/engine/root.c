@@ -54,12 +54,16 @@ futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi)
  * Safe from any thread. */
 static futoin_tool* tool_of(FutoInAsyncSteps* bsi)
 {
-    return futoin__recpool_tool(bsi);
+    return bsi ? futoin__recpool_tool(bsi) : NULL;
 }
 
 /* futoin__tool_misuse() prints to stderr when no tool is known. */
 static void report(FutoInAsyncSteps* bsi, const char* msg)
 {
+    if (!bsi) {
+        futoin__misuse_null(msg);
+        return;
+    }
     futoin__tool_misuse(tool_of(bsi), msg);
 }
 
@@ -93,10 +97,11 @@ ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
 
 FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
 {
-    futoin_tool* tool = tool_of(bsi);
+    futoin_tool* tool;
     if (!futoin__on_loop(bsi, "newInstance()")) {
         return NULL;
     }
+    tool = tool_of(bsi);
     if (!futoin__root_of(bsi)) {
         report(bsi, "newInstance() through a stale handle");
         return NULL;
@@ -109,6 +114,10 @@ FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
 {
     FutoInHandle none = {0, 0, 0};
     futoin_tool* tool = tool_of(bsi);
+    if (!bsi) {
+        futoin__misuse_null("sched_immediate()");
+        return none;
+    }
     if (!tool || !cb) {
         report(bsi, "sched_immediate(): stale handle or NULL callback");
         return none;
@@ -121,10 +130,11 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
                                            void (*cb)(void* data))
 {
     FutoInHandle none = {0, 0, 0};
-    futoin_tool* tool = tool_of(bsi);
+    futoin_tool* tool;
     if (!futoin__on_loop(bsi, "sched_deferred()")) {
         return none;
     }
+    tool = tool_of(bsi);
     if (!tool || !cb) {
         report(bsi, "sched_deferred(): stale handle or NULL callback");
         return none;
@@ -135,7 +145,7 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
 void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    if (tool && h && futoin__on_loop(bsi, "sched_cancel()")) {
+    if (futoin__on_loop(bsi, "sched_cancel()") && h) {
         futoin_tool_cancel(tool, h);
     }
 }
@@ -143,7 +153,7 @@ void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h)
 int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
 {
     futoin_tool* tool = tool_of(bsi);
-    return (tool && h && futoin__on_loop(bsi, "sched_is_valid()"))
+    return (futoin__on_loop(bsi, "sched_is_valid()") && h)
                    ? futoin_tool_is_valid(tool, h)
                    : 0;
 }
@@ -151,6 +161,10 @@ int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h)
 int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
 {
     futoin_tool* tool = tool_of(bsi);
+    if (!bsi) {
+        futoin__misuse_null("is_same_thread()");
+        return 0;
+    }
     return tool ? futoin_tool_is_same_thread(tool) : 0;
 }
 
@@ -238,7 +252,9 @@ static void root_do_free(futoin__root* r)
     --r->in_cb;
     futoin__root_drop_unhandled(r);
     futoin__root_set_exception(r, NULL);
-    futoin__root_clear_error(r);
+    if (r->error_code || r->error_info) {
+        futoin__root_clear_error(r);
+    }
     r->main.state = FUTOIN__FL_DONE;
     --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
@@ -258,39 +274,57 @@ void futoin__root_settle(futoin__root* r)
 
 /* ---- the root table ------------------------------------------------------ */
 
-static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
+/* The root behind `bsi` unless it was freed (reported). On the loop thread
+ * only: live_root() checks that first; execute/cancel/free, which may come
+ * from any thread, checked it while deciding whether to post. */
+static FUTOIN__NOINLINE void report_freed(FutoInAsyncSteps* bsi,
+                                          const char* what)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
+    report(bsi, msg);
+}
+
+static futoin__root* not_freed(FutoInAsyncSteps* bsi, const char* what)
 {
     futoin__root* r = futoin__as_root(bsi);
-    if (!futoin__on_loop(bsi, what)) {
-        return NULL;
-    }
-    if (r->state == FUTOIN__R_FREED) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "%s on a root that was freed", what);
-        report(bsi, msg);
+    if (FUTOIN__UNLIKELY(r->state == FUTOIN__R_FREED)) {
+        report_freed(bsi, what);
         return NULL;
     }
     return r;
+}
+
+static futoin__root* live_root(FutoInAsyncSteps* bsi, const char* what)
+{
+    return futoin__on_loop(bsi, what) ? not_freed(bsi, what) : NULL;
 }
 
 /* Steps are added to a root before execute(), or again once its flow has
  * finished or was cancelled (the root can then be executed again). While
  * it runs, a top-level add would race with its own flow: it is reported and
  * raised as InternalError into the flow, as the reference does. */
+static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
+                                               futoin__root* r,
+                                               const char* what)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
+    report(bsi, msg);
+    futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
+    futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
+}
+
 static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
                                    uint8_t kind)
 {
     futoin__root* r = live_root(bsi, what);
     futoin__step* s;
-    char msg[128];
     if (!r) {
         return NULL;
     }
-    if (r->state == FUTOIN__R_RUNNING) {
-        snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
-        report(bsi, msg);
-        futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
-        futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
+    if (FUTOIN__UNLIKELY(r->state == FUTOIN__R_RUNNING)) {
+        add_while_running(bsi, r, what);
         return NULL;
     }
     r->state = FUTOIN__R_NEW;
@@ -313,6 +347,10 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
                      FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* s;
+    if (!bsi) {
+        futoin__misuse_null("add()");
+        return;
+    }
     if (!f) {
         report(bsi, "add(): the execute callback is NULL");
         return;
@@ -343,6 +381,10 @@ static void root_loop(FutoInAsyncSteps* bsi, void* data,
                       const char* label)
 {
     futoin__step* l;
+    if (!bsi) {
+        futoin__misuse_null("loop()");
+        return;
+    }
     if (!f) {
         report(bsi, "loop(): the body callback is NULL");
         return;
@@ -361,6 +403,10 @@ static void root_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
                         const char* label)
 {
     futoin__step* l;
+    if (!bsi) {
+        futoin__misuse_null("repeat()");
+        return;
+    }
     if (!f) {
         report(bsi, "repeat(): the body callback is NULL");
         return;
@@ -381,6 +427,10 @@ static void root_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
                           FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* y;
+    if (!bsi) {
+        futoin__misuse_null("addSync()");
+        return;
+    }
     if (!f || !sync || !sync->api || !sync->api->lock || !sync->api->unlock) {
         report(bsi, "addSync(): NULL callback or invalid sync object");
         return;
@@ -480,10 +530,17 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
                           void (*release)(void* data))
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("execute()");
+        if (release) {
+            release(data);
+        }
+        return false;
+    }
     if (posted(bsi, FUTOIN__OP_EXECUTE, data, unhandled, release)) {
         return true;
     }
-    r = live_root(bsi, "execute()");
+    r = not_freed(bsi, "execute()");
     if (!r || r->state == FUTOIN__R_RUNNING) {
         if (r) {
             report(bsi, "execute() called twice");
@@ -512,10 +569,14 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
 static void root_cancel(FutoInAsyncSteps* bsi)
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("cancel()");
+        return;
+    }
     if (posted(bsi, FUTOIN__OP_CANCEL, NULL, NULL, NULL)) {
         return;
     }
-    r = live_root(bsi, "cancel()");
+    r = not_freed(bsi, "cancel()");
     if (!r) {
         return;
     }
@@ -532,10 +593,14 @@ static void root_cancel(FutoInAsyncSteps* bsi)
 static void root_free(FutoInAsyncSteps* bsi)
 {
     futoin__root* r;
+    if (!bsi) {
+        futoin__misuse_null("free()");
+        return;
+    }
     if (posted(bsi, FUTOIN__OP_FREE, NULL, NULL, NULL)) {
         return;
     }
-    r = live_root(bsi, "free()");
+    r = not_freed(bsi, "free()");
     if (!r) {
         return;
     }

@@ -62,6 +62,7 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
     size_t len;
 
     if (!name) {
+        futoin__tool_misuse(r->owner, "stateVariable(): the name is NULL");
         return NULL;
     }
     if (strcmp(name, "error_info") == 0) {

@@ -30,23 +30,31 @@ static void drop_values(FutoInArgs* args)
     }
 }
 
+/* Error paths keep their message buffers in functions of their own: a
+ * char array makes the stack protector guard the whole function, and the
+ * gates below run on every call. */
+static FUTOIN__NOINLINE void not_in_callback(futoin__step* s, const char* what)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s outside of the step's own callback", what);
+    futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+}
+
 /* Common gate of the calls that only a running callback may make.
  * Returns true if the call may go on. */
 static bool gate_exec(futoin__step* s, const char* what, bool in_errh)
 {
-    char msg[160];
     if (!futoin__on_loop(s, what)) {
-        return false;
-    }
-    if (s->state == FUTOIN__S_FREE) {
-        misuse(s, what);
         return false;
     }
     if (s->state == FUTOIN__S_EXEC || (in_errh && s->state == FUTOIN__S_ERRH)) {
         return true;
     }
-    snprintf(msg, sizeof(msg), "%s outside of the step's own callback", what);
-    futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, msg);
+    if (s->state == FUTOIN__S_FREE) {
+        misuse(s, what);
+        return false;
+    }
+    not_in_callback(s, what);
     return false;
 }
 
@@ -54,7 +62,8 @@ static bool gate_exec(futoin__step* s, const char* what, bool in_errh)
  * step already completed, so, as in the reference implementation, its own
  * error handler is out of the picture and the InternalError is raised one
  * level up, at its parent's handler. */
-static void misuse_after_success(futoin__step* s, const char* what)
+static FUTOIN__NOINLINE void misuse_after_success(futoin__step* s,
+                                                  const char* what)
 {
     char msg[96];
     snprintf(msg, sizeof(msg), "%s after success()", what);
@@ -244,8 +253,37 @@ static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
     return 1;
 }
 
+static int step_complete(futoin__step* s, FutoInArgs* args, const char* code,
+                         const char* info);
+
+/* Values that would crash whoever reads them are refused where they enter;
+ * the completion goes on as an InvalidRequest error that names them. */
+static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
+                                               FutoInArgs* args)
+{
+    char bad[160];
+    futoin__args_check(args, "success()", bad, sizeof(bad));
+    drop_values(args);
+    return step_complete(s, NULL, FUTOIN_ERR_INVALID_REQUEST, bad);
+}
+
 int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                           const char* info)
+{
+    if (!s) {
+        drop_values(args);
+        futoin__misuse_null(code ? "handle_error()" : "success()");
+        return FUTOIN_EINVAL;
+    }
+    if (args && !code
+        && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
+        return complete_bad_values(s, args);
+    }
+    return step_complete(s, args, code, info);
+}
+
+static int step_complete(futoin__step* s, FutoInArgs* args, const char* code,
+                         const char* info)
 {
     futoin_tool* tool = futoin__recpool_tool(s);
     const char* what = code ? "handle_error()" : "success()";

@@ -200,10 +200,15 @@ static inline bool futoin__tool_busy(futoin_tool* tool, uint32_t units)
 /* Loop thread: a new libuv callback of ours starts; so does a new slice. */
 static inline void futoin__tool_slice_reset(futoin_tool* tool)
 {
-    tool->slice_units = 0;
-    tool->slice_stride = FUTOIN__SLICE_FIRST;
-    tool->slice_over = false;
-    tool->slice_end = 0;
+    /* A callback too short to read the clock started no slice: its units
+     * count on toward the first read of a later one, and nothing needs
+     * resetting (the common case, e.g. a root that runs to its end). */
+    if (tool->slice_end != 0) {
+        tool->slice_units = 0;
+        tool->slice_stride = FUTOIN__SLICE_FIRST;
+        tool->slice_over = false;
+        tool->slice_end = 0;
+    }
 }
 
 /* Loop thread only: schedule cb(data) with no handle. The hot path. */

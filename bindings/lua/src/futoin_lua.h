@@ -1,0 +1,283 @@
+/*
+ * Internal interface of the Lua 5.4 binding's C support code.
+ *
+ * SWIG generates the module futoin_async.core from bindings/lua/futoin_lua.i
+ * (which includes the language-neutral bindings/futoin_async.i): the
+ * wrappers, their argument counts and checks, the module table. The
+ * wrappers call the functions declared here, which hold what SWIG cannot
+ * generate: the trampolines that run Lua functions as steps, the handle
+ * objects and their state checks, registry references and the
+ * FutoInBinaryValue <-> Lua conversion.
+ *
+ * Files: lua_ctx.c (per-state context, registry references, the traceback
+ * handler, misuse capture), lua_values.c (conversion), lua_steps.c
+ * (trampolines and AsyncSteps operations), lua_tool.c (Tool, timers, luv).
+ *
+ * Rules every file keeps:
+ *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
+ *    traceback handler; nothing raises a Lua error while a library frame is
+ *    on the C stack between the raise and the catching pcall.
+ *  - References live in the registry and are taken and dropped through
+ *    fl_ref()/fl_unref(), which count them (fl_ctx.refs, for the leak tests).
+ *  - Trampolines use the main thread (LUA_RIDX_MAINTHREAD), or the thread
+ *    that is inside Tool:run() right now: never a coroutine that might be
+ *    collected while the runtime still holds something of it.
+ */
+#ifndef FUTOIN_LUA_H
+#define FUTOIN_LUA_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include <futoin/async.h>
+#include <futoin/sync.h>
+#include <futoin/sys/wrap.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- per-state context (lua_ctx.c) --------------------------------------- */
+
+typedef struct fl_rec fl_rec;
+typedef struct fl_steps fl_steps;
+typedef struct fl_tool fl_tool;
+
+/** Metatables made by the C side; the Lua layer fills their __index. */
+enum
+{
+    FL_MT_STEP,   /* a step's handle (asi) */
+    FL_MT_ROOT,   /* a root AsyncSteps */
+    FL_MT_PAR,    /* the handle parallel() returns */
+    FL_MT_TOOL,   /* a Tool */
+    FL_MT_TIMER,  /* what Tool:immediate()/deferred() return */
+    FL_MT_OPAQUE, /* a value of another language */
+    FL_MT_COUNT
+};
+
+typedef struct fl_ctx
+{
+    lua_State* L;      /* the main thread */
+    lua_State* run_L;  /* the thread inside Tool:run()/run_nowait(), or NULL */
+    long refs;         /* registry references held by the glue right now */
+    long recs;         /* callback records allocated and not yet released */
+    int mt[FL_MT_COUNT]; /* registry refs of the metatables (fixed) */
+    int err_new;       /* registry ref: function(code, info, handled) -> error */
+    int bytes_mt;      /* registry ref: metatable of fa.bytes() values */
+    int co_steps;      /* registry ref: {coroutine = asi} of coroutine steps */
+    int err_slot;      /* registry ref: the original object of the last error */
+    fl_rec* free_recs; /* free callback records (see fl_rec) */
+    struct fl_chunk* chunks; /* the slabs records come from */
+    uint32_t nrecs_total; /* records in all chunks */
+    int anchors;       /* registry ref: the table of anchor slots (fixed) */
+    int misuse;        /* the misuse callback fired since the last check */
+    char misuse_msg[256];
+    int closed;
+    char state_name[40]; /* "lua.state.<ctx>": this state's state() table */
+    int pending_state;   /* the table state() is about to install */
+    void* pending_root;  /* ... or the root whose object holds it */
+} fl_ctx;
+
+/** The context of the state `L` belongs to (from the registry). */
+fl_ctx* fl_ctx_get(lua_State* L);
+/** Create the context and the metatables (luaopen); stack unchanged. */
+fl_ctx* fl_ctx_open(lua_State* L);
+/** The thread trampolines run on right now. */
+static inline lua_State* fl_ctx_state(fl_ctx* ctx)
+{
+    return ctx->run_L ? ctx->run_L : ctx->L;
+}
+
+/** luaL_ref of the value on top (popped), counted. */
+int fl_ref(lua_State* L, fl_ctx* ctx);
+/** luaL_unref, counted; LUA_NOREF/LUA_REFNIL are ignored. */
+void fl_unref(fl_ctx* ctx, int ref);
+
+/** Callback records: one per add()/loop()/set_cancel()/execute()...
+ *
+ * Records come from slabs (chunks) of the context and are recycled, never
+ * freed before the context. Record number `idx` owns three slots of the
+ * context's anchor table, 3*idx+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT): the
+ * Lua values the runtime holds through it stay reachable there. Storing
+ * into a slot the record owns is one table write; luaL_ref() would take
+ * three, and malloc() per step more still. Slots exist from the moment
+ * their slab is made (an empty slot holds false, never nil), so the table
+ * never grows on a write: fl_rec_set/fl_rec_clear allocate nothing and
+ * never raise. */
+enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
+
+struct fl_rec
+{
+    fl_ctx* ctx;
+    fl_steps* live;    /* the handle object of this record's current call */
+    fl_rec* next;      /* free list */
+    uint32_t idx;      /* its number: anchor slots 3*idx+1..3 */
+    uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
+};
+
+/** A free record; NULL if out of memory. May raise (out of memory) while
+ * a new slab's slots are made, before any record is handed out. */
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx);
+/** Anchor the value at `idx` in the record's slot `which`. */
+void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
+/** Push the value of the record's slot `which` (nil if none). */
+void fl_rec_push(lua_State* L, fl_rec* r, int which);
+/** Drop the value of the record's slot `which` (never raises). */
+void fl_rec_clear(fl_rec* r, int which);
+static inline int fl_rec_has(const fl_rec* r, int which)
+{
+    return (r->has >> which) & 1;
+}
+/** The handle object of the record's last call is finished: refuse calls
+ *  through it from now on (a waiting one that nobody completed is "lost"
+ *  to a timeout or cancel) and drop the reference that kept it alive. */
+void fl_rec_detach(fl_rec* r);
+/** The release hook given to the runtime: runs exactly once per record. */
+void fl_rec_release(void* data);
+
+/** The traceback handler given to lua_pcall (see lua_ctx.c). */
+int fl_msgh(lua_State* L);
+
+/** Misuse callback of our tools: remembers the message for fl_check_misuse. */
+void fl_on_misuse(void* data, const char* code, const char* message);
+/** Raise the misuse reported during the last call, if any. */
+void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what);
+static inline void fl_clear_misuse(fl_ctx* ctx) { ctx->misuse = 0; }
+
+/** Is the value at `idx` an error object of this binding (FutoInError)? */
+int fl_is_error_obj(lua_State* L, int idx);
+/** Push a new FutoInError(code, info); `handled` marks it as reported. */
+void fl_push_error(lua_State* L, fl_ctx* ctx, const char* code,
+                   const char* info, int handled);
+
+/* ---- values (lua_values.c) ---------------------------------------------- */
+
+enum { FL_ENOMEM = -1, FL_ESPENT = -2 };
+/** Lua value at `idx` -> binary value (owning what it points to). Returns
+ *  0, FL_ENOMEM, or FL_ESPENT for an Opaque that was already passed on;
+ *  `v` is then empty. Does not raise (but for luaL_ref out of memory). */
+int fl_to_binval(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v);
+/** Push the Lua value of a binary value. A value of another language
+ *  (custom, or an array that Lua cannot represent) is MOVED into an Opaque
+ *  object (the caller's copy is reset), so the runtime does not clean it up
+ *  twice. */
+void fl_push_binval(lua_State* L, fl_ctx* ctx, FutoInBinaryValue* v);
+/** Values at idx..idx+n-1 (n <= 4) -> FutoInArgs; raises a Lua error (with
+ *  nothing converted or moved) on failure. */
+void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a);
+void fl_args_reset(FutoInArgs* a);
+/** Push the values of `a` (until the first empty one); returns how many. */
+int fl_push_args(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
+/** A custom value of Lua holding a reference to the value at `idx`. */
+void fl_set_custom(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v);
+/** A custom value of Lua taking over the counted reference `ref`
+ *  (allocates nothing: usable where raising is not allowed). */
+void fl_custom_adopt(fl_ctx* ctx, int ref, FutoInBinaryValue* v);
+/** Push the Lua value of a custom value of this state; 0 if it is not one. */
+int fl_push_custom(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v);
+int fl_opaque_gc(lua_State* L);
+int fl_opaque_tostring(lua_State* L);
+
+/* ---- steps (lua_steps.c) ------------------------------------------------- */
+
+enum
+{
+    FL_STEP = 0, /* a callback's handle */
+    FL_ROOT = 1, /* a root of ours, freed with the object */
+    FL_PAR = 2,  /* parallel() of a step or root */
+    FL_WRAP = 3  /* a handle adopted from elsewhere (not freed, not checked) */
+};
+
+enum
+{
+    FL_F_ACTIVE = 1,   /* its callback is running */
+    FL_F_WAITING = 2,  /* wait_external() was called */
+    FL_F_DONE = 4,     /* finished: calls through it are refused */
+    FL_F_SUCCESS = 8,  /* success() was called */
+    FL_F_ADDED = 16,   /* something was added */
+    FL_F_ERRH = 32,    /* the handle of an error handler */
+    FL_F_CANCELH = 64, /* the handle of a cancel handler */
+    FL_F_LOST = 128,   /* a waiting step ended by a timeout or cancel */
+    FL_F_FAILED = 256, /* error() was called (or raised) */
+    FL_F_RUNNING = 512, /* FL_ROOT: executing (kept alive by its tool) */
+    FL_F_STATEMAP = 1024 /* FL_ROOT: its state variable points at it */
+};
+
+struct fl_steps
+{
+    const void* magic; /* &fl_steps_magic: recognises our objects */
+    FutoInAsyncSteps* bsi; /* NULL once closed */
+    fl_ctx* ctx;
+    fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
+    fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
+    uint16_t flags;
+    uint8_t kind;
+};
+
+extern const char fl_steps_magic;
+
+/** The handle object at `idx`, or a Lua error naming `what`. */
+fl_steps* fl_check_steps(lua_State* L, int idx, const char* what);
+
+int fl_steps_gc(lua_State* L);
+int fl_steps_tostring(lua_State* L);
+
+int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
+int fl_wrap(lua_State* L, void* address, int owned);
+int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
+int fl_parallel(lua_State* L, fl_steps* s, int eh);
+int fl_success(lua_State* L);      /* %native: asi:success(...) */
+int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
+int fl_error(lua_State* L, fl_steps* s, int code, int info);
+int fl_fail(lua_State* L, fl_steps* s, int err, int tb);
+int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms);
+int fl_set_cancel(lua_State* L, fl_steps* s, int fn);
+int fl_wait_external(lua_State* L, fl_steps* s);
+int fl_loop(lua_State* L, fl_steps* s, int fn, int label);
+int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label);
+int fl_break(lua_State* L, fl_steps* s, int label, int cont);
+int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh);
+int fl_execute(lua_State* L, fl_steps* s, int fn);
+int fl_cancel(lua_State* L, fl_steps* s);
+int fl_free(lua_State* L, fl_steps* s);
+int fl_state(lua_State* L, fl_steps* s);
+int fl_error_info(lua_State* L, fl_steps* s);
+int fl_last_exception(lua_State* L, fl_steps* s);
+int fl_root_id(lua_State* L, fl_steps* s);
+int fl_is_valid(lua_State* L, fl_steps* s);
+int fl_status(lua_State* L, fl_steps* s);
+int fl_binary(lua_State* L, fl_steps* s);
+int fl_tool_of(lua_State* L, fl_steps* s);
+
+/* ---- tool (lua_tool.c) --------------------------------------------------- */
+
+struct fl_tool
+{
+    const void* magic; /* &fl_tool_magic */
+    futoin_tool* tool; /* NULL once closed */
+    fl_ctx* ctx;
+    int attached;      /* 1: runs on someone else's loop (luv's) */
+    int exec_ref;      /* registry ref: {lightuserdata(root) = root} */
+    struct fl_timer* timers; /* scheduled Lua callbacks */
+};
+
+extern const char fl_tool_magic;
+
+fl_tool* fl_check_tool(lua_State* L, int idx, const char* what);
+int fl_tool_new(lua_State* L, void* uv_loop, int attached);
+int fl_tool_new_luv(lua_State* L, const char* luv_path);
+int fl_tool_gc(lua_State* L);
+int fl_tool_tostring(lua_State* L);
+int fl_tool_close(lua_State* L, fl_tool* t);
+int fl_tool_run(lua_State* L, fl_tool* t);
+int fl_tool_run_nowait(lua_State* L, fl_tool* t);
+int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
+                     int deferred);
+int fl_timer_cancel(lua_State* L);
+int fl_timer_pending(lua_State* L);
+int fl_tool_uv_loop(lua_State* L, fl_tool* t);
+int fl_tool_executing(lua_State* L, fl_tool* t);
+/** Keep root object at `idx` alive while it executes / stop doing so. */
+void fl_tool_keep(lua_State* L, fl_tool* t, int idx, fl_steps* s);
+void fl_tool_drop(lua_State* L, fl_tool* t, fl_steps* s);
+
+#endif

@@ -1,0 +1,1227 @@
+/*
+ * AsyncSteps for Lua: the trampolines that run Lua functions as steps,
+ * error, cancel and loop callbacks, and the operations behind the methods of
+ * the handle objects (the SWIG wrappers in futoin_lua.i call them).
+ *
+ * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
+ * same code drives our handles and any other FTN12 implementation's.
+ *
+ * Handle objects. Each callback gets a fresh userdata (asi) bound to one
+ * step. The object remembers what happened through it (flags), so misuse is
+ * refused with a Lua error at the call site before the runtime sees it: a
+ * handle of a finished step, add() after success(), success() twice, calls
+ * that only the step's own callback may make. A waiting step's object stays
+ * usable from outside (success()/error() complete it) until it completes,
+ * times out or is cancelled; the record's release (or its next call) marks
+ * it finished, and a completion that lost that race returns false.
+ *
+ * "error() throws": asi:error() reports the error to the runtime, then
+ * raises a FutoInError marked as handled, which the trampoline swallows.
+ * Outside the step's own callback (completing a waiting step from a luv
+ * callback, say) there is nothing to unwind and it just returns. Any other
+ * Lua error becomes InternalError with the Lua traceback as error_info and
+ * the error object as last_exception.
+ */
+#include "futoin_lua.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char fl_steps_magic = 0;
+
+/* ---- handle objects ------------------------------------------------------ */
+
+static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
+                            int kind, int nuv)
+{
+    fl_steps* s = lua_newuserdatauv(L, sizeof(*s), nuv);
+    int mt = kind == FL_STEP ? FL_MT_STEP : kind == FL_PAR ? FL_MT_PAR : FL_MT_ROOT;
+    s->magic = &fl_steps_magic;
+    s->bsi = bsi;
+    s->ctx = ctx;
+    s->rec = NULL;
+    s->tool = NULL;
+    s->flags = 0;
+    s->kind = (uint8_t)kind;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[mt]);
+    lua_setmetatable(L, -2);
+    return s;
+}
+
+/* lua_touserdata() is NULL for anything but userdata, and lua_rawlen() is
+ * 0 for a light userdata: two calls tell a full userdata of our size. */
+static fl_steps* to_steps(lua_State* L, int idx)
+{
+    fl_steps* s = lua_touserdata(L, idx);
+    if (!s || lua_rawlen(L, idx) != sizeof(fl_steps)) {
+        return NULL;
+    }
+    return s->magic == &fl_steps_magic ? s : NULL;
+}
+
+fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
+{
+    fl_steps* s = to_steps(L, idx);
+    if (!s) {
+        luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
+                      "(call it as a method: asi:%s)",
+                   what, luaL_typename(L, idx), what);
+    }
+    return s;
+}
+
+int fl_steps_gc(lua_State* L)
+{
+    fl_steps* s = to_steps(L, 1);
+    if (s && s->kind == FL_ROOT && s->bsi) {
+        FutoInAsyncSteps* b = s->bsi;
+        s->bsi = NULL;
+        b->api->free(b);
+    }
+    return 0;
+}
+
+int fl_steps_tostring(lua_State* L)
+{
+    fl_steps* s = to_steps(L, 1);
+    static const char* const kinds[] = {"step", "AsyncSteps", "parallel", "AsyncSteps (adopted)"};
+    if (!s) {
+        lua_pushliteral(L, "futoin_async handle (?)");
+    } else if (!s->bsi || (s->kind == FL_STEP && (s->flags & FL_F_DONE))) {
+        lua_pushfstring(L, "futoin_async.%s (finished)", kinds[s->kind & 3]);
+    } else {
+        lua_pushfstring(L, "futoin_async.%s (%p)", kinds[s->kind & 3], (void*)s->bsi);
+    }
+    return 1;
+}
+
+/* ---- gates: refuse misuse at the call site ------------------------------- */
+
+enum
+{
+    G_ADD,      /* add(), parallel(), loop()...: only while the callback runs */
+    G_EXEC,     /* set_timeout(), set_cancel(), wait_external(): execute only */
+    G_COMPLETE, /* success(), error(): in the callback or while waiting */
+    G_LOOPCTL,  /* break/continue: in the callback (or its error handler) */
+    G_ANY       /* state() and queries: any live handle */
+};
+
+/* Returns 1 if the call may go on, 0 if it is a completion that lost the
+ * race with a timeout or cancel (the caller returns false), or raises. */
+static int gate(lua_State* L, fl_steps* s, int g, const char* what)
+{
+    uint16_t f = s->flags;
+    if (!s->bsi) {
+        luaL_error(L, "%s: the AsyncSteps object was freed", what);
+    }
+    if (s->kind != FL_STEP) {
+        return 1; /* roots, parallel() and adopted handles: the runtime decides */
+    }
+    if (f & FL_F_DONE) {
+        if (g == G_COMPLETE && (f & FL_F_LOST)) {
+            return 0;
+        }
+        if (g == G_COMPLETE && (f & (FL_F_SUCCESS | FL_F_FAILED))
+            && (f & FL_F_WAITING)) {
+            luaL_error(L, "%s: the step was already completed", what);
+        }
+        luaL_error(L, "%s: the step has finished; its handle may not be used "
+                      "any more", what);
+    }
+    if (f & FL_F_CANCELH) {
+        if (g != G_ANY) {
+            luaL_error(L, "%s: not allowed in a cancel handler", what);
+        }
+        return 1;
+    }
+    if (g == G_ANY) {
+        return 1;
+    }
+    if (!(f & FL_F_ACTIVE)) {
+        /* a waiting step whose callback returned */
+        if (g == G_COMPLETE) {
+            return 1;
+        }
+        luaL_error(L, "%s: only the step's own callback may call this (the "
+                      "step is waiting for success() or error())", what);
+    }
+    if (f & FL_F_FAILED) {
+        luaL_error(L, "%s: after error()", what);
+    }
+    switch (g) {
+    case G_ADD:
+        if ((f & FL_F_SUCCESS) && !(f & FL_F_ERRH)) {
+            luaL_error(L, "%s: after success()", what);
+        }
+        break;
+    case G_EXEC:
+        if (f & FL_F_ERRH) {
+            luaL_error(L, "%s: not allowed in an error handler", what);
+        }
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+static int is_callable(lua_State* L, int idx)
+{
+    if (lua_isfunction(L, idx)) {
+        return 1;
+    }
+    if (luaL_getmetafield(L, idx, "__call") != LUA_TNIL) {
+        lua_pop(L, 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* `idx` (0: absent) must be callable, or nil when `optional`. */
+static int check_fn(lua_State* L, int idx, int optional, const char* what,
+                    const char* name)
+{
+    if (idx && !lua_isnoneornil(L, idx)) {
+        if (!is_callable(L, idx)) {
+            luaL_error(L, "%s: %s must be a function, got %s", what, name,
+                       luaL_typename(L, idx));
+        }
+        return idx;
+    }
+    if (!optional) {
+        luaL_error(L, "%s: %s must be a function, got %s", what, name,
+                   idx ? luaL_typename(L, idx) : "no value");
+    }
+    return 0;
+}
+
+static const char* label_arg(lua_State* L, int idx, const char* what)
+{
+    if (!idx || lua_isnoneornil(L, idx)) {
+        return NULL;
+    }
+    if (lua_type(L, idx) != LUA_TSTRING) {
+        luaL_error(L, "%s: label must be a string, got %s", what,
+                   luaL_typename(L, idx));
+    }
+    return lua_tostring(L, idx);
+}
+
+/* A record anchoring the functions at fn_idx / eh_idx (0: none). */
+static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
+{
+    fl_rec* r = fl_rec_new(L, ctx);
+    if (!r) {
+        luaL_error(L, "futoin_async: out of memory");
+    }
+    if (fn_idx) {
+        fl_rec_set(L, r, FL_A_FN, fn_idx);
+    }
+    if (eh_idx) {
+        fl_rec_set(L, r, FL_A_EH, eh_idx);
+    }
+    return r;
+}
+
+/* ---- state() ------------------------------------------------------------- *
+ *
+ * The state table of a root of our Tool lives in the root object (its user
+ * value 3), so it goes with the root and holds no registry slot until the
+ * root is collected. The flow finds it through a state variable of the
+ * root whose value is the root's fl_steps (an even address), and the root
+ * object through its tool's table of executing roots (a step can only run
+ * while its root runs). Roots of other implementations and adopted roots
+ * keep the table in the registry (the variable's value is then the
+ * reference, tagged odd: 2 * ref + 1). */
+
+static void* st_alloc(void* data)
+{
+    fl_ctx* ctx = data;
+    void* v = ctx->pending_root;
+    int ref = ctx->pending_state;
+    ctx->pending_root = NULL;
+    ctx->pending_state = LUA_NOREF;
+    if (v) {
+        return v;
+    }
+    return ref >= 0 ? (void*)(((uintptr_t)ref << 1) | 1u) : NULL;
+}
+
+static void st_cleanup(void* data, void* value)
+{
+    if ((uintptr_t)value & 1u) {
+        fl_unref(data, (int)((uintptr_t)value >> 1));
+    }
+}
+
+/* Make the state variable of root `s` point at the root (once). */
+static void state_map_root(fl_ctx* ctx, fl_steps* s)
+{
+    if (!(s->flags & FL_F_STATEMAP) && s->bsi) {
+        ctx->pending_root = s;
+        if (s->bsi->api->stateVariable(s->bsi, ctx, ctx->state_name, st_alloc,
+                                       st_cleanup) == s) {
+            s->flags |= FL_F_STATEMAP;
+        }
+        ctx->pending_root = NULL;
+    }
+}
+
+/* Push the state table of root object `idx` (made on first use). */
+static void push_root_state(lua_State* L, int idx)
+{
+    if (lua_getiuservalue(L, idx, 3) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, idx, 3);
+    }
+}
+
+/* Push the flow's state table; `self` is the handle object it is asked
+ * through (stack index 1 of the method). Raises on failure. */
+static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
+                       fl_steps* self)
+{
+    void* v;
+    if (self && self->kind == FL_ROOT && self->tool) {
+        state_map_root(ctx, self);
+        push_root_state(L, 1);
+        return;
+    }
+    v = bsi->api->stateVariable(bsi, NULL, ctx->state_name, NULL, NULL);
+    if (v && !((uintptr_t)v & 1u)) {
+        fl_steps* root = v;
+        if (root->tool && root->tool->exec_ref != LUA_NOREF) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, root->tool->exec_ref);
+            lua_pushlightuserdata(L, root);
+            if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+                push_root_state(L, lua_gettop(L));
+                lua_replace(L, -3);
+                lua_pop(L, 1);
+                return;
+            }
+            lua_pop(L, 2);
+        }
+        luaL_error(L, "state(): the root of this flow is not running");
+    }
+    if (!v) {
+        int ref;
+        lua_newtable(L);
+        ref = fl_ref(L, ctx);
+        ctx->pending_state = ref;
+        v = bsi->api->stateVariable(bsi, ctx, ctx->state_name, st_alloc,
+                                    st_cleanup);
+        if (ctx->pending_state != LUA_NOREF) {
+            ctx->pending_state = LUA_NOREF;
+            fl_unref(ctx, ref); /* not installed */
+        }
+        if (!v || !((uintptr_t)v & 1u)) {
+            luaL_error(L, "state(): not available on this handle");
+        }
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)((uintptr_t)v >> 1));
+}
+
+/* Push last_exception: the Lua error object if the error came from this
+ * state, else the error code, else nil. */
+static void push_last_exception(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    const char* code;
+    if (fl_push_custom(L, ctx, futoin_wrap_last_exception(bsi))) {
+        return;
+    }
+    code = futoin_wrap_error_code(bsi);
+    if (code) {
+        lua_pushstring(L, code);
+    } else {
+        lua_pushnil(L);
+    }
+}
+
+static void push_error_info(lua_State* L, FutoInAsyncSteps* bsi)
+{
+    const char* info = futoin_wrap_error_info(bsi);
+    if (info) {
+        lua_pushstring(L, info);
+    } else {
+        lua_pushnil(L);
+    }
+}
+
+/* Mirror error_info / last_exception into the state table (spec §1.7). */
+static void sync_error_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    push_state(L, ctx, bsi, NULL);
+    push_error_info(L, bsi);
+    lua_setfield(L, -2, "error_info");
+    push_last_exception(L, ctx, bsi);
+    lua_setfield(L, -2, "last_exception");
+    lua_pop(L, 1);
+}
+
+/* ---- trampolines --------------------------------------------------------- */
+
+enum { CALL_STEP, CALL_ERROR, CALL_CANCEL, CALL_LOOP, CALL_REPEAT };
+
+typedef struct fl_call
+{
+    FutoInAsyncSteps* bsi;
+    fl_rec* rec;
+    const FutoInArgs* args;
+    const char* code;
+    size_t index;
+    int kind;
+    fl_steps* s; /* the handle object made for the call */
+} fl_call;
+
+/* Runs protected: build the call and make it. */
+static int call_body(lua_State* L)
+{
+    fl_call* c = lua_touserdata(L, 1);
+    fl_rec* r = c->rec;
+    fl_ctx* ctx = r->ctx;
+    fl_steps* s;
+    int n = 1;
+
+    fl_rec_push(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
+    s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
+    s->rec = r;
+    r->live = s;
+    c->s = s;
+    s->flags = FL_F_ACTIVE;
+    switch (c->kind) {
+    case CALL_STEP:
+        n += fl_push_args(L, ctx, c->args);
+        break;
+    case CALL_ERROR:
+        s->flags |= FL_F_ERRH;
+        sync_error_state(L, ctx, c->bsi);
+        lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
+        ++n;
+        break;
+    case CALL_CANCEL:
+        s->flags |= FL_F_CANCELH;
+        break;
+    case CALL_REPEAT:
+        lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
+        ++n;
+        break;
+    default:
+        break;
+    }
+    lua_call(L, n, 0);
+    return 0;
+}
+
+/* Runs protected: what a failed call means for the flow. In: the value
+ * the pcall left (the traceback, or an error object). Out: code, info,
+ * reference of the exception object (or nothing for a handled error). */
+static int call_analyze(lua_State* L)
+{
+    fl_ctx* ctx = lua_touserdata(L, 2);
+    if (fl_is_error_obj(L, 1)) {
+        lua_getfield(L, 1, "handled");
+        if (lua_toboolean(L, -1)) {
+            return 0; /* asi:error(), break, continue: already reported */
+        }
+        lua_getfield(L, 1, "code");
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            lua_pop(L, 1);
+            lua_pushliteral(L, FUTOIN_ERR_INTERNAL_ERROR);
+        }
+        lua_getfield(L, 1, "info");
+        if (!lua_isstring(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushnil(L);
+        } else {
+            lua_tostring(L, -1);
+        }
+        lua_pushvalue(L, 1);
+    } else {
+        lua_pushliteral(L, FUTOIN_ERR_INTERNAL_ERROR);
+        if (lua_type(L, 1) == LUA_TSTRING) {
+            lua_pushvalue(L, 1); /* the traceback */
+        } else {
+            lua_pushliteral(L, "Lua error");
+        }
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->err_slot); /* the original */
+    }
+    lua_pushinteger(L, fl_ref(L, ctx));
+    return 3;
+}
+
+/* A call failed with status `st` (error value on top). Report it into the
+ * flow (in_flow) or print it (cancel handlers have no flow to report to). */
+static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
+{
+    int base = lua_gettop(L);
+    const char* code = FUTOIN_ERR_INTERNAL_ERROR;
+    const char* info = NULL;
+    int ref = LUA_NOREF;
+    int in_flow = c->kind != CALL_CANCEL;
+
+    if (st == LUA_ERRMEM) {
+        info = "Lua: not enough memory";
+    } else if (st == LUA_ERRERR) {
+        info = "Lua: error in the error handler";
+    } else {
+        lua_pushcfunction(L, call_analyze);
+        lua_pushvalue(L, base);
+        lua_pushlightuserdata(L, ctx);
+        if (lua_pcall(L, 2, 3, 0) != LUA_OK) {
+            info = "Lua: could not read the error";
+        } else if (lua_isnil(L, -3)) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+            lua_settop(L, base);
+            return; /* handled */
+        } else {
+            code = lua_tostring(L, -3);
+            info = lua_tostring(L, -2);
+            ref = (int)lua_tointeger(L, -1);
+        }
+    }
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+    if (c->s) {
+        c->s->flags |= FL_F_FAILED;
+    }
+    if (!in_flow) {
+        fprintf(stderr, "futoin_async: error in a cancel handler: %s\n",
+                info ? info : code);
+        fl_unref(ctx, ref);
+    } else {
+        if (ref >= 0) {
+            FutoInBinaryValue ex;
+            fl_custom_adopt(ctx, ref, &ex); /* the value owns the reference */
+            futoin_wrap_set_last_exception(c->bsi, &ex);
+        }
+        c->bsi->api->handle_error(c->bsi, code, info);
+    }
+    lua_settop(L, base);
+}
+
+static void invoke(fl_call* c)
+{
+    fl_rec* r = c->rec;
+    fl_ctx* ctx = r->ctx;
+    lua_State* L;
+    int top, st;
+    fl_steps* s;
+
+    if (ctx->closed) {
+        if (c->kind != CALL_CANCEL) {
+            c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                      "the Lua state of this step was closed");
+        }
+        return;
+    }
+    /* The previous call of this record (a loop's last iteration, the step
+     * whose error handler this is) is over. */
+    if (r->live || fl_rec_has(r, FL_A_WAIT)) {
+        fl_rec_detach(r);
+    }
+    L = fl_ctx_state(ctx);
+    if (!lua_checkstack(L, 12)) {
+        if (c->kind != CALL_CANCEL) {
+            c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                      "Lua: stack overflow");
+        }
+        return;
+    }
+    top = lua_gettop(L);
+    lua_pushcfunction(L, fl_msgh);
+    lua_pushcfunction(L, call_body);
+    lua_pushlightuserdata(L, c);
+    st = lua_pcall(L, 1, 0, top + 1);
+    s = c->s;
+    if (s) {
+        s->flags &= (uint16_t)~FL_F_ACTIVE;
+    }
+    if (st != LUA_OK) {
+        call_failed(L, ctx, c, st);
+    }
+    if (s && r->live == s
+        && (!(s->flags & FL_F_WAITING) || (s->flags & (FL_F_SUCCESS | FL_F_FAILED)))) {
+        fl_rec_detach(r); /* finished (a waiting one stays usable) */
+    }
+    lua_settop(L, top);
+}
+
+static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fl_call c = {bsi, data, args, NULL, 0, CALL_STEP, NULL};
+    invoke(&c);
+}
+
+static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fl_call c = {bsi, data, NULL, code, 0, CALL_ERROR, NULL};
+    invoke(&c);
+}
+
+static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    fl_call c = {bsi, data, NULL, NULL, 0, CALL_CANCEL, NULL};
+    invoke(&c);
+}
+
+static void tr_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    fl_call c = {bsi, data, NULL, NULL, 0, CALL_LOOP, NULL};
+    invoke(&c);
+}
+
+static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    fl_call c = {bsi, data, NULL, NULL, i, CALL_REPEAT, NULL};
+    invoke(&c);
+}
+
+/* A root stopped running: its tool stops keeping it alive. Nothing here may
+ * raise (we are inside the runtime). */
+static void root_stopped(fl_steps* s)
+{
+    if ((s->flags & FL_F_RUNNING) && s->bsi) {
+        /* The flow's exception object (a registry reference) goes with the
+         * flow: execute()'s callback and run() had it. Kept until the root
+         * is collected it would hold a registry slot for as long. */
+        FutoInBinaryValue none;
+        memset(&none, 0, sizeof(none));
+        futoin_wrap_set_last_exception(s->bsi, &none);
+    }
+    s->flags &= (uint16_t)~FL_F_RUNNING;
+    if (s->tool && !s->ctx->closed) {
+        fl_tool_drop(fl_ctx_state(s->ctx), s->tool, s);
+    }
+}
+
+/* The last step execute() adds to a root of ours: the root has finished. */
+static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)bsi;
+    (void)args;
+    root_stopped(data);
+}
+
+/* Runs protected: unhandled(code, error_info, last_exception); the
+ * function is argument 2. */
+static int unhandled_body(lua_State* L)
+{
+    fl_call* c = lua_touserdata(L, 1);
+    fl_ctx* ctx = c->s ? c->s->ctx : c->rec->ctx;
+    sync_error_state(L, ctx, c->bsi);
+    lua_pushvalue(L, 2);
+    lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
+    push_error_info(L, c->bsi);
+    push_last_exception(L, ctx, c->bsi);
+    lua_call(L, 3, 0);
+    return 0;
+}
+
+/* Call the unhandled-error function on top of the stack (popped). No flow
+ * can take an error raised there: it is printed. */
+static void call_unhandled(lua_State* L, fl_ctx* ctx, fl_call* c)
+{
+    int top = lua_gettop(L) - 1;
+    lua_pushcfunction(L, fl_msgh);
+    lua_pushcfunction(L, unhandled_body);
+    lua_pushlightuserdata(L, c);
+    lua_pushvalue(L, top + 1);
+    if (lua_pcall(L, 2, 0, top + 2) != LUA_OK) {
+        fprintf(stderr, "futoin_async: error in an unhandled-error callback: %s\n",
+                lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+    }
+    lua_settop(L, top);
+}
+
+/* execute()'s unhandled-error callback for an adopted root: the function
+ * is anchored in a record. */
+static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fl_rec* r = data;
+    fl_ctx* ctx = r->ctx;
+    if (!ctx->closed && fl_rec_has(r, FL_A_FN)) {
+        lua_State* L = fl_ctx_state(ctx);
+        fl_call c = {bsi, r, NULL, code, 0, CALL_CANCEL, NULL};
+        if (lua_checkstack(L, 12)) {
+            fl_rec_push(L, r, FL_A_FN);
+            call_unhandled(L, ctx, &c);
+        }
+    }
+}
+
+/* ... and for a root of our Tool: `data` is the root's object, kept alive
+ * by its tool while it runs, and the function is its user value 2 (so a
+ * root needs no record: nothing of it waits for the root to be
+ * collected). The root has finished: its tool lets it go. */
+static void tr_unhandled_root(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fl_steps* s = data;
+    fl_ctx* ctx = s->ctx;
+    if (!ctx->closed && s->tool && s->tool->exec_ref != LUA_NOREF) {
+        lua_State* L = fl_ctx_state(ctx);
+        fl_call c = {bsi, NULL, NULL, code, 0, CALL_CANCEL, s};
+        if (lua_checkstack(L, 12)) {
+            int top = lua_gettop(L);
+            lua_rawgeti(L, LUA_REGISTRYINDEX, s->tool->exec_ref);
+            lua_pushlightuserdata(L, s);
+            if (lua_rawget(L, -2) == LUA_TUSERDATA
+                && lua_getiuservalue(L, -1, 2) == LUA_TFUNCTION) {
+                call_unhandled(L, ctx, &c);
+            }
+            lua_settop(L, top);
+        }
+    }
+    root_stopped(s);
+}
+
+/* ---- operations behind the methods ---------------------------------------- */
+
+int fl_root_new(lua_State* L, fl_tool* t, int tool_idx)
+{
+    FutoInAsyncSteps* b;
+    fl_steps* s;
+    if (!t->tool) {
+        return luaL_error(L, "AsyncSteps(tool): the tool is closed");
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        return luaL_error(L, "AsyncSteps(tool): not on the tool's loop thread");
+    }
+    s = push_steps(L, t->ctx, NULL, FL_ROOT, 3);
+    b = futoin_root_new(t->tool);
+    if (!b) {
+        return luaL_error(L, "AsyncSteps(): out of memory");
+    }
+    s->bsi = b;
+    s->tool = t;
+    lua_pushvalue(L, tool_idx); /* the root keeps its tool alive */
+    lua_setiuservalue(L, -2, 1);
+    return 1;
+}
+
+int fl_wrap(lua_State* L, void* address, int owned)
+{
+    FutoInAsyncSteps* b = address;
+    fl_ctx* ctx = fl_ctx_get(L);
+    if (!b) {
+        return luaL_error(L, "wrap(): NULL handle");
+    }
+    if (!b->api) {
+        return luaL_error(L, "wrap(): a handle without a function table");
+    }
+    push_steps(L, ctx, b, owned ? FL_ROOT : FL_WRAP, 1);
+    return 1;
+}
+
+int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r;
+    gate(L, s, G_ADD, "add()");
+    check_fn(L, fn, 0, "add(step, onerror)", "step");
+    eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
+    r = make_rec(L, ctx, fn, eh);
+    fl_clear_misuse(ctx);
+    futoin_wrap_add(s->bsi, r, tr_step, eh ? tr_error : NULL, fl_rec_release);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, ctx, "add()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fl_parallel(lua_State* L, fl_steps* s, int eh)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r = NULL;
+    FutoInAsyncSteps* p;
+    fl_steps* ps;
+    gate(L, s, G_ADD, "parallel()");
+    eh = check_fn(L, eh, 1, "parallel(onerror)", "onerror");
+    ps = push_steps(L, ctx, NULL, FL_PAR, 1); /* before: may raise */
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    if (eh) {
+        r = make_rec(L, ctx, 0, eh);
+    }
+    fl_clear_misuse(ctx);
+    p = futoin_wrap_parallel(s->bsi, r, r ? tr_error : NULL,
+                             r ? fl_rec_release : NULL);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, ctx, "parallel()");
+    if (!p) {
+        return luaL_error(L, "parallel(): refused by the runtime");
+    }
+    ps->bsi = p;
+    return 1;
+}
+
+/* success(...) / success_step(...): self and up to 4 values. */
+static int values_count(lua_State* L, const char* what)
+{
+    int n = lua_gettop(L) - 1;
+    if (n > 4) {
+        luaL_error(L, "%s: at most 4 values (FTN12 FutoInArgs), got %d", what, n);
+    }
+    return n;
+}
+
+int fl_success(lua_State* L)
+{
+    fl_steps* s = fl_check_steps(L, 1, "success()");
+    fl_ctx* ctx = s->ctx;
+    int n = values_count(L, "success()");
+    int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
+    FutoInArgs a;
+    if (!gate(L, s, G_COMPLETE, "success()")) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (s->kind == FL_STEP && !external) {
+        if (s->flags & FL_F_SUCCESS) {
+            return luaL_error(L, "success(): called twice");
+        }
+        if (s->flags & FL_F_ADDED) {
+            return luaL_error(L, "success(): after add() (a step that adds "
+                                 "sub-steps succeeds with their results)");
+        }
+    }
+    if (n) {
+        fl_args_from(L, ctx, 2, n, &a);
+    }
+    fl_clear_misuse(ctx);
+    s->bsi->api->success(s->bsi, n ? &a : NULL);
+    for (int i = 0; i < n; ++i) {
+        futoin_reset_binval(&a.args[i]); /* a no-op after the move */
+    }
+    s->flags |= FL_F_SUCCESS;
+    if (external) {
+        s->flags |= FL_F_DONE;
+        if (s->rec && s->rec->live == s) {
+            fl_rec_detach(s->rec);
+        }
+        if (ctx->misuse) { /* lost the race with a timeout or cancel */
+            fl_clear_misuse(ctx);
+            lua_pushboolean(L, 0);
+            return 1;
+        }
+    }
+    fl_check_misuse(L, ctx, "success()");
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int fl_success_step(lua_State* L)
+{
+    fl_steps* s = fl_check_steps(L, 1, "success_step()");
+    int n = values_count(L, "success_step()");
+    FutoInArgs a;
+    gate(L, s, G_ADD, "success_step()");
+    fl_args_from(L, s->ctx, 2, n, &a);
+    fl_clear_misuse(s->ctx);
+    futoin_wrap_success_step(s->bsi, &a);
+    fl_args_reset(&a);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, s->ctx, "success_step()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* Is the running coroutine a step made with fa.async() for handle 1? */
+static int in_coroutine_step(lua_State* L, fl_ctx* ctx)
+{
+    int yes;
+    if (ctx->co_steps == LUA_NOREF || lua_pushthread(L)) {
+        if (ctx->co_steps != LUA_NOREF) {
+            lua_pop(L, 1); /* the main thread */
+        }
+        return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->co_steps);
+    lua_insert(L, -2);
+    lua_rawget(L, -2);
+    yes = lua_rawequal(L, -1, 1);
+    lua_pop(L, 2);
+    return yes;
+}
+
+int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
+{
+    fl_ctx* ctx = s->ctx;
+    const char* code;
+    const char* info = NULL;
+    int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
+    FutoInBinaryValue ex;
+    if (lua_type(L, code_idx) != LUA_TSTRING) {
+        return luaL_error(L, "error(code, info): code must be a string, got %s",
+                          luaL_typename(L, code_idx));
+    }
+    code = lua_tostring(L, code_idx);
+    if (info_idx && !lua_isnoneornil(L, info_idx)) {
+        if (!lua_isstring(L, info_idx)) {
+            return luaL_error(L, "error(code, info): info must be a string, got %s",
+                              luaL_typename(L, info_idx));
+        }
+        info = lua_tostring(L, info_idx);
+    }
+    if (!gate(L, s, G_COMPLETE, "error()")) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (s->kind == FL_STEP && !external && (s->flags & FL_F_SUCCESS)
+        && !(s->flags & FL_F_ERRH)) {
+        return luaL_error(L, "error(): after success()");
+    }
+    fl_push_error(L, ctx, code, info, 1);
+    fl_set_custom(L, ctx, -1, &ex);
+    futoin_wrap_set_last_exception(s->bsi, &ex);
+    fl_clear_misuse(ctx);
+    s->bsi->api->handle_error(s->bsi, code, info);
+    s->flags |= FL_F_FAILED;
+    if (external) {
+        s->flags |= FL_F_DONE;
+        if (s->rec && s->rec->live == s) {
+            fl_rec_detach(s->rec);
+        }
+        lua_pushboolean(L, !ctx->misuse);
+        fl_clear_misuse(ctx);
+        if (!in_coroutine_step(L, ctx)) {
+            return 1; /* nothing to unwind: completing a waiting step */
+        }
+        lua_pop(L, 1);
+        return lua_error(L); /* a coroutine step: leave its code */
+    }
+    fl_check_misuse(L, ctx, "error()");
+    if (s->kind != FL_STEP) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    return lua_error(L); /* the handled FutoInError: leaves the step's code */
+}
+
+/* asi:_fail(err, traceback): report a Lua error object as the trampoline
+ * does (the coroutine helper of the Lua layer uses it for errors raised in
+ * a coroutine step). Raises the handled marker inside the callback. */
+int fl_fail(lua_State* L, fl_steps* s, int err, int tb)
+{
+    fl_ctx* ctx = s->ctx;
+    FutoInBinaryValue ex;
+    const char* code = FUTOIN_ERR_INTERNAL_ERROR;
+    const char* info;
+    int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
+    if (!gate(L, s, G_COMPLETE, "_fail()")) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (fl_is_error_obj(L, err)) {
+        lua_getfield(L, err, "code");
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            code = lua_tostring(L, -1);
+        }
+        lua_getfield(L, err, "info");
+        info = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
+    } else {
+        info = lua_tostring(L, tb);
+    }
+    fl_set_custom(L, ctx, err, &ex);
+    futoin_wrap_set_last_exception(s->bsi, &ex);
+    fl_clear_misuse(ctx);
+    s->bsi->api->handle_error(s->bsi, code, info);
+    s->flags |= FL_F_FAILED;
+    if (external) {
+        s->flags |= FL_F_DONE;
+        if (s->rec && s->rec->live == s) {
+            fl_rec_detach(s->rec);
+        }
+    }
+    lua_pushboolean(L, !ctx->misuse);
+    fl_clear_misuse(ctx);
+    if (!external && s->kind == FL_STEP) {
+        fl_push_error(L, ctx, code, info, 1);
+        return lua_error(L);
+    }
+    return 1;
+}
+
+int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms)
+{
+    uint32_t t;
+    gate(L, s, G_EXEC, "set_timeout()");
+    if (!(ms >= 0)) {
+        return luaL_error(L, "set_timeout(ms): ms must be >= 0");
+    }
+    t = ms >= (lua_Number)UINT32_MAX ? UINT32_MAX : (uint32_t)ceil(ms);
+    fl_clear_misuse(s->ctx);
+    s->bsi->api->setTimeout(s->bsi, t);
+    fl_check_misuse(L, s->ctx, "set_timeout()");
+    return 0;
+}
+
+int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
+{
+    fl_rec* r;
+    gate(L, s, G_EXEC, "set_cancel()");
+    check_fn(L, fn, 0, "set_cancel(handler)", "handler");
+    r = make_rec(L, s->ctx, fn, 0);
+    fl_clear_misuse(s->ctx);
+    futoin_wrap_set_cancel(s->bsi, r, tr_cancel, fl_rec_release);
+    fl_check_misuse(L, s->ctx, "set_cancel()");
+    return 0;
+}
+
+int fl_wait_external(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_EXEC, "wait_external()");
+    fl_clear_misuse(s->ctx);
+    s->bsi->api->waitExternal(s->bsi);
+    fl_check_misuse(L, s->ctx, "wait_external()");
+    if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
+        s->flags |= FL_F_WAITING;
+        if (s->rec && !fl_rec_has(s->rec, FL_A_WAIT)) {
+            /* the object must outlive the callback: its completion comes
+             * through it, and the release hook marks it finished */
+            fl_rec_set(L, s->rec, FL_A_WAIT, 1);
+        }
+    }
+    return 0;
+}
+
+int fl_loop(lua_State* L, fl_steps* s, int fn, int label)
+{
+    const char* l;
+    fl_rec* r;
+    gate(L, s, G_ADD, "loop()");
+    check_fn(L, fn, 0, "loop(body, label)", "body");
+    l = label_arg(L, label, "loop(body, label)");
+    r = make_rec(L, s->ctx, fn, 0);
+    fl_clear_misuse(s->ctx);
+    futoin_wrap_loop(s->bsi, r, tr_loop, l, fl_rec_release);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, s->ctx, "loop()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label)
+{
+    const char* l;
+    fl_rec* r;
+    gate(L, s, G_ADD, "repeat_loop()");
+    if (count < 0) {
+        return luaL_error(L, "repeat_loop(count, body, label): count must be "
+                             ">= 0, got %I", (LUAI_UACINT)count);
+    }
+    check_fn(L, fn, 0, "repeat_loop(count, body, label)", "body");
+    l = label_arg(L, label, "repeat_loop(count, body, label)");
+    r = make_rec(L, s->ctx, fn, 0);
+    fl_clear_misuse(s->ctx);
+    futoin_wrap_repeat(s->bsi, r, (size_t)count, tr_repeat, l, fl_rec_release);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, s->ctx, "repeat_loop()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* break_loop()/continue_loop() leave the calling Lua code as the JS
+ * reference's break()/continue() do: the runtime is told first, then a
+ * handled FutoInError ("LoopBreak"/"LoopCont") unwinds to the trampoline. */
+int fl_break(lua_State* L, fl_steps* s, int label, int cont)
+{
+    const char* what = cont ? "continue_loop()" : "break_loop()";
+    const char* l;
+    gate(L, s, G_LOOPCTL, what);
+    l = label_arg(L, label, what);
+    fl_clear_misuse(s->ctx);
+    if (cont) {
+        s->bsi->api->continueLoop(s->bsi, l);
+    } else {
+        s->bsi->api->breakLoop(s->bsi, l);
+    }
+    fl_check_misuse(L, s->ctx, what);
+    fl_push_error(L, s->ctx, cont ? "LoopCont" : "LoopBreak", NULL, 1);
+    return lua_error(L);
+}
+
+int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh)
+{
+    fl_rec* r;
+    gate(L, s, G_ADD, "sync()");
+    if (!sync) {
+        return luaL_error(L, "sync(obj, step, onerror): the object is closed");
+    }
+    check_fn(L, fn, 0, "sync(obj, step, onerror)", "step");
+    eh = check_fn(L, eh, 1, "sync(obj, step, onerror)", "onerror");
+    r = make_rec(L, s->ctx, fn, eh);
+    fl_clear_misuse(s->ctx);
+    futoin_wrap_add_sync(s->bsi, sync, r, tr_step, eh ? tr_error : NULL,
+                         fl_rec_release);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, s->ctx, "sync()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* execute(unhandled). A root of our Tool is kept alive by the tool while
+ * it runs: from here until its last step, an unhandled error, cancel() or
+ * free(). */
+int fl_execute(lua_State* L, fl_steps* s, int fn)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r;
+    gate(L, s, G_ANY, "execute()");
+    if (s->kind == FL_STEP || s->kind == FL_PAR) {
+        return luaL_error(L, "execute(): only a root AsyncSteps can be executed");
+    }
+    if (s->flags & FL_F_RUNNING) {
+        return luaL_error(L, "execute(): the root is already running");
+    }
+    if (s->tool && (!s->tool->tool || !futoin_tool_is_same_thread(s->tool->tool))) {
+        return luaL_error(L, "execute(): not on the tool's loop thread");
+    }
+    fn = check_fn(L, fn, 1, "execute(unhandled)", "unhandled");
+    fl_clear_misuse(ctx);
+    if (s->tool && s->kind == FL_ROOT) {
+        if (fn) {
+            lua_pushvalue(L, fn);
+        } else {
+            lua_pushnil(L);
+        }
+        lua_setiuservalue(L, 1, 2);
+        state_map_root(ctx, s);
+        fl_tool_keep(L, s->tool, 1, s);
+        s->flags |= FL_F_RUNNING;
+        futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
+        futoin_wrap_execute(s->bsi, s, tr_unhandled_root, NULL);
+    } else {
+        r = make_rec(L, ctx, fn, 0);
+        futoin_wrap_execute(s->bsi, r, tr_unhandled, fl_rec_release);
+    }
+    if (ctx->misuse && (s->flags & FL_F_RUNNING)) {
+        root_stopped(s);
+    }
+    fl_check_misuse(L, ctx, "execute()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fl_cancel(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "cancel()");
+    if (s->kind == FL_STEP || s->kind == FL_PAR) {
+        return luaL_error(L, "cancel(): only a root AsyncSteps can be cancelled");
+    }
+    if (s->tool && s->tool->tool && !futoin_tool_is_same_thread(s->tool->tool)) {
+        return luaL_error(L, "cancel(): not on the tool's loop thread");
+    }
+    fl_clear_misuse(s->ctx);
+    s->bsi->api->cancel(s->bsi);
+    if (s->kind == FL_ROOT) {
+        root_stopped(s);
+    }
+    fl_check_misuse(L, s->ctx, "cancel()");
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fl_free(lua_State* L, fl_steps* s)
+{
+    if (s->kind == FL_ROOT && s->bsi) {
+        FutoInAsyncSteps* b = s->bsi;
+        s->bsi = NULL;
+        b->api->free(b);
+        root_stopped(s);
+    } else if (s->kind != FL_ROOT) {
+        return luaL_error(L, "free(): only a root AsyncSteps can be freed");
+    }
+    return 0;
+}
+
+int fl_state(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "state()");
+    fl_clear_misuse(s->ctx);
+    push_state(L, s->ctx, s->bsi, s);
+    fl_check_misuse(L, s->ctx, "state()");
+    return 1;
+}
+
+int fl_error_info(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "error_info()");
+    push_error_info(L, s->bsi);
+    return 1;
+}
+
+int fl_last_exception(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "last_exception()");
+    push_last_exception(L, s->ctx, s->bsi);
+    return 1;
+}
+
+int fl_root_id(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "root_id()");
+    lua_pushinteger(L, (lua_Integer)s->bsi->api->rootId(s->bsi));
+    return 1;
+}
+
+int fl_is_valid(lua_State* L, fl_steps* s)
+{
+    if (!s->bsi || (s->kind == FL_STEP && (s->flags & FL_F_DONE))) {
+        lua_pushboolean(L, 0);
+    } else {
+        lua_pushboolean(L, s->bsi->api->isValid(s->bsi) != 0);
+    }
+    return 1;
+}
+
+/* What a handle can still do: roots "running"/"idle"/"freed"; step
+ * handles "active" (its callback runs), "waiting" (for success()/error()
+ * from outside), "completed" (in its callback, after success()/error()),
+ * "finished" (refused from now on), "lost" (a waiting step ended by a
+ * timeout or cancel: a late completion returns false). */
+int fl_status(lua_State* L, fl_steps* s)
+{
+    const char* st;
+    if (!s->bsi) {
+        st = "freed";
+    } else if (s->kind == FL_ROOT) {
+        st = (s->flags & FL_F_RUNNING) ? "running" : "idle";
+    } else if (s->flags & FL_F_LOST) {
+        st = "lost";
+    } else if (s->flags & FL_F_DONE) {
+        st = "finished";
+    } else if (s->flags & (FL_F_SUCCESS | FL_F_FAILED)) {
+        st = "completed"; /* in its callback, after success()/error() */
+    } else if (s->flags & FL_F_ACTIVE) {
+        st = "active";
+    } else if (s->flags & FL_F_WAITING) {
+        st = "waiting";
+    } else {
+        st = "idle";
+    }
+    lua_pushstring(L, st);
+    return 1;
+}
+
+int fl_binary(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "binary()");
+    lua_pushlightuserdata(L, s->bsi);
+    return 1;
+}
+
+int fl_tool_of(lua_State* L, fl_steps* s)
+{
+    if (s->kind == FL_ROOT && s->tool) {
+        lua_getiuservalue(L, 1, 1);
+    } else {
+        lua_pushnil(L);
+    }
+    return 1;
+}

@@ -1,0 +1,455 @@
+/*
+ * The Tool of the Lua binding: one futoin_tool (one libuv loop), owned and
+ * driven by Tool:run(), or attached to luv's loop so that one uv.run()
+ * drives luv's timers and sockets and our steps.
+ *
+ * luv. Lua loads C modules with RTLD_LOCAL, so luv's exported C API
+ * (luv_loop() in <luv/luv.h>) is not visible to us by symbol lookup. We
+ * take the file require("luv") loaded (package.searchpath, given by the
+ * Lua layer) and open it with RTLD_NOLOAD: that returns the copy already in
+ * the process, or fails, so a second luv is never loaded; luv_loop() of
+ * that copy gives the uv_loop_t* of this Lua state. luv is built against
+ * the system libuv (libuv.so.1), as libfutoin_async is: one libuv in the
+ * process. Nothing links luv.
+ *
+ * Executing roots are kept alive by their tool in a Lua table
+ * {lightuserdata(root) = root}, so a root the program dropped still runs
+ * to its end. Timers (immediate/deferred Lua callbacks) are C records in a
+ * list on the tool holding a reference to the function; the Timer object
+ * returned to Lua holds the record's handle and can cancel it.
+ */
+#include "futoin_lua.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char fl_tool_magic = 0;
+
+typedef struct fl_timer
+{
+    fl_tool* tool;
+    FutoInHandle h;
+    int fn; /* reference of the Lua callback */
+    struct fl_timer* prev;
+    struct fl_timer* next;
+} fl_timer;
+
+/* What Tool:immediate()/deferred() return. */
+typedef struct fl_timer_obj
+{
+    fl_timer* t;   /* valid while the handle is (checked through the tool) */
+    FutoInHandle h;
+    fl_tool* tool; /* anchored as the object's user value */
+} fl_timer_obj;
+
+static fl_tool* to_tool(lua_State* L, int idx)
+{
+    fl_tool* t;
+    if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(fl_tool)) {
+        return NULL;
+    }
+    t = lua_touserdata(L, idx);
+    return t->magic == &fl_tool_magic ? t : NULL;
+}
+
+fl_tool* fl_check_tool(lua_State* L, int idx, const char* what)
+{
+    fl_tool* t = to_tool(L, idx);
+    if (!t) {
+        luaL_error(L, "%s: expected a Tool, got %s", what, luaL_typename(L, idx));
+    }
+    return t;
+}
+
+static fl_tool* live_tool(lua_State* L, fl_tool* t, const char* what)
+{
+    if (!t->tool) {
+        luaL_error(L, "%s: the Tool is closed", what);
+    }
+    return t;
+}
+
+int fl_tool_new(lua_State* L, void* uv_loop, int attached)
+{
+    fl_ctx* ctx = fl_ctx_get(L);
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    fl_tool* t = lua_newuserdatauv(L, sizeof(*t), 1);
+    memset(t, 0, sizeof(*t));
+    t->magic = &fl_tool_magic;
+    t->ctx = ctx;
+    t->exec_ref = LUA_NOREF;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[FL_MT_TOOL]);
+    lua_setmetatable(L, -2);
+    lua_newtable(L); /* executing roots */
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, -3, 1);
+    t->exec_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* per tool: not counted */
+    o.uv_loop = uv_loop;
+    o.misuse = fl_on_misuse;
+    o.misuse_data = ctx;
+    if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
+        t->tool = NULL;
+        return luaL_error(L, "Tool(): futoin_tool_new() failed");
+    }
+    t->attached = attached;
+    return 1;
+}
+
+typedef void* (*luv_loop_fn)(lua_State* L);
+
+int fl_tool_new_luv(lua_State* L, const char* luv_path)
+{
+    void* h;
+    luv_loop_fn fn = NULL;
+    void* loop;
+    /* luv loaded with RTLD_GLOBAL (or linked into the host) */
+    *(void**)&fn = dlsym(RTLD_DEFAULT, "luv_loop");
+    if (!fn) {
+        h = dlopen(luv_path, RTLD_NOW | RTLD_NOLOAD);
+        if (!h) {
+            return luaL_error(L, "Tool{loop = \"luv\"}: luv is not loaded from "
+                                 "%s (require \"luv\" first)", luv_path);
+        }
+        *(void**)&fn = dlsym(h, "luv_loop");
+        dlclose(h); /* only drops the count NOLOAD took */
+        if (!fn) {
+            return luaL_error(L, "Tool{loop = \"luv\"}: %s has no luv_loop()",
+                              luv_path);
+        }
+    }
+    loop = fn(L);
+    if (!loop) {
+        return luaL_error(L, "Tool{loop = \"luv\"}: luv has no loop");
+    }
+    return fl_tool_new(L, loop, 1);
+}
+
+/* ---- timers ---------------------------------------------------------------- */
+
+static void timer_unlink(fl_timer* tm)
+{
+    fl_tool* t = tm->tool;
+    if (tm->prev) {
+        tm->prev->next = tm->next;
+    } else {
+        t->timers = tm->next;
+    }
+    if (tm->next) {
+        tm->next->prev = tm->prev;
+    }
+}
+
+static int timer_body(lua_State* L)
+{
+    int ref = (int)lua_tointeger(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    lua_call(L, 0, 0);
+    return 0;
+}
+
+/* A Lua timer fired: no flow can take its errors, they are printed. */
+static void tr_timer(void* data)
+{
+    fl_timer* tm = data;
+    fl_ctx* ctx = tm->tool->ctx;
+    int ref = tm->fn;
+    timer_unlink(tm);
+    free(tm);
+    if (!ctx->closed) {
+        lua_State* L = fl_ctx_state(ctx);
+        if (lua_checkstack(L, 6)) {
+            int top = lua_gettop(L);
+            lua_pushcfunction(L, fl_msgh);
+            lua_pushcfunction(L, timer_body);
+            lua_pushinteger(L, ref);
+            if (lua_pcall(L, 1, 0, top + 1) != LUA_OK) {
+                fprintf(stderr, "futoin_async: error in a Tool timer callback: %s\n",
+                        lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+                lua_pushboolean(L, 0);
+                lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+            }
+            lua_settop(L, top);
+        }
+    }
+    fl_unref(ctx, ref);
+}
+
+int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
+                     int deferred)
+{
+    const char* what = deferred ? "deferred(ms, fn)" : "immediate(fn)";
+    fl_timer_obj* o;
+    fl_timer* tm;
+    uint32_t ms = 0;
+    live_tool(L, t, what);
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        return luaL_error(L, "%s: not on the tool's loop thread", what);
+    }
+    if (deferred) {
+        if (!(delay_ms >= 0)) {
+            return luaL_error(L, "%s: ms must be >= 0", what);
+        }
+        ms = delay_ms >= (lua_Number)UINT32_MAX ? UINT32_MAX : (uint32_t)ceil(delay_ms);
+    }
+    if (!lua_isfunction(L, fn)) {
+        if (luaL_getmetafield(L, fn, "__call") == LUA_TNIL) {
+            return luaL_error(L, "%s: fn must be a function, got %s", what,
+                              luaL_typename(L, fn));
+        }
+        lua_pop(L, 1);
+    }
+    o = lua_newuserdatauv(L, sizeof(*o), 1);
+    memset(o, 0, sizeof(*o));
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->ctx->mt[FL_MT_TIMER]);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    tm = malloc(sizeof(*tm));
+    if (!tm) {
+        return luaL_error(L, "%s: out of memory", what);
+    }
+    lua_pushvalue(L, fn);
+    tm->fn = fl_ref(L, t->ctx);
+    tm->tool = t;
+    tm->prev = NULL;
+    tm->next = t->timers;
+    if (t->timers) {
+        t->timers->prev = tm;
+    }
+    t->timers = tm;
+    if (deferred) {
+        tm->h = futoin_tool_deferred(t->tool, ms, tr_timer, tm);
+    } else {
+        tm->h = futoin_tool_immediate(t->tool, tr_timer, tm);
+    }
+    if (!futoin_tool_is_valid(t->tool, &tm->h)) {
+        timer_unlink(tm);
+        fl_unref(t->ctx, tm->fn);
+        free(tm);
+        return luaL_error(L, "%s: refused by the tool", what);
+    }
+    o->t = tm;
+    o->h = tm->h;
+    o->tool = t;
+    return 1;
+}
+
+static fl_timer_obj* check_timer(lua_State* L)
+{
+    fl_ctx* ctx = fl_ctx_get(L);
+    fl_timer_obj* o = NULL;
+    if (lua_type(L, 1) == LUA_TUSERDATA && lua_getmetatable(L, 1)) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[FL_MT_TIMER]);
+        if (lua_rawequal(L, -1, -2)) {
+            o = lua_touserdata(L, 1);
+        }
+        lua_pop(L, 2);
+    }
+    if (!o) {
+        luaL_error(L, "expected a Timer (what Tool:immediate()/deferred() "
+                      "return), got %s", luaL_typename(L, 1));
+    }
+    return o;
+}
+
+/* Timer:cancel() -> true if it was still pending. */
+int fl_timer_cancel(lua_State* L)
+{
+    fl_timer_obj* o = check_timer(L);
+    fl_tool* t = o->tool;
+    fl_timer* tm = o->t;
+    if (!tm || !t || !t->tool || !futoin_tool_is_valid(t->tool, &o->h)) {
+        o->t = NULL;
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        return luaL_error(L, "Timer:cancel(): not on the tool's loop thread");
+    }
+    /* valid handle: the record is alive (freed only when it fires or here) */
+    futoin_tool_cancel(t->tool, &tm->h);
+    timer_unlink(tm);
+    fl_unref(t->ctx, tm->fn);
+    free(tm);
+    o->t = NULL;
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int fl_timer_pending(lua_State* L)
+{
+    fl_timer_obj* o = check_timer(L);
+    lua_pushboolean(L, o->t && o->tool && o->tool->tool
+                               && futoin_tool_is_valid(o->tool->tool, &o->h));
+    return 1;
+}
+
+static void drop_timers(fl_tool* t)
+{
+    fl_timer* tm;
+    while ((tm = t->timers) != NULL) {
+        t->timers = tm->next;
+        futoin_tool_cancel(t->tool, &tm->h);
+        fl_unref(t->ctx, tm->fn);
+        free(tm);
+    }
+}
+
+/* ---- life cycle -------------------------------------------------------------- */
+
+static int tool_free(fl_tool* t)
+{
+    int rc;
+    if (!t->tool) {
+        return FUTOIN_OK;
+    }
+    drop_timers(t);
+    rc = futoin_tool_free(t->tool);
+    if (rc == FUTOIN_OK) {
+        t->tool = NULL;
+    }
+    return rc;
+}
+
+int fl_tool_gc(lua_State* L)
+{
+    fl_tool* t = to_tool(L, 1);
+    if (!t) {
+        return 0;
+    }
+    /* Roots keep their tool alive, and finalizers run newest first, so a
+     * tool that is collected has no root left; EBUSY (a root of another
+     * owner) leaks the tool rather than freeing it under that root. */
+    if (tool_free(t) != FUTOIN_OK) {
+        fprintf(stderr, "futoin_async: a Tool was collected while roots of "
+                        "it are still alive; it is not freed\n");
+        t->tool = NULL;
+    }
+    if (t->exec_ref != LUA_NOREF && !t->ctx->closed) {
+        luaL_unref(L, LUA_REGISTRYINDEX, t->exec_ref);
+        t->exec_ref = LUA_NOREF;
+    }
+    return 0;
+}
+
+int fl_tool_tostring(lua_State* L)
+{
+    fl_tool* t = to_tool(L, 1);
+    if (!t || !t->tool) {
+        lua_pushliteral(L, "futoin_async.Tool (closed)");
+    } else {
+        lua_pushfstring(L, "futoin_async.Tool (%p%s)", (void*)t->tool,
+                        t->attached ? ", attached" : "");
+    }
+    return 1;
+}
+
+int fl_tool_close(lua_State* L, fl_tool* t)
+{
+    int rc;
+    if (!t->tool) {
+        return 0;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        return luaL_error(L, "Tool:close(): not on the tool's loop thread");
+    }
+    rc = tool_free(t);
+    if (rc == FUTOIN_EBUSY) {
+        /* roots nobody refers to any more may still await collection */
+        lua_gc(L, LUA_GCCOLLECT);
+        rc = tool_free(t);
+    }
+    if (rc != FUTOIN_OK) {
+        return luaL_error(L, "Tool:close(): roots of this tool are still alive "
+                             "(free() them first)");
+    }
+    return 0;
+}
+
+/* run()/run_nowait(): the calling thread (maybe a coroutine) is the one the
+ * trampolines use while the loop runs. */
+int fl_tool_run(lua_State* L, fl_tool* t)
+{
+    fl_ctx* ctx = t->ctx;
+    lua_State* saved = ctx->run_L;
+    int rc;
+    live_tool(L, t, "Tool:run()");
+    if (t->attached) {
+        return luaL_error(L, "Tool:run(): this Tool runs on another loop "
+                             "(luv's): drive it with uv.run()");
+    }
+    ctx->run_L = L;
+    rc = futoin_tool_run(t->tool);
+    ctx->run_L = saved;
+    if (rc != FUTOIN_OK) {
+        return luaL_error(L, "Tool:run(): refused (nested run?)");
+    }
+    return 0;
+}
+
+int fl_tool_run_nowait(lua_State* L, fl_tool* t)
+{
+    fl_ctx* ctx = t->ctx;
+    lua_State* saved = ctx->run_L;
+    int rc;
+    live_tool(L, t, "Tool:run_nowait()");
+    if (t->attached) {
+        return luaL_error(L, "Tool:run_nowait(): this Tool runs on another "
+                             "loop (luv's): drive it with uv.run()");
+    }
+    ctx->run_L = L;
+    rc = futoin_tool_run_nowait(t->tool);
+    ctx->run_L = saved;
+    if (rc < 0) {
+        return luaL_error(L, "Tool:run_nowait(): refused");
+    }
+    lua_pushboolean(L, rc > 0);
+    return 1;
+}
+
+int fl_tool_uv_loop(lua_State* L, fl_tool* t)
+{
+    live_tool(L, t, "Tool:uv_loop()");
+    lua_pushlightuserdata(L, futoin_tool_uv_loop(t->tool));
+    return 1;
+}
+
+int fl_tool_executing(lua_State* L, fl_tool* t)
+{
+    lua_Integer n = 0;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->exec_ref);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        ++n;
+    }
+    lua_pop(L, 1);
+    lua_pushinteger(L, n);
+    return 1;
+}
+
+void fl_tool_keep(lua_State* L, fl_tool* t, int idx, fl_steps* s)
+{
+    idx = lua_absindex(L, idx);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->exec_ref);
+    lua_pushlightuserdata(L, s);
+    lua_pushvalue(L, idx);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Never raises: setting an absent or present key to nil allocates nothing. */
+void fl_tool_drop(lua_State* L, fl_tool* t, fl_steps* s)
+{
+    if (t->exec_ref == LUA_NOREF || !lua_checkstack(L, 4)) {
+        return;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->exec_ref);
+    lua_pushlightuserdata(L, s);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}

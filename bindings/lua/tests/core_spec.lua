@@ -1,0 +1,822 @@
+-- The FTN12 API in Lua: steps, values, errors, timeouts, cancel, parallel,
+-- loops, state, sync objects, tools, and misuse refused at the call site.
+local H = require "helper"
+local fa = H.fa
+
+local THIS = "core_spec.lua"
+
+describe("module", function()
+    it("loads from the installed tree, not the build folder", function()
+        local tree = os.getenv("FUTOIN_LUA_TREE")
+        assert.is_truthy(tree, "run through tests/run.sh (FUTOIN_LUA_TREE)")
+        local lua = package.searchpath("futoin_async", package.path)
+        local so = package.searchpath("futoin_async.core", package.cpath)
+        assert.are.equal(tree, lua:sub(1, #tree))
+        assert.are.equal(tree, so:sub(1, #tree))
+        assert.is_nil(so:find("build", #tree + 1, true))
+    end)
+
+    it("reports the library version and the standard error codes", function()
+        assert.are.equal("0.2.0", fa.version())
+        assert.are.equal("Timeout", fa.Errors.Timeout)
+        assert.are.equal("InternalError", fa.Errors.InternalError)
+        local e = fa.errors.Timeout("too slow")
+        assert.is_true(fa.is_error(e, "Timeout"))
+        assert.is_true(e:is(fa.errors.Timeout))
+        assert.are.equal("Timeout: too slow", tostring(e))
+        assert.are.equal("myerror", fa.FutoInError("myerror").code)
+    end)
+end)
+
+describe("steps", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    it("run in order and pass values on; run() returns the last ones", function()
+        local seen = {}
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) seen[#seen + 1] = "a"; asi:success(1, "two") end)
+        root:add(function(asi, a, b)
+            seen[#seen + 1] = "b"
+            assert.are.equal(1, a)
+            assert.are.equal("two", b)
+            asi:add(function(asi2) seen[#seen + 1] = "b.1"; asi2:success(a + 1) end)
+        end)
+        root:add(function(asi, v) seen[#seen + 1] = "c"; asi:success(v, v * 10) end)
+        local x, y = root:run()
+        assert.are.same({ "a", "b", "b.1", "c" }, seen)
+        assert.are.equal(2, x)
+        assert.are.equal(20, y)
+    end)
+
+    it("keep integers, floats, booleans, binary strings, arrays and tables", function()
+        local t = { name = "obj" }
+        local f = function() end
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:success(42, 1.5, true, "a\0b\0") end)
+        root:add(function(asi, i, d, b, s)
+            assert.are.equal("integer", math.type(i))
+            assert.are.equal(42, i)
+            assert.are.equal("float", math.type(d))
+            assert.are.equal(1.5, d)
+            assert.are.equal(true, b)
+            assert.are.equal("a\0b\0", s)
+            assert.are.equal(4, #s)
+            asi:success({ 1, 2, 3 }, { 0.5, 2 }, t, f)
+        end)
+        root:add(function(asi, ints, floats, tt, ff)
+            assert.are.same({ 1, 2, 3 }, ints)
+            assert.are.equal("integer", math.type(ints[1]))
+            assert.are.same({ 0.5, 2.0 }, floats)
+            assert.are.equal("float", math.type(floats[2]))
+            assert.are.equal(t, tt) -- the same table, not a copy
+            assert.are.equal(f, ff)
+            asi:success(nil, fa.bytes("\1\0\2"), false)
+        end)
+        root:add(function(asi, n, bytes, no)
+            assert.is_nil(n)
+            assert.are.equal("\1\0\2", bytes)
+            assert.are.equal(false, no)
+        end)
+        root:run()
+    end)
+
+    it("convert every value kind through FutoInBinaryValue", function()
+        local function rt(v)
+            local back, flags = fa.roundtrip(v)
+            return back, flags
+        end
+        local v, fl = rt(7)
+        assert.are.equal(0x09, fl); assert.are.equal(7, v)
+        v, fl = rt(math.maxinteger)
+        assert.are.equal(0x09, fl); assert.are.equal(math.maxinteger, v)
+        v, fl = rt(2.5)
+        assert.are.equal(0x0F, fl); assert.are.equal(2.5, v)
+        v, fl = rt(true)
+        assert.are.equal(0x05, fl); assert.are.equal(true, v)
+        v, fl = rt("x\0y")
+        assert.are.equal(0x02, fl); assert.are.equal("x\0y", v)
+        v, fl = rt({ 1, 2 })
+        assert.are.equal(0x19, fl); assert.are.same({ 1, 2 }, v)
+        v, fl = rt({ 1, 2.5 })
+        assert.are.equal(0x1F, fl); assert.are.same({ 1.0, 2.5 }, v)
+        v, fl = rt(fa.bytes("ab\0"))
+        assert.are.equal(0x1A, fl); assert.are.equal("ab\0", v)
+        local mixed = { 1, 2, x = 3 }
+        v, fl = rt(mixed)
+        assert.are.equal(0x01, fl); assert.are.equal(mixed, v)
+        local withmt = setmetatable({ 1, 2 }, {})
+        v, fl = rt(withmt)
+        assert.are.equal(0x01, fl); assert.are.equal(withmt, v)
+        local empty = {}
+        v, fl = rt(empty)
+        assert.are.equal(0x01, fl); assert.are.equal(empty, v)
+        local strs = { "a", "b" }
+        v, fl = rt(strs)
+        assert.are.equal(0x01, fl); assert.are.equal(strs, v)
+        v, fl = rt(nil)
+        assert.are.equal(0x01, fl); assert.is_nil(v)
+        local co = coroutine.create(function() end)
+        v, fl = rt(co)
+        assert.are.equal(co, v)
+    end)
+
+    it("accept every base type and array kind of other languages", function()
+        local core = fa.core
+        assert.are.equal("h\xc3\xa9\xf0\x9f\x98\x80", core._test_value("string16"))
+        assert.are.equal("h\xc3\xa9\xf0\x9f\x98\x80", core._test_value("string32"))
+        assert.are.equal("no length", core._test_value("string_nolen"))
+        assert.are.equal(-5, core._test_value("int8"))
+        assert.are.equal(4000000000, core._test_value("uint32"))
+        local big = core._test_value("uint64max")
+        assert.are.equal("float", math.type(big))
+        assert.is_true(big > math.maxinteger)
+        assert.are.equal(0.5, core._test_value("float"))
+        assert.are.same({ true, false }, core._test_value("arr_bool"))
+        assert.are.same({ -1, 0, 127 }, core._test_value("arr_int8"))
+        assert.are.same({ 1, 65535 }, core._test_value("arr_uint16"))
+        assert.are.same({ 0.25, -2.0 }, core._test_value("arr_float"))
+        local u = core._test_value("arr_uint64")
+        assert.are.equal(7, u[1])
+        assert.is_true(u[2] > math.maxinteger)
+        local strs = core._test_value("arr_string")
+        assert.are.equal("userdata", type(strs))
+        assert.truthy(tostring(strs):find("Opaque", 1, true))
+    end)
+
+    it("carry values of another language as Opaque, moved once, cleaned once", function()
+        local core = fa.core
+        local before = core._test_cleanups()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:success(core._test_value("custom"), 5) end)
+        root:add(function(asi, o, n)
+            assert.are.equal("userdata", type(o))
+            assert.are.equal(5, n)
+            asi:success(o) -- passed on: moved back out
+            -- a spent Opaque is refused, nothing else moved
+            local e = H.raises(fa.roundtrip, o)
+            assert.truthy(tostring(e):find("already passed on", 1, true))
+        end)
+        root:add(function(asi, o)
+            assert.are.equal("userdata", type(o))
+        end)
+        root:run()
+        root = nil
+        collectgarbage(); collectgarbage()
+        assert.are.equal(before + 1, core._test_cleanups())
+        -- dropped without being passed on: its __gc cleans it up
+        do local _ = core._test_value("custom") end
+        collectgarbage(); collectgarbage()
+        assert.are.equal(before + 2, core._test_cleanups())
+    end)
+
+    it("repeat the error handler's values after recovery", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("MyError", "why") end,
+            function(asi, code)
+                assert.are.equal("MyError", code)
+                assert.are.equal("why", asi:state().error_info)
+                assert.is_true(fa.is_error(asi:state().last_exception, "MyError"))
+                asi:success("recovered", 3)
+            end)
+        root:add(function(asi, v, n) asi:success(v .. n) end)
+        assert.are.equal("recovered3", root:run())
+    end)
+
+    it("error() ends the step's code; the error handler may add steps", function()
+        local after, order = false, {}
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            asi:error("Boom")
+            after = true
+        end, function(asi, code)
+            order[#order + 1] = "eh " .. code
+            asi:add(function(a2) order[#order + 1] = "from eh"; a2:success("ok") end)
+        end)
+        root:add(function(asi, v) order[#order + 1] = v end)
+        root:run()
+        assert.is_false(after)
+        assert.are.same({ "eh Boom", "from eh", "ok" }, order)
+    end)
+
+    it("turn a Lua error into InternalError with the traceback", function()
+        local thrown = { reason = "a table error" }
+        local info, last, code
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            local x = nil
+            return x.field -- a runtime error
+        end, function(asi, c)
+            code = c
+            info = asi:state().error_info
+            asi:success()
+        end)
+        root:add(function(asi) error(thrown) end, function(asi, c)
+            last = asi:state().last_exception
+            asi:success()
+        end)
+        root:run()
+        assert.are.equal("InternalError", code)
+        assert.truthy(info:find("attempt to index", 1, true))
+        assert.truthy(info:find("stack traceback:", 1, true))
+        assert.truthy(info:find(THIS, 1, true))
+        assert.are.equal(thrown, last)
+    end)
+
+    it("raise an unhandled error from run() as FutoInError with its cause", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function() error("plain") end)
+        local e = H.raises(root.run, root)
+        assert.is_true(fa.is_error(e, "InternalError"))
+        assert.truthy(e.info:find("plain", 1, true))
+        assert.truthy(tostring(e.cause):find("plain", 1, true))
+        root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("NotImplemented", "later") end)
+        e = H.raises(root.run, root)
+        assert.are.equal("NotImplemented", e.code)
+        assert.are.equal("later", e.info)
+        -- a FutoInError raised by hand keeps its code and info
+        root = fa.AsyncSteps(tool)
+        root:add(function() error(fa.errors.Unauthorized("who?")) end)
+        e = H.raises(root.run, root)
+        assert.are.equal("Unauthorized", e.code)
+        assert.are.equal("who?", e.info)
+    end)
+
+    it("give execute()'s callback the code, error_info and last_exception", function()
+        local got
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("E1", "info1") end)
+        root:execute(function(code, info, last) got = { code, info, last } end)
+        tool:run()
+        assert.are.equal("E1", got[1])
+        assert.are.equal("info1", got[2])
+        assert.is_true(fa.is_error(got[3], "E1"))
+    end)
+
+    it("wait for an external completion", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            asi:wait_external()
+            assert.are.equal("active", asi:status())
+            tool:deferred(5, function()
+                assert.are.equal("waiting", asi:status())
+                assert.is_true(asi:success("late", 1))
+            end)
+        end)
+        root:add(function(asi, v, n) asi:success(v .. n) end)
+        assert.are.equal("late1", root:run())
+    end)
+
+    it("complete a waiting step with error() from outside without raising", function()
+        local root = fa.AsyncSteps(tool)
+        local ret
+        root:add(function(asi)
+            asi:wait_external()
+            tool:immediate(function() ret = asi:error("ExtError", "from timer") end)
+        end, function(asi, code) asi:success(code) end)
+        assert.are.equal("ExtError", root:run())
+        assert.is_true(ret)
+    end)
+
+    it("time out a waiting step; a late completion returns false", function()
+        local root = fa.AsyncSteps(tool)
+        local late, step, code
+        root:add(function(asi)
+            step = asi
+            asi:set_timeout(5)
+            asi:wait_external()
+            tool:deferred(40, function() late = asi:success("late") end)
+        end, function(asi, c) code = c; asi:success() end)
+        root:run()
+        assert.are.equal("Timeout", code)
+        assert.is_false(late)
+        assert.are.equal("lost", step:status())
+        assert.is_false(step:is_valid())
+    end)
+
+    it("call cancel handlers when a root is cancelled", function()
+        local root = fa.AsyncSteps(tool)
+        local log = {}
+        root:add(function(asi)
+            asi:set_cancel(function(a) log[#log + 1] = "cancel" end)
+            asi:wait_external()
+            tool:immediate(function() root:cancel() end)
+        end)
+        root:add(function() log[#log + 1] = "never" end)
+        root:execute()
+        tool:run()
+        assert.are.same({ "cancel" }, log)
+        assert.are.equal("idle", root:status())
+    end)
+
+    it("run parallel branches and collect their state", function()
+        local root = fa.AsyncSteps(tool)
+        local log = {}
+        root:add(function(asi)
+            local p = asi:parallel()
+            p:add(function(a) log[#log + 1] = "b1"; a:state().r1 = 1 end)
+            p:add(function(a)
+                log[#log + 1] = "b2"
+                a:add(function(a2) log[#log + 1] = "b2.1"; a2:state().r2 = 2 end)
+            end)
+        end)
+        root:add(function(asi) asi:success(asi:state().r1 + asi:state().r2) end)
+        assert.are.equal(3, root:run())
+        assert.are.same({ "b1", "b2", "b2.1" }, log)
+    end)
+
+    it("cancel the other branches when one fails", function()
+        local root = fa.AsyncSteps(tool)
+        local log = {}
+        root:add(function(asi)
+            asi:parallel(function(a, code) log[#log + 1] = "par " .. code end)
+                :add(function(a)
+                    a:set_cancel(function() log[#log + 1] = "cancel 1" end)
+                    a:wait_external()
+                end)
+                :add(function(a) a:error("Fail2") end)
+        end, function(asi, code) log[#log + 1] = "outer " .. code end)
+        root:execute()
+        tool:run()
+        assert.are.same({ "cancel 1", "par Fail2", "outer Fail2" }, log)
+    end)
+
+    it("loop with break and continue by label", function()
+        local root = fa.AsyncSteps(tool)
+        local log, outer = {}, 0
+        root:add(function(asi)
+            asi:loop(function(a)
+                outer = outer + 1
+                if outer > 3 then a:break_loop() end
+                local inner = 0
+                a:loop(function(b)
+                    inner = inner + 1
+                    if inner == 2 then b:continue_loop("OUTER") end
+                    log[#log + 1] = outer .. "." .. inner
+                end, "INNER")
+            end, "OUTER")
+        end)
+        root:add(function(asi) log[#log + 1] = "after" end)
+        root:run()
+        assert.are.same({ "1.1", "2.1", "3.1", "after" }, log)
+    end)
+
+    it("repeat with a 1-based index, and for_each in a deterministic order", function()
+        local root = fa.AsyncSteps(tool)
+        local log = {}
+        root:add(function(asi)
+            asi:repeat_loop(3, function(a, i) log[#log + 1] = "r" .. i end)
+            asi:for_each({ "x", "y" }, function(a, k, v) log[#log + 1] = k .. "=" .. v end)
+            asi:for_each({ b = 2, a = 1, [10] = "n" }, function(a, k, v)
+                log[#log + 1] = k .. ":" .. v
+            end)
+            asi["repeat"](asi, 2, function(a, i)
+                if i == 2 then a["break"](a) end
+                log[#log + 1] = "kw" .. i
+            end)
+            asi:repeat_loop(0, function() log[#log + 1] = "never" end)
+        end)
+        root:run()
+        assert.are.same({ "r1", "r2", "r3", "1=x", "2=y", "10:n", "a:1", "b:2", "kw1" }, log)
+    end)
+
+    it("offer FTN12 names and aliases for Lua keywords", function()
+        local root = fa.AsyncSteps(tool)
+        local mt = getmetatable(root).__index
+        assert.are.equal(mt.repeat_loop, mt["repeat"])
+        assert.are.equal(mt.repeat_loop, mt.repeatLoop)
+        assert.are.equal(mt.break_loop, mt["break"])
+        assert.are.equal(mt.break_loop, mt.breakLoop)
+        assert.are.equal(mt.continue_loop, mt["continue"])
+        assert.are.equal(mt.continue_loop, mt.continueLoop)
+        assert.are.equal(mt.for_each, mt.forEach)
+        assert.are.equal(mt.for_each, mt.loopForEach)
+        assert.are.equal(mt.loop, mt.makeLoop)
+        assert.are.equal(mt.set_timeout, mt.setTimeout)
+        assert.are.equal(mt.set_cancel, mt.setCancel)
+        assert.are.equal(mt.wait_external, mt.waitExternal)
+        assert.are.equal(mt.sync, mt.addSync)
+        assert.are.equal(mt.success_step, mt.successStep)
+        assert.are.equal(mt.new_instance, mt.newInstance)
+        assert.are.equal(mt.root_id, mt.rootId)
+    end)
+
+    it("share the state table across steps and report it per root", function()
+        local r1, r2 = fa.AsyncSteps(tool), fa.AsyncSteps(tool)
+        r1:state().who = "r1"
+        r2:state().who = "r2"
+        r1:add(function(asi) asi:success(asi:state().who) end)
+        assert.are.equal("r1", r1:run())
+        assert.are.equal("r2", r2:state().who)
+        assert.are_not.equal(r1:root_id(), r2:root_id())
+    end)
+
+    it("success_step() adds a step that succeeds with the values", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:success_step(1, "a") end)
+        local a, b = root:run()
+        assert.are.equal(1, a)
+        assert.are.equal("a", b)
+    end)
+
+    it("keep an executing root alive when the program drops it", function()
+        local done = false
+        do
+            local root = fa.AsyncSteps(tool)
+            root:add(function(asi)
+                asi:wait_external()
+                tool:deferred(5, function() asi:success() end)
+            end)
+            root:add(function() done = true end)
+            root:execute()
+        end
+        collectgarbage(); collectgarbage()
+        assert.are.equal(1, tool:executing())
+        tool:run()
+        assert.is_true(done)
+        assert.are.equal(0, tool:executing())
+    end)
+
+    it("new_instance() is a new root on the same tool", function()
+        local root = fa.AsyncSteps(tool)
+        local other = root:new_instance()
+        assert.are.equal(tool, other:tool())
+        other:add(function(asi) asi:success("other") end)
+        assert.are.equal("other", other:run())
+    end)
+
+    it("run a root again after it finished", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:success(1) end)
+        assert.are.equal(1, root:run())
+        root:add(function(asi) asi:success(2) end)
+        assert.are.equal(2, root:run())
+    end)
+end)
+
+describe("callbacks without a flow", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    it("an error in a cancel handler is printed; the cancel goes on", function()
+        local root = fa.AsyncSteps(tool)
+        local after = false
+        root:add(function(asi)
+            asi:set_cancel(function() error("in a cancel handler") end)
+            asi:wait_external()
+            tool:immediate(function() root:cancel(); after = true end)
+        end)
+        root:execute()
+        tool:run()
+        assert.is_true(after)
+        assert.are.equal("idle", root:status())
+    end)
+
+    it("an error in execute()'s callback is printed; the root still ends", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("E") end)
+        root:execute(function() error("in the unhandled callback") end)
+        tool:run()
+        assert.are.equal("idle", root:status())
+        assert.are.equal(0, tool:executing())
+    end)
+
+    it("Tool:run() from a coroutine runs the steps on that coroutine", function()
+        local root = fa.AsyncSteps(tool)
+        local seen, yielded
+        root:add(function(asi)
+            seen = coroutine.running()
+            -- a yield here would cross the C call of the trampoline
+            local ok, e = pcall(coroutine.yield)
+            yielded = ok or tostring(e)
+            asi:success(1)
+        end)
+        local co = coroutine.create(function() return root:run() end)
+        local ok, v = coroutine.resume(co)
+        assert.is_true(ok)
+        assert.are.equal(1, v)
+        assert.are.equal(co, seen)
+        assert.truthy(tostring(yielded):find("C-call boundary", 1, true))
+    end)
+
+    it("a nested Tool:run() from a step is refused", function()
+        local root = fa.AsyncSteps(tool)
+        local err
+        root:add(function(asi)
+            local ok, e = pcall(tool.run, tool)
+            err = e
+        end)
+        root:run()
+        assert.truthy(tostring(err):find("refused", 1, true))
+    end)
+end)
+
+describe("sync objects", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    it("Mutex keeps critical sections apart", function()
+        local m = fa.Mutex()
+        local log = {}
+        local function flow(name)
+            local r = fa.AsyncSteps(tool)
+            r:add(function(asi) asi:success(name) end)
+            r:sync(m, function(asi, n)
+                log[#log + 1] = n .. " in"
+                asi:wait_external()
+                tool:deferred(2, function()
+                    log[#log + 1] = n .. " out"
+                    asi:success(n)
+                end)
+            end)
+            r:execute()
+            return r
+        end
+        local a, b = flow("a"), flow("b")
+        tool:run()
+        assert.are.same({ "a in", "a out", "b in", "b out" }, log)
+        a, b = nil, nil
+        m:close()
+    end)
+
+    it("Limiter rejects over its queue with DefenseRejected", function()
+        local lim = fa.Limiter { concurrent = 1, max_queue = 0, tool = tool }
+        local codes = {}
+        local roots = {}
+        for i = 1, 2 do
+            local r = fa.AsyncSteps(tool)
+            r:add(function(asi)
+                asi:sync(lim, function(a)
+                    a:wait_external()
+                    tool:deferred(2, function() a:success() end)
+                end)
+            end, function(asi, code) codes[#codes + 1] = code end)
+            r:execute()
+            roots[i] = r
+        end
+        tool:run()
+        assert.are.same({ "DefenseRejected" }, codes)
+        roots = nil
+        collectgarbage()
+        lim:close()
+    end)
+
+    it("Throttle lets max entries in per period", function()
+        local th = fa.Throttle(1, 10, nil, tool)
+        local n = 0
+        for _ = 1, 2 do
+            local r = fa.AsyncSteps(tool)
+            r:sync(th, function() n = n + 1 end)
+            r:execute()
+        end
+        tool:run()
+        assert.are.equal(2, n)
+        collectgarbage()
+        th:close()
+    end)
+
+    it("refuse bad parameters", function()
+        assert.truthy(tostring(H.raises(fa.Mutex, 0)):find("max must be an integer >= 1", 1, true))
+        assert.truthy(tostring(H.raises(fa.Throttle)):find("max is required", 1, true))
+        local root = fa.AsyncSteps(tool)
+        local e = H.raises(root.sync, root, {}, function() end)
+        assert.truthy(tostring(e):find("Mutex, Throttle or Limiter", 1, true))
+    end)
+end)
+
+describe("tool", function()
+    it("runs immediates and timers, and cancels them", function()
+        local tool = fa.Tool()
+        local log = {}
+        tool:deferred(5, function() log[#log + 1] = "d5" end)
+        local t = tool:deferred(1, function() log[#log + 1] = "never" end)
+        tool:immediate(function() log[#log + 1] = "imm" end)
+        assert.is_true(t:pending())
+        assert.is_true(t:cancel())
+        assert.is_false(t:cancel())
+        tool:run()
+        assert.are.same({ "imm", "d5" }, log)
+        assert.is_true(tool:is_same_thread())
+    end)
+
+    it("prints errors of timer callbacks and goes on", function()
+        local tool = fa.Tool()
+        local after = false
+        tool:immediate(function() error("in a timer") end)
+        tool:immediate(function() after = true end)
+        tool:run()
+        assert.is_true(after)
+    end)
+
+    it("refuses close() while roots live, and then closes", function()
+        local tool = fa.Tool()
+        local root = fa.AsyncSteps(tool)
+        local e = H.raises(tool.close, tool)
+        assert.truthy(tostring(e):find("still alive", 1, true))
+        root:free()
+        tool:close()
+        assert.truthy(tostring(H.raises(tool.run, tool)):find("closed", 1, true))
+        assert.truthy(tostring(H.raises(fa.AsyncSteps, tool)):find("closed", 1, true))
+    end)
+end)
+
+describe("misuse", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    -- Run `body(asi)` as a step and return the error it raised (or nil).
+    local function in_step(body)
+        local err
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            local ok, e = pcall(body, asi)
+            if not ok then err = e end
+        end)
+        root:execute(function() end) -- the flow may fail too: not the point
+        tool:run()
+        return err
+    end
+
+    local function says(e, text)
+        assert.is_truthy(e, "expected an error mentioning " .. text)
+        assert.truthy(tostring(e):find(text, 1, true), tostring(e))
+        -- errors point at the caller's line, not at the binding
+        assert.truthy(tostring(e):find(THIS, 1, true), tostring(e))
+    end
+
+    it("refuses more than 4 values", function()
+        says(in_step(function(asi) asi:success(1, 2, 3, 4, 5) end), "at most 4 values")
+        says(in_step(function(asi) asi:success_step(1, 2, 3, 4, 5) end), "at most 4 values")
+    end)
+
+    it("refuses wrong types", function()
+        says(in_step(function(asi) asi:add(42) end), "step must be a function, got number")
+        says(in_step(function(asi) asi:add(nil) end), "step must be a function, got nil")
+        says(in_step(function(asi) asi:add(function() end, "x") end), "onerror must be a function")
+        says(in_step(function(asi) asi:loop(function() end, 5) end), "label must be a string")
+        says(in_step(function(asi) asi:repeat_loop(-1, function() end) end), "count must be >= 0")
+        says(in_step(function(asi) asi:repeat_loop(1.5, function() end) end), "integer representation")
+        says(in_step(function(asi) asi:repeat_loop("x", function() end) end), "repeat_loop")
+        says(in_step(function(asi) asi:set_timeout(-5) end), "ms must be >= 0")
+        says(in_step(function(asi) asi:set_timeout("soon") end), "set_timeout")
+        says(in_step(function(asi) asi:error(42) end), "code must be a string, got number")
+        says(in_step(function(asi) asi:error("X", {}) end), "info must be a string")
+        says(in_step(function(asi) asi:set_cancel(nil) end), "handler must be a function")
+        says(in_step(function(asi) asi:set_cancel() end), "set_cancel(): expected 2 to 2 arguments")
+        says(in_step(function(asi) asi.add(nil, function() end) end), "expected an AsyncSteps handle as self")
+        says(in_step(function(asi) asi.add({}, function() end) end), "expected an AsyncSteps handle as self")
+        says(in_step(function(asi) asi:add() end), "add(): expected 2 to 3 arguments")
+    end)
+
+    it("refuses success() twice, add() after success(), success() after add()", function()
+        says(in_step(function(asi) asi:success(); asi:success() end), "called twice")
+        says(in_step(function(asi) asi:success(); asi:add(function() end) end), "after success()")
+        says(in_step(function(asi) asi:add(function() end); asi:success() end), "after add()")
+        says(in_step(function(asi) asi:success(); asi:error("X") end), "after success()")
+        says(in_step(function(asi) pcall(asi.error, asi, "X"); asi:add(function() end) end), "after error()")
+    end)
+
+    it("refuses the handle of a finished step", function()
+        local kept
+        local root = fa.AsyncSteps(tool)
+        local errs = {}
+        root:add(function(asi) kept = asi end)
+        root:add(function(asi)
+            errs[1] = H.raises(function() kept:add(function() end) end)
+            errs[2] = H.raises(function() kept:success() end)
+            errs[3] = H.raises(function() kept:state() end)
+        end)
+        root:run()
+        for i = 1, 3 do says(errs[i], "has finished") end
+        says(H.raises(function() kept:success(1) end), "has finished")
+        says(H.raises(function() kept:wait_external() end), "has finished")
+        assert.is_false(kept:is_valid())
+        assert.are.equal("finished", kept:status())
+    end)
+
+    it("refuses calls only the step's own callback may make while it waits", function()
+        local errs = {}
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            asi:wait_external()
+            tool:immediate(function()
+                errs[1] = H.raises(function() asi:add(function() end) end)
+                errs[2] = H.raises(function() asi:set_timeout(5) end)
+                asi:success()
+                errs[3] = H.raises(function() asi:success() end)
+            end)
+        end)
+        root:run()
+        says(errs[1], "only the step's own callback")
+        says(errs[2], "only the step's own callback")
+        says(errs[3], "already completed")
+    end)
+
+    it("refuses root-only calls on steps and step-only calls on roots", function()
+        says(in_step(function(asi) asi:execute() end), "only a root")
+        says(in_step(function(asi) asi:cancel() end), "only a root")
+        local root = fa.AsyncSteps(tool)
+        says(H.raises(function() root:success() end), "success()")
+        says(H.raises(function() root:wait_external() end), "wait_external()")
+        says(H.raises(function() root:break_loop() end), "break_loop()")
+    end)
+
+    it("refuses execute() twice and add() to a running root", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            asi:wait_external()
+            tool:immediate(function() asi:success() end)
+        end)
+        root:execute()
+        says(H.raises(function() root:execute() end), "already running")
+        says(H.raises(function() root:add(function() end) end), "while it runs")
+        tool:run()
+    end)
+
+    it("refuses a parallel() handle once it started", function()
+        local par, err
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) par = asi:parallel(); par:add(function() end) end)
+        root:add(function(asi)
+            err = H.raises(function() par:add(function() end) end)
+        end)
+        root:run()
+        says(err, "through the handle of a finished step")
+    end)
+
+    it("refuses loop control outside a loop as InternalError", function()
+        local code, info
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:break_loop() end, function(asi, c)
+            code, info = c, asi:state().error_info
+            asi:success()
+        end)
+        root:run()
+        assert.are.equal("InternalError", code)
+        assert.truthy(info:find("breakLoop", 1, true))
+    end)
+
+    it("survives garbage of every kind without crashing", function()
+        local core = fa.core
+        local junk = { nil, true, 1, 1.5, "s", {}, function() end,
+            coroutine.create(function() end), io.stdout }
+        local names = { "add", "parallel", "error", "set_timeout", "set_cancel",
+            "wait_external", "loop", "repeat_loop", "break_loop", "continue_loop",
+            "execute", "cancel", "free", "state", "root_id", "is_valid", "status",
+            "binary", "success", "success_step", "tool_run", "tool_close",
+            "tool_immediate", "root_new", "timer_cancel" }
+        local n = 0
+        for _, name in ipairs(names) do
+            for i = 1, #junk + 1 do
+                for j = 1, #junk + 1 do
+                    local ok = pcall(core[name], junk[i], junk[j])
+                    assert.is_false(ok, name)
+                    n = n + 1
+                end
+            end
+        end
+        assert.is_true(n > 100)
+        -- a full userdata is never taken for a C address
+        assert.truthy(tostring(H.raises(fa.wrap, io.stdout)):find("C address", 1, true))
+        assert.truthy(tostring(H.raises(fa.Tool, { uv_loop = io.stdout })):find("C address", 1, true))
+        assert.truthy(tostring(H.raises(fa.wrap, nil)):find("NULL", 1, true))
+    end)
+end)
+
+describe("foreign FTN12 implementation", function()
+    local has, foreign = pcall(require, "foreign_as")
+
+    it("drives a foreign handle through fa.wrap()", function()
+        assert.is_true(has, "foreign_as test module (built by tests/run.sh)")
+        local loop = foreign.loop_new()
+        local root = fa.wrap(foreign.root_new(loop), true)
+        local log, errors = {}, {}
+        root:add(function(asi)
+            log[#log + 1] = "s1"
+            asi:state().x = 1
+            asi:add(function(a) a:success(2, "two", { 1, 2 }) end)
+        end)
+        root:add(function(asi, a, b, c)
+            log[#log + 1] = table.concat({ "s2", a, b, c[1], c[2], asi:state().x }, " ")
+            asi:error("MyError", "why")
+        end, function(asi, code)
+            log[#log + 1] = "eh " .. code
+            asi:success("recovered")
+        end)
+        root:add(function(asi, v) log[#log + 1] = "s3 " .. v end)
+        root:repeat_loop(2, function(asi, i) log[#log + 1] = "rep " .. i end)
+        root:execute(function(code) errors[#errors + 1] = code end)
+        foreign.run(loop)
+        assert.are.same({ "s1", "s2 2 two 1 2 1", "eh MyError", "s3 recovered",
+            "rep 1", "rep 2" }, log)
+        assert.are.same({}, errors)
+        root:add(function() error("boom") end)
+        root:execute(function(code, info) errors[#errors + 1] = code end)
+        foreign.run(loop)
+        assert.are.same({ "InternalError" }, errors)
+        root:free()
+        assert.are.equal(0, foreign.live_roots(loop))
+        foreign.loop_free(loop)
+    end)
+end)

@@ -1,0 +1,47 @@
+-- Shared by the specs: the module under test, traces compared whole with
+-- tests/expected/*.trace, and a guard that the module comes from the
+-- installed tree (FUTOIN_LUA_TREE, set by tests/run.sh), never the build.
+local fa = require "futoin_async"
+local assert = require "luassert"
+
+local H = { fa = fa }
+
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+H.expected_dir = os.getenv("FUTOIN_EXPECTED_DIR") or (here .. "../../../tests/expected/")
+
+local Trace = {}
+Trace.__index = Trace
+
+function Trace:__call(...)
+    local parts = table.pack(...)
+    for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+    self.lines[#self.lines + 1] = table.concat(parts, " ", 1, parts.n)
+end
+
+function Trace:expect(name)
+    local f = assert(io.open(H.expected_dir .. name .. ".trace", "rb"))
+    local want = {}
+    for line in f:lines() do want[#want + 1] = line end
+    f:close()
+    assert.are.same(want, self.lines)
+end
+
+function H.trace()
+    return setmetatable({ lines = {} }, Trace)
+end
+
+--- Run `fn` and return the error it raised (asserting that it raised).
+function H.raises(fn, ...)
+    local ok, e = pcall(fn, ...)
+    assert(not ok, "expected an error")
+    return e
+end
+
+--- Baseline of what the glue holds: registry refs and callback records.
+function H.settle()
+    collectgarbage()
+    collectgarbage()
+    return fa.refs()
+end
+
+return H

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Tests of the Lua binding, against the INSTALLED module:
+#
+#   bash bindings/lua/tests/run.sh              # rock: make, pack, install, busted
+#   bash bindings/lua/tests/run.sh --asan       # glue + runtime under ASan/UBSan
+#   bash bindings/lua/tests/run.sh --valgrind   # the suite under valgrind memcheck
+#
+# Default: `luarocks --lua-version=5.4 make` into a fresh tree A (a require
+# check from it), `luarocks pack` of that install into a binary .rock,
+# `luarocks install <file>.rock` into a fresh tree B, and busted (Debian's,
+# run by lua5.4) over tests/*_spec.lua with LUA_PATH/LUA_CPATH of tree B.
+# The last line is "lua: N passed, M failed" (or lua-asan / lua-valgrind).
+#
+# Environment: LUA_TEST_KEEP=1 keeps the temporary trees; LUA_SPECS limits
+# the spec files (e.g. "core_spec.lua spec_spec.lua").
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+lua_dir=$(dirname "$here")
+repo=$(cd "$lua_dir/../.." && pwd)
+mode=${1:-rock}
+export LC_ALL=C.UTF-8
+
+tmp=$(mktemp -d)
+cleanup() { [ -n "${LUA_TEST_KEEP:-}" ] || rm -rf "$tmp"; }
+trap cleanup EXIT
+
+fail_setup() { # message log
+  echo "lua tests: $1" >&2
+  [ -f "$2" ] && tail -40 "$2" >&2
+  echo "${label:-lua}: 0 passed, 1 failed"
+  exit 1
+}
+
+rocks() { luarocks --lua-version=5.4 "$@"; }
+
+# The test-only module over tests/foreign/foreign_as.c (a foreign FTN12
+# implementation for fa.wrap()).
+build_foreign() { # cflags...
+  mkdir -p "$tmp/cmod"
+  cc -std=c11 -O1 -shared -fPIC -D_POSIX_C_SOURCE=200809L "$@" \
+    -I "$repo/abi" -I "$repo/tests/foreign" $(pkg-config --cflags lua5.4) \
+    -o "$tmp/cmod/foreign_as.so" "$here/foreign_lua.c" "$repo/tests/foreign/foreign_as.c" \
+    >"$tmp/foreign.log" 2>&1 || fail_setup "building the foreign test module failed" "$tmp/foreign.log"
+}
+
+# busted over the specs with the module of tree $1; prints its summary and
+# sets passed/failed.
+run_busted() { # tree [wrapper...]
+  local tree=$1; shift
+  local specs=${LUA_SPECS:-$(cd "$here" && ls *_spec.lua)}
+  eval "$(rocks --tree "$tree" path)"
+  export LUA_PATH="$here/?.lua;$LUA_PATH" LUA_CPATH="$tmp/cmod/?.so;$LUA_CPATH"
+  export FUTOIN_LUA_TREE="$tree" FUTOIN_EXPECTED_DIR="$repo/tests/expected/"
+  (cd "$here" && "$@" lua5.4 /usr/bin/busted -o plainTerminal $specs) >"$tmp/busted.log" 2>&1
+  busted_rc=$?
+  local rc=$busted_rc
+  grep -vE '^[+-]*$' "$tmp/busted.log" | grep -vE '^==[0-9]+==' | tail -60
+  local sum
+  sum=$(grep -E '^[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors?' "$tmp/busted.log" | tail -1)
+  passed=$(awk '{print $1}' <<<"$sum")
+  failed=$(awk '{print $4 + $7}' <<<"$sum")
+  passed=${passed:-0}; failed=${failed:-0}
+  if [ $rc -ne 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+}
+
+case "$mode" in
+rock)
+  label=lua
+  (cd "$lua_dir" && rocks make --tree "$tmp/treeA") >"$tmp/make.log" 2>&1 \
+    || fail_setup "luarocks make failed" "$tmp/make.log"
+  (cd "$tmp" && rocks --tree "$tmp/treeA" pack futoin_async) >"$tmp/pack.log" 2>&1 \
+    || fail_setup "luarocks pack failed" "$tmp/pack.log"
+  rock=$(ls "$tmp"/futoin_async-*.rock 2>/dev/null | head -1)
+  [ -n "$rock" ] || fail_setup "no .rock was packed" "$tmp/pack.log"
+  rocks --tree "$tmp/treeB" install "$rock" >"$tmp/install.log" 2>&1 \
+    || fail_setup "luarocks install of the .rock failed" "$tmp/install.log"
+  # tree A (luarocks make): the module loads and runs a flow from there
+  make_ok=0
+  cat >"$tmp/make_check.lua" <<'EOF'
+local fa = require "futoin_async"
+local so = package.searchpath("futoin_async.core", package.cpath)
+assert(so:find(arg[1], 1, true) == 1, so)
+local r = fa.AsyncSteps(); r:add(function(asi) asi:success(6 * 7) end)
+assert(r:run() == 42)
+print("luarocks make tree: loads from " .. so)
+EOF
+  (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeA") \
+    && make_ok=1
+  build_foreign
+  run_busted "$tmp/treeB"
+  passed=$((passed + make_ok)); failed=$((failed + 1 - make_ok))
+  ;;
+--asan)
+  label=lua-asan
+  # runtime + glue with -fsanitize=address,undefined; lua5.4 itself is not
+  # instrumented, so the sanitizer runtimes are preloaded.
+  (cd "$lua_dir" && make BUILD="$tmp/build-asan" NINJA_JOBS=2 \
+     MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dc_args=-fno-sanitize-recover=all" \
+     && make BUILD="$tmp/build-asan" INST_LIBDIR="$tmp/treeS/lib/lua/5.4" \
+          INST_LUADIR="$tmp/treeS/share/lua/5.4" install) >"$tmp/make.log" 2>&1 \
+    || fail_setup "the sanitizer build failed" "$tmp/make.log"
+  build_foreign -fsanitize=address,undefined
+  libasan=$(gcc -print-file-name=libasan.so)
+  libubsan=$(gcc -print-file-name=libubsan.so)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
+  export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua spec_spec.lua coroutine_spec.lua luv_spec.lua leak_spec.lua"}
+  export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
+  run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
+  if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then
+    grep -E -A20 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log" | head -60
+    failed=$((failed + 1))
+  fi
+  ;;
+--valgrind)
+  label=lua-valgrind
+  (cd "$lua_dir" && make BUILD="$tmp/build-vg" NINJA_JOBS=2 MESON_ARGS="-Dbuildtype=debugoptimized" \
+     && make BUILD="$tmp/build-vg" INST_LIBDIR="$tmp/treeV/lib/lua/5.4" \
+          INST_LUADIR="$tmp/treeV/share/lua/5.4" install) >"$tmp/make.log" 2>&1 \
+    || fail_setup "the valgrind build failed" "$tmp/make.log"
+  build_foreign -g
+  export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-10000}
+  run_busted "$tmp/treeV" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+    --suppressions="$here/valgrind.supp"
+  # memcheck errors (leaks of our code included) make valgrind exit 99:
+  # one failure, whatever busted counted
+  if grep -qE '==[0-9]+== ' "$tmp/busted.log"; then
+    grep -E '==[0-9]+== ' "$tmp/busted.log" | head -60
+    [ "$busted_rc" = 99 ] && [ "$failed" = 1 ] && failed=0
+    failed=$((failed + 1))
+  fi
+  ;;
+*)
+  echo "usage: $0 [--asan|--valgrind]" >&2
+  exit 2
+  ;;
+esac
+
+echo "$label: $passed passed, $failed failed"
+[ "$failed" = 0 ]
