@@ -1,17 +1,18 @@
 /*
  * Internal interface of the Python binding's C support code.
  *
- * SWIG generates the module from bindings/python/futoin_python.i: the
- * Python types AsyncStepsBase and ToolBase (SWIG -builtin types over the C
- * structs below), their methods, argument unpacking and checks. The
- * methods' bodies call the functions declared here, which hold what SWIG
- * cannot generate: the trampolines that run Python callables as steps,
- * the GIL discipline of the loop thread, deferred releases and the
- * FutoInBinaryValue <-> Python conversion.
+ * SWIG generates the module _core from bindings/python/futoin_python.i
+ * (the interface shared by every binding plus a few private helpers). The
+ * types AsyncSteps and ToolBase over the C structs below are written by
+ * hand (py_types.c: why there); their methods unpack their arguments and
+ * call the functions declared here: the trampolines that run Python
+ * callables as steps, the GIL discipline of the loop thread, deferred
+ * releases and the FutoInBinaryValue <-> Python conversion.
  *
- * Files: py_gil.c (thread state, releases, KeyboardInterrupt/SystemExit
- * bookkeeping), py_values.c (conversion), py_steps.c (trampolines and the
- * AsyncSteps operations), py_tool.c (the Tool, its timers and signals).
+ * Files: py_types.c (the types), py_gil.c (thread state, releases,
+ * KeyboardInterrupt/SystemExit bookkeeping, misuse reports), py_values.c
+ * (conversion), py_steps.c (trampolines and the AsyncSteps operations),
+ * py_tool.c (the Tool, its timers and signals).
  *
  * Conventions: functions returning PyObject* return a new reference, or
  * NULL with a Python exception set. Everything runs with the GIL held
@@ -27,36 +28,78 @@
 #include <futoin/sys/wrap.h>
 #include <uv.h>
 
-/* ---- the C structs behind the SWIG types -------------------------------- */
+/* ---- the C structs behind the Python types ------------------------------ */
 
 enum { FPY_STEP = 0, FPY_ROOT = 1, FPY_BORROWED = 2 };
 
-/** Behind AsyncStepsBase: one FTN12 handle of any implementation. */
+/* What step code did through one step object (fpy_steps.did), so that a
+ * step that also returns a value can be told apart from one that does not. */
+enum {
+    FPY_DID_COMPLETE = 1u << 0, /* success()/error() */
+    FPY_DID_ADD = 1u << 1,      /* add()/parallel()/loop()/repeat()/sync() */
+    FPY_DID_WAIT = 1u << 2      /* wait_external() */
+};
+
+struct fpy_exec;
+
+/** AsyncSteps: one FTN12 handle of any implementation. */
 typedef struct fpy_steps
 {
+    PyObject_HEAD
     FutoInAsyncSteps* bsi;  /* NULL once closed */
-    FutoInAsyncSteps* root; /* our root handle (to cancel on Ctrl-C), or NULL */
     PyObject* tool_obj;     /* roots of our Tool: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
-    int kind;               /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
+    struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
+    PyObject* weakrefs;     /* weakref support */
+    unsigned long exec_gen; /* roots: counts execute() calls */
+    struct fpy_steps *next_root, *prev_root; /* roots of our Tool: its list */
+    unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
+    unsigned short did;     /* FPY_DID_* during the current callback */
 } fpy_steps;
 
-/** Behind ToolBase: one futoin_tool (one libuv loop). */
+/** ToolBase: one futoin_tool (one libuv loop). */
 typedef struct fpy_tool
 {
+    PyObject_HEAD
     futoin_tool* tool;
-    PyObject* flows;  /* executing roots, kept alive: {address of fpy_steps:
-                         (root,)}, a fresh 1-tuple per execute() */
-    PyObject* timers; /* int(address of a timer record) -> callable */
-    uv_poll_t* sig;   /* watches Python's signal wakeup fd, or NULL */
+    PyObject* flows;   /* executing roots, kept alive: {address of fpy_steps:
+                          (root,)}, a fresh 1-tuple per execute() */
+    PyObject* timers;  /* int(address of a timer record) -> callable */
+    PyObject* failure; /* first unhandled error of a root executed without
+                          an unhandled callback, for run() to raise */
+    uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
+    uv_prepare_t* prep; /* releases the GIL before the loop polls */
+    PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
+    int passing;       /* run_nowait() is on the stack */
+    int closing;       /* close() drops the executing roots */
+    int owned;         /* the tool owns its loop (not attached) */
+    fpy_steps* roots;  /* every live root made on this tool (borrowed) */
+    struct fpy_tool* next_live; /* the live tools, for fpy_tool_find() */
+    /* driven from asyncio (py_asyncio.c) */
+    PyObject* aloop;   /* the asyncio loop, or NULL */
+    PyObject* apump;   /* the callable it calls for a pass */
+    PyObject* atimer;  /* its TimerHandle for libuv's next timer, or NULL */
+    int afd;           /* libuv's backend fd it watches, or -1 */
+    int ascheduled;    /* a pass is queued with call_soon */
 } fpy_tool;
 
-/* ---- provided by the SWIG module (futoin_python.i) ---------------------- */
+/* ---- py_types.c: the two types ------------------------------------------ */
 
-/** A new object of `type` (AsyncStepsBase or a subclass) owning `s`. */
-PyObject* fpy_obj_new(PyTypeObject* type, fpy_steps* s);
-/** The fpy_steps behind an object made by fpy_obj_new. */
-fpy_steps* fpy_obj_steps(PyObject* o);
+extern PyTypeObject fpy_steps_type;
+extern PyTypeObject fpy_tool_type;
+/** _core._extend(type, attrs): the Python layer's methods. */
+PyObject* fpy_extend(PyObject* type, PyObject* attrs);
+/** Add the types to module `m` (from the SWIG module's init). */
+int fpy_types_init(PyObject* m);
+/** A new object of `type` (AsyncSteps or a subclass), all fields 0. */
+fpy_steps* fpy_steps_alloc(PyTypeObject* type);
+/** The fpy_steps behind `o`, or NULL (no exception set). */
+static inline fpy_steps* fpy_obj_steps(PyObject* o)
+{
+    return PyObject_TypeCheck(o, &fpy_steps_type) ? (fpy_steps*)o : NULL;
+}
+/** Raise InvalidStateError(msg) (the Python layer's class). */
+PyObject* fpy_invalid_state(const char* fmt, ...);
 
 /* ---- py_gil.c ----------------------------------------------------------- */
 
@@ -66,9 +109,42 @@ typedef struct fpy_gil
     PyGILState_STATE st;
 } fpy_gil;
 
+/* Something to release once the GIL is held: free_fn(p), or Py_DECREF(p)
+ * when free_fn is NULL. */
+typedef struct fpy_pending
+{
+    void (*free_fn)(void*);
+    void* p;
+} fpy_pending;
+
+/* Per thread (so no locks): the loop thread's saved thread state, releases
+ * waiting for the GIL, what run() must re-raise, the step whose own
+ * callback runs now, and the misuse reports of the call being checked. */
+typedef struct fpy_tls
+{
+    PyThreadState* ts; /* set while run() has the GIL released */
+    int in_run;
+    int held;          /* run(): a callback took the GIL and kept it */
+    fpy_pending* pend; /* releases waiting for the GIL */
+    size_t n, cap;
+    PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
+    FutoInAsyncSteps* cur;  /* the handle whose own callback runs now */
+    int expect;             /* > 0: a checked call is on the stack */
+    int misused;            /* a misuse was reported during it */
+    char* misuse;           /* ... with this text (malloc'd) */
+    PyObject* awaiter;      /* `await root` runs a pass of its flow now */
+} fpy_tls;
+
+/* initial-exec: a plain %fs-relative access instead of a __tls_get_addr
+ * call on every use (the struct is small; glibc reserves static TLS for
+ * modules loaded later). */
+extern _Thread_local fpy_tls fpy_T __attribute__((tls_model("initial-exec")));
+
 /** Take the GIL in a trampoline (see py_gil.c for the three cases). */
 void fpy_gil_enter(fpy_gil* g);
 void fpy_gil_leave(fpy_gil* g);
+/** Before the loop polls (a uv_prepare_t): release a GIL kept by callbacks. */
+void fpy_loop_prepare(void);
 /** run(): release the GIL for the blocking call; 0, or -1 if nested. */
 int fpy_run_begin(void);
 void fpy_run_end(void);
@@ -89,6 +165,24 @@ int fpy_is_fatal(void);
 /** Is Tool.run() on this thread's stack? */
 int fpy_in_run(void);
 
+/** The misuse callback of every Tool made by Python: inside a checked call
+ * the report is kept for the call site to raise; otherwise it is printed
+ * as the library does by default. Any thread, no GIL needed. */
+void fpy_misuse_cb(void* data, const char* code, const char* message);
+
+/* Checked calls: fpy_check_begin(); <call into the library>;
+ * if (fpy_check_end() < 0) -> InvalidStateError is set. */
+static inline void fpy_check_begin(void)
+{
+    ++fpy_T.expect;
+}
+int fpy_check_report(void);
+static inline int fpy_check_end(void)
+{
+    --fpy_T.expect;
+    return fpy_T.misused ? fpy_check_report() : 0;
+}
+
 /* ---- py_values.c -------------------------------------------------------- */
 
 /** Python -> FutoInBinaryValue (the value owns what it points to). */
@@ -107,32 +201,43 @@ PyObject* fpy_roundtrip(PyObject* o);
 
 /* ---- py_steps.c --------------------------------------------------------- */
 
-/** Types registered by the Python layer (AsyncSteps, State, FutoInError). */
-int fpy_set_types(PyTypeObject* base, PyObject* steps_cls,
-                  PyObject* state_cls, PyObject* error_cls);
+/** The Python layer's classes and hooks, from _core._set_types(). */
+int fpy_set_types(PyObject* state_cls, PyObject* hooks);
+/** A hook of the Python layer (borrowed), or NULL before _set_types(). */
+PyObject* fpy_hook(const char* name);
 
-fpy_steps* fpy_steps_new_root(PyObject* tool_obj, fpy_tool* tool);
-void fpy_steps_destroy(fpy_steps* s);
-PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, PyObject* owned,
+/** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
+int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
+/** Free the FTN12 root of `s` now (cancelling its flow); `s` is closed. */
+void fpy_steps_free_root(fpy_steps* s);
+void fpy_steps_clear(fpy_steps* s);
+PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
                          PyObject* tool);
 
-PyObject* fpy_add(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* eh);
+/* The operations behind AsyncSteps' methods (arguments already
+ * unpacked by py_types.c; NULL = not given). */
+PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh);
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh);
+PyObject* fpy_await(fpy_steps* s, PyObject* awaitable);
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
-PyObject* fpy_success_step(fpy_steps* s, PyObject* self, PyObject* const* v,
-                           Py_ssize_t n);
+PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info);
 PyObject* fpy_set_timeout(fpy_steps* s, PyObject* ms);
 PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn);
 PyObject* fpy_wait_external(fpy_steps* s);
-PyObject* fpy_loop(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* label);
-PyObject* fpy_repeat(fpy_steps* s, PyObject* self, PyObject* count,
-                     PyObject* fn, PyObject* label);
-PyObject* fpy_break(fpy_steps* s, PyObject* label);
-PyObject* fpy_continue(fpy_steps* s, PyObject* label);
-PyObject* fpy_sync(fpy_steps* s, PyObject* self, PyObject* obj, PyObject* fn,
-                   PyObject* eh);
-PyObject* fpy_execute(fpy_steps* s, PyObject* self, PyObject* fn);
+PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label);
+PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
+                     PyObject* label);
+PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
+PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
+PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
+/** execute(); the outcome goes into the asyncio future `fut`, whose done
+ * callback `cb` is removed first. */
+int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
+/** execute(); the outcome goes to `await root`'s awaiter (py_asyncio.c). */
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter);
+/** Complete the waiting step `bsi` with a done asyncio future's outcome. */
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 PyObject* fpy_cancel(fpy_steps* s);
 PyObject* fpy_new_instance(fpy_steps* s);
 PyObject* fpy_free(fpy_steps* s);
@@ -146,19 +251,50 @@ PyObject* fpy_binary(fpy_steps* s);
 PyObject* fpy_is_ours(fpy_steps* s);
 PyObject* fpy_tool_ptr_of(fpy_steps* s);
 PyObject* fpy_tool_of(fpy_steps* s);
+PyObject* fpy_is_executing(fpy_steps* s);
+PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
+
+/* ---- py_asyncio.c ------------------------------------------------------- */
+
+int fpy_tool_drive_with(fpy_tool* t, PyObject* loop);
+void fpy_tool_undrive(fpy_tool* t);
+int fpy_tool_kick(fpy_tool* t);
+PyObject* fpy_tool_apump(fpy_tool* t);
+PyObject* fpy_promise(fpy_steps* s);
+int fpy_future_settle(PyObject* fut, PyObject* cb, PyObject* exc, PyObject* value);
+/** `await root`: the object am_await returns. */
+PyObject* fpy_awaiter_new(fpy_steps* s);
+/** The flow's outcome to its awaiter. */
+int fpy_awaiter_settle(PyObject* awaiter, PyObject* exc, PyObject* value);
+/** From an await_() step of a flow that `await root` drives: the awaiter
+ * waits for `fut` on the step's behalf (1), or declines (0). */
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 
-fpy_tool* fpy_tool_new(unsigned long long uv_loop);
-void fpy_tool_destroy(fpy_tool* t);
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
+/** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
+fpy_tool* fpy_tool_find(futoin_tool* ft);
+void fpy_tool_unlist(fpy_tool* t);
+/** Cancel every root the tool keeps alive while it executes (Ctrl-C). */
+void fpy_tool_cancel_executing(fpy_tool* t);
+/** Free the loop (close()/dealloc); roots still alive keep it (EBUSY). */
+int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */
 void fpy_tool_idle(fpy_tool* t);
 /** Stop keeping root `s` alive, from the next loop pass on. */
 void fpy_tool_root_done(fpy_steps* s);
+/** An unhandled error of a root executed without a callback: kept for
+ * run() to raise (the first one), and the loop stops if run() drives it. */
+void fpy_tool_fail(fpy_tool* t, PyObject* exc);
 PyObject* fpy_tool_drive(fpy_tool* t);
 PyObject* fpy_tool_pass(fpy_tool* t);
+/** A pass of what is queued only, without polling (owned loops). */
+PyObject* fpy_tool_pass_ready(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
+/** Call fn() on the loop thread; from any thread. */
+PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
 #endif

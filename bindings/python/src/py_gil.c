@@ -4,8 +4,13 @@
  *
  * GIL. Tool.run() releases the GIL with PyEval_SaveThread() and keeps the
  * thread state in a thread-local (T.ts). A trampoline on that thread
- * restores exactly that state and saves it again when it returns: one
- * thread state per loop thread (a fresh PyGILState per callback costs ~8x).
+ * restores exactly that state: one thread state per loop thread (a fresh
+ * PyGILState per callback costs ~8x). It does not save it again when it
+ * returns: the GIL stays with the loop thread (T.held) across a burst of
+ * callbacks, and a prepare handle of the tool's loop, which libuv runs
+ * right before it polls (the only place the loop blocks), releases it
+ * (fpy_loop_prepare). Other threads still get the GIL while Python code
+ * runs (the interpreter's switch interval) and whenever the loop waits.
  * Callbacks reached while Python already holds the GIL on this thread
  * (cancel handlers run from asi.cancel(), release hooks run from
  * root.free(), run_nowait() from asyncio) call straight through; any other
@@ -20,26 +25,12 @@
  */
 #include "futoin_py.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Something to release once the GIL is held: free_fn(p), or Py_DECREF(p)
- * when free_fn is NULL. */
-typedef struct fpy_pending
-{
-    void (*free_fn)(void*);
-    void* p;
-} fpy_pending;
-
-typedef struct fpy_tls
-{
-    PyThreadState* ts; /* set while run() has the GIL released */
-    int in_run;
-    fpy_pending* pend; /* releases waiting for the GIL */
-    size_t n, cap;
-    PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
-} fpy_tls;
-
-static _Thread_local fpy_tls T;
+_Thread_local fpy_tls fpy_T __attribute__((tls_model("initial-exec")));
+#define T fpy_T
 
 void fpy_drain(void)
 {
@@ -61,6 +52,11 @@ size_t fpy_pending_releases(void)
 void fpy_release(void (*free_fn)(void*), void* p)
 {
     if (!p) {
+        return;
+    }
+    if (T.held) {
+        /* run()'s loop thread between callbacks: the GIL is ours */
+        free_fn ? free_fn(p) : Py_DECREF((PyObject*)p);
         return;
     }
     if (T.ts) {
@@ -95,8 +91,16 @@ void fpy_release_obj(PyObject* o)
 
 void fpy_gil_enter(fpy_gil* g)
 {
-    PyThreadState* ts = T.ts;
+    PyThreadState* ts;
     g->st = PyGILState_UNLOCKED;
+    if (T.held) {
+        g->how = 3; /* still ours since the previous callback */
+        if (T.n) {
+            fpy_drain();
+        }
+        return;
+    }
+    ts = T.ts;
     if (ts) {
         T.ts = NULL;
         PyEval_RestoreThread(ts);
@@ -115,9 +119,20 @@ void fpy_gil_enter(fpy_gil* g)
 void fpy_gil_leave(fpy_gil* g)
 {
     if (g->how == 1) {
-        T.ts = PyEval_SaveThread();
+        /* Keep the GIL for the next callback: a burst of steps would
+         * otherwise hand it over and take it back for every step. It is
+         * released before the loop can block (fpy_loop_prepare). */
+        T.held = 1;
     } else if (g->how == 2) {
         PyGILState_Release(g->st);
+    }
+}
+
+void fpy_loop_prepare(void)
+{
+    if (T.held) {
+        T.held = 0;
+        T.ts = PyEval_SaveThread();
     }
 }
 
@@ -128,6 +143,7 @@ int fpy_run_begin(void)
         return -1;
     }
     T.in_run = 1;
+    T.held = 0;
     T.ts = PyEval_SaveThread();
     return 0;
 }
@@ -137,7 +153,11 @@ void fpy_run_end(void)
     PyThreadState* ts = T.ts;
     T.ts = NULL;
     T.in_run = 0;
-    PyEval_RestoreThread(ts);
+    if (T.held) {
+        T.held = 0; /* the last callback kept it */
+    } else {
+        PyEval_RestoreThread(ts);
+    }
     fpy_drain();
 }
 
@@ -175,5 +195,28 @@ int fpy_raise_fatal(void)
     }
     PyErr_Restore(T.fatal_t, T.fatal_v, T.fatal_tb);
     T.fatal_t = T.fatal_v = T.fatal_tb = NULL;
+    return -1;
+}
+
+/* ---- misuse reported by the library ------------------------------------- */
+
+void fpy_misuse_cb(void* data, const char* code, const char* message)
+{
+    (void)data;
+    if (T.expect > 0) {
+        if (!T.misused) { /* the first report says what went wrong */
+            free(T.misuse);
+            T.misuse = strdup(message ? message : code);
+            T.misused = 1;
+        }
+        return;
+    }
+    fprintf(stderr, "futoin: %s: %s\n", code, message);
+}
+
+int fpy_check_report(void)
+{
+    T.misused = 0;
+    fpy_invalid_state("%s", T.misuse ? T.misuse : "API misuse");
     return -1;
 }

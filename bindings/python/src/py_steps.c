@@ -1,7 +1,7 @@
 /*
  * AsyncSteps for Python: the trampolines that run Python callables as
  * steps, error, cancel and loop callbacks, and the operations behind the
- * SWIG-generated methods of AsyncStepsBase (bindings/python/futoin_python.i).
+ * methods of AsyncSteps (the type itself is in py_types.c).
  *
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
@@ -10,35 +10,139 @@
  * the trampolines keep one spare object (as_cache) and reuse it whenever
  * the step did not keep a reference to its `asi`.
  *
- * "error() raises": asi.error() calls handle_error, then raises a
- * FutoInError marked as handled, which the trampoline swallows. Any other
+ * "error() raises": asi.error() calls handle_error, then raises the error's
+ * exception marked as handled, which the trampoline swallows; break_loop()
+ * and continue_loop() raise a private BaseException the same way. Any other
  * exception becomes InternalError with its text in error_info and the
  * exception itself as last_exception. KeyboardInterrupt and SystemExit
  * cancel the root and are re-raised from run() (py_gil.c keeps them).
+ *
+ * Misuse is raised at the call site: calls that only a step's own callback
+ * may make are checked against the handle whose callback runs now
+ * (fpy_T.cur), root-only and step-only calls against the object's kind,
+ * other threads against the tool's loop thread, and whatever the library
+ * still reports through a Tool's misuse callback during a call
+ * (fpy_check_begin/end) becomes InvalidStateError.
  */
 #include "futoin_py.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A callable (and its error handler) handed to C; released exactly once by
- * the runtime's release hook. The hook may run without the GIL; the record
- * is then freed by the next GIL holder (py_gil.c), so pymalloc serves it. */
+/* A step callable with its error handler, handed to C as one record;
+ * released exactly once by the runtime's release hook. The hook may run
+ * without the GIL; the record is then freed by the next GIL holder
+ * (py_gil.c), so pymalloc serves it. A callable without an error handler
+ * (most steps, loop bodies, cancel handlers) is handed over as itself: one
+ * allocation less per step. */
 typedef struct fpy_rec
 {
     PyObject* fn;
     PyObject* eh;
-    FutoInAsyncSteps* root; /* our root handle or NULL: to cancel on Ctrl-C */
-    fpy_steps* owner;       /* execute(): the root kept alive by its tool */
 } fpy_rec;
 
-static PyTypeObject* base_type;  /* SWIG's AsyncStepsBase */
-static PyTypeObject* step_type;  /* the Python layer's AsyncSteps */
+enum { EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER };
+
+/* One execute() of a root: its last step, its unhandled-error callback and
+ * the check for a cancelled flow share it (refs). It settles exactly once:
+ * with the last step's values, an unhandled error, or as cancelled. */
+typedef struct fpy_exec
+{
+    int refs;
+    int settled;
+    PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
+    PyObject* on_result;  /* on_result(exc, value), or NULL */
+    int mode;             /* what on_result is: EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER */
+    PyObject* fut_cb;     /* EXEC_FUTURE: the future's done callback */
+    fpy_steps* owner;     /* the root object (borrowed; NULL once it died) */
+    futoin_tool* ftool;   /* our tool of the root, or NULL (foreign) */
+    FutoInAsyncSteps* root;
+} fpy_exec;
+
+#define step_type (&fpy_steps_type)
+static PyObject* hooks_dict;     /* all hooks, by name */
 static PyObject* state_type;     /* State(dict) */
-static PyObject* error_type;     /* FutoInError */
+static PyObject* make_error;     /* make_error(code, info) -> FutoInError */
+static PyObject* flow_error;     /* flow_error(code, info, last) -> exception */
+static PyObject* cancelled_type; /* CancelledError */
+static PyObject* loopctl_type;   /* the private break/continue exception */
+static PyObject* await_step;     /* await_step(asi, awaitable) */
+static PyObject* invalid_state;  /* InvalidStateError */
+static PyObject* future_type;    /* asyncio.Future */
 static PyObject* as_cache;       /* one spare step object */
 
-static fpy_rec* rec_new(PyObject* fn, PyObject* eh, FutoInAsyncSteps* root)
+static PyObject* hook(PyObject* hooks, const char* name)
+{
+    PyObject* o = PyDict_GetItemString(hooks, name);
+    if (!o) {
+        PyErr_Format(PyExc_KeyError, "_set_types(): hook %s is missing", name);
+        return NULL;
+    }
+    return Py_NewRef(o);
+}
+
+int fpy_set_types(PyObject* state_cls, PyObject* hooks)
+{
+    if (!PyDict_Check(hooks)) {
+        PyErr_SetString(PyExc_TypeError, "_set_types(state_cls, hooks: dict)");
+        return -1;
+    }
+    PyObject* me = hook(hooks, "make_error");
+    PyObject* fe = hook(hooks, "flow_error");
+    PyObject* ct = hook(hooks, "CancelledError");
+    PyObject* lc = hook(hooks, "LoopControl");
+    PyObject* aw = hook(hooks, "await_step");
+    PyObject* is = hook(hooks, "InvalidStateError");
+    PyObject* ft = hook(hooks, "Future");
+    if (!me || !fe || !ct || !lc || !aw || !is || !ft) {
+        Py_XDECREF(ft);
+        Py_XDECREF(me);
+        Py_XDECREF(fe);
+        Py_XDECREF(ct);
+        Py_XDECREF(lc);
+        Py_XDECREF(aw);
+        Py_XDECREF(is);
+        return -1;
+    }
+    Py_XSETREF(hooks_dict, Py_NewRef(hooks));
+    Py_XSETREF(state_type, Py_NewRef(state_cls));
+    Py_XSETREF(make_error, me);
+    Py_XSETREF(flow_error, fe);
+    Py_XSETREF(cancelled_type, ct);
+    Py_XSETREF(loopctl_type, lc);
+    Py_XSETREF(await_step, aw);
+    Py_XSETREF(invalid_state, is);
+    Py_XSETREF(future_type, ft);
+    return 0;
+}
+
+PyObject* fpy_hook(const char* name)
+{
+    PyObject* o = hooks_dict ? PyDict_GetItemString(hooks_dict, name) : NULL;
+    if (!o) {
+        PyErr_Format(PyExc_RuntimeError, "futoin_async is not initialised (%s)", name);
+    }
+    return o;
+}
+
+PyObject* fpy_invalid_state(const char* fmt, ...)
+{
+    va_list ap;
+    PyObject* msg;
+    va_start(ap, fmt);
+    msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (msg) {
+        PyErr_SetObject(invalid_state ? invalid_state : PyExc_RuntimeError, msg);
+        Py_DECREF(msg);
+    }
+    return NULL;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static fpy_rec* rec_new(PyObject* fn, PyObject* eh)
 {
     fpy_rec* r = PyMem_Malloc(sizeof(*r));
     if (!r) {
@@ -49,8 +153,6 @@ static fpy_rec* rec_new(PyObject* fn, PyObject* eh, FutoInAsyncSteps* root)
     Py_XINCREF(eh);
     r->fn = fn;
     r->eh = eh;
-    r->root = root;
-    r->owner = NULL;
     return r;
 }
 
@@ -62,126 +164,129 @@ static void rec_free(void* data)
     PyMem_Free(r);
 }
 
-/* The runtime's release hook: runs once per record, on the loop thread. */
+/* The runtime's release hooks: run once per record or callable, on the
+ * loop thread. */
 static void rec_release(void* data)
 {
     fpy_release(rec_free, data);
 }
 
-int fpy_set_types(PyTypeObject* base, PyObject* steps_cls,
-                  PyObject* state_cls, PyObject* error_cls)
+static void obj_release(void* data)
 {
-    if (!PyType_Check(steps_cls)
-        || !PyType_IsSubtype((PyTypeObject*)steps_cls, base)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_set_types(steps_cls, state_cls, error_cls): "
-                        "steps_cls must derive from AsyncStepsBase");
-        return -1;
-    }
-    base_type = base;
-    Py_XSETREF(step_type, (PyTypeObject*)Py_NewRef(steps_cls));
-    Py_XSETREF(state_type, Py_NewRef(state_cls));
-    Py_XSETREF(error_type, Py_NewRef(error_cls));
-    Py_CLEAR(as_cache);
-    return 0;
+    fpy_release_obj(data);
 }
 
-static fpy_steps* steps_alloc(void)
-{
-    fpy_steps* s = PyMem_Calloc(1, sizeof(*s));
-    if (!s) {
-        PyErr_NoMemory();
-    }
-    return s;
-}
+/* ---- step objects ------------------------------------------------------- */
 
-/* An object of `type` for handle `bsi`; steals nothing. */
-static PyObject* obj_for(PyTypeObject* type, FutoInAsyncSteps* bsi,
-                         FutoInAsyncSteps* root, int kind)
+/* An object of `type` for handle `bsi`. */
+static PyObject* obj_for(PyTypeObject* type, FutoInAsyncSteps* bsi, int kind)
 {
-    fpy_steps* s = steps_alloc();
-    PyObject* o;
+    fpy_steps* s = fpy_steps_alloc(type ? type : &fpy_steps_type);
     if (!s) {
         return NULL;
     }
     s->bsi = bsi;
-    s->root = root;
-    s->kind = kind;
-    o = fpy_obj_new(type, s);
-    if (!o) {
-        PyMem_Free(s);
-    }
-    return o;
+    s->kind = (unsigned short)kind;
+    return (PyObject*)s;
 }
 
-static PyObject* as_new(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+static PyObject* as_new(FutoInAsyncSteps* bsi)
 {
-    PyObject* o = as_cache;
-    fpy_steps* s;
-    if (!o) {
-        return obj_for(step_type ? step_type : base_type, bsi, root, FPY_STEP);
+    fpy_steps* s = (fpy_steps*)as_cache;
+    if (!s) {
+        return obj_for(step_type, bsi, FPY_STEP);
     }
     as_cache = NULL;
-    s = fpy_obj_steps(o);
     s->bsi = bsi;
-    s->root = root;
-    return o;
+    s->did = 0;
+    return (PyObject*)s;
 }
 
 static void as_done(PyObject* o)
 {
     if (Py_REFCNT(o) == 1 && !as_cache && Py_TYPE(o) == step_type) {
-        fpy_obj_steps(o)->bsi = NULL; /* a cached object refers to nothing */
+        ((fpy_steps*)o)->bsi = NULL; /* a cached object refers to nothing */
         as_cache = o;
         return;
     }
     Py_DECREF(o);
 }
 
-fpy_steps* fpy_steps_new_root(PyObject* tool_obj, fpy_tool* tool)
+int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
 {
-    fpy_steps* s = steps_alloc();
-    if (!s) {
-        return NULL;
+    fpy_tool* tool = (fpy_tool*)tool_obj;
+    if (!tool->tool) {
+        fpy_invalid_state("the Tool is closed");
+        return -1;
+    }
+    if (!futoin_tool_is_same_thread(tool->tool)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "AsyncSteps(tool): a root is made on its tool's loop thread");
+        return -1;
     }
     s->bsi = futoin_root_new(tool->tool);
     if (!s->bsi) {
-        PyMem_Free(s);
         PyErr_NoMemory();
-        return NULL;
+        return -1;
     }
-    s->root = s->bsi;
     s->kind = FPY_ROOT;
     s->tool_obj = Py_NewRef(tool_obj);
     s->tool = tool;
-    return s;
+    s->next_root = tool->roots; /* close() frees the tool's roots */
+    if (tool->roots) {
+        tool->roots->prev_root = s;
+    }
+    tool->roots = s;
+    return 0;
 }
 
-void fpy_steps_destroy(fpy_steps* s)
+static void unlist_root(fpy_steps* s)
 {
-    if (!s) {
-        return;
+    fpy_tool* t = s->tool;
+    if (!t || (!s->prev_root && t->roots != s)) {
+        return; /* not listed */
     }
-    if (s->kind == FPY_ROOT && s->bsi) {
-        FutoInAsyncSteps* b = s->bsi;
-        s->bsi = NULL;
-        b->api->free(b);
+    if (s->prev_root) {
+        s->prev_root->next_root = s->next_root;
+    } else {
+        t->roots = s->next_root;
     }
-    Py_CLEAR(s->tool_obj);
-    PyMem_Free(s);
+    if (s->next_root) {
+        s->next_root->prev_root = s->prev_root;
+    }
+    s->next_root = s->prev_root = NULL;
 }
 
-/* AsyncStepsBase._wrap(cls, address, owned, tool) */
-PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, PyObject* owned,
+void fpy_steps_free_root(fpy_steps* s)
+{
+    FutoInAsyncSteps* b = s->bsi;
+    unlist_root(s);
+    if (s->exec) {
+        s->exec->owner = NULL;
+        s->exec = NULL;
+    }
+    if (s->kind == FPY_ROOT && b) {
+        s->bsi = NULL;
+        b->api->free(b); /* may run Python code (releases) */
+    }
+}
+
+/* Dealloc: free an owned root (which releases what it still holds). */
+void fpy_steps_clear(fpy_steps* s)
+{
+    fpy_steps_free_root(s);
+    Py_CLEAR(s->tool_obj);
+}
+
+/* AsyncSteps._wrap(cls, address, owned, tool) */
+PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
                          PyObject* tool)
 {
     FutoInAsyncSteps* b;
     PyObject* o;
     fpy_steps* s;
-    int own;
-    if (!PyType_Check(cls) || !base_type
-        || !PyType_IsSubtype((PyTypeObject*)cls, base_type)) {
-        PyErr_SetString(PyExc_TypeError, "_wrap(): cls must derive from AsyncStepsBase");
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &fpy_steps_type)) {
+        PyErr_SetString(PyExc_TypeError, "wrap(): cls must derive from AsyncSteps");
         return NULL;
     }
     b = PyLong_AsVoidPtr(address);
@@ -195,18 +300,11 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, PyObject* owned,
         PyErr_SetString(PyExc_ValueError, "wrap(): handle without a table");
         return NULL;
     }
-    own = owned ? PyObject_IsTrue(owned) : 0;
-    if (own < 0) {
-        return NULL;
-    }
-    o = obj_for((PyTypeObject*)cls, b, NULL, own ? FPY_ROOT : FPY_BORROWED);
+    o = obj_for((PyTypeObject*)cls, b, own ? FPY_ROOT : FPY_BORROWED);
     if (!o) {
         return NULL;
     }
-    s = fpy_obj_steps(o);
-    if (own && futoin_wrap_is_ours(b)) {
-        s->root = b;
-    }
+    s = (fpy_steps*)o;
     if (tool && tool != Py_None) {
         s->tool_obj = Py_NewRef(tool);
         s->tool = NULL; /* a wrapped root is not kept alive by execute() */
@@ -216,30 +314,49 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, PyObject* owned,
 
 /* ---- exceptions from Python code ---------------------------------------- */
 
-/* KeyboardInterrupt / SystemExit: keep it for run(), cancel the root, and
- * stop the loop if our run() is driving it (never a loop run by others). */
-static void on_fatal(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+/* KeyboardInterrupt / SystemExit: keep it for run(), cancel the executing
+ * roots of the tool (what Ctrl-C in run() does too), and stop the loop if
+ * our run() is driving it (never a loop run by others). */
+static void on_fatal(FutoInAsyncSteps* bsi)
 {
     futoin_tool* tool = futoin_async_tool(bsi);
+    fpy_tool* t = fpy_tool_find(tool);
     fpy_store_fatal();
-    if (root) {
-        root->api->cancel(root);
+    if (t) {
+        fpy_tool_cancel_executing(t);
     }
     if (tool && fpy_in_run()) {
         uv_stop(futoin_tool_uv_loop(tool));
     }
 }
 
-/* A Python exception escaped a step, loop body or error handler. */
-static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
+/* A str without NUL as UTF-8 (borrowed from `o`), or NULL. */
+static const char* c_str(PyObject* o)
+{
+    Py_ssize_t n;
+    const char* c = PyUnicode_AsUTF8AndSize(o, &n);
+    if (c && strlen(c) != (size_t)n) {
+        return NULL;
+    }
+    return c;
+}
+
+/* A Python exception escaped a step, loop body or error handler: the flow
+ * gets its code (FutoInError) or InternalError, and the exception object
+ * as last_exception. */
+static void on_exception(FutoInAsyncSteps* bsi)
 {
     PyObject *t, *v, *tb, *code = NULL, *info = NULL, *s = NULL;
     FutoInBinaryValue ex;
-    const char* ccode;
+    const char* ccode = FUTOIN_ERR_INTERNAL_ERROR;
     const char* cinfo = NULL;
 
     if (fpy_is_fatal()) {
-        on_fatal(bsi, root);
+        on_fatal(bsi);
+        return;
+    }
+    if (loopctl_type && PyErr_ExceptionMatches(loopctl_type)) {
+        PyErr_Clear(); /* break_loop()/continue_loop(): the runtime knows */
         return;
     }
     PyErr_Fetch(&t, &v, &tb);
@@ -247,7 +364,7 @@ static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
     if (tb && v) {
         PyException_SetTraceback(v, tb);
     }
-    if (v && error_type && PyObject_IsInstance(v, error_type) == 1) {
+    if (v && PyObject_HasAttrString(v, "_handled")) {
         PyObject* h = PyObject_GetAttrString(v, "_handled");
         int handled = h && PyObject_IsTrue(h) == 1;
         Py_XDECREF(h);
@@ -258,13 +375,16 @@ static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
         code = PyObject_GetAttrString(v, "code");
         info = PyObject_GetAttrString(v, "info");
         PyErr_Clear();
-        ccode = code && PyUnicode_Check(code) ? PyUnicode_AsUTF8(code)
-                                               : FUTOIN_ERR_INTERNAL_ERROR;
+        if (code && PyUnicode_Check(code)) {
+            const char* c = c_str(code);
+            if (c && *c) {
+                ccode = c;
+            }
+        }
         if (info && PyUnicode_Check(info)) {
             cinfo = PyUnicode_AsUTF8(info);
         }
     } else {
-        ccode = FUTOIN_ERR_INTERNAL_ERROR;
         s = v ? PyObject_Str(v) : NULL;
         if (s) {
             cinfo = PyUnicode_AsUTF8(s);
@@ -278,7 +398,7 @@ static void on_exception(FutoInAsyncSteps* bsi, FutoInAsyncSteps* root)
         fpy_set_custom(&ex, v);
         futoin_wrap_set_last_exception(bsi, &ex);
     }
-    bsi->api->handle_error(bsi, ccode ? ccode : FUTOIN_ERR_INTERNAL_ERROR, cinfo);
+    bsi->api->handle_error(bsi, ccode, cinfo);
 out:
     PyErr_Clear();
     Py_XDECREF(code);
@@ -291,35 +411,96 @@ out:
 
 /* Exceptions where no flow can take them (cancel handlers, unhandled-error
  * callbacks): fatal ones are kept for run(), others printed. */
-static void on_callback_exception(FutoInAsyncSteps* bsi, fpy_rec* r)
+static void on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn)
 {
     if (fpy_is_fatal()) {
-        on_fatal(bsi, r->root);
+        on_fatal(bsi);
     } else {
-        PyErr_WriteUnraisable(r->fn);
+        PyErr_WriteUnraisable(fn);
     }
+}
+
+/* ---- a step's return value ---------------------------------------------- */
+
+static int is_awaitable(PyObject* o)
+{
+    PyTypeObject* t = Py_TYPE(o);
+    return PyCoro_CheckExact(o)
+           || (t->tp_as_async && t->tp_as_async->am_await);
+}
+
+/* A step (or error handler, or loop body) returned `res`, not None: it is
+ * the step's result, as if it had called asi.success(res) last (a tuple:
+ * several values); an awaitable is awaited as by asi.await_(). An
+ * AsyncSteps object is what add() and its kin return for chaining, never
+ * a value: it is ignored. A step that
+ * also completed, waited or added steps itself is an error: the value
+ * would otherwise be lost. */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw);
+
+static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
+{
+    fpy_steps* s = (fpy_steps*)a;
+    PyTypeObject* t = Py_TYPE(res);
+    PyObject* const* items = &res;
+    Py_ssize_t n = 1;
+    FutoInArgs fa;
+    if (t != &PyLong_Type && t != &PyFloat_Type && t != &PyUnicode_Type) {
+        /* not one of the common results: the checks */
+        if (PyObject_TypeCheck(res, &fpy_steps_type)) {
+            return; /* `lambda asi: asi.add(...)`: the chaining result */
+        }
+        if (is_awaitable(res)) {
+            await_in_step(bsi, a, res);
+            return;
+        }
+        if (t == &PyTuple_Type) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
+    }
+    if (s->did) {
+        const char* what = (s->did & FPY_DID_COMPLETE) ? "success()/error()"
+                           : (s->did & FPY_DID_WAIT)   ? "wait_external()"
+                                                       : "add()";
+        PyErr_Format(PyExc_TypeError,
+                     "a step returned %.60R after it called %s: return a "
+                     "value only instead of completing the step otherwise",
+                     res, what);
+        on_exception(bsi);
+        return;
+    }
+    if (fpy_args_from(items, n, &fa) < 0) {
+        on_exception(bsi);
+        return;
+    }
+    bsi->api->success(bsi, &fa);
+    fpy_args_reset(&fa);
 }
 
 /* ---- trampolines -------------------------------------------------------- */
 
 /* What follows `asi` in the call; built after the GIL is taken. */
-enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX };
+enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
 
 static void sync_error_state(FutoInAsyncSteps* bsi);
 
 /* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
- * (in_flow: its exceptions go to the flow) or a cancel handler. */
-static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
-                      int in_flow, int kind, const FutoInArgs* args,
-                      const char* code, size_t index)
+ * (in_flow: its exceptions and return value go to the flow) or a cancel
+ * handler. */
+static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
+                      int kind, const FutoInArgs* args, const char* code,
+                      size_t index, PyObject* extra)
 {
     fpy_gil g;
     PyObject* stack[5];
     PyObject *a, *res;
+    FutoInAsyncSteps* prev;
     size_t n = 1, i;
 
     fpy_gil_enter(&g);
-    a = as_new(bsi, r->root);
+    prev = fpy_T.cur;
+    a = as_new(bsi);
     if (!a) {
         goto fail;
     }
@@ -347,17 +528,25 @@ static void call_step(FutoInAsyncSteps* bsi, fpy_rec* r, PyObject* fn,
         }
         ++n;
         break;
+    case EXTRA_AWAIT: /* await_step(asi, awaitable) */
+        stack[n++] = Py_NewRef(extra);
+        break;
     default:
         break;
     }
+    fpy_T.cur = bsi;
     res = PyObject_Vectorcall(fn, stack, n, NULL);
     if (res) {
+        if (res != Py_None && in_flow) {
+            on_return(bsi, a, res);
+        }
         Py_DECREF(res);
     } else if (in_flow) {
-        on_exception(bsi, r->root);
+        on_exception(bsi);
     } else {
-        on_callback_exception(bsi, r);
+        on_callback_exception(bsi, fn);
     }
+    fpy_T.cur = prev;
     for (i = 1; i < n; ++i) {
         Py_DECREF(stack[i]);
     }
@@ -379,36 +568,217 @@ fail:
     fpy_gil_leave(&g);
 }
 
+/* A step with an error handler (data: fpy_rec). */
 static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1,
+    call_step(bsi, r->fn, 1,
               (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
-              NULL, 0);
+              NULL, 0, NULL);
+}
+
+/* A step without one (data: the callable). */
+static void tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    call_step(bsi, data, 1,
+              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
+              NULL, 0, NULL);
 }
 
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fpy_rec* r = data;
-    call_step(bsi, r, r->eh, 1, EXTRA_CODE, NULL, code, 0);
+    call_step(bsi, r->eh, 1, EXTRA_CODE, NULL, code, 0, NULL);
 }
 
+/* await_(awaitable). Its asyncio future (an awaitable that is not one is
+ * made a Task by the Python layer's future_of()) completes the step at once
+ * if it is done already; a flow that `await root` drives hands it to that
+ * awaiter, which yields it to the awaiting Task (py_asyncio.c); otherwise
+ * the Python layer's await_step(asi, future) waits for it with a done
+ * callback. */
+static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
+{
+    static PyObject *s_done, *s_exception, *s_result;
+    PyObject *d, *exc, *res;
+    FutoInArgs fa;
+    int rc = 0;
+    if (!future_type || !PyObject_TypeCheck(aw, (PyTypeObject*)future_type)) {
+        return 0;
+    }
+    if (!s_done && (!(s_done = PyUnicode_InternFromString("done"))
+                    || !(s_exception = PyUnicode_InternFromString("exception"))
+                    || !(s_result = PyUnicode_InternFromString("result")))) {
+        PyErr_Clear();
+        return 0;
+    }
+    d = PyObject_CallMethodNoArgs(aw, s_done);
+    if (d != Py_True) {
+        Py_XDECREF(d);
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(d);
+    exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
+    if (!exc) {
+        PyErr_Clear();
+        return 0; /* cancelled: the Python layer says what that means */
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        return -1; /* raised in the step */
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(aw, s_result);
+    if (!res) {
+        return -1;
+    }
+    if (res != Py_None) {
+        PyObject* const* items = &res;
+        Py_ssize_t n = 1;
+        if (PyTuple_CheckExact(res)) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
+        if (fpy_args_from(items, n, &fa) < 0) {
+            rc = -1;
+        } else {
+            bsi->api->success(bsi, &fa);
+            fpy_args_reset(&fa);
+        }
+    }
+    Py_DECREF(res);
+    return rc < 0 ? -1 : 1;
+}
+
+/* The asyncio future of an awaitable (new reference), or NULL (raised). */
+static PyObject* future_of(PyObject* aw)
+{
+    PyObject* fn;
+    if (future_type && PyObject_TypeCheck(aw, (PyTypeObject*)future_type)) {
+        return Py_NewRef(aw);
+    }
+    fn = fpy_hook("future_of");
+    return fn ? PyObject_CallOneArg(fn, aw) : NULL;
+}
+
+/* A step returned an awaitable (an `async def` step): as await_(), from
+ * inside the step's own callback (`a` is its asi). */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
+{
+    PyObject* fut = future_of(aw);
+    int rc = -1;
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+        if (rc == 0) {
+            PyObject* r = PyObject_CallFunctionObjArgs(await_step, a, fut, NULL);
+            rc = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(fut);
+    }
+    if (rc < 0) {
+        on_exception(bsi);
+    }
+}
+
+/* await_() (data: the awaitable). */
+static void tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_gil g;
+    PyObject* fut;
+    int rc = -1;
+    fpy_gil_enter(&g);
+    fut = future_of(data);
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+    }
+    if (rc < 0) {
+        on_exception(bsi);
+    }
+    fpy_gil_leave(&g);
+    if (rc == 0) {
+        call_step(bsi, await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, fut);
+    }
+    if (fut) {
+        fpy_gil_enter(&g);
+        Py_DECREF(fut);
+        fpy_gil_leave(&g);
+    }
+}
+
+/* The awaiter completes the step it took: with the future's outcome. */
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    /* the step may have ended meanwhile (a lost race): quiet either way */
+    fpy_check_begin();
+    step_complete_with(bsi, fut);
+    --fpy_T.expect;
+    fpy_T.misused = 0;
+}
+
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    static PyObject *s_exception, *s_result;
+    PyObject *exc, *res;
+    FutoInArgs fa;
+    if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
+                         || !(s_result = PyUnicode_InternFromString("result")))) {
+        return;
+    }
+    exc = PyObject_CallMethodNoArgs(fut, s_exception);
+    if (!exc) {
+        on_exception(bsi); /* cancelled: CancelledError fails the step */
+        return;
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        on_exception(bsi);
+        return;
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(fut, s_result);
+    if (!res) {
+        on_exception(bsi);
+        return;
+    }
+    if (res == Py_None) {
+        futoin_wrap_try_success(bsi, NULL);
+    } else if (fpy_args_from(PyTuple_CheckExact(res) ? &PyTuple_GET_ITEM(res, 0) : &res,
+                             PyTuple_CheckExact(res) ? PyTuple_GET_SIZE(res) : 1,
+                             &fa) < 0) {
+        on_exception(bsi);
+    } else {
+        futoin_wrap_try_success(bsi, &fa);
+        fpy_args_reset(&fa);
+    }
+    Py_DECREF(res);
+}
+
+/* Cancel handlers, loop and repeat bodies (data: the callable). */
 static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 0, EXTRA_NONE, NULL, NULL, 0);
+    call_step(bsi, data, 0, EXTRA_NONE, NULL, NULL, 0, NULL);
 }
 
 static void tr_loop(FutoInAsyncSteps* bsi, void* data)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1, EXTRA_NONE, NULL, NULL, 0);
+    call_step(bsi, data, 1, EXTRA_NONE, NULL, NULL, 0, NULL);
 }
 
 static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r, r->fn, 1, EXTRA_INDEX, NULL, NULL, i);
+    call_step(bsi, data, 1, EXTRA_INDEX, NULL, NULL, i, NULL);
 }
 
 /* error_info of the last error (str), or None. */
@@ -416,7 +786,7 @@ static PyObject* error_info_of(FutoInAsyncSteps* bsi)
 {
     const char* info = futoin_wrap_error_info(bsi);
     if (info) {
-        return PyUnicode_FromString(info);
+        return PyUnicode_DecodeUTF8(info, (Py_ssize_t)strlen(info), "replace");
     }
     Py_RETURN_NONE;
 }
@@ -436,44 +806,180 @@ static PyObject* last_exception_of(FutoInAsyncSteps* bsi)
     Py_RETURN_NONE;
 }
 
-/* execute()'s unhandled-error callback: fn(code, error_info, last_exception)
- * when one was given. No flow can take an exception raised there: it is
- * printed. The root has finished: its tool stops keeping it alive. */
-static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
+/* ---- one execution of a root -------------------------------------------- */
+
+static void exec_unref(fpy_exec* e)
 {
-    fpy_rec* r = data;
-    fpy_gil g;
-    PyObject *res = NULL, *ei, *le;
-    fpy_gil_enter(&g);
-    if (r->fn) {
-        ei = error_info_of(bsi);
-        le = last_exception_of(bsi);
-        if (ei && le) {
-            res = PyObject_CallFunction(r->fn, "sOO", code ? code : "", ei, le);
+    if (--e->refs > 0) {
+        return;
+    }
+    Py_XDECREF(e->unhandled);
+    Py_XDECREF(e->on_result);
+    Py_XDECREF(e->fut_cb);
+    PyMem_Free(e);
+}
+
+/* The flow is over: `exc` (an exception, or NULL) or `value`. GIL held. */
+static void exec_settle(fpy_exec* e, PyObject* exc, PyObject* value)
+{
+    PyObject* res;
+    if (e->settled) {
+        return;
+    }
+    e->settled = 1;
+    if (e->owner) {
+        fpy_steps* s = e->owner;
+        if (s->exec == e) {
+            s->exec = NULL;
         }
-        Py_XDECREF(ei);
-        Py_XDECREF(le);
+        fpy_tool_root_done(s);
+    }
+    if (e->on_result && e->mode == EXEC_FUTURE) {
+        if (fpy_future_settle(e->on_result, e->fut_cb, exc, value) < 0) {
+            on_callback_exception(e->root, e->on_result);
+        }
+    } else if (e->on_result && e->mode == EXEC_AWAITER) {
+        if (fpy_awaiter_settle(e->on_result, exc, value) < 0) {
+            on_callback_exception(e->root, e->on_result);
+        }
+    } else if (e->on_result) {
+        res = PyObject_CallFunctionObjArgs(e->on_result, exc ? exc : Py_None,
+                                           value ? value : Py_None, NULL);
         if (res) {
             Py_DECREF(res);
         } else {
-            on_callback_exception(bsi, r);
+            on_callback_exception(e->root, e->on_result);
         }
     }
-    if (r->owner) {
-        fpy_tool_root_done(r->owner);
+    /* delivered: the record lives on until the root lets go of it, its
+     * target need not (an awaiter refers to the root: no cycle) */
+    Py_CLEAR(e->on_result);
+    Py_CLEAR(e->fut_cb);
+}
+
+/* The last step execute() adds: the flow succeeded with `args`. */
+static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_exec* e = data;
+    fpy_gil g;
+    PyObject* v[4];
+    PyObject* value = NULL;
+    int n = 0;
+    fpy_gil_enter(&g);
+    if (e->on_result) {
+        for (; args && n < 4 && args->args[n].type; ++n) {
+            if (!(v[n] = futoin_py_from_binval(&args->args[n]))) {
+                break;
+            }
+        }
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+        }
+        if (n == 1) {
+            value = v[0];
+        } else if (n > 1) {
+            value = PyTuple_New(n);
+            for (int i = 0; i < n; ++i) {
+                if (value) {
+                    PyTuple_SET_ITEM(value, i, v[i]);
+                } else {
+                    Py_DECREF(v[i]);
+                }
+            }
+        }
     }
+    exec_settle(e, NULL, value);
+    Py_XDECREF(value);
     fpy_gil_leave(&g);
 }
 
-/* The last step execute() adds to a root of ours: the root has finished. */
-static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+/* execute()'s unhandled-error callback. The user's callback gets
+ * (code, error_info, last_exception); run()/await get the exception; with
+ * neither, the root's Tool raises it from run(). Never silent. */
+static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
+    fpy_exec* e = data;
     fpy_gil g;
-    (void)bsi;
-    (void)args;
+    PyObject *res = NULL, *ei, *le, *exc = NULL;
     fpy_gil_enter(&g);
-    fpy_tool_root_done(data);
+    ei = error_info_of(bsi);
+    le = last_exception_of(bsi);
+    if (!ei || !le) {
+        PyErr_Clear();
+    } else if (e->unhandled) {
+        res = PyObject_CallFunction(e->unhandled, "sOO", code ? code : "", ei, le);
+        if (res) {
+            Py_DECREF(res);
+        } else {
+            on_callback_exception(bsi, e->unhandled);
+        }
+    } else {
+        exc = PyObject_CallFunction(flow_error, "sOO", code ? code : "", ei, le);
+        if (!exc) {
+            PyErr_WriteUnraisable(flow_error);
+        } else if (!e->on_result) {
+            if (e->owner && e->owner->tool) {
+                fpy_tool_fail(e->owner->tool, exc);
+            } else {
+                /* nobody to raise it to: sys.unraisablehook prints it */
+                PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+                PyErr_WriteUnraisable(NULL);
+            }
+        }
+    }
+    Py_XDECREF(ei);
+    Py_XDECREF(le);
+    exec_settle(e, exc, NULL);
+    Py_XDECREF(exc);
     fpy_gil_leave(&g);
+}
+
+/* Neither the last step nor the unhandled callback settled the execution
+ * when the runtime let go of its data: the flow was cancelled (or its root
+ * freed). Decided one loop pass later, after a pending unhandled error. */
+static void exec_check(void* data)
+{
+    fpy_exec* e = data;
+    fpy_gil g;
+    fpy_gil_enter(&g);
+    if (!e->settled) {
+        PyObject* exc = PyObject_CallFunction(cancelled_type, "s", "the flow was cancelled");
+        if (!exc) {
+            PyErr_Clear();
+        }
+        exec_settle(e, exc, NULL);
+        Py_XDECREF(exc);
+    }
+    exec_unref(e);
+    fpy_gil_leave(&g);
+}
+
+static void exec_drop(void* data)
+{
+    fpy_exec* e = data;
+    if (!e->settled) {
+        fpy_tool* t = fpy_tool_find(e->ftool);
+        int closing = t && t->closing; /* its immediates would be dropped */
+        FutoInHandle h = {0, 0, 0};
+        if (e->ftool && !closing) {
+            h = futoin_tool_immediate(e->ftool, exec_check, e);
+            if (futoin_tool_is_valid(e->ftool, &h)
+                || !futoin_tool_is_same_thread(e->ftool)) {
+                return; /* exec_check() drops this reference */
+            }
+        }
+        if (closing || e->refs == 1) {
+            ++e->refs;
+            exec_check(e); /* the last reference, or the tool closes: now */
+            return;
+        }
+    }
+    exec_unref(e);
+}
+
+static void exec_release(void* data)
+{
+    fpy_release(exec_drop, data);
 }
 
 /* ---- state and error state ---------------------------------------------- */
@@ -521,15 +1027,72 @@ static void sync_error_state(FutoInAsyncSteps* bsi)
     PyErr_Clear();
 }
 
-/* ---- operations behind AsyncStepsBase's methods ------------------------- */
+/* ---- checks at the call site -------------------------------------------- */
 
 static int live(fpy_steps* s)
 {
-    if (!s || !s->bsi) {
-        PyErr_SetString(PyExc_RuntimeError, "AsyncSteps handle is closed");
+    if (!s->bsi) {
+        fpy_invalid_state("the AsyncSteps handle is closed (its step finished "
+                          "or its root was freed)");
         return 0;
     }
     return 1;
+}
+
+/* The loop thread of the handle's tool? (foreign: its own answer) */
+static int same_thread(fpy_steps* s)
+{
+    if (s->tool && s->tool->tool) {
+        return futoin_tool_is_same_thread(s->tool->tool);
+    }
+    return s->bsi->api->is_same_thread(s->bsi);
+}
+
+static int not_other_thread(fpy_steps* s, const char* what)
+{
+    if (!same_thread(s)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s from another thread: only success(), error() and "
+                     "a root's cancel() may be called off the loop thread",
+                     what);
+        return 0;
+    }
+    return 1;
+}
+
+/* Calls that only a step's own callback (or a root before it executes, or
+ * a parallel() handle) may make. */
+static int in_own_step(fpy_steps* s, const char* what, int root_ok)
+{
+    if (!live(s)) {
+        return 0;
+    }
+    if (s->bsi == fpy_T.cur) {
+        return 1; /* its own callback runs on this thread now */
+    }
+    if (!not_other_thread(s, what)) {
+        return 0;
+    }
+    switch (s->kind) {
+    case FPY_ROOT:
+        if (!root_ok) {
+            fpy_invalid_state("%s is for a step's own handle inside its "
+                              "callback, not a root", what);
+            return 0;
+        }
+        if (s->exec) {
+            fpy_invalid_state("%s on a root while it executes: add to the "
+                              "running step's own handle instead", what);
+            return 0;
+        }
+        return 1;
+    case FPY_STEP:
+        fpy_invalid_state("%s outside the step's own callback (the step "
+                          "finished, waits, or runs sub-steps)", what);
+        return 0;
+    default: /* parallel() handles and wrapped handles: the library checks */
+        return 1;
+    }
 }
 
 static PyObject* none_to_null(PyObject* o)
@@ -540,7 +1103,28 @@ static PyObject* none_to_null(PyObject* o)
 static int check_callables(const char* what, PyObject* fn, PyObject* eh)
 {
     if ((fn && !PyCallable_Check(fn)) || (eh && !PyCallable_Check(eh))) {
-        PyErr_Format(PyExc_TypeError, "%s: callable expected", what);
+        PyErr_Format(PyExc_TypeError, "%s: callable expected, got %.80s", what,
+                     Py_TYPE((fn && !PyCallable_Check(fn)) ? fn : eh)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* A str argument without NUL (its UTF-8 is borrowed from `o`). */
+static int str_arg(PyObject* o, const char* what, const char** out)
+{
+    Py_ssize_t n;
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be str, not %.80s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!*out) {
+        return -1;
+    }
+    if (strlen(*out) != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "%s must not contain NUL characters", what);
         return -1;
     }
     return 0;
@@ -552,103 +1136,191 @@ static int label_arg(PyObject* o, const char** out)
     if (!o || o == Py_None) {
         return 0;
     }
-    if (!PyUnicode_Check(o)) {
-        PyErr_SetString(PyExc_TypeError, "label must be str or None");
-        return -1;
-    }
-    *out = PyUnicode_AsUTF8(o);
-    return *out ? 0 : -1;
+    return str_arg(o, "label", out);
 }
 
-PyObject* fpy_add(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* eh)
+/* ---- operations behind AsyncSteps' methods ------------------------- */
+
+PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
 {
     fpy_rec* r;
-    if (!live(s)) {
-        return NULL;
-    }
     eh = none_to_null(eh);
-    if (check_callables("add(step, onerror=None)", fn, eh) < 0) {
+    if (!in_own_step(s, "add()", 1)
+        || check_callables("add(step, onerror=None)", fn, eh) < 0) {
         return NULL;
     }
-    r = rec_new(fn, eh, s->root);
-    if (!r) {
+    if (!eh) {
+        fpy_check_begin();
+        futoin_wrap_add(s->bsi, Py_NewRef(fn), tr_fn, NULL, obj_release);
+    } else {
+        if (!(r = rec_new(fn, eh))) {
+            return NULL;
+        }
+        fpy_check_begin();
+        futoin_wrap_add(s->bsi, r, tr_step, tr_error, rec_release);
+    }
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    futoin_wrap_add(s->bsi, r, tr_step, eh ? tr_error : NULL, rec_release);
-    return Py_NewRef(self);
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
+}
+
+PyObject* fpy_await(fpy_steps* s, PyObject* awaitable)
+{
+    if (!in_own_step(s, "await_()", 1)) {
+        return NULL;
+    }
+    fpy_check_begin();
+    futoin_wrap_add(s->bsi, Py_NewRef(awaitable), tr_await, NULL, obj_release);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
 {
     fpy_rec* r = NULL;
     FutoInAsyncSteps* p;
-    if (!live(s)) {
+    PyObject* o;
+    eh = none_to_null(eh);
+    if (!in_own_step(s, "parallel()", 1)
+        || check_callables("parallel(onerror=None)", NULL, eh) < 0) {
         return NULL;
     }
-    eh = none_to_null(eh);
-    if (eh) {
-        if (check_callables("parallel(onerror=None)", NULL, eh) < 0) {
-            return NULL;
-        }
-        r = rec_new(NULL, eh, s->root);
-        if (!r) {
-            return NULL;
-        }
+    if (eh && !(r = rec_new(NULL, eh))) {
+        return NULL;
     }
+    fpy_check_begin();
     p = futoin_wrap_parallel(s->bsi, r, r ? tr_error : NULL,
                              r ? rec_release : NULL);
-    if (!p) {
-        PyErr_SetString(PyExc_RuntimeError, "parallel() refused");
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    return obj_for(step_type ? step_type : base_type, p, s->root, FPY_STEP);
+    if (!p) {
+        return fpy_invalid_state("parallel() was refused");
+    }
+    s->did |= FPY_DID_ADD;
+    o = obj_for(step_type, p, FPY_BORROWED);
+    return o;
+}
+
+/* Completing a step from outside its own callback: a waiting step, from a
+ * timer, another flow or another thread. True if this call completed it,
+ * False if the step had already ended (its timeout, a cancel, an error
+ * unwinding past it) - a lost race, not an error. */
+static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
+                                   PyObject* code, PyObject* info)
+{
+    const char* ccode = NULL;
+    const char* cinfo = NULL;
+    int rc;
+    if (s->kind == FPY_ROOT) {
+        if (fa) {
+            fpy_args_reset(fa);
+        }
+        return fpy_invalid_state("%s is for a step's own handle, not a root",
+                                 code ? "error()" : "success()");
+    }
+    if (code) {
+        if (str_arg(code, "error(): code", &ccode) < 0
+            || (info && info != Py_None && str_arg(info, "error(): info", &cinfo) < 0)) {
+            return NULL;
+        }
+    }
+    /* The library decides at once, from any thread (a claim on the step):
+     * 1 taken, 0 the step had already ended (a lost race, dropped
+     * quietly), < 0 misuse (reported; raised here). From another thread
+     * the completion is posted to the loop thread. */
+    fpy_check_begin();
+    if (code) {
+        rc = futoin_wrap_try_error(s->bsi, ccode, cinfo);
+    } else {
+        rc = futoin_wrap_try_success(s->bsi, fa);
+    }
+    if (fa) {
+        fpy_args_reset(fa); /* no-op after a move */
+    }
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    if (rc < 0) {
+        return fpy_invalid_state("%s refused: the step is not waiting",
+                                 code ? "error()" : "success()");
+    }
+    s->did |= FPY_DID_COMPLETE;
+    return PyBool_FromLong(rc > 0);
 }
 
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
-    if (!live(s)) {
+    if (!s->bsi) {
+        live(s);
         return NULL;
     }
-    if (n == 0) {
-        s->bsi->api->success(s->bsi, NULL);
-        Py_RETURN_NONE;
-    }
-    if (fpy_args_from(v, n, &fa) < 0) {
+    if (n > 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "success() takes at most 4 values (FTN12), %zd given", n);
         return NULL;
     }
-    s->bsi->api->success(s->bsi, &fa);
-    fpy_args_reset(&fa); /* no-op after a move; frees if refused */
+    if (n && fpy_args_from(v, n, &fa) < 0) {
+        return NULL;
+    }
+    if (s->bsi != fpy_T.cur) {
+        return complete_external(s, n ? &fa : NULL, NULL, NULL);
+    }
+    fpy_check_begin();
+    s->bsi->api->success(s->bsi, n ? &fa : NULL);
+    if (n) {
+        fpy_args_reset(&fa); /* no-op after a move; frees if refused */
+    }
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_COMPLETE;
     Py_RETURN_NONE;
 }
 
-PyObject* fpy_success_step(fpy_steps* s, PyObject* self, PyObject* const* v,
-                           Py_ssize_t n)
+PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
-    if (!live(s)) {
+    if (!in_own_step(s, "success_step()", 1)) {
+        return NULL;
+    }
+    if (n > 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "success_step() takes at most 4 values (FTN12), %zd given", n);
         return NULL;
     }
     if (fpy_args_from(v, n, &fa) < 0) {
         return NULL;
     }
+    fpy_check_begin();
     futoin_wrap_success_step(s->bsi, &fa);
     fpy_args_reset(&fa);
-    return Py_NewRef(self);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
-/* A FutoInError(code, info) marked as handled: the trampoline that catches
- * it does not report it again. */
+/* The error's exception marked as handled: the trampoline that catches it
+ * does not report it again. */
 static PyObject* handled_error(PyObject* code, PyObject* info)
 {
-    PyObject* exc = PyObject_CallFunctionObjArgs(error_type, code, info, NULL);
+    PyObject* exc = PyObject_CallFunctionObjArgs(make_error, code, info, NULL);
     if (exc && PyObject_SetAttrString(exc, "_handled", Py_True) < 0) {
         Py_CLEAR(exc);
     }
     return exc;
 }
 
-/* error(code, info=None): handle_error, then raise FutoInError. */
+/* error(code, info=None): handle_error, then raise the error's exception.
+ * Completing a waiting step from elsewhere returns True/False instead. */
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
 {
     const char* ccode;
@@ -661,32 +1333,29 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
     if (!info) {
         info = Py_None;
     }
-    if (!PyUnicode_Check(code)) {
-        PyErr_SetString(PyExc_TypeError, "error(code: str, info=None)");
+    if (s->bsi != fpy_T.cur) {
+        return complete_external(s, NULL, code, info);
+    }
+    if (str_arg(code, "error(): code", &ccode) < 0) {
         return NULL;
     }
-    ccode = PyUnicode_AsUTF8(code);
-    if (!ccode) {
+    if (info != Py_None && str_arg(info, "error(): info", &cinfo) < 0) {
         return NULL;
-    }
-    if (info != Py_None) {
-        if (!PyUnicode_Check(info)) {
-            PyErr_SetString(PyExc_TypeError, "error(): info must be str or None");
-            return NULL;
-        }
-        cinfo = PyUnicode_AsUTF8(info);
-        if (!cinfo) {
-            return NULL;
-        }
     }
     exc = handled_error(code, info);
     if (!exc) {
         return NULL;
     }
+    fpy_check_begin();
     fpy_set_custom(&ex, exc);
     futoin_wrap_set_last_exception(s->bsi, &ex);
     s->bsi->api->handle_error(s->bsi, ccode, cinfo);
-    PyErr_SetObject(error_type, exc);
+    if (fpy_check_end() < 0) {
+        Py_DECREF(exc);
+        return NULL;
+    }
+    s->did |= FPY_DID_COMPLETE;
+    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;
 }
@@ -694,216 +1363,356 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
 PyObject* fpy_set_timeout(fpy_steps* s, PyObject* arg)
 {
     unsigned long ms;
-    if (!live(s)) {
+    if (!in_own_step(s, "set_timeout()", 0)) {
         return NULL;
     }
     if (PyFloat_Check(arg)) {
         double d = PyFloat_AsDouble(arg);
-        ms = d < 0 ? 0 : (d > (double)UINT32_MAX ? UINT32_MAX : (unsigned long)d);
-    } else {
-        ms = PyLong_AsUnsignedLong(arg);
-        if (PyErr_Occurred()) {
+        if (d != d) {
+            PyErr_SetString(PyExc_ValueError, "set_timeout(): NaN");
             return NULL;
         }
+        ms = d < 0 ? 0 : (d > (double)UINT32_MAX ? UINT32_MAX : (unsigned long)d);
+    } else if (PyLong_Check(arg)) {
+        ms = PyLong_AsUnsignedLong(arg);
+        if (PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError,
+                            "set_timeout(timeout_ms): a non-negative number of "
+                            "milliseconds");
+            return NULL;
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "set_timeout(timeout_ms): int or float milliseconds, not %.80s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
     }
+    fpy_check_begin();
     s->bsi->api->setTimeout(s->bsi, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
 PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn)
 {
-    fpy_rec* r;
-    if (!live(s) || check_callables("set_cancel(handler)", fn, NULL) < 0) {
+    if (!in_own_step(s, "set_cancel()", 0)
+        || check_callables("set_cancel(handler)", fn, NULL) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
+    fpy_check_begin();
+    futoin_wrap_set_cancel(s->bsi, Py_NewRef(fn), tr_cancel, obj_release);
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    futoin_wrap_set_cancel(s->bsi, r, tr_cancel, rec_release);
     Py_RETURN_NONE;
 }
 
 PyObject* fpy_wait_external(fpy_steps* s)
 {
-    if (!live(s)) {
+    if (!in_own_step(s, "wait_external()", 0)) {
         return NULL;
     }
+    fpy_check_begin();
     s->bsi->api->waitExternal(s->bsi);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_WAIT;
     Py_RETURN_NONE;
 }
 
-PyObject* fpy_loop(fpy_steps* s, PyObject* self, PyObject* fn, PyObject* label)
+PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label)
 {
     const char* l;
-    fpy_rec* r;
-    if (!live(s) || check_callables("loop(body, label=None)", fn, NULL) < 0
+    if (!in_own_step(s, "loop()", 1)
+        || check_callables("loop(body, label=None)", fn, NULL) < 0
         || label_arg(label, &l) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
+    fpy_check_begin();
+    futoin_wrap_loop(s->bsi, Py_NewRef(fn), tr_loop, l, obj_release);
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    futoin_wrap_loop(s->bsi, r, tr_loop, l, rec_release);
-    return Py_NewRef(self);
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
-PyObject* fpy_repeat(fpy_steps* s, PyObject* self, PyObject* count,
-                     PyObject* fn, PyObject* label)
+PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
+                     PyObject* label)
 {
     const char* l;
     size_t c;
-    fpy_rec* r;
-    if (!live(s)
+    if (!in_own_step(s, "repeat()", 1)
         || check_callables("repeat(count, body, label=None)", fn, NULL) < 0) {
+        return NULL;
+    }
+    if (!PyLong_Check(count)) {
+        PyErr_Format(PyExc_TypeError, "repeat(count, ...): int expected, not %.80s",
+                     Py_TYPE(count)->tp_name);
         return NULL;
     }
     c = PyLong_AsSize_t(count);
     if (c == (size_t)-1 && PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "repeat(count, ...): count must be >= 0");
         return NULL;
     }
     if (label_arg(label, &l) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
+    fpy_check_begin();
+    futoin_wrap_repeat(s->bsi, Py_NewRef(fn), c, tr_repeat, l, obj_release);
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    futoin_wrap_repeat(s->bsi, r, c, tr_repeat, l, rec_release);
-    return Py_NewRef(self);
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
 /* break_loop()/continue_loop() leave the calling Python code as the JS
- * reference's break()/continue() do: the runtime is told first, then a
- * handled FutoInError ("LoopBreak"/"LoopCont") unwinds to the trampoline,
- * which drops it. */
-static PyObject* raise_handled(const char* code)
+ * reference's break()/continue() do: the runtime is told first, then the
+ * private LoopControl (a BaseException, so `except Exception` does not
+ * catch it) unwinds to the trampoline, which drops it. */
+PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue)
 {
-    PyObject* c = PyUnicode_FromString(code);
-    PyObject* exc = c ? handled_error(c, Py_None) : NULL;
-    Py_XDECREF(c);
-    if (exc) {
-        PyErr_SetObject(error_type, exc);
-        Py_DECREF(exc);
+    const char* what = is_continue ? "continue_loop()" : "break_loop()";
+    const char* l;
+    if (!live(s)) {
+        return NULL;
     }
+    if (s->bsi != fpy_T.cur) {
+        if (!not_other_thread(s, what)) {
+            return NULL;
+        }
+        return fpy_invalid_state("%s outside a loop body's own callback", what);
+    }
+    if (label_arg(label, &l) < 0) {
+        return NULL;
+    }
+    fpy_check_begin();
+    if (is_continue) {
+        s->bsi->api->continueLoop(s->bsi, l);
+    } else {
+        s->bsi->api->breakLoop(s->bsi, l);
+    }
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_COMPLETE;
+    PyErr_SetNone(loopctl_type);
     return NULL;
 }
 
-PyObject* fpy_break(fpy_steps* s, PyObject* label)
-{
-    const char* l;
-    if (!live(s) || label_arg(label, &l) < 0) {
-        return NULL;
-    }
-    s->bsi->api->breakLoop(s->bsi, l);
-    return raise_handled("LoopBreak");
-}
-
-PyObject* fpy_continue(fpy_steps* s, PyObject* label)
-{
-    const char* l;
-    if (!live(s) || label_arg(label, &l) < 0) {
-        return NULL;
-    }
-    s->bsi->api->continueLoop(s->bsi, l);
-    return raise_handled("LoopCont");
-}
-
-PyObject* fpy_sync(fpy_steps* s, PyObject* self, PyObject* obj, PyObject* fn,
-                   PyObject* eh)
+PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
 {
     FutoInSync* so;
     PyObject* p;
     fpy_rec* r;
-    if (!live(s)) {
-        return NULL;
-    }
     eh = none_to_null(eh);
-    if (check_callables("sync(obj, step, onerror=None)", fn, eh) < 0) {
+    if (!in_own_step(s, "sync()", 1)
+        || check_callables("sync(obj, step, onerror=None)", fn, eh) < 0) {
         return NULL;
     }
     p = PyObject_GetAttrString(obj, "ptr");
     if (!p) {
+        PyErr_Format(PyExc_TypeError, "sync(obj, ...): Mutex, Throttle or "
+                     "Limiter expected, not %.80s", Py_TYPE(obj)->tp_name);
         return NULL;
     }
     so = PyLong_AsVoidPtr(p);
     Py_DECREF(p);
     if (!so) {
         if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "sync(): object is closed");
+            fpy_invalid_state("sync(): the object is closed");
         }
         return NULL;
     }
-    r = rec_new(fn, eh, s->root);
-    if (!r) {
+    if (!eh) {
+        fpy_check_begin();
+        futoin_wrap_add_sync(s->bsi, so, Py_NewRef(fn), tr_fn, NULL, obj_release);
+    } else {
+        if (!(r = rec_new(fn, eh))) {
+            return NULL;
+        }
+        fpy_check_begin();
+        futoin_wrap_add_sync(s->bsi, so, r, tr_step, tr_error, rec_release);
+    }
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    futoin_wrap_add_sync(s->bsi, so, r, tr_step, eh ? tr_error : NULL,
-                         rec_release);
-    return Py_NewRef(self);
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
-/* execute(unhandled=None). A root of our Tool is kept alive by the tool
- * while it runs: from here until its last step, an unhandled error or a
- * cancel() from Python (or until the loop idles, whatever comes first). */
-PyObject* fpy_execute(fpy_steps* s, PyObject* self, PyObject* fn)
+/* execute(unhandled=None) and _execute(on_result). A root of our Tool is
+ * kept alive by the tool while it runs: from here until it settles (its
+ * last step, an unhandled error, or a cancel). */
+static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
+                         int mode, PyObject* fut_cb);
+
+PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
-    fpy_rec* r;
-    if (!live(s)) {
+    return execute(s, unhandled, on_result, EXEC_CALL, NULL);
+}
+
+int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)
+{
+    PyObject* r = execute(s, NULL, fut, EXEC_FUTURE, cb);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter)
+{
+    PyObject* r = execute(s, NULL, awaiter, EXEC_AWAITER, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
+                         int mode, PyObject* fut_cb)
+{
+    int into_future = mode != EXEC_CALL;
+    fpy_exec* e;
+    if (!live(s) || !not_other_thread(s, "execute()")) {
         return NULL;
     }
-    fn = none_to_null(fn);
-    if (check_callables("execute(unhandled=None)", fn, NULL) < 0) {
+    if (s->kind != FPY_ROOT) {
+        return fpy_invalid_state("execute() is for a root, not a step");
+    }
+    if (s->exec) {
+        return fpy_invalid_state("execute(): the root is executing already");
+    }
+    unhandled = none_to_null(unhandled);
+    on_result = none_to_null(on_result);
+    if (check_callables("execute(unhandled=None)", unhandled,
+                        into_future ? NULL : on_result) < 0) {
         return NULL;
     }
-    r = rec_new(fn, NULL, s->root);
-    if (!r) {
-        return NULL;
+    e = PyMem_Calloc(1, sizeof(*e));
+    if (!e) {
+        return PyErr_NoMemory();
     }
-    if (s->tool && s->kind == FPY_ROOT) {
+    e->refs = 2; /* the last step's data and the unhandled callback's */
+    e->unhandled = Py_XNewRef(unhandled);
+    e->on_result = Py_XNewRef(on_result);
+    e->mode = mode;
+    e->fut_cb = Py_XNewRef(fut_cb);
+    e->root = s->bsi;
+    e->ftool = futoin_async_tool(s->bsi);
+    if (s->tool) {
         PyObject* key = PyLong_FromVoidPtr(s);
-        PyObject* token = PyTuple_Pack(1, self);
+        PyObject* token = PyTuple_Pack(1, (PyObject*)s);
         int rc = (key && token) ? PyDict_SetItem(s->tool->flows, key, token) : -1;
         Py_XDECREF(key);
         Py_XDECREF(token);
         if (rc < 0) {
-            rec_free(r);
+            e->refs = 1;
+            exec_unref(e);
             return NULL;
         }
-        r->owner = s;
-        futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
     }
-    futoin_wrap_execute(s->bsi, r, tr_unhandled, rec_release);
+    e->owner = s;
+    s->exec = e;
+    ++s->exec_gen;
+    fpy_check_begin();
+    futoin_wrap_add(s->bsi, e, tr_finished, NULL, exec_release);
+    futoin_wrap_execute(s->bsi, e, tr_unhandled, exec_release);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
     Py_RETURN_NONE;
+}
+
+/* root.cancel() from another thread: posted to the loop thread, where it
+ * cancels the execution that ran when it was called (not a later one). */
+typedef struct fpy_post
+{
+    PyObject* root;
+    unsigned long gen;
+} fpy_post;
+
+static void tr_posted_cancel(void* data)
+{
+    fpy_post* p = data;
+    fpy_steps* s = (fpy_steps*)p->root;
+    fpy_gil g;
+    fpy_gil_enter(&g);
+    if (s->bsi && s->exec && s->exec_gen == p->gen) {
+        PyObject* r = fpy_cancel(s);
+        if (!r) {
+            PyErr_WriteUnraisable(p->root);
+        }
+        Py_XDECREF(r);
+    }
+    Py_DECREF(p->root);
+    PyMem_Free(p);
+    fpy_gil_leave(&g);
 }
 
 PyObject* fpy_cancel(fpy_steps* s)
 {
+    int executing;
     if (!live(s)) {
         return NULL;
     }
-    s->bsi->api->cancel(s->bsi);
-    if (s->kind == FPY_ROOT) {
-        fpy_tool_root_done(s);
+    if (s->kind != FPY_ROOT) {
+        return fpy_invalid_state("cancel() is for a root, not a step");
     }
-    Py_RETURN_NONE;
+    if (!same_thread(s)) {
+        futoin_tool* t = futoin_async_tool(s->bsi);
+        fpy_post* p;
+        if (!t) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "cancel() from another thread needs a root of this library");
+            return NULL;
+        }
+        if (!s->exec) {
+            Py_RETURN_FALSE; /* nothing executes: nothing to cancel */
+        }
+        p = PyMem_Malloc(sizeof(*p));
+        if (!p) {
+            return PyErr_NoMemory();
+        }
+        p->root = Py_NewRef((PyObject*)s);
+        p->gen = s->exec_gen;
+        futoin_tool_immediate(t, tr_posted_cancel, p);
+        Py_RETURN_TRUE;
+    }
+    executing = s->exec != NULL;
+    fpy_check_begin();
+    s->bsi->api->cancel(s->bsi);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    if (s->exec) {
+        /* no longer executing from the caller's point of view: it may add
+         * steps and execute again; the flow settles as cancelled */
+        s->exec->owner = NULL;
+        s->exec = NULL;
+    }
+    fpy_tool_root_done(s);
+    return PyBool_FromLong(executing);
 }
 
 PyObject* fpy_new_instance(fpy_steps* s)
 {
     FutoInAsyncSteps* b;
     PyObject* o;
-    if (!live(s)) {
+    if (!live(s) || !not_other_thread(s, "new_instance()")) {
         return NULL;
     }
+    fpy_check_begin();
     b = s->bsi->api->newInstance(s->bsi);
-    if (!b) {
-        PyErr_SetString(PyExc_RuntimeError, "newInstance() failed");
+    if (fpy_check_end() < 0) {
         return NULL;
     }
-    o = obj_for(step_type ? step_type : base_type, b,
-                futoin_wrap_is_ours(b) ? b : NULL, FPY_ROOT);
+    if (!b) {
+        return fpy_invalid_state("new_instance() was refused");
+    }
+    o = obj_for(step_type, b, FPY_ROOT);
     if (!o) {
         b->api->free(b);
     }
@@ -912,11 +1721,16 @@ PyObject* fpy_new_instance(fpy_steps* s)
 
 PyObject* fpy_free(fpy_steps* s)
 {
-    if (s && s->kind == FPY_ROOT && s->bsi) {
-        FutoInAsyncSteps* b = s->bsi;
-        s->bsi = NULL;
-        b->api->free(b);
+    if (s->kind == FPY_ROOT && s->bsi) {
+        if (!not_other_thread(s, "free()")) {
+            return NULL;
+        }
+        fpy_check_begin();
+        fpy_steps_free_root(s);
         fpy_tool_root_done(s);
+        if (fpy_check_end() < 0) {
+            return NULL;
+        }
     }
     Py_RETURN_NONE;
 }
@@ -924,13 +1738,17 @@ PyObject* fpy_free(fpy_steps* s)
 PyObject* fpy_state(fpy_steps* s)
 {
     PyObject* d;
-    if (!live(s)) {
+    if (!live(s) || !not_other_thread(s, "state")) {
         return NULL;
     }
+    fpy_check_begin();
     d = state_dict(s->bsi);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
     if (!d) {
         if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_RuntimeError, "state is not available");
+            fpy_invalid_state("state is not available");
         }
         return NULL;
     }
@@ -939,25 +1757,34 @@ PyObject* fpy_state(fpy_steps* s)
 
 PyObject* fpy_error_info(fpy_steps* s)
 {
-    return live(s) ? error_info_of(s->bsi) : NULL;
+    return live(s) && not_other_thread(s, "error_info") ? error_info_of(s->bsi)
+                                                        : NULL;
 }
 
 PyObject* fpy_last_exception(fpy_steps* s)
 {
-    return live(s) ? last_exception_of(s->bsi) : NULL;
+    return live(s) && not_other_thread(s, "last_exception")
+                   ? last_exception_of(s->bsi)
+                   : NULL;
 }
 
 PyObject* fpy_root_id(fpy_steps* s)
 {
-    if (!live(s)) {
+    ptrdiff_t id;
+    if (!live(s) || !not_other_thread(s, "root_id")) {
         return NULL;
     }
-    return PyLong_FromSsize_t(s->bsi->api->rootId(s->bsi));
+    fpy_check_begin();
+    id = s->bsi->api->rootId(s->bsi);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    return PyLong_FromSsize_t(id);
 }
 
 PyObject* fpy_is_valid(fpy_steps* s)
 {
-    if (!s || !s->bsi) {
+    if (!s->bsi) {
         Py_RETURN_FALSE;
     }
     return PyBool_FromLong(s->bsi->api->isValid(s->bsi));
@@ -968,7 +1795,7 @@ PyObject* fpy_is_same_thread(fpy_steps* s)
     if (!live(s)) {
         return NULL;
     }
-    return PyBool_FromLong(s->bsi->api->is_same_thread(s->bsi));
+    return PyBool_FromLong(same_thread(s));
 }
 
 PyObject* fpy_binary(fpy_steps* s)
@@ -997,8 +1824,37 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s)
 
 PyObject* fpy_tool_of(fpy_steps* s)
 {
-    if (s && s->tool_obj) {
+    fpy_tool* t;
+    if (s->tool_obj) {
         return Py_NewRef(s->tool_obj);
     }
+    t = s->bsi ? fpy_tool_find(futoin_async_tool(s->bsi)) : NULL;
+    if (t) {
+        return Py_NewRef((PyObject*)t);
+    }
     Py_RETURN_NONE;
+}
+
+/* _fail(exc): fail a waiting step with a Python exception, as if its code
+ * had raised it (await_: the awaited future's exception). Loop thread. */
+PyObject* fpy_fail(fpy_steps* s, PyObject* exc)
+{
+    if (!live(s) || !not_other_thread(s, "_fail()")) {
+        return NULL;
+    }
+    if (!PyExceptionInstance_Check(exc)) {
+        PyErr_SetString(PyExc_TypeError, "_fail(exc): an exception instance");
+        return NULL;
+    }
+    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    fpy_check_begin();
+    on_exception(s->bsi);
+    --fpy_T.expect;
+    fpy_T.misused = 0; /* the step had ended already: a lost race */
+    Py_RETURN_NONE;
+}
+
+PyObject* fpy_is_executing(fpy_steps* s)
+{
+    return PyBool_FromLong(s->exec != NULL);
 }

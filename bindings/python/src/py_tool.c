@@ -17,33 +17,84 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+static void drop_done(fpy_tool* t, PyObject* key, PyObject* token);
+
 typedef struct fpy_timer
 {
     fpy_tool* tool;
     FutoInHandle h;
 } fpy_timer;
 
-fpy_tool* fpy_tool_new(unsigned long long uv_loop)
+/* The live tools (GIL held for every change and lookup; few of them). */
+static fpy_tool* live_tools;
+
+fpy_tool* fpy_tool_find(futoin_tool* ft)
+{
+    for (fpy_tool* t = live_tools; ft && t; t = t->next_live) {
+        if (t->tool == ft) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+void fpy_tool_unlist(fpy_tool* t)
+{
+    for (fpy_tool** p = &live_tools; *p; p = &(*p)->next_live) {
+        if (*p == t) {
+            *p = t->next_live;
+            t->next_live = NULL;
+            return;
+        }
+    }
+}
+
+static void on_prepare(uv_prepare_t* p)
+{
+    fpy_loop_prepare();
+}
+
+static void on_prepare_closed(uv_handle_t* h)
+{
+    free(h);
+}
+
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    fpy_tool* t = PyMem_Calloc(1, sizeof(*t));
-    if (!t) {
-        PyErr_NoMemory();
-        return NULL;
+    if (t->tool) {
+        PyErr_SetString(PyExc_RuntimeError, "Tool.__init__() called twice");
+        return -1;
     }
     o.uv_loop = (void*)(uintptr_t)uv_loop;
+    o.misuse = fpy_misuse_cb;
+    t->afd = -1;
+    t->owned = uv_loop == 0;
+    if (!t->flows && !(t->flows = PyDict_New())) {
+        return -1;
+    }
+    if (!t->timers && !(t->timers = PyDict_New())) {
+        return -1;
+    }
     if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
-        PyMem_Free(t);
+        t->tool = NULL;
         PyErr_SetString(PyExc_RuntimeError, "futoin_tool_new() failed");
-        return NULL;
+        return -1;
     }
-    t->flows = PyDict_New();
-    t->timers = PyDict_New();
-    if (!t->flows || !t->timers) {
-        fpy_tool_destroy(t);
-        return NULL;
+    t->prep = malloc(sizeof(*t->prep));
+    if (!t->prep || uv_prepare_init(futoin_tool_uv_loop(t->tool), t->prep) != 0) {
+        free(t->prep);
+        t->prep = NULL;
+        futoin_tool_free(t->tool);
+        t->tool = NULL;
+        PyErr_NoMemory();
+        return -1;
     }
-    return t;
+    uv_prepare_start(t->prep, on_prepare);
+    uv_unref((uv_handle_t*)t->prep); /* never keeps the loop alive */
+    t->next_live = live_tools;
+    live_tools = t;
+    return 0;
 }
 
 static void drop_timers(fpy_tool* t)
@@ -76,26 +127,54 @@ static void on_sig_closed(uv_handle_t* h)
     free(w);
 }
 
-void fpy_tool_destroy(fpy_tool* t)
+/* Free the loop: the executing roots are dropped (which cancels them),
+ * timers too. Returns 0, or -1 (RuntimeError) while roots of other owners
+ * still live on it; the tool is then kept. */
+int fpy_tool_close(fpy_tool* t)
 {
-    if (!t) {
-        return;
+    fpy_tool_undrive(t);
+    if (!t->tool) {
+        return 0;
     }
-    Py_CLEAR(t->flows);
-    if (t->tool) {
-        drop_timers(t);
-        if (t->sig) {
-            uv_close((uv_handle_t*)t->sig, on_sig_closed);
-            t->sig = NULL;
+    t->closing = 1;
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
+        PyObject* old = t->flows;
+        t->flows = PyDict_New();
+        Py_DECREF(old);
+        if (!t->flows) {
+            return -1;
         }
-        /* EBUSY (a root of another owner still lives) leaks the tool
-         * rather than freeing it under that root */
-        futoin_tool_free(t->tool);
-        t->tool = NULL;
+    }
+    drop_timers(t);
+    /* the tool's roots still referenced from Python are freed (closed):
+     * like a file's, their handles are dead with the tool */
+    while (t->roots) {
+        fpy_steps* s = t->roots;
+        Py_INCREF(s);
+        fpy_steps_free_root(s);
+        Py_DECREF(s);
     }
     fpy_drain();
-    Py_CLEAR(t->timers);
-    PyMem_Free(t);
+    if (t->sig) {
+        uv_close((uv_handle_t*)t->sig, on_sig_closed);
+        t->sig = NULL;
+    }
+    if (t->prep) {
+        uv_close((uv_handle_t*)t->prep, on_prepare_closed);
+        t->prep = NULL;
+    }
+    /* EBUSY: a root of another owner still lives; the tool is kept rather
+     * than freed under it */
+    if (futoin_tool_free(t->tool) != FUTOIN_OK) {
+        t->closing = 0;
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Tool.close(): roots made on this tool are still alive");
+        return -1;
+    }
+    t->tool = NULL;
+    fpy_tool_unlist(t);
+    fpy_drain();
+    return 0;
 }
 
 void fpy_tool_idle(fpy_tool* t)
@@ -111,32 +190,128 @@ void fpy_tool_idle(fpy_tool* t)
     fpy_drain();
 }
 
+void fpy_tool_fail(fpy_tool* t, PyObject* exc)
+{
+    if (t->failure) {
+        /* run() raises the first; the others are not lost either */
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        PyErr_WriteUnraisable(NULL);
+        return;
+    }
+    t->failure = Py_NewRef(exc);
+    if (t->tool && fpy_in_run() && futoin_tool_is_same_thread(t->tool)) {
+        uv_stop(futoin_tool_uv_loop(t->tool));
+    }
+}
+
+/* The first unhandled error of a root executed without a callback. */
+static int raise_failure(fpy_tool* t)
+{
+    PyObject* exc = t->failure;
+    if (!exc) {
+        return 0;
+    }
+    t->failure = NULL;
+    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
+static int closed(fpy_tool* t)
+{
+    if (!t->tool) {
+        fpy_invalid_state("the Tool is closed");
+        return 1;
+    }
+    return 0;
+}
+
 PyObject* fpy_tool_drive(fpy_tool* t)
 {
-    int rc;
-    if (fpy_run_begin() < 0) {
+    int rc, fatal;
+    if (closed(t) || fpy_run_begin() < 0) {
         return NULL;
     }
     rc = futoin_tool_run(t->tool);
     fpy_run_end();
-    fpy_tool_idle(t); /* after Ctrl-C too: the executing roots were cancelled */
-    if (fpy_raise_fatal() < 0) {
+    fatal = fpy_raise_fatal() < 0;
+    if (fatal || !uv_loop_alive(futoin_tool_uv_loop(t->tool))) {
+        /* idle, or Ctrl-C (the executing roots were cancelled); a loop
+         * stopped by an unhandled error goes on at the next run() */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        fpy_tool_idle(t);
+        PyErr_Restore(et, ev, etb);
+    }
+    if (fatal) {
+        return NULL;
+    }
+    if (raise_failure(t) < 0) {
         return NULL;
     }
     if (rc != FUTOIN_OK) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "run(): refused (nested run, or an attached loop)");
+                        "run(): refused (the loop is attached: its owner runs it)");
         return NULL;
     }
     Py_RETURN_NONE;
 }
 
-/* One non-blocking pass. The GIL stays held (nothing here blocks). */
+/* One non-blocking pass. The GIL stays held (nothing here blocks). Called
+ * again from inside the pass (a flow awaited from a step), it does nothing
+ * and reports work left: the outer pass goes on. */
+static PyObject* pass(fpy_tool* t, int ready_only);
+
 PyObject* fpy_tool_pass(fpy_tool* t)
 {
-    int rc = futoin_tool_run_nowait(t->tool);
+    return pass(t, 0);
+}
+
+/* Only what is queued (flows made ready by a completion, immediates), no
+ * libuv poll: futoin_tool_run() runs its queue before it enters libuv, and
+ * a uv_stop() made first has uv_run() return at once. Timers and I/O wait
+ * for the next full pass (the caller asks asyncio for it). An owned loop
+ * only; otherwise a full pass. */
+PyObject* fpy_tool_pass_ready(fpy_tool* t)
+{
+    return pass(t, t->owned);
+}
+
+static PyObject* pass(fpy_tool* t, int ready_only)
+{
+    int rc;
+    if (closed(t)) {
+        return NULL;
+    }
+    if (t->passing) {
+        Py_RETURN_TRUE;
+    }
+    t->passing = 1;
+    if (ready_only) {
+        uv_loop_t* loop = futoin_tool_uv_loop(t->tool);
+        uv_stop(loop);
+        rc = futoin_tool_run(t->tool);
+        /* futoin_tool_run() skips uv_run() when nothing is alive: the stop
+         * request must not outlive this pass (stop_flag is public) */
+        loop->stop_flag = 0;
+        rc = rc < 0 ? rc : uv_loop_alive(loop) != 0;
+    } else {
+        rc = futoin_tool_run_nowait(t->tool);
+    }
+    t->passing = 0;
+    if (t->done) {
+        /* roots that finished during the pass: no longer inside their
+         * callbacks, so they may be dropped now (no extra loop pass) */
+        PyObject* done = t->done;
+        t->done = NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(done); ++i) {
+            PyObject* kt = PyList_GET_ITEM(done, i);
+            drop_done(t, PyTuple_GET_ITEM(kt, 0), PyTuple_GET_ITEM(kt, 1));
+        }
+        Py_DECREF(done);
+    }
     fpy_drain();
-    if (fpy_raise_fatal() < 0) {
+    if (fpy_raise_fatal() < 0 || raise_failure(t) < 0) {
         return NULL;
     }
     if (rc < 0) {
@@ -163,16 +338,21 @@ typedef struct fpy_done
                         a new token, which this must not drop) */
 } fpy_done;
 
+static void drop_done(fpy_tool* t, PyObject* key, PyObject* token)
+{
+    if (t->flows && PyDict_GetItem(t->flows, key) == token) {
+        if (PyDict_DelItem(t->flows, key) < 0) {
+            PyErr_Clear();
+        }
+    }
+}
+
 static void tr_root_done(void* data)
 {
     fpy_done* d = data;
     fpy_gil g;
     fpy_gil_enter(&g);
-    if (d->tool->flows && PyDict_GetItem(d->tool->flows, d->key) == d->token) {
-        if (PyDict_DelItem(d->tool->flows, d->key) < 0) {
-            PyErr_Clear();
-        }
-    }
+    drop_done(d->tool, d->key, d->token);
     Py_DECREF(d->key);
     Py_DECREF(d->token);
     PyMem_Free(d);
@@ -201,6 +381,19 @@ void fpy_tool_root_done(fpy_steps* s)
     }
     Py_INCREF(d->token);
     d->tool = t;
+    if (t->passing) {
+        PyObject* kt = PyTuple_Pack(2, d->key, d->token);
+        if (kt && (t->done || (t->done = PyList_New(0)))
+            && PyList_Append(t->done, kt) == 0) {
+            Py_DECREF(kt);
+            Py_DECREF(d->key);
+            Py_DECREF(d->token);
+            PyMem_Free(d);
+            return;
+        }
+        Py_XDECREF(kt);
+        PyErr_Clear(); /* out of memory: the immediate below */
+    }
     h = futoin_tool_immediate(t->tool, tr_root_done, d);
     if (!futoin_tool_is_valid(t->tool, &h)) {
         Py_DECREF(d->key);
@@ -245,9 +438,25 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     unsigned long ms = 0;
     fpy_timer* tm;
     PyObject* key;
+    if (closed(t)) {
+        return NULL;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "immediate()/deferred() from another thread: use "
+                        "call_soon_threadsafe()");
+        return NULL;
+    }
     if (delay_ms) {
+        if (!PyLong_Check(delay_ms)) {
+            PyErr_Format(PyExc_TypeError, "deferred(delay_ms, fn): int "
+                         "milliseconds expected, not %.80s",
+                         Py_TYPE(delay_ms)->tp_name);
+            return NULL;
+        }
         ms = PyLong_AsUnsignedLong(delay_ms);
         if (ms == (unsigned long)-1 && PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "deferred(delay_ms, fn): delay_ms must be >= 0");
             return NULL;
         }
         if (ms > UINT32_MAX) {
@@ -255,7 +464,8 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
         }
     }
     if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "callable expected");
+        PyErr_Format(PyExc_TypeError, "callable expected, not %.80s",
+                     Py_TYPE(fn)->tp_name);
         return NULL;
     }
     tm = PyMem_Malloc(sizeof(*tm));
@@ -280,7 +490,11 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 {
     fpy_timer* tm;
-    PyObject* fn = PyDict_GetItemWithError(t->timers, key);
+    PyObject* fn;
+    if (closed(t)) {
+        return NULL;
+    }
+    fn = PyDict_GetItemWithError(t->timers, key);
     if (!fn) {
         if (PyErr_Occurred()) {
             return NULL;
@@ -296,9 +510,61 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
     Py_RETURN_TRUE;
 }
 
+/* ---- calls posted from any thread ------------------------------------- */
+
+typedef struct fpy_posted
+{
+    PyObject* fn;
+} fpy_posted;
+
+static void tr_post(void* data)
+{
+    fpy_posted* p = data;
+    fpy_gil g;
+    PyObject* res;
+    fpy_gil_enter(&g);
+    res = PyObject_CallNoArgs(p->fn);
+    if (res) {
+        Py_DECREF(res);
+    } else if (fpy_is_fatal()) {
+        fpy_store_fatal();
+    } else {
+        PyErr_WriteUnraisable(p->fn);
+    }
+    Py_DECREF(p->fn);
+    PyMem_Free(p);
+    fpy_gil_leave(&g);
+}
+
+PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
+{
+    fpy_posted* p;
+    FutoInHandle h;
+    if (closed(t)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "callable expected, not %.80s",
+                     Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    p = PyMem_Malloc(sizeof(*p));
+    if (!p) {
+        return PyErr_NoMemory();
+    }
+    p->fn = Py_NewRef(fn);
+    h = futoin_tool_immediate(t->tool, tr_post, p);
+    if (futoin_tool_is_same_thread(t->tool) && !futoin_tool_is_valid(t->tool, &h)) {
+        Py_DECREF(p->fn);
+        PyMem_Free(p);
+        return fpy_invalid_state("call_soon_threadsafe(): refused (the tool is closing)");
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- signals ------------------------------------------------------------ */
 
-static void cancel_executing(fpy_tool* t)
+void fpy_tool_cancel_executing(fpy_tool* t)
 {
     PyObject* snap = t->flows ? PyDict_Values(t->flows) : NULL;
     if (!snap) {
@@ -328,7 +594,7 @@ static void on_signal_fd(uv_poll_t* p, int status, int events)
     if (PyErr_CheckSignals() < 0) {
         /* a handler raised (KeyboardInterrupt): unwind like a step's */
         fpy_store_fatal();
-        cancel_executing(t);
+        fpy_tool_cancel_executing(t);
         if (fpy_in_run()) {
             uv_stop(futoin_tool_uv_loop(t->tool));
         }
@@ -344,7 +610,7 @@ PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd)
 {
     fpy_sigwatch* w;
     int rc;
-    if (t->sig) {
+    if (!t->tool || t->sig) {
         close(fd);
         close(wfd);
         PyErr_SetString(PyExc_RuntimeError, "_watch_signals(): already watching");

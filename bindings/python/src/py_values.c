@@ -46,6 +46,18 @@ void fpy_set_custom(FutoInBinaryValue* v, PyObject* o)
 int futoin_py_to_binval(PyObject* o, FutoInBinaryValue* v)
 {
     memset(v, 0, sizeof(*v));
+    if (PyLong_CheckExact(o)) { /* the common case first */
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow) {
+            if (x == -1 && PyErr_Occurred()) {
+                return -1;
+            }
+            v->type = &ty_i64;
+            v->i64 = x;
+            return 0;
+        }
+    }
     if (o == Py_True || o == Py_False) {
         v->type = &ty_bool;
         v->b = (o == Py_True);
@@ -189,7 +201,11 @@ static PyObject* num_array(const FutoInBinaryValue* v, int base)
 /* binary -> Python (new reference). */
 PyObject* futoin_py_from_binval(const FutoInBinaryValue* v)
 {
-    int flags = v->type->flags;
+    int flags;
+    if (v->type == &ty_i64) {
+        return PyLong_FromLongLong(v->i64); /* the common case, first */
+    }
+    flags = v->type->flags;
     int base = flags & FTN_BASE_TYPE_MASK;
     if (flags & FTN_TYPE_ARRAY) {
         if (base == FTN_TYPE_UINT8) {
@@ -248,6 +264,11 @@ void fpy_args_reset(FutoInArgs* a)
 
 int fpy_args_from(PyObject* const* items, Py_ssize_t n, FutoInArgs* a)
 {
+    if (n == 1) {
+        /* the common case: only the absent values' types need clearing */
+        a->args[1].type = a->args[2].type = a->args[3].type = NULL;
+        return futoin_py_to_binval(items[0], &a->args[0]);
+    }
     memset(a, 0, sizeof(*a));
     if (n > 4) {
         PyErr_SetString(PyExc_TypeError, "at most 4 values (FTN12 FutoInArgs)");

@@ -138,3 +138,109 @@ def test_cancel_awaiting_task_cancels_flow(loop_class):
         assert fut.cancelled()
         assert cancelled == ["flow"]
     asyncio.run(main())
+
+
+def test_flows_awaited_from_asyncio_leak_nothing(loop_class):
+    import gc
+    import sys
+
+    async def flows(tool, n, probe):
+        loop = asyncio.get_running_loop()
+        for i in range(n):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, probe)
+            assert await AsyncSteps(tool).await_(fut).add(lambda asi, p: p) is probe
+            later = loop.create_future()
+            loop.call_later(0, later.set_result, i)
+            assert await AsyncSteps(tool).add(lambda asi: asi.await_(later)) == i
+            with pytest.raises(FutoInError):
+                await AsyncSteps(tool).add(lambda asi: asi.error("E"))
+
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        tool = Tool()
+        probe = object()
+        await flows(tool, 200, probe)  # warm caches
+        gc.collect()
+        before = len(gc.get_objects())
+        rc = sys.getrefcount(probe)
+        await flows(tool, 2000, probe)
+        gc.collect()
+        assert sys.getrefcount(probe) == rc
+        grown = len(gc.get_objects()) - before
+        assert grown < 50, f"{grown} objects accumulated over 2,000 awaited flows"
+        assert tool.executing == 0
+    asyncio.run(main())
+
+
+def test_closing_the_tool_cancels_an_awaited_flow(loop_class):
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        tool = Tool()
+        root = AsyncSteps(tool).add(lambda asi: asi.wait_external())
+        fut = root.promise()
+        await asyncio.sleep(0.001)
+        tool.close()  # the root still referenced here is freed too
+        assert not root.is_valid()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(fut, 5)
+    asyncio.run(main())
+
+
+def test_await_root_paths(loop_class):
+    """`await root` runs the flow in the awaiting task: a step future is
+    yielded to it directly; anything else goes through the flow's end."""
+    import threading
+
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        loop = asyncio.get_running_loop()
+        tool = Tool()
+
+        # a timeout of the parent step ends an await_() whose future never
+        # completes: the future is cancelled, the flow sees Timeout
+        never = loop.create_future()
+
+        def bounded(asi):
+            asi.set_timeout(10)
+            asi.await_(never)
+        with pytest.raises(FutoInError) as ei:
+            await AsyncSteps(tool).add(bounded)
+        assert ei.value.code == "Timeout" and never.cancelled()
+
+        # a worker thread completes a step, then a future does, then a timer
+        def worker_step(asi):
+            asi.set_timeout(5000)
+            threading.Thread(target=lambda: asi.success(1), daemon=True).start()
+
+        def timer_step(asi, v):
+            asi.wait_external()
+            tool.deferred(2, lambda: asi.success(v + 1))
+        later = loop.create_future()
+        loop.call_later(0.002, later.set_result, 10)
+        root = AsyncSteps(tool).add(worker_step).add(timer_step)
+        root.add(lambda asi, v: asi.await_(later)).add(lambda asi, w: w + 5)
+        assert await root == 15
+
+        # two branches await two futures: one is yielded to the task, the
+        # other completes through a callback
+        f1, f2 = loop.create_future(), loop.create_future()
+        loop.call_later(0.001, f1.set_result, "a")
+        loop.call_later(0.003, f2.set_result, "b")
+        got = []
+
+        def par(asi):
+            p = asi.parallel()
+            p.add(lambda asi: asi.await_(f1).add(lambda asi, v: got.append(v)))
+            p.add(lambda asi: asi.await_(f2).add(lambda asi, v: got.append(v)))
+        await AsyncSteps(tool).add(par)
+        assert sorted(got) == ["a", "b"]
+
+        # someone else cancels the awaited future: the step fails with it
+        other = loop.create_future()
+        loop.call_later(0.001, other.cancel)
+        with pytest.raises(FutoInError) as ei:
+            await AsyncSteps(tool).await_(other)
+        assert isinstance(ei.value.__cause__, asyncio.CancelledError)
+        assert tool.executing == 0
+    asyncio.run(main())

@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from futoin_async import (AsyncSteps, Errors, FutoInError, Limiter, Mutex,
-                          State, Throttle, Tool, _core, version)
+from futoin_async import (AsyncSteps, DefenseRejected, Errors, FutoInError,
+                          Limiter, Mutex, State, Throttle, Tool, _core, version)
 
 
 def test_version():
@@ -141,7 +141,10 @@ def test_parallel(tool, trace):
 def test_parallel_error(tool, trace):
     def step(asi):
         p = asi.parallel(lambda asi, code: trace("par onerror", code))
-        p.add(lambda asi: (asi.set_cancel(lambda asi: trace("b1 cancel")), asi.wait_external()))
+        def b1(asi):
+            asi.set_cancel(lambda asi: trace("b1 cancel"))
+            asi.wait_external()
+        p.add(b1)
         p.add(lambda asi: asi.error("Fail"))
     with pytest.raises(FutoInError):
         AsyncSteps(tool).add(step).run()
@@ -268,7 +271,9 @@ def test_mutex_queue_limit(tool):
     r2 = AsyncSteps(tool).add(lambda asi: asi.sync(mtx, hold),
                               lambda asi, c: codes.append((c, asi.state.error_info)))
     r1.execute(); r2.execute()
-    tool.run()
+    with pytest.raises(DefenseRejected):  # r2's error: no handler recovered
+        tool.run()
+    tool.run()  # r1 goes on
     assert codes and codes[0][0] == "DefenseRejected"
     del r1, r2
     mtx.close()
@@ -359,12 +364,14 @@ def test_release_exactly_once_refcount(tool):
     assert sys.getrefcount(fn) == base
 
 
-def test_types_are_generated_by_swig(tool):
-    # AsyncStepsBase/ToolBase are SWIG -builtin types; the idiomatic layer
-    # subclasses them, and step code receives the subclass.
-    assert type(_core.AsyncStepsBase).__name__ == "SwigPyObjectType"
-    assert type(_core.ToolBase).__name__ == "SwigPyObjectType"
-    assert issubclass(AsyncSteps, _core.AsyncStepsBase)
+def test_types_are_plain_c_types(tool):
+    # AsyncSteps and ToolBase are C types of _core (not SWIG's: no
+    # SwigPyObject base). AsyncSteps is the public class itself (methods
+    # written in Python are added to it); Tool subclasses ToolBase. Step
+    # code receives exactly AsyncSteps.
+    assert type(_core.AsyncSteps) is type and type(_core.ToolBase) is type
+    assert AsyncSteps is _core.AsyncSteps
+    assert AsyncSteps.__mro__ == (AsyncSteps, object)
     assert isinstance(tool, _core.ToolBase)
     seen = []
     root = AsyncSteps(tool)
@@ -389,8 +396,8 @@ def test_bad_arguments_are_clear_errors(tool):
     with pytest.raises(TypeError, match="a Tool is required"):
         AsyncSteps(5)
     with pytest.raises(TypeError):
-        _core.AsyncStepsBase.add(tool, lambda asi: None)
-    with pytest.raises(OverflowError):
+        AsyncSteps.add(tool, lambda asi: None)
+    with pytest.raises(ValueError):
         root.repeat(-1, lambda asi, i: None)
     # nothing was queued by the refused calls
     assert root.run() is None
