@@ -274,3 +274,24 @@ Test(host, a_break_records_no_stack)
     assert_trace("stack none\n");
     API(as)->free(as);
 }
+
+/* A bare name is an FTN12 step function of the shared object. */
+void named_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+void named_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("named step, data %s, value %g", d ? "set" : "NULL", a->arg0.d);
+    ERROR(as, "NamedError");
+}
+
+Test(host, c_step_functions_by_name)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, two_doubles, NULL);
+    cr_assert_eq(futoin_host_add(as, "c", FUTOIN_TEST_SELF, "named_step"), FUTOIN_OK);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    assert_trace("named step, data NULL, value 3\nNamedError\n");
+    cr_assert_str_eq(seen->frames[0].function, "named_step");
+    cr_assert_str_eq(seen->frames[0].file, FUTOIN_TEST_SELF);
+    API(as)->free(as);
+}

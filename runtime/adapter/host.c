@@ -79,7 +79,8 @@ FUTOIN_API int futoin_host_register(const futoin_host_api* host)
 
 typedef struct c_step
 {
-    futoin_ffi_fn* fn;
+    futoin_ffi_fn* fn;                    /* a plain function, or NULL */
+    FutoInAsyncSteps_execute_callback step; /* an FTN12 step function */
     void* dl;
     char* name;
     char* module;
@@ -111,7 +112,26 @@ static const futoin_step_class c_class = {sizeof(futoin_step_class), c_release,
 
 static void c_execute(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
 {
-    futoin__ffi_run(bsi, ((c_step*)data)->fn, in);
+    c_step* c = data;
+    if (c->step) {
+        c->step(bsi, NULL, in); /* written against the FTN12 API itself */
+    } else {
+        futoin__ffi_run(bsi, c->fn, in);
+    }
+}
+
+/* A bare name: "name" of a step function. */
+static bool c_identifier(const char* s)
+{
+    if (!*s || isdigit((unsigned char)*s)) {
+        return false;
+    }
+    for (; *s; ++s) {
+        if (!isalnum((unsigned char)*s) && *s != '_') {
+            return false;
+        }
+    }
+    return true;
 }
 
 static int c_start(futoin_tool* tool, char* err, size_t errlen)
@@ -259,7 +279,10 @@ static int c_resolve(const char* module, const char* function,
     void* dl;
     void* sym;
     c_step* c;
-    if (!c_parse(function, &ret, name, sizeof(name), args, &nargs)) {
+    bool step_fn = c_identifier(function);
+    if (step_fn && strlen(function) < sizeof(name)) {
+        strcpy(name, function);
+    } else if (!c_parse(function, &ret, name, sizeof(name), args, &nargs)) {
         snprintf(err, errlen,
                  "c: '%s' is not a C declaration this host can call "
                  "(e.g. \"double hypot(double, double)\"; at most %d "
@@ -290,11 +313,21 @@ static int c_resolve(const char* module, const char* function,
             void (*fn)(void);
         } u;
         u.p = sym;
-        c->fn = futoin_ffi_prepare(u.fn, ret, nargs, args);
+        if (step_fn) {
+            union
+            {
+                void* p;
+                FutoInAsyncSteps_execute_callback fn;
+            } v;
+            v.p = sym;
+            c->step = v.fn;
+        } else {
+            c->fn = futoin_ffi_prepare(u.fn, ret, nargs, args);
+        }
         c->name = strdup(name);
         c->module = strdup(module);
     }
-    if (!c || !c->fn || !c->name || !c->module) {
+    if (!c || (!c->fn && !c->step) || !c->name || !c->module) {
         if (c) {
             futoin_ffi_free(c->fn);
             free(c->name);

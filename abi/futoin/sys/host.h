@@ -232,11 +232,15 @@ FUTOIN_API int futoin_host_find(const char* language,
  * here as well. Loop thread.
  *
  * The built-in language "c": `module` is a shared object (a path, or a
- * name for dlopen()) and `function` a C declaration of the function, e.g.
- * "double hypot(double, double)" (types: void, bool, int32_t, int64_t,
- * uint32_t, uint64_t, float, double, const char*; int/long/size_t as
- * their 64-bit or 32-bit forms), called with the previous step's values
- * through libffi (futoin/ffi.h).
+ * name for dlopen()) and `function` either
+ *  - a C declaration of a plain function, e.g. "double hypot(double,
+ *    double)" (types: void, bool, int32_t, int64_t, uint32_t, uint64_t,
+ *    float, double, const char*; int, long, size_t as their 32/64-bit
+ *    forms), called with the previous step's values through libffi
+ *    (futoin/ffi.h), its return value passed on; or
+ *  - a bare name: a step function written against the FTN12 API,
+ *    `void name(FutoInAsyncSteps* as, void* data, const FutoInArgs* args)`
+ *    (data is NULL), which can do anything a step can.
  *
  * @return FUTOIN_OK, or a negative FUTOIN_E* (the step was added anyway).
  * @since 0.3.0
