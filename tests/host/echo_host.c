@@ -10,6 +10,7 @@
 
 FUTOIN_API int futoin_host_get(uint32_t version, const futoin_host_api** out);
 FUTOIN_API int echo_host_counters(int* starts, int* stops, int* live);
+FUTOIN_API void named_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
 
 static int starts, stops, live;
 
@@ -111,4 +112,13 @@ FUTOIN_API int echo_host_counters(int* s, int* p, int* l)
     *p = stops;
     *l = live;
     return 0;
+}
+
+/* An FTN12 step function for the C host's bare-name form. */
+FUTOIN_API void named_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    char info[64];
+    snprintf(info, sizeof(info), "named step, data %s, value %g",
+             d ? "set" : "NULL", a->arg0.type ? a->arg0.d : 0.0);
+    as->api->handle_error(as, "NamedError", info);
 }
