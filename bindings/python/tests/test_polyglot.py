@@ -365,3 +365,104 @@ def test_the_plugin_attaches_to_this_interpreter_and_forwards(pymod, tool):
     lib.python_host_counters(*[ctypes.byref(c) for c in counters])
     assert counters[2].value == 0
     h.stop()
+
+
+C_HOST = r"""
+#include <futoin/async.h>
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+#include <stdio.h>
+#include <string.h>
+
+static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
+static void give(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs o;
+    memset(&o, 0, sizeof(o));
+    o.arg0.type = &ty_i64;
+    o.arg0.i64 = 20;
+    as->api->success(as, &o);
+}
+static void show(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    printf("value %lld\n", a->arg0.type ? (long long)a->arg0.i64 : -1LL);
+}
+static void on_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    char text[2048] = "";
+    futoin_async_stack_format(futoin_async_ext(as)->async_stack(as), text, sizeof(text));
+    printf("error %s: %s\n%s", code, futoin_async_ext(as)->error_info(as), text);
+}
+int main(int argc, char** argv)
+{
+    futoin_tool* tool;
+    FutoInAsyncSteps* as;
+    futoin_tool_new(&tool, NULL);
+    as = futoin_root_new(tool);
+    as->api->add(as, NULL, give, NULL);
+    futoin_host_add(as, "python", argv[1], argv[2]);
+    as->api->add(as, NULL, show, NULL);
+    as->api->execute(as, NULL, on_error);
+    futoin_tool_run(tool);
+    as->api->free(as);
+    futoin_host_shutdown();
+    return futoin_tool_free(tool);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_host(tmp_path_factory):
+    """A C program (no Python in it) that adds a Python step by name."""
+    if not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    d = tmp_path_factory.mktemp("chost")
+    (d / "host.c").write_text(C_HOST)
+    exe = d / "host"
+    subprocess.run(["cc", "-std=c11", "-O1", "-I", str(ROOT / "abi"), "-o", str(exe),
+                    str(d / "host.c"), str(PKG / "libfutoin_async.so.0"),
+                    f"-Wl,-rpath,{PKG}"], check=True)
+    return exe
+
+
+def run_c_host(exe, tmp_path, module, function, source=None, **env):
+    if source is not None:
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    e = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent), **env)
+    return subprocess.run([str(exe), module, function], capture_output=True, text=True,
+                          env=e, timeout=60)
+
+
+def test_a_c_program_runs_a_python_step_through_the_plugin(c_host, tmp_path):
+    """The plug-in starts CPython in a process that has none (dlopen of
+    libpython, Py_InitializeEx(0)), imports futoin_async from the folder it
+    ships in (PYTHONPATH names only the user's module) and runs the step;
+    what it printed is flushed by the last stop()."""
+    r = run_c_host(c_host, tmp_path, "pg_c_host", "double", """
+        import sys, futoin_async
+        def double(asi, v):
+            print("python", sys.version_info[:2], futoin_async.__file__.startswith(%r))
+            asi.success(v * 2)
+    """ % str(PKG))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["value 40", "python (3, 11) True"] or \
+        r.stdout.splitlines() == ["python (3, 11) True", "value 40"]
+
+
+def test_a_missing_libpython_is_a_clear_error_in_the_flow(c_host, tmp_path):
+    r = run_c_host(c_host, tmp_path, "pg_c_host2", "f", "def f(asi, v):\n    pass\n",
+                   FUTOIN_LIBPYTHON="libpython-no-such.so.1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("error InvalidRequest: python: cannot start CPython: "
+                               "libpython-no-such.so.1: cannot open shared object file")
+
+
+def test_a_python_error_in_a_c_program_carries_the_python_frame(c_host, tmp_path):
+    r = run_c_host(c_host, tmp_path, "pg_c_host3", "fails", """
+        def fails(asi, v):
+            raise KeyError(v)
+    """)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "error InternalError: 20"
+    assert lines[1] == f"  at python fails ({tmp_path / 'pg_c_host3.py'}:2)"
