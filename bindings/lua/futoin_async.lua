@@ -270,15 +270,23 @@ local core_add_foreign = core.add_foreign
 -- InvalidRequest naming them. Returns self and whether the step was
 -- resolved; with `onerror` (a Lua error handler around the step) it is
 -- resolved when the flow gets there, and only self is returned.
-function S.add_foreign(asi, language, module, fn, onerror)
-    if onerror == nil then
-        return core_add_foreign(asi, language, module, fn)
+local function foreign_arg(v, i)
+    if type(v) ~= "string" then
+        error(("add_foreign(language, module, function, onerror): %s must be a "
+            .. "string, got %s"):format(i, type(v)), 3)
     end
-    for i, v in ipairs({ language, module, fn }) do
-        if type(v) ~= "string" then
-            error(("add_foreign(language, module, function, onerror): argument #%d "
-                .. "must be a string, got %s"):format(i, type(v)), 2)
+end
+
+function S.add_foreign(asi, language, module, fn, onerror)
+    foreign_arg(language, "language")
+    foreign_arg(module, "module")
+    foreign_arg(fn, "function")
+    if onerror == nil then
+        local ok, self, resolved = pcall(core_add_foreign, asi, language, module, fn)
+        if not ok then
+            error(self, 2)
         end
+        return self, resolved
     end
     local ok, e = pcall(core.add, asi, function(a, ...)
         if select("#", ...) > 0 then
