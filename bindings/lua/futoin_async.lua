@@ -347,17 +347,21 @@ end
 -- set (the shared store cannot list what other languages set: read those
 -- by name).
 local state_names = core._state_names
+local STATE_ID, STATE_NAMES = core._state_keys()
 core._state_mt().__pairs = function(t)
     local names = state_names(t)
     local own, key = true, nil
     return function()
-        if own then
+        while own do
             local k, v = next(t, key)
-            if k ~= nil then
-                key = k
+            if k == nil then
+                own, key = false, nil
+                break
+            end
+            key = k
+            if k ~= STATE_ID and k ~= STATE_NAMES then
                 return k, v
             end
-            own, key = false, nil
         end
         while names do
             local k = next(names, key)

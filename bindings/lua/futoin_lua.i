@@ -104,6 +104,7 @@ typedef int fl_nret;
 %native(success_step) int fl_success_step(lua_State* L);
 %native(_state_names) int fl_state_names(lua_State* L);
 %native(_state_mt) int fl_state_mt(lua_State* L);
+%native(_state_keys) int fl_state_keys(lua_State* L);
 
 %rename(add) fl_add;
 %rename(parallel) fl_parallel;

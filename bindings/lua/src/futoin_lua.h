@@ -77,8 +77,6 @@ typedef struct fl_ctx
     int pending_state;   /* the table state() is about to install */
     void* pending_root;  /* ... or the root whose object holds it */
     int state_mt;        /* registry ref: metatable of state() tables (fixed) */
-    int state_ids;       /* registry ref: weak {state table = its flow} (fixed) */
-    int state_names;     /* registry ref: weak {state table = {shared names}} */
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
 } fl_ctx;
@@ -275,6 +273,7 @@ void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 void fl_state_open(lua_State* L, fl_ctx* ctx);
 int fl_state_names(lua_State* L); /* %native _state_names(t) */
 int fl_state_mt(lua_State* L);    /* %native _state_mt() */
+int fl_state_keys(lua_State* L);  /* %native _state_keys() */
 
 /* ---- the language host "lua" (lua_host.c) --------------------------------- */
 

@@ -30,6 +30,10 @@
 #include <string.h>
 
 const char fl_steps_magic = 0;
+/* Private keys of state() tables: the flow they belong to, and the names
+ * they put in the shared store. */
+static const char fl_state_id_key = 0;
+static const char fl_state_names_key = 0;
 
 /* ---- handle objects ------------------------------------------------------ */
 
@@ -279,11 +283,9 @@ static void new_state_table(lua_State* L, fl_ctx* ctx, int id_idx)
     lua_newtable(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
     lua_setmetatable(L, -2);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_ids);
-    lua_pushvalue(L, -2);
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
     lua_pushvalue(L, id_idx);
     lua_rawset(L, -3);
-    lua_pop(L, 1);
 }
 
 /* Push the state table of root object `idx` (made on first use). */
@@ -346,11 +348,9 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
         lua_replace(L, -3);
         lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
         lua_setmetatable(L, -2);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_ids);
-        lua_pushvalue(L, -2);
-        lua_pushvalue(L, -4);
+        lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+        lua_pushvalue(L, -3);
         lua_rawset(L, -3);
-        lua_pop(L, 1);
         lua_replace(L, -2);
         return;
     }
@@ -1280,8 +1280,10 @@ int fl_tool_of(lua_State* L, fl_steps* s)
  *    come as a new table), plus `async_stack`: the frames of the flow's
  *    last error.
  *
- * Which flow: the table's identity (state_ids: the root object of a root
- * of our Tool, or the state variable's odd value of other roots) is matched
+ * Which flow: the table's identity (under a private key of the table: the
+ * root object of a root of our Tool, or the state variable's odd value of
+ * other roots; a weak side table would grow with the finished flows the
+ * GC has not collected yet) is matched
  * against the flow of the Lua callback running now (ctx->cur_bsi); outside
  * any callback a root of our Tool is reached through its object. A table
  * reached otherwise (a foreign root's table kept past its callbacks) has
@@ -1291,9 +1293,8 @@ static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
 {
     FutoInAsyncSteps* bsi = NULL;
     void* id;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_ids);
-    lua_pushvalue(L, t);
-    lua_rawget(L, -2);
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+    lua_rawget(L, t);
     id = lua_touserdata(L, -1);
     if (id && ctx->cur_bsi
         && ctx->cur_bsi->api->stateVariable(ctx->cur_bsi, NULL, ctx->state_name,
@@ -1306,7 +1307,7 @@ static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
             bsi = root->bsi;
         }
     }
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     if (bsi && !futoin_async_ext(bsi)) {
         return NULL; /* a foreign implementation has no shared store */
     }
@@ -1418,23 +1419,26 @@ static int shared_put(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
  * store, so that pairs() lists it. */
 static void note_shared_name(lua_State* L, fl_ctx* ctx, int t, int k, int set)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_names);
-    lua_pushvalue(L, t);
-    if (lua_rawget(L, -2) != LUA_TTABLE) {
+    (void)ctx;
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    if (lua_rawget(L, t) != LUA_TTABLE) {
         lua_pop(L, 1);
         if (!set) {
-            lua_pop(L, 1);
             return;
         }
         lua_newtable(L);
-        lua_pushvalue(L, t);
+        lua_pushlightuserdata(L, (void*)&fl_state_names_key);
         lua_pushvalue(L, -2);
-        lua_rawset(L, -4);
+        lua_rawset(L, t);
     }
     lua_pushvalue(L, k);
-    lua_pushboolean(L, set);
+    if (set) {
+        lua_pushboolean(L, 1);
+    } else {
+        lua_pushnil(L);
+    }
     lua_rawset(L, -3);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
 }
 
 /* __newindex(t, k, v) of state() tables (only for keys t does not hold). */
@@ -1458,11 +1462,19 @@ static int st_newindex(lua_State* L)
  * store (for its __pairs), or nil. */
 int fl_state_names(lua_State* L)
 {
-    fl_ctx* ctx = fl_ctx_get(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_names);
-    lua_pushvalue(L, 1);
-    lua_rawget(L, -2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    lua_rawget(L, 1);
     return 1;
+}
+
+/* core._state_keys(): the two private keys of state() tables (their
+ * __pairs skips them). */
+int fl_state_keys(lua_State* L)
+{
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    return 2;
 }
 
 /* core._state_mt(): the metatable of state() tables (the Lua layer adds
@@ -1486,18 +1498,6 @@ void fl_state_open(lua_State* L, fl_ctx* ctx)
     lua_pushliteral(L, "futoin_async.state");
     lua_setfield(L, -2, "__name");
     ctx->state_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    ctx->state_ids = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    ctx->state_names = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
 }
 
 /* asi:shared_get(name): the shared variable as a Lua value (any kind another
