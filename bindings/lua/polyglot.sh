@@ -12,7 +12,9 @@
 #   bash bindings/lua/polyglot.sh test
 #       The Lua host's matrix (bindings/lua/tests/polyglot/host_spec.lua,
 #       busted under lua5.4): Lua steps with steps of C, Python, Java (and
-#       Lua itself, by name) in one flow. Uses the environment above and
+#       Lua itself, by name) in one flow; then the plug-in in a C program
+#       (tests/polyglot/plugin_test.c: clear errors, counters, a restart).
+#       Uses the environment above and
 #       FUTOIN_HOST_PATH, FUTOIN_POLYGLOT_C_FRAGMENTS, PYTHONPATH,
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
 #       alone, it builds the rock and the C fragments into a temporary
@@ -77,6 +79,32 @@ run_test() {
   failed=$(awk '{print $4 + $7}' <<<"$sum")
   passed=${passed:-0}; failed=${failed:-0}
   if [ $rc -ne 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+
+  # the plug-in in a C program: clear errors where Lua is started or a step
+  # resolved, counters, a restart (tests/polyglot/plugin_test.c)
+  local pdir p f
+  pdir=$(mktemp -d /tmp/futoin-lua-plugin.XXXXXX)
+  mkdir -p "$pdir/hosts" "$pdir/modules"
+  local core
+  core=$(dirname "$(find "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async" -name 'libfutoin_async.so.0' | head -1)")
+  if cp "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so" "$pdir/hosts/" \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" \
+          -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
+          -L"$core" -l:libfutoin_async.so.0 -ldl -Wl,-rpath,"$core" >"$log" 2>&1; then
+    FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \
+    FUTOIN_LUA_TEST_DIR="$pdir/modules" "$pdir/plugin_test" >"$log" 2>&1
+    rc=$?
+    grep -v '^polyglot-lua-plugin: ' "$log" | sed 's/^/[plugin] /'
+    line=$(grep -E '^polyglot-lua-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+    echo "[plugin] $p passed, $f failed"
+  else
+    cat "$log"; p=0; f=1
+  fi
+  rm -rf "$pdir"
+  passed=$((passed + p)); failed=$((failed + f))
   rm -f "$log"
   echo "polyglot-lua: $passed passed, $failed failed"
   [ "$failed" = 0 ]

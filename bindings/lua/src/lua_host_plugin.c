@@ -5,7 +5,8 @@
  * flow adds a step of language "lua" by name (futoin_host_add).
  *
  * start(): the first start makes a Lua 5.4 state in this process:
- *   1. dlopen("liblua5.4.so.0", RTLD_NOW | RTLD_GLOBAL): C modules that
+ *   1. dlopen("liblua5.4.so.0", RTLD_NOW | RTLD_GLOBAL) (or the library
+ *      FUTOIN_LUA_LIBRARY names): C modules that
  *      `require` loads (futoin_async.core, luv, ...) do not link liblua,
  *      they expect the interpreter to provide its symbols globally; this
  *      plug-in was itself loaded RTLD_LOCAL, so it links nothing of Lua and
@@ -78,17 +79,22 @@ static int load_liblua(char* err, size_t errlen)
     if (liblua) {
         return FUTOIN_OK;
     }
-    liblua = dlopen(LIBLUA, RTLD_NOW | RTLD_GLOBAL);
+    const char* name = getenv("FUTOIN_LUA_LIBRARY"); /* another Lua 5.4 build */
+    if (!name || !*name) {
+        name = LIBLUA;
+    }
+    liblua = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
     if (!liblua) {
         snprintf(err, errlen, "lua: Lua 5.4 is not installed: cannot load "
-                              LIBLUA " (%s; on Debian: apt-get install "
-                              "liblua5.4-0)", dlerror());
+                              "%s (%s; on Debian: apt-get install "
+                              "liblua5.4-0)", name, dlerror());
         return FUTOIN_EINVAL;
     }
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
         *slots[i] = dlsym(liblua, names[i]);
         if (!*slots[i]) {
-            snprintf(err, errlen, "lua: " LIBLUA " has no %s()", names[i]);
+            snprintf(err, errlen, "lua: %s has no %s() (not Lua 5.4?)", name,
+                     names[i]);
             dlclose(liblua);
             liblua = NULL;
             return FUTOIN_EINVAL;
