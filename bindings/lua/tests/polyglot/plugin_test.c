@@ -18,6 +18,7 @@
 #include <futoin/sys/host.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,25 @@ static void write_file(const char* path, const char* text)
         fputs(text, f);
         fclose(f);
     }
+}
+
+/* A flow of a tool on another thread: the Lua state is not its. */
+static void* other_thread(void* arg)
+{
+    futoin_tool* t;
+    FutoInAsyncSteps* as;
+    int* rc = arg;
+    if (futoin_tool_new(&t, NULL) != FUTOIN_OK) {
+        return NULL;
+    }
+    as = futoin_root_new(t);
+    code[0] = info[0] = 0;
+    *rc = futoin_host_add(as, "lua", "polyglot_fragments", "echo");
+    as->api->execute(as, NULL, on_error);
+    futoin_tool_run(t);
+    as->api->free(as);
+    futoin_tool_free(t);
+    return NULL;
 }
 
 int main(void)
@@ -167,6 +187,20 @@ int main(void)
           "a Lua error's info: '%s'", info);
     CHECK(strstr(stack, "  at lua raising.boom (") && strstr(stack, "raising.lua:2)"),
           "stack:\n%s", stack);
+
+    /* a tool on another thread: refused clearly, never run on the wrong
+     * thread */
+    {
+        pthread_t th;
+        int rc = 0;
+        pthread_create(&th, NULL, other_thread, &rc);
+        pthread_join(th, NULL);
+        CHECK(rc < 0 && strcmp(code, "InvalidRequest") == 0, "another thread: %d %s", rc,
+              code);
+        CHECK(strstr(info, "lua: cannot resolve polyglot_fragments.echo: no Lua "
+                           "state on this thread"),
+              "info '%s'", info);
+    }
 
     /* the counters: nothing held after the flows; the state is open */
     cnt = counters();
