@@ -45,12 +45,13 @@ build() { # outdir
   echo "FUTOIN_LUA_TREE=$tree"
 }
 
+alone_tmp=""
 run_test() {
-  local tmp=""
   if [ -z "${FUTOIN_LUA_TREE:-}" ]; then
     # alone: build what the runner would have built
-    tmp=$(mktemp -d /tmp/futoin-lua-polyglot.XXXXXX)
-    trap 'rm -rf "$tmp"' EXIT
+    alone_tmp=$(mktemp -d /tmp/futoin-lua-polyglot.XXXXXX)
+    trap 'rm -rf "$alone_tmp"' EXIT
+    local tmp=$alone_tmp
     local line
     while IFS= read -r line; do
       case "$line" in
@@ -59,9 +60,11 @@ run_test() {
       esac
     done < <(build "$tmp/lua") || { echo "polyglot-lua: 0 passed, 1 failed"; return 1; }
     if [ -z "${FUTOIN_POLYGLOT_C_FRAGMENTS:-}" ]; then
-      cc -std=c11 -O1 -shared -fPIC -fvisibility=hidden -DFUTOIN_BUILDING_LIBRARY \
+      local rt=$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async
+      cc -std=c11 -D_GNU_SOURCE -O1 -shared -fPIC -fvisibility=hidden -DFUTOIN_BUILDING_LIBRARY \
         -I "$repo/abi" -o "$tmp/libpolyglot_fragments.so" \
-        "$repo/tests/polyglot/fragments/c/polyglot_fragments.c" || {
+        "$repo/tests/polyglot/fragments/c/polyglot_fragments.c" \
+        -L"$rt" -l:libfutoin_async.so.0 -Wl,-rpath,"$rt" || {
         echo "polyglot-lua: 0 passed, 1 failed"; return 1; }
       export FUTOIN_POLYGLOT_C_FRAGMENTS=$tmp/libpolyglot_fragments.so
     fi
