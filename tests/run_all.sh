@@ -11,6 +11,9 @@
 #   7. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
 #   8. the Lua binding: rock (luarocks make, pack, install), busted; the C
 #      glue under ASan+UBSan and under valgrind
+#   9. polyglot: every host program (C, Python, Lua, Java) runs steps of
+#      every language in one flow, and the README's demo is checked
+#      (tests/polyglot/run.sh)
 # Each part ends with a line "<part>: N passed, M failed"; the script exits
 # non-zero if anything failed.
 set -uo pipefail
@@ -206,6 +209,24 @@ for mode in "" --asan --valgrind; do
   rm -f "$lua_log"
 done
 record lua "$lp" "$lf"
+
+say "polyglot (C, Python, Lua and Java hosts; the README's demo)"
+# tests/polyglot/run.sh builds each language's host plug-in and package,
+# runs each host's matrix and the demo; its last line is
+# "polyglot: N passed, M failed".
+pg_log=$(mktemp)
+bash tests/polyglot/run.sh build >"$pg_log" 2>&1
+pg_rc=$?
+grep -E '^(== |polyglot-[a-z]+: |FAIL)' "$pg_log"
+pg_sum=$(grep -E '^polyglot: [0-9]+ passed, [0-9]+ failed$' "$pg_log" | tail -1)
+gp=$(awk '{print $2}' <<<"$pg_sum"); gf=$(awk '{print $4}' <<<"$pg_sum")
+gp=${gp:-0}; gf=${gf:-1}
+if [ $pg_rc -ne 0 ] || [ "$gf" != 0 ]; then
+  [ "$gf" = 0 ] && gf=1
+  tail -60 "$pg_log"
+fi
+record polyglot "$gp" "$gf"
+rm -f "$pg_log"
 
 say "summary"
 for line in "${summary[@]}"; do echo "$line"; done

@@ -22,7 +22,6 @@ langs=(python lua java)
 work=$(mktemp -d /tmp/futoin-polyglot.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 status=0
-host_paths=()
 
 if ! ninja -C "$build" tests/polyglot_c_host tests/libpolyglot_fragments.so \
        >"$work/ninja.log" 2>&1; then
@@ -32,28 +31,8 @@ if ! ninja -C "$build" tests/polyglot_c_host tests/libpolyglot_fragments.so \
 fi
 export FUTOIN_POLYGLOT_C_FRAGMENTS=$PWD/$build/tests/libpolyglot_fragments.so
 
-for lang in "${langs[@]}"; do
-  script=bindings/$lang/polyglot.sh
-  if [ ! -f "$script" ]; then
-    echo "polyglot: no $script"
-    status=1
-    continue
-  fi
-  if ! bash "$script" build "$work/$lang" >"$work/$lang.env" 2>"$work/$lang.build.log"; then
-    echo "polyglot: building the $lang host failed:"
-    tail -30 "$work/$lang.build.log"
-    status=1
-    continue
-  fi
-  while IFS= read -r line; do
-    case "$line" in
-      FUTOIN_HOST_PATH_*=*) host_paths+=("${line#*=}") ;;
-      [A-Z_]*=*) export "${line?}" ;;
-    esac
-  done < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$work/$lang.env")
-done
-FUTOIN_HOST_PATH=$(IFS=:; echo "${host_paths[*]}")
-export FUTOIN_HOST_PATH
+. tests/polyglot/hosts.sh
+futoin_polyglot_hosts "$work" "${langs[@]}" || status=1
 
 total_p=0; total_f=0
 tally() { # log
@@ -80,6 +59,28 @@ for lang in "${langs[@]}"; do
   bash "bindings/$lang/polyglot.sh" test >"$work/$lang.test.log" 2>&1
   tally "$work/$lang.test.log"
 done
+# The README's demo (tests/demo/polyglot/) with the hosts built above: its
+# receipt, and the handled error's async stack across Java, Lua and C.
+echo "== the polyglot demo"
+demo_p=0; demo_f=0
+demo_check() { # description, command...
+  local what=$1; shift
+  if "$@"; then demo_p=$((demo_p + 1)); else demo_f=$((demo_f + 1)); echo "FAIL demo: $what"; fi
+}
+FUTOIN_POLYGLOT_HOSTS_READY=1 bash tests/demo/polyglot/run.sh "$build" "$work/receipt.txt" \
+  >"$work/demo.log" 2>&1
+demo_check "the demo exits 0" [ $? = 0 ]
+demo_check "the receipt is the expected one" \
+  cmp -s "$work/receipt.txt" tests/demo/polyglot/expected_receipt.txt
+demo_check "the Python wait was cancelled by the C timeout" \
+  grep -q '^\[python\] rate request cancelled' "$work/demo.log"
+demo_check "the async stack runs Java -> Lua -> C" \
+  bash -c 'grep -A4 "async stack (CreditLimit)" "$1" | tr -d "\n" |
+    grep -qE "at java Totals.checkCredit \(Totals.java:[0-9]+\).*at lua pricing.approve.*at c review"' \
+    _ "$work/demo.log"
+[ $demo_f = 0 ] || tail -40 "$work/demo.log"
+echo "polyglot-demo: $demo_p passed, $demo_f failed"
+total_p=$((total_p + demo_p)); total_f=$((total_f + demo_f))
 [ $status = 0 ] || total_f=$((total_f + 1))
 echo "polyglot: $total_p passed, $total_f failed"
 [ "$total_f" = 0 ]
