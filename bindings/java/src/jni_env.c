@@ -226,6 +226,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     fj.vm = vm;
     fj.dispatch = global_class(env, "org/futoin/async/Dispatch");
     rec = (*env)->FindClass(env, "org/futoin/async/Rec");
+    fj.rec = rec ? (*env)->NewGlobalRef(env, rec) : NULL;
     fj.ex_state = global_class(env, "java/lang/IllegalStateException");
     fj.ex_arg = global_class(env, "java/lang/IllegalArgumentException");
     fj.ex_npe = global_class(env, "java/lang/NullPointerException");
@@ -253,8 +254,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_timer, "timer", "(" OBJ ")V");
     SM(d_new_state, "newState", "()" OBJ);
     SM(d_misuse, "misuse", "(" OBJ STR ")V");
+    SM(d_origin, "origin", "(" REC ")J");
+    SM(d_resolve, "resolve", "([B[B)" OBJ);
+    SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);
 #undef SM
-    if (!fj.rec_notify) {
+    if (!fj.rec_notify || !fj.rec) {
         return JNI_ERR;
     }
     for (int i = 0; i < FUTOIN_ERROR_COUNT
@@ -267,5 +271,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
         fj.codes[i] = (*env)->NewGlobalRef(env, s);
         (*env)->DeleteLocalRef(env, s);
     }
+    /* steps of other languages can now call back into this JVM */
+    fj_host_register();
     return FJ_JNI_VERSION;
 }
