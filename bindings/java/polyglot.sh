@@ -13,7 +13,9 @@
 #       runs the Java host test (org.futoin.polyglot.JavaHost) with the
 #       environment the runner set (FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH,
 #       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
-#       once plain and once under -Xcheck:jni; last line
+#       once plain and once under -Xcheck:jni, then the plug-in in a C
+#       program (bindings/java/polyglot/plugin_test.c: clear errors where a
+#       Java step is resolved, no JVM, counters); last line
 #       "polyglot-java: N passed, M failed".
 #
 # OUTDIR defaults to build/java-polyglot, CORE_BUILD_DIR to build (a meson
@@ -38,6 +40,10 @@ build)
     $(find "$repo/tests/polyglot/fragments/java" -name '*.java')
   "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
     $(find "$here/polyglot" -name '*.java')
+  core=$(cd "$core" && pwd)
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \
+    -o "$out/plugin_test" "$here/polyglot/plugin_test.c" \
+    -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
   ;;
@@ -63,6 +69,18 @@ test)
     fi
     passed=$((passed + p)); failed=$((failed + f))
   done
+  # the plug-in in a C program: clear errors where a Java step is resolved
+  log="$out/plugin-test.log"
+  FUTOIN_HOST_PATH="$out${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" \
+  FUTOIN_JAVA_CLASSPATH="$out/fragments:$out/host-test" "$out/plugin_test" >"$log" 2>&1
+  rc=$?
+  grep -v '^polyglot-java-plugin: ' "$log" | sed "s/^/[plugin] /"
+  line=$(grep -E '^polyglot-java-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-1}
+  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+  echo "[plugin] $p passed, $f failed"
+  passed=$((passed + p)); failed=$((failed + f))
   echo "polyglot-java: $passed passed, $failed failed"
   [ "$failed" = 0 ]
   ;;

@@ -6,7 +6,8 @@
  *
  * It only brings the JVM: start() finds the JVM of this process
  * (JNI_GetCreatedJavaVMs of the libjvm already loaded), or loads libjvm.so
- * ($JAVA_HOME, else Debian's OpenJDK 17) and creates one with
+ * ($FUTOIN_JAVA_LIBJVM, the file; else $JAVA_HOME/lib/server, else Debian's
+ * OpenJDK 17 or default-java) and creates one with
  *   -Xrs                                 (no JVM handlers for SIGINT,
  *                                         SIGTERM, SIGHUP, SIGQUIT: the host
  *                                         program's own)
@@ -35,8 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-FUTOIN_API int futoin_host_get(uint32_t version, const futoin_host_api** out);
-FUTOIN_API int futoin_host_java_counters(fj_host_counters* out);
+/* the plug-in's two exports (built with -fvisibility=hidden) */
+#define FJ_EXPORT __attribute__((visibility("default")))
+FJ_EXPORT int futoin_host_get(uint32_t version, const futoin_host_api** out);
+FJ_EXPORT int futoin_host_java_counters(fj_host_counters* out);
 
 typedef jint (*get_created_fn)(JavaVM**, jsize, jsize*);
 typedef jint (*create_fn)(JavaVM**, void**, void*);
@@ -68,15 +71,23 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
         *create = u.c;
         return FUTOIN_OK;
     }
-    if (getenv("JAVA_HOME") && *getenv("JAVA_HOME")) {
-        homes[nh++] = getenv("JAVA_HOME");
+    if (getenv("FUTOIN_JAVA_LIBJVM") && *getenv("FUTOIN_JAVA_LIBJVM")) {
+        homes[nh++] = getenv("FUTOIN_JAVA_LIBJVM"); /* the file itself */
+    } else {
+        if (getenv("JAVA_HOME") && *getenv("JAVA_HOME")) {
+            homes[nh++] = getenv("JAVA_HOME");
+        }
+        homes[nh++] = JVM_DEFAULT;
+        homes[nh++] = "/usr/lib/jvm/default-java";
     }
-    homes[nh++] = JVM_DEFAULT;
-    homes[nh++] = "/usr/lib/jvm/default-java";
     for (size_t i = 0; i < nh && !dl; ++i) {
         char path[1024];
         size_t used = strlen(tried);
-        snprintf(path, sizeof(path), "%s/lib/server/libjvm.so", homes[i]);
+        if (getenv("FUTOIN_JAVA_LIBJVM") && *getenv("FUTOIN_JAVA_LIBJVM")) {
+            snprintf(path, sizeof(path), "%s", homes[i]);
+        } else {
+            snprintf(path, sizeof(path), "%s/lib/server/libjvm.so", homes[i]);
+        }
         dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
         if (!dl) {
             snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "",
@@ -263,30 +274,66 @@ static int boot(char* err, size_t errlen)
     return FUTOIN_OK;
 }
 
-static int pl_start(futoin_tool* tool, char* err, size_t errlen)
+/*
+ * start() cannot name the module and function a failure is about, and the
+ * error of a step that cannot be had must name them. So when the JVM
+ * cannot be had, start() succeeds (counted as one start to undo) and the
+ * JVM is tried again by resolve(), which says what failed for which step.
+ */
+static futoin_tool* pending_tool; /* a start() not forwarded yet */
+static int pending_starts;
+
+/* Boot if needed, then forward the starts held back; loop thread. */
+static int ready(char* err, size_t errlen)
 {
     int rc = FUTOIN_OK;
     pthread_mutex_lock(&boot_mx);
     if (!inner) {
         rc = boot(err, errlen);
     }
+    while (rc == FUTOIN_OK && pending_starts > 0) {
+        rc = inner->api->start(pending_tool, err, errlen);
+        if (rc == FUTOIN_OK) {
+            --pending_starts;
+        }
+    }
     pthread_mutex_unlock(&boot_mx);
-    return rc == FUTOIN_OK ? inner->api->start(tool, err, errlen) : rc;
+    return rc;
+}
+
+static int pl_start(futoin_tool* tool, char* err, size_t errlen)
+{
+    pthread_mutex_lock(&boot_mx);
+    pending_tool = tool;
+    ++pending_starts;
+    pthread_mutex_unlock(&boot_mx);
+    (void)ready(err, errlen); /* a failure is told by resolve() */
+    err[0] = 0;
+    return FUTOIN_OK;
 }
 
 static int pl_resolve(const char* module, const char* function,
                       futoin_host_step* out, char* err, size_t errlen)
 {
-    if (!inner) {
-        snprintf(err, errlen, "java: not started (module '%s', function '%s')",
-                 module, function);
-        return FUTOIN_EINVAL;
+    char why[1024];
+    int rc = ready(why, sizeof(why));
+    if (rc != FUTOIN_OK) {
+        snprintf(err, errlen, "%s (cannot resolve %s.%s)", why, module,
+                 function);
+        return rc;
     }
     return inner->api->resolve(module, function, out, err, errlen);
 }
 
 static void pl_stop(void)
 {
+    pthread_mutex_lock(&boot_mx);
+    if (pending_starts > 0) {
+        --pending_starts;
+        pthread_mutex_unlock(&boot_mx);
+        return;
+    }
+    pthread_mutex_unlock(&boot_mx);
     if (inner) {
         inner->api->stop(); /* the JVM stays: one per process, ever */
     }
@@ -297,7 +344,7 @@ static const futoin_host_api plugin = {
         pl_start, pl_resolve, pl_stop,
 };
 
-FUTOIN_API int futoin_host_get(uint32_t version, const futoin_host_api** out)
+FJ_EXPORT int futoin_host_get(uint32_t version, const futoin_host_api** out)
 {
     if (version < FUTOIN_HOST_VERSION_1 || !out) {
         return FUTOIN_EVERSION;
@@ -308,7 +355,7 @@ FUTOIN_API int futoin_host_get(uint32_t version, const futoin_host_api** out)
 
 /** For leak checks of host programs: the binding's counters (all 0 before
  *  the JVM was started). */
-FUTOIN_API int futoin_host_java_counters(fj_host_counters* out)
+FJ_EXPORT int futoin_host_java_counters(fj_host_counters* out)
 {
     memset(out, 0, sizeof(*out));
     if (inner) {
