@@ -90,7 +90,7 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
         }
         dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
         if (!dl) {
-            snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "",
+            snprintf(tried + used, sizeof(tried) - used, "%s%.200s", used ? ", " : "",
                      path);
         }
     }
