@@ -3,6 +3,7 @@
  * One test per process: `futoin_bench --test NAME [--scale F]`.
  */
 #include <futoin/async.h>
+#include <uv.h>
 
 #include "peers/bench_common.h"
 
@@ -99,6 +100,90 @@ static void t2(uint64_t batches)
     }
     bench_report("futoin", "t2", batches * T2_BATCH, bench_now_ns() - t0,
                  bytes_per_flow);
+}
+
+/* ---- fairness: how late timers fire while a flow never waits ---------- */
+
+/* A loop whose body completes at once runs while a 1 ms timer re-arms
+ * itself 200 times; each tick's lateness (fired - due) says how long the
+ * busy flow held the loop. Then: iterations of such a loop before a 5 ms
+ * setTimeout() around it fires. Target (issue 10): other work gets a turn
+ * about once per millisecond of busy work. */
+#define FAIR_TICKS 200
+static uint64_t fair_due, fair_late[FAIR_TICKS];
+static int fair_tick;
+static uint64_t fair_spins;
+static FutoInAsyncSteps* fair_busy;
+
+static void fair_body(FutoInAsyncSteps* as, void* d)
+{
+    ++fair_spins;
+}
+static void fair_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->loop(as, NULL, fair_body, NULL);
+}
+static void fair_timer(void* d)
+{
+    uint64_t now = uv_hrtime();
+    fair_late[fair_tick++] = now > fair_due ? now - fair_due : 0;
+    if (fair_tick == FAIR_TICKS) {
+        API(fair_busy)->cancel(fair_busy);
+        return;
+    }
+    fair_due = uv_hrtime() + 1000000;
+    futoin_tool_deferred(tool, 1, fair_timer, NULL);
+}
+static void fair_timed(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 5);
+    API(as)->loop(as, NULL, fair_body, NULL);
+}
+static uint64_t fair_at_timeout;
+static void fair_timed_out(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    fair_at_timeout = fair_spins;
+    API(as)->success(as, NULL);
+}
+static int cmp_u64(const void* a, const void* b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+    return x < y ? -1 : x > y;
+}
+
+static void fairness(uint64_t n)
+{
+    uint64_t t0, el;
+    (void)n;
+    fair_busy = futoin_root_new(tool);
+    fair_spins = 0;
+    fair_tick = 0;
+    API(fair_busy)->add(fair_busy, NULL, fair_loop, NULL);
+    API(fair_busy)->execute(fair_busy, NULL, NULL);
+    fair_due = uv_hrtime() + 1000000;
+    futoin_tool_deferred(tool, 1, fair_timer, NULL);
+    t0 = bench_now_ns();
+    futoin_tool_run(tool);
+    el = bench_now_ns() - t0;
+    API(fair_busy)->free(fair_busy);
+    qsort(fair_late, FAIR_TICKS, sizeof(fair_late[0]), cmp_u64);
+    {
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        uint64_t busy = fair_spins;
+        fair_spins = 0;
+        API(as)->add(as, NULL, fair_timed, fair_timed_out);
+        API(as)->execute(as, NULL, NULL);
+        futoin_tool_run(tool);
+        API(as)->free(as);
+        printf("FAIRNESS ticks=%d late_median_us=%.1f late_p99_us=%.1f "
+               "late_max_us=%.1f busy_iterations=%llu ns_per_iteration=%.2f "
+               "iterations_before_5ms_timeout=%llu\n",
+               FAIR_TICKS, fair_late[FAIR_TICKS / 2] / 1e3,
+               fair_late[FAIR_TICKS * 99 / 100] / 1e3, fair_late[FAIR_TICKS - 1] / 1e3,
+               (unsigned long long)busy, (double)el / (double)busy,
+               (unsigned long long)fair_at_timeout);
+    }
+    bench_report("futoin", "fairness", FAIR_TICKS, el, -1);
 }
 
 /* ---- trim: memory given back after a peak of waiting flows ------------ */
@@ -368,7 +453,7 @@ int main(int argc, char** argv)
     double scale = 1.0;
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
-                                        "trim"};
+                                        "trim", "fairness"};
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--list")) {
@@ -408,6 +493,8 @@ int main(int argc, char** argv)
         immediate(bench_scaled(10000000, scale, 1000));
     } else if (!strcmp(test, "add128")) {
         add128(bench_scaled(40000, scale, 100));
+    } else if (!strcmp(test, "fairness")) {
+        fairness(1);
     } else if (!strcmp(test, "trim")) {
         trim(bench_scaled(1000000, scale, 1000));
     } else {

@@ -288,3 +288,82 @@ Test(host, c_step_functions_by_name)
     assert_trace("NamedError: named step, data NULL, value 3\n");
     API(as)->free(as);
 }
+
+/* ---- state shared between languages ------------------------------------ */
+
+static int custom_cleanups;
+static void custom_cleanup(FutoInBinaryValue* v)
+{
+    ++custom_cleanups;
+}
+static const FutoInType ty_custom = {FTN_TYPE_CUSTOM_OBJECT, custom_cleanup};
+static const FutoInType ty_str2 = {FTN_TYPE_STRING, NULL};
+static const FutoInType ty_i64a = {FTN_TYPE_ARRAY | FTN_TYPE_INT64, NULL};
+static const FutoInType ty_stra = {FTN_TYPE_ARRAY | FTN_TYPE_STRING, NULL};
+static void* make_var(void* d)
+{
+    return d;
+}
+
+Test(host, shared_state_copies_values_and_moves_custom_objects)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInBinaryValue v;
+    const FutoInBinaryValue* got;
+    char text[] = "h\xc3\xa9llo";
+    int64_t ints[] = {1, 2, 3};
+    const char* strs[] = {"a"};
+    custom_cleanups = 0;
+
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_str2;
+    v.cstr = text;
+    v.length = (uint32_t)strlen(text);
+    cr_assert_eq(futoin_state_set(as, "s", &v), FUTOIN_OK);
+    text[0] = 'X'; /* copied: the stored one does not change */
+    got = futoin_state_get(as, "s");
+    cr_assert_not_null(got);
+    cr_assert_str_eq(got->cstr, "h\xc3\xa9llo");
+    cr_assert_eq(got->length, 6);
+
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_i64a;
+    v.p = ints;
+    v.length = 3;
+    cr_assert_eq(futoin_state_set(as, "a", &v), FUTOIN_OK);
+    ints[1] = 99;
+    got = futoin_state_get(as, "a");
+    cr_assert_eq(((const int64_t*)got->p)[1], 2);
+
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_custom;
+    v.p = &v;
+    cr_assert_eq(futoin_state_set(as, "c", &v), FUTOIN_OK);
+    cr_assert_null(v.type, "a custom object is moved");
+    cr_assert_eq(futoin_state_get(as, "c")->type, &ty_custom);
+    /* replaced: the old one is cleaned up once */
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_custom;
+    cr_assert_eq(futoin_state_set(as, "c", &v), FUTOIN_OK);
+    cr_assert_eq(custom_cleanups, 1);
+    /* removed */
+    cr_assert_eq(futoin_state_set(as, "s", NULL), FUTOIN_OK);
+    cr_assert_null(futoin_state_get(as, "s"));
+
+    /* refused */
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_stra;
+    v.p = strs;
+    v.length = 1;
+    cr_assert_eq(futoin_state_set(as, "x", &v), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_state_set(as, "error_info", NULL), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_state_set(as, "async_stack", NULL), FUTOIN_EINVAL);
+    cr_assert_eq(futoin_state_set(as, NULL, NULL), FUTOIN_EINVAL);
+    cr_assert_not_null(API(as)->stateVariable(as, "mine", "mine", make_var, NULL));
+    cr_assert_eq(futoin_state_set(as, "mine", NULL), FUTOIN_EBUSY);
+    cr_assert_null(futoin_state_get(as, "mine"), "not a shared value");
+    cr_assert_eq(futoin_state_set(NULL, "x", NULL), FUTOIN_EINVAL);
+
+    API(as)->free(as);
+    cr_assert_eq(custom_cleanups, 2, "the last custom object goes with the root");
+}

@@ -90,9 +90,10 @@ static void c_release(void* data)
 {
     c_step* c = data;
     futoin_ffi_free(c->fn);
-    if (c->dl) {
-        dlclose(c->dl);
-    }
+    /* The module is not unloaded (c->dl is not closed): values the step
+     * passed on outlive it, and their types and cleanups are code and data
+     * of that module. dlopen() counts its references, so the module is
+     * loaded once however many steps use it. */
     free(c->name);
     free(c->module);
     free(c);

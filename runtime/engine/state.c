@@ -159,13 +159,32 @@ static size_t elem_size(unsigned base)
     }
 }
 
+/* *dst = a runtime-owned copy of the `n` units of `es` bytes at src->p,
+ * followed by `extra` zeroed units (a string's terminator). */
+static int copy_block(FutoInBinaryValue* dst, const FutoInBinaryValue* src,
+                      size_t n, size_t es, size_t extra)
+{
+    void* mem = calloc(n + extra != 0 ? n + extra : 1, es != 0 ? es : 1);
+    if (!mem) {
+        return FUTOIN_ENOMEM;
+    }
+    if (n) {
+        memcpy(mem, src->p, n * es);
+    }
+    dst->type = copy_type(src->type->flags);
+    dst->p = mem;
+    dst->length = (uint32_t)n;
+    return FUTOIN_OK;
+}
+
 /* Into *dst, what the runtime keeps of *src: a copy, or (custom objects)
  * the value itself, moved. */
 static int keep_value(FutoInBinaryValue* dst, FutoInBinaryValue* src)
 {
     unsigned flags = src->type->flags, base = flags & FTN_BASE_TYPE_MASK;
-    size_t n, es;
-    void* mem;
+    bool string = base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
+                  || base == FTN_TYPE_STRING32;
+    size_t n;
     memset(dst, 0, sizeof(*dst));
     if (base == FTN_TYPE_CUSTOM_OBJECT) {
         if (flags & FTN_TYPE_ARRAY) {
@@ -176,27 +195,12 @@ static int keep_value(FutoInBinaryValue* dst, FutoInBinaryValue* src)
         return FUTOIN_OK;
     }
     if (flags & FTN_TYPE_ARRAY) {
-        if (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
-            || base == FTN_TYPE_STRING32) {
+        if (string) {
             return FUTOIN_EINVAL;
         }
-        n = src->length;
-        es = elem_size(base);
-        mem = malloc(n * es != 0 ? n * es : 1);
-        if (!mem) {
-            return FUTOIN_ENOMEM;
-        }
-        if (n) {
-            memcpy(mem, src->p, n * es);
-        }
-        dst->type = copy_type((uint8_t)flags);
-        dst->p = mem;
-        dst->length = (uint32_t)n;
-        return FUTOIN_OK;
+        return copy_block(dst, src, src->length, elem_size(base), 0);
     }
-    if (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
-        || base == FTN_TYPE_STRING32) {
-        es = elem_size(base);
+    if (string) {
         n = src->length;
         if (!n && src->p) {
             if (base == FTN_TYPE_STRING) {
@@ -211,17 +215,7 @@ static int keep_value(FutoInBinaryValue* dst, FutoInBinaryValue* src)
                 }
             }
         }
-        mem = calloc(n + 1, es);
-        if (!mem) {
-            return FUTOIN_ENOMEM;
-        }
-        if (n) {
-            memcpy(mem, src->p, n * es);
-        }
-        dst->type = copy_type((uint8_t)flags);
-        dst->p = mem;
-        dst->length = (uint32_t)n;
-        return FUTOIN_OK;
+        return copy_block(dst, src, n, elem_size(base), 1);
     }
     *dst = *src;
     dst->type = copy_type((uint8_t)flags);

@@ -1,0 +1,511 @@
+/*
+ * The polyglot matrix with C as the host program: steps of Python, Lua and
+ * Java (each language's "polyglot_fragments", see tests/polyglot/README.md)
+ * in flows whose own steps are C. Each cell checks values both ways, an
+ * error crossing into a C handler and a C error caught by a handler of the
+ * other language, cancel, timeout, shared state and the async stack; then
+ * 10,000 mixed flows per language, after which the plug-ins hold nothing.
+ *
+ * A plain program, not Criterion: a JVM can be created once per process,
+ * and Criterion forks every test. Environment (set by tests/polyglot/run.sh):
+ *   FUTOIN_POLYGLOT_LANGS      languages to run (default "python lua java")
+ *   FUTOIN_POLYGLOT_C_FRAGMENTS  path of libpolyglot_fragments.so
+ *   FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH, LUA_CPATH, FUTOIN_JAVA_CLASSPATH
+ * Last line: "polyglot-c: N passed, M failed".
+ */
+#include <futoin/async.h>
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+static const char* lang; /* the fragment language of the cell */
+static const char* cfrag;
+static futoin_tool* tool;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            ++passed;                                                          \
+        } else {                                                               \
+            ++failed;                                                          \
+            fprintf(stderr, "FAIL [%s] %s:%d: %s: ", lang, __FILE__, __LINE__, \
+                    #cond);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+#define MODULE "polyglot_fragments"
+static const char* module_of(const char* l)
+{
+    if (strcmp(l, "java") == 0) {
+        return "org.futoin.polyglot.Fragments";
+    }
+    if (strcmp(l, "c") == 0) {
+        return cfrag;
+    }
+    return MODULE;
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
+static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
+static const FutoInType ty_b = {FTN_TYPE_BOOL, NULL};
+static const FutoInType ty_s = {FTN_TYPE_STRING, NULL};
+static const FutoInType ty_bytes = {FTN_TYPE_ARRAY | FTN_TYPE_UINT8, NULL};
+static const FutoInType ty_ints = {FTN_TYPE_ARRAY | FTN_TYPE_INT64, NULL};
+static const FutoInType ty_floats = {FTN_TYPE_ARRAY | FTN_TYPE_DOUBLE, NULL};
+
+static const uint8_t bytes[] = {0x00, 0x01, 0xff};
+static const int64_t ints[] = {1, 2, 3};
+static const double floats[] = {0.5, 1.5};
+static const char hello[] = "h\xc3\xa9llo"; /* héllo */
+
+static void batch1(FutoInArgs* a)
+{
+    memset(a, 0, sizeof(*a));
+    a->arg0.type = &ty_i64;
+    a->arg0.i64 = 42;
+    a->arg1.type = &ty_d;
+    a->arg1.d = 2.5;
+    a->arg2.type = &ty_b;
+    a->arg2.b = true;
+    a->arg3.type = &ty_s;
+    a->arg3.cstr = hello;
+    a->arg3.length = (uint32_t)strlen(hello);
+}
+
+static void batch2(FutoInArgs* a)
+{
+    memset(a, 0, sizeof(*a));
+    a->arg0.type = &ty_bytes;
+    a->arg0.p = bytes;
+    a->arg0.length = 3;
+    a->arg1.type = &ty_ints;
+    a->arg1.p = ints;
+    a->arg1.length = 3;
+    a->arg2.type = &ty_floats;
+    a->arg2.p = floats;
+    a->arg2.length = 2;
+}
+
+static int64_t int_of(const FutoInBinaryValue* v)
+{
+    switch (v->type->flags) {
+    case FTN_TYPE_INT8: return v->i8;
+    case FTN_TYPE_INT16: return v->i16;
+    case FTN_TYPE_INT32: return v->i32;
+    case FTN_TYPE_UINT8: return v->u8;
+    case FTN_TYPE_UINT16: return v->u16;
+    case FTN_TYPE_UINT32: return v->u32;
+    default: return v->i64;
+    }
+}
+
+static bool is_int(const FutoInBinaryValue* v)
+{
+    unsigned f = v->type ? v->type->flags : 0;
+    return f >= FTN_TYPE_INT8 && f <= FTN_TYPE_UINT64;
+}
+
+static const char* kind(const FutoInBinaryValue* v)
+{
+    static char buf[16];
+    if (!v->type) {
+        return "none";
+    }
+    snprintf(buf, sizeof(buf), "0x%02x", v->type->flags);
+    return buf;
+}
+
+/* ---- flow plumbing ------------------------------------------------------ */
+
+static FutoInArgs given;          /* what the first step passes on */
+static FutoInArgs got;            /* what the last step received (copied) */
+static char got_text[1024];
+static int got_n;
+static char err_code[64], err_info[256];
+static int unhandled_n;
+
+static void send_values(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs out = given;
+    as->api->success(as, &out);
+}
+
+static void keep_values(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    got_n = 0;
+    got_text[0] = 0;
+    memset(&got, 0, sizeof(got));
+    for (int i = 0; i < 4; ++i) {
+        const FutoInBinaryValue* v = &a->args[i];
+        if (!v->type) {
+            continue;
+        }
+        ++got_n;
+        got.args[i].type = v->type;
+        got.args[i].u64 = v->u64;
+        got.args[i].length = v->length;
+        if ((v->type->flags & FTN_TYPE_ARRAY) || v->type->flags == FTN_TYPE_STRING) {
+            /* only the text or the array's first bytes are kept: enough to
+             * compare, and nothing to free */
+            size_t n = v->type->flags == FTN_TYPE_STRING
+                               ? (v->length ? v->length : strlen(v->cstr))
+                               : v->length * 8;
+            if (n > 200) {
+                n = 200;
+            }
+            if (i == 0 && v->type->flags == FTN_TYPE_STRING) {
+                memcpy(got_text, v->cstr, n);
+                got_text[n] = 0;
+            }
+            got.args[i].p = NULL;
+        }
+    }
+    /* arrays compared here, while the values are valid */
+    if (a->arg0.type && a->arg0.type->flags == (FTN_TYPE_ARRAY | FTN_TYPE_UINT8)) {
+        CHECK(a->arg0.length == 3 && memcmp(a->arg0.p, bytes, 3) == 0,
+              "bytes came back as %u bytes", (unsigned)a->arg0.length);
+    }
+    if (a->arg1.type && (a->arg1.type->flags & FTN_TYPE_ARRAY)) {
+        bool same = a->arg1.length == 3;
+        for (uint32_t i = 0; same && i < 3; ++i) {
+            unsigned base = a->arg1.type->flags & FTN_BASE_TYPE_MASK;
+            int64_t x = base == FTN_TYPE_INT32 ? ((const int32_t*)a->arg1.p)[i]
+                                                : ((const int64_t*)a->arg1.p)[i];
+            same = x == ints[i];
+        }
+        CHECK(same, "int array came back wrong (flags 0x%02x, %u elements)",
+              a->arg1.type->flags, (unsigned)a->arg1.length);
+    }
+    if (a->arg2.type && (a->arg2.type->flags & FTN_TYPE_ARRAY)) {
+        CHECK(a->arg2.type->flags == (FTN_TYPE_ARRAY | FTN_TYPE_DOUBLE)
+                      && a->arg2.length == 2
+                      && ((const double*)a->arg2.p)[0] == 0.5
+                      && ((const double*)a->arg2.p)[1] == 1.5,
+              "float array came back wrong (flags 0x%02x)", a->arg2.type->flags);
+    }
+}
+
+static void note_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    const char* info = as->api->stateVariable(as, NULL, "error_info", NULL, NULL);
+    snprintf(err_code, sizeof(err_code), "%s", code);
+    snprintf(err_info, sizeof(err_info), "%s", info ? info : "");
+    if (d) { /* handled: go on */
+        as->api->success(as, NULL);
+    }
+}
+
+static void on_unhandled(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    ++unhandled_n;
+    note_error(as, NULL, code);
+}
+
+static void reset(void)
+{
+    memset(&got, 0, sizeof(got));
+    got_n = 0;
+    got_text[0] = 0;
+    err_code[0] = err_info[0] = 0;
+    unhandled_n = 0;
+}
+
+static void run_root(FutoInAsyncSteps* as)
+{
+    as->api->execute(as, NULL, on_unhandled);
+    futoin_tool_run(tool);
+}
+
+static int add_fragment(FutoInAsyncSteps* as, const char* fn)
+{
+    return futoin_host_add(as, lang, module_of(lang), fn);
+}
+
+/* ---- cells -------------------------------------------------------------- */
+
+static void cell_values(void)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    reset();
+    batch1(&given);
+    as->api->add(as, NULL, send_values, NULL);
+    CHECK(add_fragment(as, "echo") == FUTOIN_OK, "echo not resolved");
+    as->api->add(as, NULL, keep_values, NULL);
+    run_root(as);
+    CHECK(unhandled_n == 0, "echo failed: %s %s", err_code, err_info);
+    CHECK(got_n == 4, "echo passed on %d values", got_n);
+    CHECK(is_int(&got.arg0) && int_of(&got.arg0) == 42, "int came back as %s",
+          kind(&got.arg0));
+    CHECK(got.arg1.type && got.arg1.type->flags == FTN_TYPE_DOUBLE && got.arg1.d == 2.5,
+          "float came back as %s", kind(&got.arg1));
+    CHECK(got.arg2.type && got.arg2.type->flags == FTN_TYPE_BOOL && got.arg2.b,
+          "bool came back as %s", kind(&got.arg2));
+    CHECK(got.arg3.type && got.arg3.type->flags == FTN_TYPE_STRING, "str came back as %s",
+          kind(&got.arg3));
+    as->api->free(as);
+
+    as = futoin_root_new(tool);
+    reset();
+    batch2(&given);
+    as->api->add(as, NULL, send_values, NULL);
+    add_fragment(as, "echo");
+    as->api->add(as, NULL, keep_values, NULL);
+    run_root(as);
+    CHECK(unhandled_n == 0 && got_n == 3, "echo of arrays: %d values, %s %s", got_n,
+          err_code, err_info);
+    as->api->free(as);
+
+    /* what the other language saw */
+    as = futoin_root_new(tool);
+    reset();
+    batch1(&given);
+    as->api->add(as, NULL, send_values, NULL);
+    add_fragment(as, "describe");
+    as->api->add(as, NULL, keep_values, NULL);
+    run_root(as);
+    CHECK(strcmp(got_text, "int:42,float:2.5,bool:true,str:h\xc3\xa9llo") == 0,
+          "describe: '%s'", got_text);
+    as->api->free(as);
+
+    as = futoin_root_new(tool);
+    reset();
+    batch2(&given);
+    as->api->add(as, NULL, send_values, NULL);
+    add_fragment(as, "describe");
+    as->api->add(as, NULL, keep_values, NULL);
+    run_root(as);
+    CHECK(strcmp(got_text, "bytes:0001ff,ints:1|2|3,floats:0.5|1.5") == 0,
+          "describe: '%s'", got_text);
+    as->api->free(as);
+}
+
+/* An error raised in the other language, handled in C. */
+static void wrap_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    add_fragment(as, "fail");
+}
+
+/* A C error caught by a handler written in the other language. */
+static void send_c_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs out;
+    memset(&out, 0, sizeof(out));
+    out.arg0.type = &ty_s;
+    out.arg0.cstr = "c";
+    out.arg0.length = 1;
+    out.arg1.type = &ty_s;
+    out.arg1.cstr = cfrag;
+    out.arg1.length = (uint32_t)strlen(cfrag);
+    out.arg2.type = &ty_s;
+    out.arg2.cstr = "fail";
+    out.arg2.length = 4;
+    as->api->success(as, &out);
+}
+
+static const futoin_async_stack* stack_seen;
+static char stack_text[4096];
+static void keep_stack(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    on_unhandled(as, d, code);
+    stack_seen = futoin_async_ext(as)->async_stack(as);
+    stack_text[0] = 0;
+    futoin_async_stack_format(stack_seen, stack_text, sizeof(stack_text));
+}
+
+static void cell_errors(void)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    reset();
+    as->api->add(as, (void*)1, wrap_fail, note_error);
+    run_root(as);
+    CHECK(unhandled_n == 0, "the C handler did not take it");
+    CHECK(strcmp(err_code, "FragmentError") == 0, "code '%s'", err_code);
+    CHECK(strcmp(err_info, lang) == 0, "error_info '%s'", err_info);
+    as->api->free(as);
+
+    as = futoin_root_new(tool);
+    reset();
+    as->api->add(as, NULL, send_c_fail, NULL);
+    add_fragment(as, "catch");
+    as->api->add(as, NULL, keep_values, NULL);
+    run_root(as);
+    {
+        char want[64];
+        snprintf(want, sizeof(want), "caught FragmentError in %s", lang);
+        CHECK(strcmp(got_text, want) == 0, "catch gave '%s' (%s %s)", got_text,
+              err_code, err_info);
+    }
+    as->api->free(as);
+
+    /* the async stack: the other language's frame, then C's */
+    as = futoin_root_new(tool);
+    reset();
+    stack_seen = NULL;
+    as->api->add(as, NULL, wrap_fail, NULL);
+    as->api->execute(as, NULL, keep_stack);
+    futoin_tool_run(tool);
+    CHECK(stack_seen && stack_seen->count >= 2, "no async stack");
+    if (stack_seen && stack_seen->count >= 2) {
+        CHECK(strcmp(stack_seen->frames[0].language, lang) == 0,
+              "frame 0 is %s:\n%s", stack_seen->frames[0].language, stack_text);
+        CHECK(strcmp(stack_seen->frames[1].language, "c") == 0, "frame 1 is %s:\n%s",
+              stack_seen->frames[1].language, stack_text);
+        CHECK(stack_seen->frames[0].function
+                      && strstr(stack_seen->frames[0].function, "fail"),
+              "frame 0 names '%s'", stack_seen->frames[0].function);
+    }
+    as->api->free(as);
+}
+
+static bool cancelled_flag(FutoInAsyncSteps* as)
+{
+    char name[64];
+    const FutoInBinaryValue* v;
+    snprintf(name, sizeof(name), "cancelled_%s", lang);
+    v = futoin_state_get(as, name);
+    return v && v->type && v->type->flags == FTN_TYPE_BOOL && v->b;
+}
+
+static void cancel_cb(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    as->api->cancel(as);
+}
+
+static void timed_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    as->api->setTimeout(as, 30);
+    add_fragment(as, "wait");
+}
+
+static void cell_cancel_timeout(void)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    reset();
+    add_fragment(as, "wait");
+    as->api->execute(as, NULL, on_unhandled);
+    futoin_tool_deferred(tool, 20, cancel_cb, as);
+    futoin_tool_run(tool);
+    CHECK(cancelled_flag(as), "cancel: the %s cancel handler did not run", lang);
+    CHECK(unhandled_n == 0, "cancel reported %s", err_code);
+    as->api->free(as);
+
+    as = futoin_root_new(tool);
+    reset();
+    as->api->add(as, (void*)1, timed_wait, note_error);
+    run_root(as);
+    CHECK(strcmp(err_code, "Timeout") == 0, "timeout: C handler saw '%s'", err_code);
+    CHECK(cancelled_flag(as), "timeout: the %s cancel handler did not run", lang);
+    as->api->free(as);
+}
+
+static void set_key(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInBinaryValue v;
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_i64;
+    v.i64 = 42;
+    futoin_state_set(as, "key", &v);
+}
+
+static char from_text[64];
+static void read_from(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    char name[64];
+    const FutoInBinaryValue* v;
+    snprintf(name, sizeof(name), "from_%s", lang);
+    v = futoin_state_get(as, name);
+    snprintf(from_text, sizeof(from_text), "%s",
+             v && v->type && v->type->flags == FTN_TYPE_STRING ? v->cstr : "?");
+}
+
+static void cell_state(void)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    reset();
+    from_text[0] = 0;
+    as->api->add(as, NULL, set_key, NULL);
+    add_fragment(as, "read_state");
+    as->api->add(as, NULL, keep_values, NULL);
+    add_fragment(as, "write_state");
+    as->api->add(as, NULL, read_from, NULL);
+    run_root(as);
+    CHECK(unhandled_n == 0, "state: %s %s", err_code, err_info);
+    CHECK(is_int(&got.arg0) && int_of(&got.arg0) == 42, "read_state gave %s",
+          kind(&got.arg0));
+    CHECK(strcmp(from_text, lang) == 0, "from_%s is '%s'", lang, from_text);
+    as->api->free(as);
+}
+
+/* 10,000 flows of every kind: what the plug-ins allocate comes back. */
+static void cell_many(void)
+{
+    for (int i = 0; i < 10000; ++i) {
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        reset();
+        switch (i % 3) {
+        case 0:
+            batch1(&given);
+            as->api->add(as, NULL, send_values, NULL);
+            add_fragment(as, "echo");
+            as->api->execute(as, NULL, on_unhandled);
+            break;
+        case 1:
+            as->api->add(as, (void*)1, wrap_fail, note_error);
+            as->api->execute(as, NULL, on_unhandled);
+            break;
+        default:
+            add_fragment(as, "wait");
+            as->api->execute(as, NULL, on_unhandled);
+            futoin_tool_immediate(tool, cancel_cb, as);
+            break;
+        }
+        futoin_tool_run(tool);
+        if (unhandled_n) {
+            CHECK(unhandled_n == 0, "flow %d: %s %s", i, err_code, err_info);
+            as->api->free(as);
+            return;
+        }
+        as->api->free(as);
+    }
+    CHECK(1, "10,000 flows");
+}
+
+int main(void)
+{
+    const char* langs = getenv("FUTOIN_POLYGLOT_LANGS");
+    char buf[128];
+    cfrag = getenv("FUTOIN_POLYGLOT_C_FRAGMENTS");
+    if (!cfrag) {
+        fprintf(stderr, "FUTOIN_POLYGLOT_C_FRAGMENTS is not set\n");
+        return 2;
+    }
+    if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
+        return 2;
+    }
+    snprintf(buf, sizeof(buf), "%s", langs ? langs : "python lua java");
+    for (char* save = NULL, *l = strtok_r(buf, " ,", &save); l;
+         l = strtok_r(NULL, " ,", &save)) {
+        int before = failed;
+        lang = l;
+        cell_values();
+        cell_errors();
+        cell_cancel_timeout();
+        cell_state();
+        cell_many();
+        printf("c host x %s: %s\n", lang, failed == before ? "ok" : "FAILED");
+    }
+    lang = "c";
+    futoin_host_shutdown();
+    CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
+    printf("polyglot-c: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
