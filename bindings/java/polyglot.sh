@@ -8,7 +8,8 @@
 #       the Java host test (bindings/java/polyglot -> OUTDIR/host-test);
 #       prints the environment the other hosts need, one VAR=value a line:
 #         FUTOIN_HOST_PATH_JAVA=OUTDIR        (a directory for FUTOIN_HOST_PATH)
-#         FUTOIN_JAVA_CLASSPATH=OUTDIR/fragments
+#         FUTOIN_JAVA_CLASSPATH=OUTDIR/fragments  (the plug-in adds the jar)
+#         FUTOIN_JAVA_POLYGLOT_OUT=OUTDIR     (where `test` finds the build)
 #   bindings/java/polyglot.sh test [OUTDIR]
 #       runs the Java host test (org.futoin.polyglot.JavaHost) with the
 #       environment the runner set (FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH,
@@ -18,19 +19,20 @@
 #       Java step is resolved, no JVM, counters); last line
 #       "polyglot-java: N passed, M failed".
 #
-# OUTDIR defaults to build/java-polyglot, CORE_BUILD_DIR to build (a meson
-# build of the repository).
+# OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
+# CORE_BUILD_DIR to $FUTOIN_BUILD_DIR, else build (a meson build of the
+# repository).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 cmd=${1:-}
-out=${2:-$repo/build/java-polyglot}
+out=${2:-${FUTOIN_JAVA_POLYGLOT_OUT:-$repo/build/java-polyglot}}
 
 case "$cmd" in
 build)
   set -e
-  core=${3:-$repo/build}
+  core=${3:-${FUTOIN_BUILD_DIR:-$repo/build}}
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
   bash "$here/build.sh" "$core" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
@@ -46,6 +48,7 @@ build)
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
+  echo "FUTOIN_JAVA_POLYGLOT_OUT=$out"
   ;;
 test)
   out=$(cd "$out" && pwd) || { echo "polyglot-java: 0 passed, 1 failed"; exit 1; }
