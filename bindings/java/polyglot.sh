@@ -45,7 +45,7 @@ build)
   core=$(cd "$core" && pwd)
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \
     -o "$out/plugin_test" "$here/polyglot/plugin_test.c" \
-    -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -Wl,-rpath,"$core/runtime"
+    -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
   echo "FUTOIN_JAVA_POLYGLOT_OUT=$out"

@@ -3,7 +3,10 @@
  * the matrix (tests/polyglot/c_host.c) does not cover: clear errors where
  * a Java step is resolved (no JVM, no class, no method, a class that fails
  * to load), a Java exception as InternalError with its stack trace, a Java
- * step working after all that, and the binding's counters at the end.
+ * step working after all that, 10,000 flows with Java steps on the main
+ * thread and on a loop thread of its own (attached once, detached when it
+ * ends), and the binding's counters at the end: no global reference and no
+ * named step left.
  * One JVM per process: the "no JVM" case must come first.
  *
  * Environment as for c_host (FUTOIN_HOST_PATH, FUTOIN_JAVA_CLASSPATH with
@@ -15,6 +18,7 @@
 #include <futoin/sys/host.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,66 @@ static void expect_failure(const char* module, const char* function,
     as->api->free(as);
 }
 
+static void handled(FutoInAsyncSteps* as, void* d, const char* c)
+{
+    as->api->success(as, NULL);
+}
+
+static void java_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    futoin_host_add(as, "java", "org.futoin.polyglot.Fragments", "fail");
+}
+
+static void cancel_root(void* d)
+{
+    FutoInAsyncSteps* as = d;
+    as->api->cancel(as);
+}
+
+/* 10,000 flows with a Java step: success, error handled in C, cancel. */
+static int many(futoin_tool* t)
+{
+    int bad = 0;
+    for (int i = 0; i < 10000; ++i) {
+        FutoInAsyncSteps* as = futoin_root_new(t);
+        code[0] = 0;
+        switch (i % 3) {
+        case 0:
+            as->api->add(as, NULL, send, NULL);
+            futoin_host_add(as, "java", "org.futoin.polyglot.Fragments", "echo");
+            as->api->add(as, NULL, keep, NULL);
+            break;
+        case 1:
+            as->api->add(as, NULL, java_fail, handled);
+            break;
+        default:
+            futoin_host_add(as, "java", "org.futoin.polyglot.Fragments", "wait");
+            futoin_tool_immediate(t, cancel_root, as);
+            break;
+        }
+        as->api->execute(as, NULL, on_error);
+        futoin_tool_run(t);
+        bad += code[0] != 0;
+        as->api->free(as);
+    }
+    return bad;
+}
+
+/* A loop thread of its own: attached to the JVM by its first Java step,
+ * detached when it ends. */
+static void* other_loop(void* arg)
+{
+    futoin_tool* t;
+    int* bad = arg;
+    if (futoin_tool_new(&t, NULL) != FUTOIN_OK) {
+        *bad = -1;
+        return NULL;
+    }
+    *bad = many(t);
+    futoin_tool_free(t);
+    return NULL;
+}
+
 int main(void)
 {
     typedef struct
@@ -132,6 +196,16 @@ int main(void)
     CHECK(values == 1 && value == 42, "echo gave %lld", (long long)value);
     as->api->free(as);
 
+    /* many flows, on this thread and on a thread of their own */
+    CHECK(many(tool) == 0, "flows on the main thread failed: %s %s", code, info);
+    {
+        pthread_t th;
+        int bad = 0;
+        pthread_create(&th, NULL, other_loop, &bad);
+        pthread_join(th, NULL);
+        CHECK(bad == 0, "%d flows on another thread failed: %s %s", bad, code, info);
+    }
+
     /* the binding holds nothing for flows that are gone */
     dl = dlopen("libfutoin_host_java.so", RTLD_NOW | RTLD_NOLOAD);
     get_counters = dl ? (int (*)(counters*))dlsym(dl, "futoin_host_java_counters") : NULL;
@@ -141,6 +215,9 @@ int main(void)
         CHECK(c.global_refs == 0 && c.named_steps == 0 && c.starts == 1,
               "global refs %lld, named steps %lld, starts %lld",
               (long long)c.global_refs, (long long)c.named_steps, (long long)c.starts);
+        CHECK(c.attached == 1 && c.detached == 1,
+              "the other loop thread: attached %lld, detached %lld",
+              (long long)c.attached, (long long)c.detached);
     }
     if (dl) {
         dlclose(dl);

@@ -19,7 +19,8 @@
  * in the process, never a second copy) and returns the binding's own
  * "java" host table (src/jni_host.c), to which start/resolve/stop are
  * forwarded. The calling thread (the loop thread) is attached to the JVM
- * once and detached when it ends.
+ * once and detached when it ends (a thread-specific key's destructor; the
+ * main thread of a program is never detached, the process ends with it).
  *
  * Links nothing of the JVM or of the runtime: both are already in the
  * process, or loaded here with dlopen.
@@ -219,6 +220,29 @@ static void exception_text(JNIEnv* env, const char* what, char* err,
     (*env)->DeleteLocalRef(env, t);
 }
 
+/* A thread this plug-in attached (or made the JVM on) is detached when it
+ * ends: a thread that ends attached leaves the JVM a dead thread to wait
+ * for. (The binding's own attachments do the same, src/jni_env.c.) */
+static pthread_key_t detach_key;
+static pthread_once_t detach_once = PTHREAD_ONCE_INIT;
+
+static void detach_at_exit(void* vm)
+{
+    JavaVM* jvm = vm;
+    (*jvm)->DetachCurrentThread(jvm);
+}
+
+static void make_key(void)
+{
+    (void)pthread_key_create(&detach_key, detach_at_exit);
+}
+
+static void detach_when_done(JavaVM* vm)
+{
+    pthread_once(&detach_once, make_key);
+    pthread_setspecific(detach_key, vm);
+}
+
 static int boot(char* err, size_t errlen)
 {
     get_created_fn created = NULL;
@@ -238,15 +262,15 @@ static int boot(char* err, size_t errlen)
         if (rc != FUTOIN_OK) {
             return rc;
         }
+        detach_when_done(vm);
     } else if ((*vm)->GetEnv(vm, (void**)&env, JNI_VERSION_10) != JNI_OK) {
-        /* a JVM someone else created; the binding's glue attaches this
-         * thread for good once loaded (and detaches it when it ends): this
-         * attachment is only for loading it */
+        /* a JVM someone else created: attach this (loop) thread once */
         JavaVMAttachArgs a = {JNI_VERSION_10, "futoin-host-java", NULL};
         if ((*vm)->AttachCurrentThreadAsDaemon(vm, (void**)&env, &a) != JNI_OK) {
             snprintf(err, errlen, "java: cannot attach to the running JVM");
             return FUTOIN_EINVAL;
         }
+        detach_when_done(vm);
     }
     cls = (*env)->FindClass(env, "org/futoin/async/Polyglot");
     if (!cls) {
