@@ -96,19 +96,20 @@ jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
 }
 
 /*
- * The method a lambda (or method reference) class calls: the first
- * method reference of its constant pool that is not a constructor, as
- * {owner, name, descriptor}, or null. Class.getConstantPool() and
+ * The member references of a class's constant pool (for a lambda's hidden
+ * class: the method it calls, Origins.java picks it), as an Object[] of
+ * String[]{owner, name, descriptor}, or null. Class.getConstantPool() and
  * jdk.internal.reflect.ConstantPool are not exported to Java code, but JNI
  * does not check module access. Anything unexpected: null (the origin is
  * then the class alone).
  */
 jobject fj_lambda_target(JNIEnv* env, jobject cls)
 {
-    jclass kc = NULL, cpc = NULL;
+    jclass kc = NULL, cpc = NULL, sa = NULL;
     jmethodID gcp, size_m, ref_m;
-    jobject cp = NULL, found = NULL;
-    jint n;
+    jobject cp = NULL;
+    jobjectArray found = NULL;
+    jint n, k = 0;
     if (!cls) {
         return NULL;
     }
@@ -131,39 +132,32 @@ jobject fj_lambda_target(JNIEnv* env, jobject cls)
         goto out;
     }
     n = (*env)->CallIntMethod(env, cp, size_m);
-    if ((*env)->ExceptionCheck(env)) {
+    if ((*env)->ExceptionCheck(env) || n <= 0 || n > 4096) {
         goto out;
     }
-    for (jint i = 1; i < n && !found; ++i) {
-        jobjectArray ref = (*env)->CallObjectMethod(env, cp, ref_m, i);
-        jstring name;
-        const char* s;
-        int ok = 0;
+    sa = (*env)->FindClass(env, "[Ljava/lang/String;");
+    found = sa ? (*env)->NewObjectArray(env, n, sa, NULL) : NULL;
+    for (jint i = 1; found && i < n; ++i) {
+        jobject ref = (*env)->CallObjectMethod(env, cp, ref_m, i);
         if ((*env)->ExceptionCheck(env)) {
             (*env)->ExceptionClear(env); /* not a member reference */
             continue;
         }
-        if (!ref) {
-            continue;
-        }
-        name = (*env)->GetObjectArrayElement(env, ref, 1);
-        if (name && (s = (*env)->GetStringUTFChars(env, name, NULL)) != NULL) {
-            ok = strcmp(s, "<init>") != 0 && strcmp(s, "requireNonNull") != 0
-                 && strcmp(s, "getClass") != 0;
-            (*env)->ReleaseStringUTFChars(env, name, s);
-        }
-        if (name) {
-            (*env)->DeleteLocalRef(env, name);
-        }
-        if (ok) {
-            found = ref;
-        } else {
+        if (ref) {
+            (*env)->SetObjectArrayElement(env, found, k++, ref);
             (*env)->DeleteLocalRef(env, ref);
         }
     }
 out:
     if ((*env)->ExceptionCheck(env)) {
         (*env)->ExceptionClear(env);
+        if (found) {
+            (*env)->DeleteLocalRef(env, found);
+            found = NULL;
+        }
+    }
+    if (sa) {
+        (*env)->DeleteLocalRef(env, sa);
     }
     if (cp) {
         (*env)->DeleteLocalRef(env, cp);

@@ -41,10 +41,9 @@ final class Origins {
 
     private static long compute(Class<?> c) {
         if (c.isHidden() || c.isSynthetic()) {
-            Object t = FutoInNative.lambda_target(c);
+            String[] ref = target((Object[]) FutoInNative.lambda_target(c), c);
             Class<?> host = c.getNestHost();
-            if (t instanceof String[]) {
-                String[] ref = (String[]) t;
+            if (ref != null) {
                 Class<?> target = host;
                 String owner = ref[0].replace('/', '.');
                 if (!owner.equals(host.getName())) {
@@ -68,6 +67,36 @@ final class Origins {
             }
         }
         return ofMethod(c, null, null);
+    }
+
+    /** Of the member references of lambda class `c`, the method it calls:
+     *  not a field, not a constructor, not one of its own; a lambda body
+     *  (lambda$...) first. */
+    private static String[] target(Object[] refs, Class<?> c) {
+        if (refs == null) {
+            return null;
+        }
+        String self = c.getName();
+        int slash = self.indexOf('/');
+        self = (slash > 0 ? self.substring(0, slash) : self).replace('.', '/');
+        String[] best = null;
+        for (Object o : refs) {
+            String[] r = (String[]) o;
+            if (r == null || r.length < 3 || r[0] == null || r[1] == null || r[2] == null) {
+                continue;
+            }
+            if (!r[2].startsWith("(") || r[1].equals("<init>") || r[0].equals(self)
+                    || r[0].equals("java/util/Objects")) {
+                continue;
+            }
+            if (r[1].startsWith("lambda$")) {
+                return r;
+            }
+            if (best == null) {
+                best = r;
+            }
+        }
+        return best;
     }
 
     /** The origin of `method` (descriptor `desc`, or any) of `c`. */
