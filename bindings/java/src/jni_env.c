@@ -30,9 +30,15 @@ static pthread_key_t detach_key;
 
 /* ---- attach / detach ------------------------------------------------------ */
 
+/* This thread's JNIEnv once GetEnv() or attaching gave it: valid while the
+ * thread stays attached, i.e. for its life (Java threads never detach;
+ * the threads attached here are detached only when they end). */
+static _Thread_local JNIEnv* thread_env __attribute__((tls_model("initial-exec")));
+
 static void detach_at_exit(void* vm)
 {
     JavaVM* jvm = vm;
+    thread_env = NULL;
     (*jvm)->DetachCurrentThread(jvm);
     atomic_fetch_add(&detaches, 1);
 }
@@ -53,16 +59,20 @@ static JNIEnv* attach_thread(void)
 
 JNIEnv* fj_env_slow(void)
 {
-    JNIEnv* env = NULL;
+    JNIEnv* env = thread_env;
     jint rc;
+    if (env) {
+        return env;
+    }
     if (!fj.vm) {
         return NULL;
     }
     rc = (*fj.vm)->GetEnv(fj.vm, (void**)&env, FJ_JNI_VERSION);
-    if (rc == JNI_OK) {
-        return env;
+    if (rc != JNI_OK) {
+        env = rc == JNI_EDETACHED ? attach_thread() : NULL;
     }
-    return rc == JNI_EDETACHED ? attach_thread() : NULL;
+    thread_env = env;
+    return env;
 }
 
 int64_t fj_attach_count(void) { return atomic_load(&attaches); }

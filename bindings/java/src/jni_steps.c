@@ -140,7 +140,7 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
         tags |= (tag & 0xFF) << (8 * n);
     }
     jlong pending;
-    if (n <= 1 && want >= 0) {
+    if (n <= 1) { /* Dispatch.step1 also serves steps that take all values */
         pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
                                                JBSI(bsi), tags, bits[0], objs[0]);
     } else {

@@ -91,6 +91,8 @@ public final class AsyncSteps implements AutoCloseable {
     private final Tool tool;       /* null for a foreign borrowed handle */
     private final Rec rec;         /* steps: the record that runs them */
     private final int kind;
+    /* the loop thread of a step of a flow without a Tool of ours, or null */
+    private final Thread loop;
     @SuppressWarnings("unused")
     private int st;
     private Rec cancelRec;
@@ -115,22 +117,27 @@ public final class AsyncSteps implements AutoCloseable {
         this.bsi = 0;
         this.rec = null;
         this.kind = ROOT;
+        this.loop = null;
         this.ctl = new RootCtl(FutoInNative.root_new(tool.ptr()), tool);
         tool.roots.add(ctl);
         CLEANER.register(this, ctl);
     }
 
-    /** A step handle, made by the trampolines. */
+    /** A step handle, made by the trampolines (on the loop thread). */
     AsyncSteps(long bsi, Tool tool, Rec rec) {
         this.bsi = bsi;
         this.tool = tool;
         this.rec = rec;
         this.kind = STEP;
         this.ctl = null;
+        /* a step of a flow no Tool of ours runs (a C, Python or Lua host):
+         * the thread that runs it is the loop thread, no JNI call to ask */
+        this.loop = tool == null ? Thread.currentThread() : null;
     }
 
     private AsyncSteps(long bsi, Tool tool, boolean owned) {
         this.tool = tool;
+        this.loop = null;
         this.rec = null;
         if (owned) {
             this.kind = ROOT;
@@ -173,6 +180,9 @@ public final class AsyncSteps implements AutoCloseable {
         Tool t = tool;
         if (t != null) {
             return t.isLoopThread();
+        }
+        if (loop != null) {
+            return loop == Thread.currentThread();
         }
         long b = handle();
         return b != 0 && FutoInNative.is_same_thread(b);
