@@ -120,11 +120,26 @@ Bytes.__index = Bytes
 function Bytes.__tostring(b) return b[1] end
 function Bytes.__len(b) return #b[1] end
 
+function Bytes.__eq(a, b) return a[1] == b[1] end
+function Bytes.__concat(a, b)
+    return (getmetatable(a) == Bytes and a[1] or a) .. (getmetatable(b) == Bytes and b[1] or b)
+end
+
+--- b:hex(): the bytes in lowercase hex ("0001ff").
+function Bytes:hex()
+    return (self[1]:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
 function M.bytes(s)
     if type(s) ~= "string" then
         error("bytes(s): s must be a string, got " .. type(s), 2)
     end
     return setmetatable({ s }, Bytes)
+end
+
+--- is_bytes(v): is v an fa.bytes() value (binary data, FTN12 ARRAY|UINT8)?
+function M.is_bytes(v)
+    return getmetatable(v) == Bytes
 end
 
 
@@ -236,6 +251,133 @@ S.binary = core.binary
 S.error_info = core.error_info
 S.last_exception = core.last_exception
 S.tool = core._tool
+S.async_stack = core.async_stack
+S.shared_get = core.shared_get
+S.shared_set = core.shared_set
+
+------------------------------------------------------------------------------
+-- Polyglot: steps of other languages, async stacks, shared state
+------------------------------------------------------------------------------
+
+local core_add_foreign = core.add_foreign
+
+--- asi:add_foreign(language, module, function [, onerror]): a step written
+-- in another language ("c", "python", "java", "lua", ...), by name: a
+-- Python function of a module, a public static method of a Java class, a C
+-- function of a shared object, a Lua function of a module. The language's
+-- runtime is started in this process on first use. What cannot be had (no
+-- such language, module or function) still adds a step, which fails with
+-- InvalidRequest naming them. Returns self and whether the step was
+-- resolved; with `onerror` (a Lua error handler around the step) it is
+-- resolved when the flow gets there, and only self is returned.
+local function foreign_arg(v, i)
+    if type(v) ~= "string" then
+        error(("add_foreign(language, module, function, onerror): %s must be a "
+            .. "string, got %s"):format(i, type(v)), 3)
+    end
+end
+
+function S.add_foreign(asi, language, module, fn, onerror)
+    foreign_arg(language, "language")
+    foreign_arg(module, "module")
+    foreign_arg(fn, "function")
+    if onerror == nil then
+        local ok, self, resolved = pcall(core_add_foreign, asi, language, module, fn)
+        if not ok then
+            error(self, 2)
+        end
+        return self, resolved
+    end
+    local ok, e = pcall(core.add, asi, function(a, ...)
+        if select("#", ...) > 0 then
+            a:success_step(...) -- the values go on to the foreign step
+        end
+        core_add_foreign(a, language, module, fn)
+    end, onerror)
+    if not ok then
+        error(e, 2)
+    end
+    return asi
+end
+S.addForeign = S.add_foreign
+
+--- format_async_stack(frames [, message]): an async stack (asi:async_stack(),
+-- err.async_stack) as a Lua traceback:
+--   message
+--   async stack traceback:
+--   	[java] Fragments.java:41: in function 'org.futoin.polyglot.Fragments.fail'
+--   	[lua] host.lua:12: in function <host.lua:12>
+function M.format_async_stack(frames, message)
+    if frames == nil then
+        return message
+    end
+    local out = {}
+    if message ~= nil then
+        out[1] = tostring(message)
+    end
+    out[#out + 1] = "async stack traceback:"
+    for i = 1, #frames do
+        local f = frames[i]
+        local where = f.file and (f.line and f.line > 0 and (f.file .. ":" .. f.line) or f.file) or "?"
+        local what
+        if f["function"] then
+            what = "in function '" .. f["function"] .. "'"
+        else
+            what = "in function <" .. where .. ">"
+        end
+        out[#out + 1] = ("\t[%s] %s: %s"):format(f.language or "?", where, what)
+        if frames.elided and frames.elided > 0 and i == frames.elided_after then
+            out[#out + 1] = ("\t...\t(skipping %d levels)"):format(frames.elided)
+        end
+    end
+    return table.concat(out, "\n")
+end
+
+--- asi:async_traceback([message]): the flow's last error's async stack as
+-- a Lua traceback (nil when no error was recorded).
+function S.async_traceback(asi, message)
+    local frames = core.async_stack(asi)
+    if frames == nil then
+        return nil
+    end
+    return M.format_async_stack(frames, message)
+end
+
+-- pairs() over a state() table: its own keys, then the shared variables it
+-- set (the shared store cannot list what other languages set: read those
+-- by name).
+local state_names = core._state_names
+local STATE_ID, STATE_NAMES = core._state_keys()
+core._state_mt().__pairs = function(t)
+    local names = state_names(t)
+    local own, key = true, nil
+    return function()
+        while own do
+            local k, v = next(t, key)
+            if k == nil then
+                own, key = false, nil
+                break
+            end
+            key = k
+            if k ~= STATE_ID and k ~= STATE_NAMES then
+                return k, v
+            end
+        end
+        while names do
+            local k = next(names, key)
+            if k == nil then
+                return nil
+            end
+            key = k
+            if rawget(t, k) == nil then
+                local v = t[k]
+                if v ~= nil then
+                    return k, v
+                end
+            end
+        end
+    end, t, nil
+end
 
 --- asi:for_each(t, body [, label]): body(asi, key, value) for every entry.
 -- A sequence goes in order 1..#t; other tables in the order of their keys
@@ -303,10 +445,17 @@ function S.new_instance(asi)
     return core.root_new(t)
 end
 
-local function flow_error(code, info, last)
+local function flow_error(code, info, last, frames)
     local e = new_error(code, info)
     e.cause = last
+    e.async_stack = frames
     return e
+end
+
+--- err:async_traceback(): the async stack of a flow's error (raised by
+-- root:run()) as a Lua traceback, headed by the error itself.
+function FutoInError:async_traceback()
+    return M.format_async_stack(rawget(self, "async_stack"), tostring(self))
 end
 
 --- root:run(): execute() this root and drive its Tool until the root is
@@ -321,7 +470,9 @@ function S.run(root)
     local out, failed
     local ok, e = pcall(function()
         root:add(function(_, ...) out = pack(...) end)
-        root:execute(function(code, info, last) failed = { code, info, last } end)
+        root:execute(function(code, info, last)
+            failed = { code, info, last, core.async_stack(root) }
+        end)
     end)
     if not ok then
         error(e, 2)
@@ -339,7 +490,7 @@ function S.run(root)
         tool:run()
     end
     if failed then
-        error(flow_error(failed[1], failed[2], failed[3]), 2)
+        error(flow_error(failed[1], failed[2], failed[3], failed[4]), 2)
     end
     if out then
         return unpack(out, 1, out.n)

@@ -102,6 +102,9 @@ typedef int fl_nret;
 
 %native(success) int fl_success(lua_State* L);
 %native(success_step) int fl_success_step(lua_State* L);
+%native(_state_names) int fl_state_names(lua_State* L);
+%native(_state_mt) int fl_state_mt(lua_State* L);
+%native(_state_keys) int fl_state_keys(lua_State* L);
 
 %rename(add) fl_add;
 %rename(parallel) fl_parallel;
@@ -125,6 +128,10 @@ typedef int fl_nret;
 %rename(binary) fl_binary;
 %rename(_tool) fl_tool_of;
 %rename(_wrap) fl_wrap;
+%rename(add_foreign) fl_add_foreign;
+%rename(async_stack) fl_async_stack;
+%rename(shared_get) fl_shared_get;
+%rename(shared_set) fl_shared_set;
 
 fl_nret fl_add(lua_State* L, fl_steps* self, fl_idx step, fl_idx onerror = 0);
 fl_nret fl_parallel(lua_State* L, fl_steps* self, fl_idx onerror = 0);
@@ -153,6 +160,13 @@ fl_nret fl_binary(lua_State* L, fl_steps* self);
 fl_nret fl_tool_of(lua_State* L, fl_steps* self);
 /* _wrap(address, owned): adopt a FutoInAsyncSteps* of any implementation */
 fl_nret fl_wrap(lua_State* L, void* address, int owned = 0);
+/* add_foreign(language, module, function): a step of another language */
+fl_nret fl_add_foreign(lua_State* L, fl_steps* self, const char* language,
+                       const char* module, const char* function);
+fl_nret fl_async_stack(lua_State* L, fl_steps* self);
+fl_nret fl_shared_get(lua_State* L, fl_steps* self, const char* name);
+fl_nret fl_shared_set(lua_State* L, fl_steps* self, const char* name,
+                      fl_idx value);
 
 /* ---- Tool ------------------------------------------------------------------ */
 
@@ -358,6 +372,33 @@ static fl_nret _test_value(lua_State* L, const char* kind)
     return 1;
 }
 
+/* The table the host plug-in forwards to (futoin_lua_host.h). */
+const void* fl_host_iface_get(void);
+static fl_nret _host_iface(lua_State* L)
+{
+    lua_pushlightuserdata(L, (void*)fl_host_iface_get());
+    return 1;
+}
+/* The async stack of a failed flow as text, as futoin_async_stack_format()
+ * renders it (for comparison with other languages). */
+static fl_nret _format_stack(lua_State* L, fl_steps* self)
+{
+    const futoin_async_stack* st;
+    char buf[4096];
+    if (!self->bsi || self->kind != FL_ROOT) {
+        lua_pushnil(L);
+        return 1;
+    }
+    st = futoin_wrap_async_stack(self->bsi);
+    if (!st) {
+        lua_pushnil(L);
+        return 1;
+    }
+    futoin_async_stack_format(st, buf, sizeof(buf));
+    lua_pushstring(L, buf);
+    return 1;
+}
+
 /* (value, type flags) after a round trip through FutoInBinaryValue. */
 static fl_nret roundtrip(lua_State* L, fl_idx value)
 {
@@ -391,6 +432,8 @@ fl_nret metatable(lua_State* L, const char* kind);
 fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);
 fl_nret refs(lua_State* L);
 fl_nret roundtrip(lua_State* L, fl_idx value);
+fl_nret _host_iface(lua_State* L);
+fl_nret _format_stack(lua_State* L, fl_steps* self);
 fl_nret _test_value(lua_State* L, const char* kind);
 size_t _test_cleanups(void);
 

@@ -24,7 +24,7 @@
 %include "../futoin_async.i"
 
 %init %{
-    if (fpy_types_init(m) < 0) {
+    if (fpy_types_init(m) < 0 || fpy_host_init(m) < 0) {
         return NULL;
     }
 %}
@@ -49,6 +49,18 @@ static PyObject* _extend(PyObject* type, PyObject* attrs)
 }
 /* References waiting for the GIL on this thread (tests: 0 after run()). */
 static size_t _pending_releases(void) { return fpy_pending_releases(); }
+/* The shared state behind State (py_host.c). */
+static PyObject* _state_get(PyObject* st, PyObject* key, PyObject* missing)
+{
+    return fpy_state_get(st, key, missing);
+}
+static PyObject* _state_put(PyObject* st, PyObject* key, PyObject* value,
+                            PyObject* missing)
+{
+    return fpy_state_put(st, key, value, missing);
+}
+/* (starts, stops, live step data) of the python language host. */
+static PyObject* _host_counters(void) { return fpy_host_counters(); }
 /* (value, type flags) after a round trip through FutoInBinaryValue. */
 static PyObject* _roundtrip(PyObject* value) { return fpy_roundtrip(value); }
 %}

@@ -295,9 +295,9 @@ bool futoin__tool_slice_check(futoin_tool* tool)
     tool->slice_units = 0;
     if (tool->slice_end == 0) {
         /* The first read of a slice starts it. This burst's work may be
-         * slower than what was measured before: read again soon. */
+         * slower than what was measured before: the next unit tells. */
         tool->slice_end = now + FUTOIN__SLICE_NS;
-        tool->slice_stride = FUTOIN__SLICE_FIRST;
+        tool->slice_stride = 1;
     } else {
         uint64_t gap = now - tool->slice_last;
         uint64_t stride = gap ? (uint64_t)units * FUTOIN__SLICE_READ_NS / gap
@@ -306,6 +306,7 @@ bool futoin__tool_slice_check(futoin_tool* tool)
                              : stride > FUTOIN__SLICE_STRIDE_MAX
                                      ? FUTOIN__SLICE_STRIDE_MAX
                                      : (uint32_t)stride;
+        tool->slice_learned = tool->slice_stride;
         if (now >= tool->slice_end) {
             tool->slice_over = true;
             tool->slice_stride = 0; /* the fast path now asks here */
@@ -948,6 +949,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     }
     tool->ring_mask = IMM_INITIAL_CAP - 1;
     tool->slice_stride = FUTOIN__SLICE_FIRST;
+    tool->slice_learned = FUTOIN__SLICE_FIRST;
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;

@@ -115,6 +115,7 @@ struct futoin_tool
     /* Time slice of the current burst (futoin__tool_busy). */
     uint32_t slice_units;  /* work since the clock was last read */
     uint32_t slice_stride; /* units until the next clock read */
+    uint32_t slice_learned; /* the stride the last measured rate gave */
     bool slice_over;       /* used up: every burst level yields to libuv */
     uint64_t slice_end;    /* uv_hrtime() deadline; 0 = not started yet */
     uint64_t slice_last;   /* uv_hrtime() of the last read */
@@ -169,11 +170,13 @@ size_t futoin__tool_trim_loop(futoin_tool* tool);
  * Every burst level reports its work with futoin__tool_busy(tool, units)
  * (a step or a loop iteration is one unit) and stops as soon as it
  * returns true. The clock is read only once `slice_stride` units have
- * accumulated. A slice starts with the first read, which comes after at
- * most FUTOIN__SLICE_FIRST units, since how long this burst's units take
- * is not known yet (a callback of a few units never reads the clock at
- * all). Every later read measures the rate and sets the stride so that
- * reads come about FUTOIN__SLICE_READ_NS apart: cheap steps pay a clock
+ * accumulated. A slice starts with the first read, which comes after the
+ * stride the last measured rate gave, but at most FUTOIN__SLICE_FIRST
+ * units, since this burst's units may be slower than the last ones (a
+ * callback of a few units never reads the clock at all); the second read
+ * comes one unit later, to learn this burst's rate. Every later read
+ * measures the rate and sets the stride so that reads come about
+ * FUTOIN__SLICE_READ_NS apart: cheap steps pay a clock
  * read per thousands of units (well under a nanosecond each), and a loop
  * body or callback that does real work is checked after every one. Once
  * FUTOIN__SLICE_NS have passed, the slice is over and stays over until the
@@ -205,7 +208,9 @@ static inline void futoin__tool_slice_reset(futoin_tool* tool)
      * resetting (the common case, e.g. a root that runs to its end). */
     if (tool->slice_end != 0) {
         tool->slice_units = 0;
-        tool->slice_stride = FUTOIN__SLICE_FIRST;
+        tool->slice_stride = tool->slice_learned < FUTOIN__SLICE_FIRST
+                                     ? tool->slice_learned
+                                     : FUTOIN__SLICE_FIRST;
         tool->slice_over = false;
         tool->slice_end = 0;
     }

@@ -31,6 +31,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
 #include <stddef.h>
@@ -75,6 +76,9 @@ typedef struct fl_ctx
     char state_name[40]; /* "lua.state.<ctx>": this state's state() table */
     int pending_state;   /* the table state() is about to install */
     void* pending_root;  /* ... or the root whose object holds it */
+    int state_mt;        /* registry ref: metatable of state() tables (fixed) */
+    FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
+    lua_State* host_L;   /* the thread asking futoin_host_add() right now */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
@@ -112,6 +116,9 @@ struct fl_rec
     fl_rec* next;      /* free list */
     uint32_t idx;      /* its number: anchor slots 3*idx+1..3 */
     uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
+    uint32_t line;     /* origin: the function's first line (lazy) */
+    char* name;        /* origin: "module.function" of a named step, or NULL */
+    char* src;         /* origin: the function's source file (lazy), or NULL */
 };
 
 /** A free record; NULL if out of memory. May raise (out of memory) while
@@ -133,6 +140,9 @@ static inline int fl_rec_has(const fl_rec* r, int which)
 void fl_rec_detach(fl_rec* r);
 /** The release hook given to the runtime: runs exactly once per record. */
 void fl_rec_release(void* data);
+
+/** The class of a record's data (add_classed): release + origin. */
+extern const futoin_step_class fl_rec_class;
 
 /** The traceback handler given to lua_pcall (see lua_ctx.c). */
 int fl_msgh(lua_State* L);
@@ -247,6 +257,31 @@ int fl_is_valid(lua_State* L, fl_steps* s);
 int fl_status(lua_State* L, fl_steps* s);
 int fl_binary(lua_State* L, fl_steps* s);
 int fl_tool_of(lua_State* L, fl_steps* s);
+int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
+                   const char* module, const char* function);
+int fl_async_stack(lua_State* L, fl_steps* s);
+int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
+int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);
+/** The trampoline of a step (a record with a function in FL_A_FN). */
+void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+/** Push the frames of `st` as a Lua list (nil for NULL). */
+void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
+
+/* ---- state() tables (lua_steps.c) ---------------------------------------- */
+
+/** Make the metatable of state() tables (fl_ctx_open). */
+void fl_state_open(lua_State* L, fl_ctx* ctx);
+int fl_state_names(lua_State* L); /* %native _state_names(t) */
+int fl_state_mt(lua_State* L);    /* %native _state_mt() */
+int fl_state_keys(lua_State* L);  /* %native _state_keys() */
+
+/* ---- the language host "lua" (lua_host.c) --------------------------------- */
+
+/** Offer this state as the host of language "lua" (luaopen); the first
+ *  state opened in the process keeps it until it is closed. */
+void fl_host_open(lua_State* L, fl_ctx* ctx);
+/** The state of `ctx` is closing. */
+void fl_host_close(fl_ctx* ctx);
 
 /* ---- tool (lua_tool.c) --------------------------------------------------- */
 

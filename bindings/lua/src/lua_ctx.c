@@ -71,6 +71,7 @@ static int box_gc(lua_State* L)
         return 0;
     }
     b->ctx = NULL;
+    fl_host_close(ctx);
     /* Nothing refers to Lua after this: refs still held elsewhere are
      * dropped without touching the state (it is closing). */
     ctx->closed = 1;
@@ -158,6 +159,8 @@ fl_ctx* fl_ctx_open(lua_State* L)
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
     open_metatables(L, ctx);
+    fl_state_open(L, ctx);
+    fl_host_open(L, ctx);
     return ctx;
 }
 
@@ -226,6 +229,8 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
     r->live = NULL;
     r->next = NULL;
     r->has = 0;
+    r->name = NULL;
+    r->src = NULL;
     ++ctx->recs;
     return r;
 }
@@ -302,6 +307,12 @@ void fl_rec_release(void* data)
     fl_rec_detach(r);
     fl_rec_clear(r, FL_A_FN);
     fl_rec_clear(r, FL_A_EH);
+    if (r->name || r->src) {
+        free(r->name);
+        free(r->src);
+        r->name = NULL;
+        r->src = NULL;
+    }
     r->next = ctx->free_recs;
     ctx->free_recs = r;
     --ctx->recs;

@@ -30,6 +30,10 @@
 #include <string.h>
 
 const char fl_steps_magic = 0;
+/* Private keys of state() tables: the flow they belong to, and the names
+ * they put in the shared store. */
+static const char fl_state_id_key = 0;
+static const char fl_state_names_key = 0;
 
 /* ---- handle objects ------------------------------------------------------ */
 
@@ -269,12 +273,28 @@ static void state_map_root(fl_ctx* ctx, fl_steps* s)
     }
 }
 
-/* Push the state table of root object `idx` (made on first use). */
-static void push_root_state(lua_State* L, int idx)
+/* A new state table (pushed) of the flow identified by the value at
+ * `id_idx`: the root object of a root of our Tool, or the state variable's
+ * odd value (a light userdata) of other roots. Its metatable reaches the
+ * state shared between languages (see st_index below). */
+static void new_state_table(lua_State* L, fl_ctx* ctx, int id_idx)
 {
+    id_idx = lua_absindex(L, id_idx);
+    lua_newtable(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+    lua_pushvalue(L, id_idx);
+    lua_rawset(L, -3);
+}
+
+/* Push the state table of root object `idx` (made on first use). */
+static void push_root_state(lua_State* L, fl_ctx* ctx, int idx)
+{
+    idx = lua_absindex(L, idx);
     if (lua_getiuservalue(L, idx, 3) != LUA_TTABLE) {
         lua_pop(L, 1);
-        lua_newtable(L);
+        new_state_table(L, ctx, idx);
         lua_pushvalue(L, -1);
         lua_setiuservalue(L, idx, 3);
     }
@@ -288,7 +308,7 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     void* v;
     if (self && self->kind == FL_ROOT && self->tool) {
         state_map_root(ctx, self);
-        push_root_state(L, 1);
+        push_root_state(L, ctx, 1);
         return;
     }
     v = bsi->api->stateVariable(bsi, NULL, ctx->state_name, NULL, NULL);
@@ -298,7 +318,7 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
             lua_rawgeti(L, LUA_REGISTRYINDEX, root->tool->exec_ref);
             lua_pushlightuserdata(L, root);
             if (lua_rawget(L, -2) == LUA_TUSERDATA) {
-                push_root_state(L, lua_gettop(L));
+                push_root_state(L, ctx, lua_gettop(L));
                 lua_replace(L, -3);
                 lua_pop(L, 1);
                 return;
@@ -309,7 +329,9 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     }
     if (!v) {
         int ref;
+        lua_pushnil(L); /* the identity, below */
         lua_newtable(L);
+        lua_pushvalue(L, -1);
         ref = fl_ref(L, ctx);
         ctx->pending_state = ref;
         v = bsi->api->stateVariable(bsi, ctx, ctx->state_name, st_alloc,
@@ -321,6 +343,16 @@ static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
         if (!v || !((uintptr_t)v & 1u)) {
             luaL_error(L, "state(): not available on this handle");
         }
+        /* the new table: its metatable and identity (the variable's value) */
+        lua_pushlightuserdata(L, v);
+        lua_replace(L, -3);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
+        lua_setmetatable(L, -2);
+        lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+        lua_pushvalue(L, -3);
+        lua_rawset(L, -3);
+        lua_replace(L, -2);
+        return;
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, (int)((uintptr_t)v >> 1));
 }
@@ -355,10 +387,12 @@ static void push_error_info(lua_State* L, FutoInAsyncSteps* bsi)
 static void sync_error_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
 {
     push_state(L, ctx, bsi, NULL);
+    lua_pushliteral(L, "error_info");
     push_error_info(L, bsi);
-    lua_setfield(L, -2, "error_info");
+    lua_rawset(L, -3);
+    lua_pushliteral(L, "last_exception");
     push_last_exception(L, ctx, bsi);
-    lua_setfield(L, -2, "last_exception");
+    lua_rawset(L, -3);
     lua_pop(L, 1);
 }
 
@@ -508,6 +542,7 @@ static void invoke(fl_call* c)
     fl_rec* r = c->rec;
     fl_ctx* ctx = r->ctx;
     lua_State* L;
+    FutoInAsyncSteps* prev;
     int top, st;
     fl_steps* s;
 
@@ -532,10 +567,13 @@ static void invoke(fl_call* c)
         return;
     }
     top = lua_gettop(L);
+    prev = ctx->cur_bsi;
+    ctx->cur_bsi = c->bsi;
     lua_pushcfunction(L, fl_msgh);
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
     st = lua_pcall(L, 1, 0, top + 1);
+    ctx->cur_bsi = prev;
     s = c->s;
     if (s) {
         s->flags &= (uint16_t)~FL_F_ACTIVE;
@@ -550,7 +588,7 @@ static void invoke(fl_call* c)
     lua_settop(L, top);
 }
 
-static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fl_call c = {bsi, data, args, NULL, 0, CALL_STEP, NULL};
     invoke(&c);
@@ -727,7 +765,8 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
     r = make_rec(L, ctx, fn, eh);
     fl_clear_misuse(ctx);
-    futoin_wrap_add(s->bsi, r, tr_step, eh ? tr_error : NULL, fl_rec_release);
+    futoin_wrap_add_classed(s->bsi, r, fl_tr_step, eh ? tr_error : NULL,
+                            &fl_rec_class);
     s->flags |= FL_F_ADDED;
     fl_check_misuse(L, ctx, "add()");
     lua_settop(L, 1);
@@ -1057,7 +1096,7 @@ int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh)
     eh = check_fn(L, eh, 1, "sync(obj, step, onerror)", "onerror");
     r = make_rec(L, s->ctx, fn, eh);
     fl_clear_misuse(s->ctx);
-    futoin_wrap_add_sync(s->bsi, sync, r, tr_step, eh ? tr_error : NULL,
+    futoin_wrap_add_sync(s->bsi, sync, r, fl_tr_step, eh ? tr_error : NULL,
                          fl_rec_release);
     s->flags |= FL_F_ADDED;
     fl_check_misuse(L, s->ctx, "sync()");
@@ -1223,5 +1262,348 @@ int fl_tool_of(lua_State* L, fl_steps* s)
     } else {
         lua_pushnil(L);
     }
+    return 1;
+}
+
+/* ---- state shared between languages ---------------------------------------- *
+ *
+ * A state() table has a metatable (one per Lua state) whose __index and
+ * __newindex reach the root's shared store (futoin_state_get/set of
+ * futoin/sys/host.h), which every language reads and writes:
+ *
+ *  - writing a key that the table does not hold: a number, a boolean, a
+ *    string or an fa.bytes() value goes to the shared store (copied), nil
+ *    removes it there; anything else (tables, functions, userdata) is kept
+ *    in the table itself, language-local, as before;
+ *  - reading a key that the table does not hold reads the shared store (a
+ *    fresh Lua value each time: numeric arrays set by another language
+ *    come as a new table), plus `async_stack`: the frames of the flow's
+ *    last error.
+ *
+ * Which flow: the table's identity (under a private key of the table: the
+ * root object of a root of our Tool, or the state variable's odd value of
+ * other roots; a weak side table would grow with the finished flows the
+ * GC has not collected yet) is matched
+ * against the flow of the Lua callback running now (ctx->cur_bsi); outside
+ * any callback a root of our Tool is reached through its object. A table
+ * reached otherwise (a foreign root's table kept past its callbacks) has
+ * only its local part. */
+
+static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
+{
+    FutoInAsyncSteps* bsi = NULL;
+    void* id;
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+    lua_rawget(L, t);
+    id = lua_touserdata(L, -1);
+    if (id && ctx->cur_bsi
+        && ctx->cur_bsi->api->stateVariable(ctx->cur_bsi, NULL, ctx->state_name,
+                                            NULL, NULL)
+                   == id) {
+        bsi = ctx->cur_bsi;
+    } else if (id && lua_type(L, -1) == LUA_TUSERDATA) {
+        fl_steps* root = to_steps(L, -1);
+        if (root && root->kind == FL_ROOT && root->bsi) {
+            bsi = root->bsi;
+        }
+    }
+    lua_pop(L, 1);
+    if (bsi && !futoin_async_ext(bsi)) {
+        return NULL; /* a foreign implementation has no shared store */
+    }
+    return bsi;
+}
+
+/* Push a value the runtime keeps (borrowed: nothing is moved out of it).
+ * A value of another language that Lua cannot copy reads as nil. */
+static void push_borrowed(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v)
+{
+    FutoInBinaryValue copy;
+    int flags, base;
+    if (!v || !v->type) {
+        lua_pushnil(L);
+        return;
+    }
+    flags = v->type->flags;
+    base = flags & FTN_BASE_TYPE_MASK;
+    if (base == FTN_TYPE_CUSTOM_OBJECT
+        || ((flags & FTN_TYPE_ARRAY) && base != FTN_TYPE_UINT8
+            && !(base >= FTN_TYPE_BOOL && base <= FTN_TYPE_DOUBLE))) {
+        if (!fl_push_custom(L, ctx, v)) {
+            lua_pushnil(L);
+        }
+        return;
+    }
+    copy = *v; /* read only: fl_push_binval moves nothing of these types */
+    fl_push_binval(L, ctx, &copy);
+}
+
+static int is_reserved_state(const char* k)
+{
+    return strcmp(k, "error_info") == 0 || strcmp(k, "last_exception") == 0
+           || strcmp(k, "async_stack") == 0;
+}
+
+/* __index(t, k) of state() tables: the shared store. */
+static int st_index(lua_State* L)
+{
+    fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
+    FutoInAsyncSteps* bsi;
+    const char* k;
+    if (lua_type(L, 2) != LUA_TSTRING) {
+        return 0;
+    }
+    bsi = shared_bsi(L, ctx, 1);
+    if (!bsi) {
+        return 0;
+    }
+    k = lua_tostring(L, 2);
+    if (strcmp(k, "async_stack") == 0) {
+        fl_push_async_stack(L, futoin_wrap_async_stack(bsi));
+        return 1;
+    }
+    push_borrowed(L, ctx, futoin_state_get(bsi, k));
+    return 1;
+}
+
+/* Can the value at `idx` go to the shared store from state()? */
+static int shareable(lua_State* L, fl_ctx* ctx, int idx)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+    case LUA_TBOOLEAN:
+    case LUA_TSTRING:
+        return 1;
+    case LUA_TTABLE: {
+        int yes = 0;
+        if (ctx->bytes_mt != LUA_NOREF && lua_getmetatable(L, idx)) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->bytes_mt);
+            yes = lua_rawequal(L, -1, -2);
+            lua_pop(L, 2);
+        }
+        return yes;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Set shared variable `k` of `bsi` to the value at `idx` (nil removes):
+ * 0 when done; FUTOIN_E* when the store refused it. Raises only when out
+ * of memory. */
+static int shared_put(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
+                      const char* k, int idx)
+{
+    FutoInBinaryValue v;
+    int rc;
+    if (lua_isnil(L, idx)) {
+        return futoin_state_set(bsi, k, NULL);
+    }
+    rc = fl_to_binval(L, ctx, idx, &v);
+    if (rc == FL_ENOMEM) {
+        return luaL_error(L, "state: out of memory");
+    }
+    if (rc != 0) {
+        return FUTOIN_EINVAL;
+    }
+    if ((v.type->flags & FTN_BASE_TYPE_MASK) == FTN_TYPE_CUSTOM_OBJECT) {
+        rc = FUTOIN_EINVAL; /* not a value other languages can read */
+    } else {
+        rc = futoin_state_set(bsi, k, &v);
+    }
+    futoin_reset_binval(&v);
+    return rc;
+}
+
+/* Remember (or forget, for nil) that state table `t` put `k` in the shared
+ * store, so that pairs() lists it. */
+static void note_shared_name(lua_State* L, fl_ctx* ctx, int t, int k, int set)
+{
+    (void)ctx;
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    if (lua_rawget(L, t) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        if (!set) {
+            return;
+        }
+        lua_newtable(L);
+        lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, t);
+    }
+    lua_pushvalue(L, k);
+    if (set) {
+        lua_pushboolean(L, 1);
+    } else {
+        lua_pushnil(L);
+    }
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* __newindex(t, k, v) of state() tables (only for keys t does not hold). */
+static int st_newindex(lua_State* L)
+{
+    fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
+    if (lua_type(L, 2) == LUA_TSTRING && !is_reserved_state(lua_tostring(L, 2))
+        && (lua_isnil(L, 3) || shareable(L, ctx, 3))) {
+        FutoInAsyncSteps* bsi = shared_bsi(L, ctx, 1);
+        if (bsi && shared_put(L, ctx, bsi, lua_tostring(L, 2), 3) == FUTOIN_OK) {
+            note_shared_name(L, ctx, 1, 2, !lua_isnil(L, 3));
+            return 0;
+        }
+    }
+    lua_settop(L, 3);
+    lua_rawset(L, 1);
+    return 0;
+}
+
+/* core._state_names(t): the set of names state table `t` put in the shared
+ * store (for its __pairs), or nil. */
+int fl_state_names(lua_State* L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    lua_rawget(L, 1);
+    return 1;
+}
+
+/* core._state_keys(): the two private keys of state() tables (their
+ * __pairs skips them). */
+int fl_state_keys(lua_State* L)
+{
+    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
+    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
+    return 2;
+}
+
+/* core._state_mt(): the metatable of state() tables (the Lua layer adds
+ * __pairs). */
+int fl_state_mt(lua_State* L)
+{
+    fl_ctx* ctx = fl_ctx_get(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
+    return 1;
+}
+
+void fl_state_open(lua_State* L, fl_ctx* ctx)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushlightuserdata(L, ctx);
+    lua_pushcclosure(L, st_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushlightuserdata(L, ctx);
+    lua_pushcclosure(L, st_newindex, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushliteral(L, "futoin_async.state");
+    lua_setfield(L, -2, "__name");
+    ctx->state_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
+}
+
+/* asi:shared_get(name): the shared variable as a Lua value (any kind another
+ * language stored, numeric arrays included), nil if there is none. */
+int fl_shared_get(lua_State* L, fl_steps* s, const char* name)
+{
+    gate(L, s, G_ANY, "shared_get()");
+    if (!futoin_async_ext(s->bsi)) {
+        return luaL_error(L, "shared_get(): not a handle of libfutoin_async");
+    }
+    fl_clear_misuse(s->ctx);
+    push_borrowed(L, s->ctx, futoin_state_get(s->bsi, name));
+    fl_check_misuse(L, s->ctx, "shared_get()");
+    return 1;
+}
+
+/* asi:shared_set(name, value): copy `value` (number, boolean, string,
+ * fa.bytes(), a sequence of numbers) into the shared store; nil removes. */
+int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value)
+{
+    int rc;
+    gate(L, s, G_ANY, "shared_set()");
+    if (!futoin_async_ext(s->bsi)) {
+        return luaL_error(L, "shared_set(): not a handle of libfutoin_async");
+    }
+    fl_clear_misuse(s->ctx);
+    rc = shared_put(L, s->ctx, s->bsi, name, value);
+    fl_check_misuse(L, s->ctx, "shared_set()");
+    if (rc == FUTOIN_EBUSY) {
+        return luaL_error(L, "shared_set(): '%s' is a state variable of the "
+                             "stateVariable() slot", name);
+    }
+    if (rc != FUTOIN_OK) {
+        return luaL_error(L, "shared_set(): '%s' cannot be shared (a reserved "
+                             "name, or a %s, which other languages cannot read)",
+                          name, luaL_typename(L, value));
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* ---- steps of other languages; async stacks ---------------------------------- */
+
+/* asi:add_foreign(language, module, function): a step written in another
+ * language (futoin_host_add). What cannot be had still adds a step, which
+ * fails with InvalidRequest naming it; returns self and whether it was
+ * resolved. */
+int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
+                   const char* module, const char* function)
+{
+    fl_ctx* ctx = s->ctx;
+    lua_State* prev = ctx->host_L;
+    int rc;
+    gate(L, s, G_ADD, "add_foreign()");
+    fl_clear_misuse(ctx);
+    ctx->host_L = L; /* a Lua function is resolved on the calling thread */
+    rc = futoin_host_add(s->bsi, language, module, function);
+    ctx->host_L = prev;
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, ctx, "add_foreign()");
+    lua_settop(L, 1);
+    lua_pushboolean(L, rc == FUTOIN_OK);
+    return 2;
+}
+
+void fl_push_async_stack(lua_State* L, const futoin_async_stack* st)
+{
+    if (!st) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_createtable(L, (int)st->count, 3);
+    for (uint32_t i = 0; i < st->count; ++i) {
+        const futoin_frame_origin* o = &st->frames[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, o->language ? o->language : "?");
+        lua_setfield(L, -2, "language");
+        if (o->function) {
+            lua_pushstring(L, o->function);
+            lua_setfield(L, -2, "function");
+        }
+        if (o->file) {
+            lua_pushstring(L, o->file);
+            lua_setfield(L, -2, "file");
+        }
+        lua_pushinteger(L, o->line);
+        lua_setfield(L, -2, "line");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    if (st->code) {
+        lua_pushstring(L, st->code);
+        lua_setfield(L, -2, "code");
+    }
+    lua_pushinteger(L, st->elided);
+    lua_setfield(L, -2, "elided");
+    lua_pushinteger(L, st->elided_after);
+    lua_setfield(L, -2, "elided_after");
+}
+
+/* asi:async_stack(): the frames of the flow's last error, innermost first,
+ * or nil. */
+int fl_async_stack(lua_State* L, fl_steps* s)
+{
+    gate(L, s, G_ANY, "async_stack()");
+    fl_clear_misuse(s->ctx);
+    fl_push_async_stack(L, futoin_wrap_async_stack(s->bsi));
+    fl_check_misuse(L, s->ctx, "async_stack()");
     return 1;
 }

@@ -12,7 +12,8 @@
  *
  * Into Lua: every base type and every ARRAY|base type. Integers become Lua
  * integers (UINT64 above math.maxinteger becomes a float), FLOAT/DOUBLE
- * floats, STRING/STRING16/STRING32 UTF-8 strings, ARRAY|UINT8 a string,
+ * floats, STRING/STRING16/STRING32 UTF-8 strings, ARRAY|UINT8 an
+ * fa.bytes() value (a string when the Lua layer is not loaded),
  * numeric and boolean arrays sequences. Custom values of this state come
  * back as the very Lua value; values of another language (or arrays of
  * strings/objects, whose layout is not Lua's business) are MOVED into an
@@ -350,7 +351,17 @@ void fl_push_binval(lua_State* L, fl_ctx* ctx, FutoInBinaryValue* v)
     base = flags & FTN_BASE_TYPE_MASK;
     if (flags & FTN_TYPE_ARRAY) {
         if (base == FTN_TYPE_UINT8) {
+            /* binary data: an fa.bytes() value, so that it stays binary
+             * when it is passed on (a Lua string would go out as text) */
+            if (ctx->bytes_mt != LUA_NOREF) {
+                lua_createtable(L, 1, 0);
+            }
             lua_pushlstring(L, v->p ? (const char*)v->p : "", v->p ? v->length : 0);
+            if (ctx->bytes_mt != LUA_NOREF) {
+                lua_rawseti(L, -2, 1);
+                lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->bytes_mt);
+                lua_setmetatable(L, -2);
+            }
             return;
         }
         if (base >= FTN_TYPE_BOOL && base <= FTN_TYPE_DOUBLE && (v->p || !v->length)) {

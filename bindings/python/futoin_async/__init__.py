@@ -37,11 +37,13 @@ callback, *args)`` takes seconds, as asyncio's does.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Mapping, NoReturn, Optional
+from typing import (Any, Callable, Iterable, Mapping, NamedTuple, NoReturn,
+                    Optional)
 
 from . import _core
 
@@ -52,6 +54,7 @@ __all__ = [
     "Unauthorized", "InternalError", "InvalidRequest", "DefenseRejected",
     "PleaseReconnect", "SecurityError", "Timeout",
     "Mutex", "Throttle", "Limiter", "default_tool", "version", "UNLIMITED",
+    "AsyncFrame", "AsyncStack", "host_path",
 ]
 # NotImplemented (the FTN12 code's class) is left out of __all__ so that
 # "from futoin_async import *" never shadows the builtin; use
@@ -78,6 +81,9 @@ class FutoInError(Exception):
     """
 
     _handled = False
+    #: where the error was raised, across languages (set on the exception
+    #: a flow's unhandled error raises from run()/await), or None
+    async_stack: Optional[AsyncStack] = None
 
     def __init__(self, code: str, info: Optional[str] = None) -> None:
         super().__init__(code, info)
@@ -163,16 +169,85 @@ class _LoopControl(BaseException):
     in step code does not catch it."""
 
 
-def _flow_error(code: str, info: Optional[str], last: Any) -> BaseException:
-    """The exception run()/await raise for a flow's unhandled error."""
+def _flow_error(code: str, info: Optional[str], last: Any,
+                stack: Optional[AsyncStack] = None) -> BaseException:
+    """The exception run()/await raise for a flow's unhandled error, with
+    the flow's async stack (``async_stack``, and as a note its traceback
+    shows)."""
     if isinstance(last, FutoInError) and last.code == code:
         # the very exception the step raised (asi.error() or raise)
         last.__dict__.pop("_handled", None)
-        return last
-    err = _make_error(code, info)
-    if isinstance(last, BaseException):
-        err.__cause__ = last
+        err: FutoInError = last
+    else:
+        err = _make_error(code, info)
+        if isinstance(last, BaseException):
+            err.__cause__ = last
+    if stack is not None and "async_stack" not in err.__dict__:
+        err.async_stack = stack
+        err.add_note(stack.format())
     return err
+
+
+# -- async stacks across languages -----------------------------------------------
+
+class AsyncFrame(NamedTuple):
+    """One frame of an async stack: a step, where it was written."""
+
+    language: str            #: "python", "c", "lua", "java", ...
+    function: Optional[str]  #: qualified name, or None
+    file: Optional[str]      #: source file (or shared object), or None
+    line: int                #: 1-based, 0 when unknown
+
+    def __str__(self) -> str:
+        where = f'File "{self.file}"' if self.file else "File ?"
+        if self.line:
+            where += f", line {self.line}"
+        return f"[{self.language}] {where}, in {self.function or '?'}"
+
+
+class AsyncStack(list):
+    """The async stack of an error: AsyncFrame items, innermost (the
+    failing step) first, down to a step at the root's level, across
+    languages and parallel() branches. A deep stack keeps its innermost
+    and outermost frames; ``elided`` frames were left out after frame
+    ``elided_after``. ``format()`` renders it as a Python traceback does
+    (most recent step last)."""
+
+    code: str = ""          #: the error code the stack was recorded for
+    elided: int = 0
+    elided_after: int = 0
+
+    def __init__(self, frames: Iterable[AsyncFrame] = (), code: str = "",
+                 elided: int = 0, elided_after: int = 0) -> None:
+        super().__init__(frames)
+        self.code = code
+        self.elided = elided
+        self.elided_after = elided_after
+
+    def format(self) -> str:
+        lines = [f"Async stack of {self.code or 'the error'} (most recent step last):"]
+        for i in range(len(self) - 1, -1, -1):
+            lines.append(f"  {self[i]}")
+            if self.elided and i == self.elided_after:
+                lines.append(f"  ... {self.elided} more frames ...")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def _make_stack(frames: list, code: str, elided: int, elided_after: int) -> AsyncStack:
+    return AsyncStack([AsyncFrame(*f) for f in frames], code, elided, elided_after)
+
+
+def host_path() -> str:
+    """The directory of this package's language host plug-in
+    (libfutoin_host_python.so): put it in FUTOIN_HOST_PATH so that a
+    program in another language can run Python steps."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "futoin-hosts")
+
+
+_MISSING: Any = object()
 
 
 class State(dict):
@@ -180,9 +255,95 @@ class State(dict):
 
     ``error_info`` and ``last_exception`` are set when an error reaches a
     Python error handler (spec §1.7).
+
+    Shared with the flow's steps in other languages: assigning a value
+    that crosses as an FTN12 value (``int``, ``float``, ``bool``, ``str``,
+    ``bytes``, a list of numbers) under a ``str`` key also sets it in the
+    library's shared store (``futoin_state_set``), and reading a key gives
+    what another language set there since. Anything else stays in this
+    dict only. A list is shared as a copy when assigned: changing it in
+    place later changes only Python's. Use item or attribute access (and
+    ``get``, ``in``, ``del``, ``pop``, ``setdefault``, ``update``) inside
+    the flow's steps or through its root on the loop thread; iterating
+    shows Python's keys and the shared ones Python has read.
     """
 
-    __slots__ = ()
+    __slots__ = ("_rootref", "_pub")
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__()
+        object.__setattr__(self, "_rootref", None)  # the root, for the store
+        object.__setattr__(self, "_pub", {})        # key -> shared value seen
+        if args or kw:
+            self.update(*args, **kw)
+
+    def __getitem__(self, key: Any) -> Any:
+        if type(key) is str:
+            v = _state_get(self, key, _MISSING)
+            if v is not _MISSING:
+                pub = self._pub.get(key, _MISSING)
+                if (type(pub) is type(v) and pub == v
+                        and dict.__contains__(self, key)):
+                    return dict.__getitem__(self, key)  # Python's own value
+                # set by another language since
+                dict.__setitem__(self, key, v)
+                self._pub[key] = list(v) if type(v) is list else v
+                return v
+        return dict.__getitem__(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        if type(key) is str:
+            seen = _state_put(self, key, value, _MISSING)
+            if seen is _MISSING:
+                self._pub.pop(key, None)
+            else:
+                self._pub[key] = seen
+
+    def __delitem__(self, key: Any) -> None:
+        shared = type(key) is str and _state_get(self, key, _MISSING) is not _MISSING
+        if shared:
+            _state_put(self, key, _MISSING, _MISSING)
+            self._pub.pop(key, None)
+        if dict.__contains__(self, key):
+            dict.__delitem__(self, key)
+        elif not shared:
+            raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (
+            type(key) is str and _state_get(self, key, _MISSING) is not _MISSING)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The value of `key` (shared or Python's), else `default`."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        """Remove `key` (also from the shared store) and return its value."""
+        try:
+            v = self[key]
+        except KeyError:
+            if default:
+                return default[0]
+            raise
+        del self[key]
+        return v
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        """The value of `key`; set it to `default` first if there is none."""
+        try:
+            return self[key]
+        except KeyError:
+            self[key] = default
+            return default
+
+    def update(self, *args: Any, **kw: Any) -> None:
+        """Set each item as ``self[key] = value`` does (shared where it can)."""
+        for k, v in dict(*args, **kw).items():
+            self[k] = v
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -387,6 +548,38 @@ def forEach(self: AsyncSteps, collection: Iterable[Any] | Mapping[Any, Any],
     return for_each(self, collection, body, label)
 
 
+def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
+                onerror: Optional[Callable[[AsyncSteps, str], Any]] = None) -> AsyncSteps:
+    """Add a step written in another language: ``function`` of ``module``
+    in ``language`` ("c", "lua", "java", "python", or any language whose
+    host plug-in is on FUTOIN_HOST_PATH), started in this process on first
+    use. It gets the previous step's values and passes its own on, as any
+    step. ``onerror(asi, code)`` (Python) handles its errors. What cannot
+    be had (no such language, module or function, a runtime that is not
+    installed) makes a step that fails with InvalidRequest, its
+    ``error_info`` naming the language, module and function and why.
+
+    Python: an importable module and a function (or a dotted path) in it.
+    Lua: ``require(module)`` and a field of what it returns. Java: a class
+    on the class path and a public static method ``name(AsyncSteps asi,
+    Object... args)``. C: a shared object and a bare step function name
+    or a C declaration (``"double hypot(double, double)"``).
+    Returns self."""
+    for what, v in (("language", language), ("module", module), ("function", function)):
+        if type(v) is not str:
+            raise TypeError(f"add_foreign(): {what} must be str, not {type(v).__name__}")
+    if onerror is None:
+        return self._add_foreign(language, module, function)
+
+    def foreign(asi: AsyncSteps, *values: Any) -> None:
+        if values:
+            asi.success_step(*values)
+        asi._add_foreign(language, module, function)
+
+    foreign.__qualname__ = f"add_foreign[{language}:{module}.{function}]"
+    return self.add(foreign, onerror)
+
+
 def new_instance(self: AsyncSteps) -> AsyncSteps:
     """A new root on the same tool."""
     tool = _tools.get(self._tool_ptr()) if self.is_ours() else None
@@ -430,8 +623,8 @@ def _methods(**fns: Any) -> dict:
 _core._extend(AsyncSteps, _methods(
     __enter__=_steps_enter, __exit__=_steps_exit, wrap=classmethod(wrap),
     add_sync=add_sync, for_each=for_each, forEach=forEach,
-    new_instance=new_instance, run=run))
-del wrap, add_sync, for_each, forEach, new_instance, run
+    new_instance=new_instance, run=run, add_foreign=add_foreign))
+del wrap, add_sync, for_each, forEach, new_instance, run, add_foreign
 
 
 _FUTURES = frozenset((asyncio.Future, asyncio.Task))
@@ -596,7 +789,11 @@ class Limiter(_SyncObject):
             _count("Limiter(burst)", burst)), tool)
 
 
+_state_get = _core._state_get
+_state_put = _core._state_put
+
 _core._set_types(State, {
+    "make_stack": _make_stack,
     "default_tool": default_tool,
     "make_error": _make_error,
     "flow_error": _flow_error,

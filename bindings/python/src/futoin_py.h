@@ -25,6 +25,7 @@
 #include <Python.h>
 
 #include <futoin/async.h>
+#include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 #include <uv.h>
 
@@ -296,5 +297,32 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
+
+/* ---- py_host.c: polyglot flows ------------------------------------------ */
+
+/** The trampoline of a step without an error handler (data: the callable). */
+void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+/** Where the Python callable `fn` was written (takes the GIL itself). */
+void fpy_origin_of(PyObject* fn, futoin_frame_origin* out);
+/** futoin_step_class.origin of data that is the callable itself. */
+void fpy_origin_fn(void* data, futoin_frame_origin* out);
+/** Capsule _host_api and futoin_host_register() of language "python". */
+int fpy_host_init(PyObject* m);
+/** (starts, stops, live step data) of the python host. */
+PyObject* fpy_host_counters(void);
+/** The async stack of the last error of the flow of `bsi` (the Python
+ * layer's AsyncStack), or None. */
+PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi);
+/** The shared state of State `st` (futoin_state_get/set); `missing` when
+ * there is none or no handle reaches the root. */
+PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
+/** Publish `value` (NULL or `missing`: remove); returns what the other
+ * languages now see (a fresh object), or `missing`. */
+PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
+                        PyObject* missing);
+/** add_foreign(language, module, function): futoin_host_add(). */
+PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
+                          PyObject* function);
+PyObject* fpy_async_stack(fpy_steps* s);
 
 #endif

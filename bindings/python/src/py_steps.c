@@ -176,6 +176,18 @@ static void obj_release(void* data)
     fpy_release_obj(data);
 }
 
+/* Where a step came from, for async stacks: computed from the callable
+ * only when a stack is recorded (py_host.c). */
+static void rec_origin(void* data, futoin_frame_origin* out)
+{
+    fpy_origin_of(((fpy_rec*)data)->fn, out);
+}
+
+static const futoin_step_class fn_class = {sizeof(futoin_step_class),
+                                           obj_release, fpy_origin_fn};
+static const futoin_step_class rec_class = {sizeof(futoin_step_class),
+                                            rec_release, rec_origin};
+
 /* ---- step objects ------------------------------------------------------- */
 
 /* An object of `type` for handle `bsi`. */
@@ -578,7 +590,7 @@ static void tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 }
 
 /* A step without one (data: the callable). */
-static void tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     call_step(bsi, data, 1,
               (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
@@ -914,7 +926,13 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
             on_callback_exception(bsi, e->unhandled);
         }
     } else {
-        exc = PyObject_CallFunction(flow_error, "sOO", code ? code : "", ei, le);
+        PyObject* stack = fpy_async_stack_of(bsi);
+        if (!stack) {
+            PyErr_Clear();
+        }
+        exc = PyObject_CallFunction(flow_error, "sOOO", code ? code : "", ei, le,
+                                    stack ? stack : Py_None);
+        Py_XDECREF(stack);
         if (!exc) {
             PyErr_WriteUnraisable(flow_error);
         } else if (!e->on_result) {
@@ -1151,13 +1169,13 @@ PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
     }
     if (!eh) {
         fpy_check_begin();
-        futoin_wrap_add(s->bsi, Py_NewRef(fn), tr_fn, NULL, obj_release);
+        futoin_wrap_add_classed(s->bsi, Py_NewRef(fn), fpy_tr_fn, NULL, &fn_class);
     } else {
         if (!(r = rec_new(fn, eh))) {
             return NULL;
         }
         fpy_check_begin();
-        futoin_wrap_add(s->bsi, r, tr_step, tr_error, rec_release);
+        futoin_wrap_add_classed(s->bsi, r, tr_step, tr_error, &rec_class);
     }
     if (fpy_check_end() < 0) {
         return NULL;
@@ -1531,7 +1549,7 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
     }
     if (!eh) {
         fpy_check_begin();
-        futoin_wrap_add_sync(s->bsi, so, Py_NewRef(fn), tr_fn, NULL, obj_release);
+        futoin_wrap_add_sync(s->bsi, so, Py_NewRef(fn), fpy_tr_fn, NULL, obj_release);
     } else {
         if (!(r = rec_new(fn, eh))) {
             return NULL;
@@ -1752,7 +1770,56 @@ PyObject* fpy_state(fpy_steps* s)
         }
         return NULL;
     }
+    if (s->kind == FPY_ROOT) {
+        /* State reaches the shared store through its root outside steps */
+        static PyObject* s_rootref;
+        PyObject* ref;
+        if (!s_rootref && !(s_rootref = PyUnicode_InternFromString("_rootref"))) {
+            return NULL;
+        }
+        ref = PyObject_GetAttr(d, s_rootref);
+        if (!ref) {
+            PyErr_Clear();
+        } else if (!PyWeakref_Check(ref) || PyWeakref_GetObject(ref) != (PyObject*)s) {
+            PyObject* w = PyWeakref_NewRef((PyObject*)s, NULL);
+            if (!w || PyObject_GenericSetAttr(d, s_rootref, w) < 0) {
+                PyErr_Clear();
+            }
+            Py_XDECREF(w);
+        }
+        Py_XDECREF(ref);
+    }
     return Py_NewRef(d); /* the dict is owned by the root */
+}
+
+PyObject* fpy_async_stack(fpy_steps* s)
+{
+    if (!live(s) || !not_other_thread(s, "async_stack")) {
+        return NULL;
+    }
+    return fpy_async_stack_of(s->bsi);
+}
+
+/* add_foreign(language, module, function): a step written in another
+ * language. What cannot be had (no host, no module, no function) is a step
+ * that fails with InvalidRequest, its error_info saying why. */
+PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
+                          PyObject* function)
+{
+    const char *l, *m, *f;
+    if (!in_own_step(s, "add_foreign()", 1)
+        || str_arg(language, "add_foreign(): language", &l) < 0
+        || str_arg(module, "add_foreign(): module", &m) < 0
+        || str_arg(function, "add_foreign(): function", &f) < 0) {
+        return NULL;
+    }
+    fpy_check_begin();
+    (void)futoin_host_add(s->bsi, l, m, f);
+    if (fpy_check_end() < 0) {
+        return NULL;
+    }
+    s->did |= FPY_DID_ADD;
+    return Py_NewRef(s);
 }
 
 PyObject* fpy_error_info(fpy_steps* s)

@@ -186,6 +186,13 @@ static PyObject* m_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     return fpy_add(S(self), a_[0], a_[1]);
 }
 
+static PyObject* m__add_foreign(PyObject* self, PyObject* const* args,
+                                Py_ssize_t nargs, PyObject* kwnames)
+{
+    PARSE("_add_foreign", 3, "language", "module", "function");
+    return fpy_add_foreign(S(self), a_[0], a_[1], a_[2]);
+}
+
 static PyObject* m_await_(PyObject* self, PyObject* arg)
 {
     return fpy_await(S(self), arg);
@@ -343,6 +350,10 @@ static PyObject* g_state(PyObject* self, void* c)
 {
     return fpy_state(S(self));
 }
+static PyObject* g_async_stack(PyObject* self, void* c)
+{
+    return fpy_async_stack(S(self));
+}
 static PyObject* g_error_info(PyObject* self, void* c)
 {
     return fpy_error_info(S(self));
@@ -373,6 +384,9 @@ static PyMethodDef steps_methods[] = {
       "Add a step: ``step(asi, *values)`` gets the previous step's values;\n"
       "``onerror(asi, code)`` handles an error of the step and of everything\n"
       "it added. Returns self (for chaining)."),
+    M("_add_foreign", m__add_foreign, FC,
+      "_add_foreign($self, language, module, function)\n--\n\n"
+      "futoin_host_add(): a step written in another language."),
     M("await_", m_await_, METH_O,
       "await_($self, awaitable, /)\n--\n\n"
       "Add a step that waits for an asyncio awaitable: its result is the\n"
@@ -480,6 +494,9 @@ static PyMethodDef steps_methods[] = {
 static PyGetSetDef steps_getset[] = {
     {"state", g_state, NULL,
      PyDoc_STR("The flow's state: a dict whose keys are also attributes."), NULL},
+    {"async_stack", g_async_stack, NULL,
+     PyDoc_STR("The async stack of the flow's last error (AsyncStack: frames\n"
+               "innermost first, across languages), or None."), NULL},
     {"error_info", g_error_info, NULL,
      PyDoc_STR("Info of the flow's last error, or None."), NULL},
     {"last_exception", g_last_exception, NULL,

@@ -4,6 +4,9 @@
  * built-in C host finds by their bare names in this shared object, e.g.
  *   futoin_host_add(as, "c", "/path/libpolyglot_fragments.so", "echo").
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* strdup, however this file is compiled */
+#endif
 #include <futoin/errors.h>
 #include <futoin/sys/host.h>
 

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The Lua side of the polyglot matrix (tests/polyglot/README.md).
+#
+#   bash bindings/lua/polyglot.sh build OUTDIR
+#       luarocks --lua-version=5.4 make of the rock into OUTDIR/tree: the
+#       module, libfutoin_async.so.0 and the host plug-in
+#       lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so. Prints
+#       the environment the other hosts need, one KEY=VALUE a line:
+#         FUTOIN_HOST_PATH_LUA   the plug-in's directory (for FUTOIN_HOST_PATH)
+#         LUA_PATH, LUA_CPATH    the rock tree and tests/polyglot/fragments/lua
+#         FUTOIN_LUA_TREE        the rock tree
+#   bash bindings/lua/polyglot.sh test
+#       The Lua host's matrix (bindings/lua/tests/polyglot/host_spec.lua,
+#       busted under lua5.4): Lua steps with steps of C, Python, Java (and
+#       Lua itself, by name) in one flow; then the plug-in in a C program
+#       (tests/polyglot/plugin_test.c: clear errors, counters, a restart).
+#       Uses the environment above and
+#       FUTOIN_HOST_PATH, FUTOIN_POLYGLOT_C_FRAGMENTS, PYTHONPATH,
+#       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
+#       alone, it builds the rock and the C fragments into a temporary
+#       folder first. FUTOIN_POLYGLOT_LANGS limits the fragment languages
+#       (default "c python java lua"). Last line:
+#         polyglot-lua: N passed, M failed
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+export LC_ALL=C.UTF-8
+
+build() { # outdir
+  local out tree
+  out=$(mkdir -p "$1" && cd "$1" && pwd)
+  tree=$out/tree
+  (cd "$here" && luarocks --lua-version=5.4 make --tree "$tree") >"$out/luarocks.log" 2>&1 || {
+    tail -30 "$out/luarocks.log" >&2
+    return 1
+  }
+  local lib=$tree/lib/lua/5.4 share=$tree/share/lua/5.4
+  [ -f "$lib/futoin_async/futoin-hosts/libfutoin_host_lua.so" ] || {
+    echo "the rock has no host plug-in" >&2
+    return 1
+  }
+  echo "FUTOIN_HOST_PATH_LUA=$lib/futoin_async/futoin-hosts"
+  echo "LUA_PATH=$repo/tests/polyglot/fragments/lua/?.lua;$share/?.lua;$share/?/init.lua;;"
+  echo "LUA_CPATH=$lib/?.so;;"
+  echo "FUTOIN_LUA_TREE=$tree"
+}
+
+alone_tmp=""
+run_test() {
+  if [ -z "${FUTOIN_LUA_TREE:-}" ]; then
+    # alone: build what the runner would have built
+    alone_tmp=$(mktemp -d /tmp/futoin-lua-polyglot.XXXXXX)
+    trap 'rm -rf "$alone_tmp"' EXIT
+    local tmp=$alone_tmp
+    local line
+    while IFS= read -r line; do
+      case "$line" in
+        FUTOIN_HOST_PATH_LUA=*) export FUTOIN_HOST_PATH="${line#*=}${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" ;;
+        *=*) export "${line?}" ;;
+      esac
+    done < <(build "$tmp/lua") || { echo "polyglot-lua: 0 passed, 1 failed"; return 1; }
+    if [ -z "${FUTOIN_POLYGLOT_C_FRAGMENTS:-}" ]; then
+      local rt=$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async
+      cc -std=c11 -D_GNU_SOURCE -O1 -shared -fPIC -fvisibility=hidden -DFUTOIN_BUILDING_LIBRARY \
+        -I "$repo/abi" -o "$tmp/libpolyglot_fragments.so" \
+        "$repo/tests/polyglot/fragments/c/polyglot_fragments.c" \
+        -L"$rt" -l:libfutoin_async.so.0 -Wl,-rpath,"$rt" || {
+        echo "polyglot-lua: 0 passed, 1 failed"; return 1; }
+      export FUTOIN_POLYGLOT_C_FRAGMENTS=$tmp/libpolyglot_fragments.so
+    fi
+  fi
+  # the spec's own folder for its helpers; the fragments' for Lua itself
+  export LUA_PATH="$here/tests/polyglot/?.lua;$repo/tests/polyglot/fragments/lua/?.lua;${LUA_PATH:-;}"
+  local log
+  log=$(mktemp /tmp/futoin-lua-polyglot-log.XXXXXX)
+  (cd "$here/tests/polyglot" && lua5.4 /usr/bin/busted -o plainTerminal host_spec.lua) >"$log" 2>&1
+  local rc=$?
+  grep -vE '^[+-]*$' "$log" | tail -80
+  local sum passed failed
+  sum=$(grep -E '^[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
+  passed=$(awk '{print $1}' <<<"$sum")
+  failed=$(awk '{print $4 + $7}' <<<"$sum")
+  passed=${passed:-0}; failed=${failed:-0}
+  if [ $rc -ne 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+
+  # the plug-in in a C program: clear errors where Lua is started or a step
+  # resolved, counters, a restart (tests/polyglot/plugin_test.c)
+  local pdir p f
+  pdir=$(mktemp -d /tmp/futoin-lua-plugin.XXXXXX)
+  mkdir -p "$pdir/hosts" "$pdir/modules"
+  local core
+  core=$(dirname "$(find "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async" -name 'libfutoin_async.so.0' | head -1)")
+  if cp "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so" "$pdir/hosts/" \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" \
+          -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
+          -L"$core" -l:libfutoin_async.so.0 -ldl -pthread -Wl,-rpath,"$core" >"$log" 2>&1; then
+    FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \
+    FUTOIN_LUA_TEST_DIR="$pdir/modules" "$pdir/plugin_test" >"$log" 2>&1
+    rc=$?
+    grep -v '^polyglot-lua-plugin: ' "$log" | sed 's/^/[plugin] /'
+    line=$(grep -E '^polyglot-lua-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+    echo "[plugin] $p passed, $f failed"
+  else
+    cat "$log"; p=0; f=1
+  fi
+  rm -rf "$pdir"
+  passed=$((passed + p)); failed=$((failed + f))
+  rm -f "$log"
+  echo "polyglot-lua: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+}
+
+case "${1:-}" in
+build)
+  [ -n "${2:-}" ] || { echo "usage: $0 build OUTDIR" >&2; exit 2; }
+  build "$2"
+  ;;
+test)
+  run_test
+  ;;
+*)
+  echo "usage: $0 build OUTDIR | test" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The Python side of the polyglot matrix (tests/polyglot/README.md).
+#
+#   bash bindings/python/polyglot.sh build OUTDIR
+#       Builds the wheel (Debian's python3-build + python3-mesonpy, from a
+#       copy of the sources, as tests/run_all.sh does) and unpacks it into
+#       OUTDIR/site: the package futoin_async with _core,
+#       libfutoin_async.so.0 and the host plug-in
+#       futoin_async/futoin-hosts/libfutoin_host_python.so. Prints the
+#       environment the other hosts need, one KEY=VALUE a line:
+#         FUTOIN_HOST_PATH_PYTHON  the plug-in's directory (for FUTOIN_HOST_PATH)
+#         PYTHONPATH               tests/polyglot/fragments/python and OUTDIR/site
+#         FUTOIN_PY_SITE           OUTDIR/site
+#       (The plug-in needs no PYTHONPATH for the package itself: it adds the
+#       folder it ships in to sys.path when futoin_async is not importable.)
+#   bash bindings/python/polyglot.sh test
+#       The Python host's matrix (bindings/python/polyglot/
+#       test_polyglot_host.py, pytest under /usr/bin/python3): Python steps
+#       with steps of C, Lua, Java and Python itself (by name) in one flow.
+#       Uses the environment above and FUTOIN_HOST_PATH,
+#       FUTOIN_POLYGLOT_C_FRAGMENTS, LUA_PATH, LUA_CPATH,
+#       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
+#       alone, it builds the wheel and the C fragments into a temporary
+#       folder first (then only the languages whose plug-ins are on
+#       FUTOIN_HOST_PATH can pass). FUTOIN_POLYGLOT_LANGS picks the fragment
+#       languages (default "c lua java python"). Last line:
+#         polyglot-python: N passed, M failed
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+PY=/usr/bin/python3
+export LC_ALL=C.UTF-8
+
+build() { # outdir
+  local out src site whl
+  out=$(mkdir -p "$1" && cd "$1" && pwd)
+  src=$out/src
+  site=$out/site
+  rm -rf "$src" "$site" "$out/dist"
+  mkdir -p "$src"
+  # meson-python 0.12 writes into the source tree: build from a copy
+  cp -r "$repo/abi" "$repo/runtime" "$repo/bindings" "$repo/tests" "$src/"
+  "$PY" -m build --no-isolation --wheel --outdir "$out/dist" "$src/bindings/python" \
+    >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; return 1; }
+  whl=$(ls "$out"/dist/futoin_async-*.whl | head -1)
+  "$PY" -m zipfile -e "$whl" "$site" || return 1
+  [ -f "$site/futoin_async/futoin-hosts/libfutoin_host_python.so" ] || {
+    echo "the wheel has no host plug-in" >&2
+    return 1
+  }
+  echo "FUTOIN_HOST_PATH_PYTHON=$site/futoin_async/futoin-hosts"
+  echo "PYTHONPATH=$repo/tests/polyglot/fragments/python:$site"
+  echo "FUTOIN_PY_SITE=$site"
+}
+
+run_test() {
+  local tmp=""
+  if [ -z "${FUTOIN_PY_SITE:-}" ]; then
+    # alone: build what the runner would have built
+    tmp=$(mktemp -d /tmp/futoin-py-polyglot.XXXXXX)
+    trap 'rm -rf "$tmp"' EXIT
+    local line
+    while IFS= read -r line; do
+      case "$line" in
+        FUTOIN_HOST_PATH_PYTHON=*) export FUTOIN_HOST_PATH="${line#*=}${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" ;;
+        *=*) export "${line?}" ;;
+      esac
+    done < <(build "$tmp/py") || { echo "polyglot-python: 0 passed, 1 failed"; return 1; }
+    if [ -z "${FUTOIN_POLYGLOT_C_FRAGMENTS:-}" ]; then
+      cc -std=c11 -O1 -shared -fPIC -fvisibility=hidden -DFUTOIN_BUILDING_LIBRARY \
+        -I "$repo/abi" -o "$tmp/libpolyglot_fragments.so" \
+        "$repo/tests/polyglot/fragments/c/polyglot_fragments.c" || {
+        echo "polyglot-python: 0 passed, 1 failed"; return 1; }
+      export FUTOIN_POLYGLOT_C_FRAGMENTS=$tmp/libpolyglot_fragments.so
+    fi
+  fi
+  # the package first: the fragments' folder is on PYTHONPATH for the
+  # plug-ins of other hosts, and must not shadow the installed package
+  export PYTHONPATH="$FUTOIN_PY_SITE:$repo/tests/polyglot/fragments/python${PYTHONPATH:+:$PYTHONPATH}"
+  local log rc
+  log=$(mktemp /tmp/futoin-py-polyglot-log.XXXXXX)
+  # no faulthandler: a JVM started in the process owns SIGSEGV, and pytest
+  # would put its own handler back over the JVM's at the end
+  (cd "$(dirname "$log")" && "$PY" -m pytest -p no:cacheprovider -p no:faulthandler \
+      -q -rfE "$here/polyglot/test_polyglot_host.py") >"$log" 2>&1
+  rc=$?
+  tail -80 "$log"
+  local sum passed failed
+  sum=$(grep -E '^(=+ )?[0-9]+ (passed|failed|errors?)' "$log" | tail -1)
+  passed=$(grep -oE '[0-9]+ passed' <<<"$sum" | awk '{print $1}')
+  failed=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$sum" | awk '{s += $1} END {print s + 0}')
+  passed=${passed:-0}; failed=${failed:-0}
+  if [ $rc -ne 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+  rm -f "$log"
+  echo "polyglot-python: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+}
+
+case "${1:-}" in
+build)
+  [ -n "${2:-}" ] || { echo "usage: $0 build OUTDIR" >&2; exit 2; }
+  build "$2"
+  ;;
+test)
+  run_test
+  ;;
+*)
+  echo "usage: $0 build OUTDIR | test" >&2
+  exit 2
+  ;;
+esac

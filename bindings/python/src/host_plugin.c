@@ -1,0 +1,351 @@
+/*
+ * libfutoin_host_python.so: the language host plug-in of Python
+ * (futoin/sys/host.h), for programs written in another language.
+ *
+ * A thin bootstrapper that does NOT link libpython (a plug-in that did
+ * would drag a second interpreter's worth of symbols into processes that
+ * already run one, and could not be loaded where python3 itself is the
+ * program). start():
+ *
+ *  - if CPython already runs in the process (Py_IsInitialized found with
+ *    dlsym(RTLD_DEFAULT) and true), attach to it;
+ *  - else dlopen() libpython (FUTOIN_LIBPYTHON, or the one the package was
+ *    built for) with RTLD_GLOBAL, so that extension modules imported
+ *    later (futoin_async._core itself, which like every Debian extension
+ *    module does not link libpython) find its symbols, and start it with
+ *    Py_InitializeEx(0): no signal handlers (the host program owns them;
+ *    a JVM in the process needs SIGSEGV for itself);
+ *
+ * then imports futoin_async (the package this plug-in ships in is added
+ * to sys.path when it is not importable otherwise) and forwards to the
+ * host table its _core implements (py_host_export.h). _core registers
+ * that table too when it is imported; the library keeps the plug-in's,
+ * which is the same code.
+ *
+ * The GIL: after starting the interpreter the loop thread releases it;
+ * every callback of a Python step takes it (PyGILState_Ensure over the
+ * thread state _core keeps for the loop thread) and gives it back, so
+ * Python threads run whenever no Python step does.
+ *
+ * The last stop() flushes sys.stdout/sys.stderr. The interpreter is not
+ * finalised: extension modules cannot be initialised twice in a process,
+ * so a later start() attaches to it again.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "py_host_export.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* the plug-in is built with hidden visibility: these two are its API */
+#define PLUGIN_EXPORT __attribute__((visibility("default")))
+
+#ifndef FUTOIN_LIBPYTHON
+#define FUTOIN_LIBPYTHON "libpython3.11.so.1.0"
+#endif
+
+PLUGIN_EXPORT int futoin_host_get(uint32_t version, const futoin_host_api** out);
+PLUGIN_EXPORT int python_host_counters(int* starts, int* stops, int* live);
+
+/* The few CPython functions the bootstrapper needs, by dlsym(). */
+typedef struct py_fns
+{
+    int (*IsInitialized)(void);
+    void (*InitializeEx)(int);
+    int (*GILState_Ensure)(void);
+    void (*GILState_Release)(int);
+    void* (*Eval_SaveThread)(void);
+    void* (*Import_ImportModule)(const char*);
+    void* (*Object_GetAttrString)(void*, const char*);
+    void* (*Capsule_GetPointer)(void*, const char*);
+    void (*DecRef)(void*);
+    void (*Err_Fetch)(void**, void**, void**);
+    void (*Err_NormalizeException)(void**, void**, void**);
+    void* (*Object_Str)(void*);
+    const char* (*Unicode_AsUTF8)(void*);
+    void (*Err_Clear)(void);
+    int (*Run_SimpleString)(const char*);
+} py_fns;
+
+static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
+static py_fns py;
+static const fpy_host_export* core; /* _core's table, once imported */
+static int started;                 /* start()s not yet stopped */
+
+static int load_fns(void* lib, char* err, size_t errlen)
+{
+    static const struct
+    {
+        const char* name;
+        size_t off;
+    } names[] = {
+#define F(n, f) {n, offsetof(py_fns, f)}
+            F("Py_IsInitialized", IsInitialized),
+            F("Py_InitializeEx", InitializeEx),
+            F("PyGILState_Ensure", GILState_Ensure),
+            F("PyGILState_Release", GILState_Release),
+            F("PyEval_SaveThread", Eval_SaveThread),
+            F("PyImport_ImportModule", Import_ImportModule),
+            F("PyObject_GetAttrString", Object_GetAttrString),
+            F("PyCapsule_GetPointer", Capsule_GetPointer),
+            F("Py_DecRef", DecRef),
+            F("PyErr_Fetch", Err_Fetch),
+            F("PyErr_NormalizeException", Err_NormalizeException),
+            F("PyObject_Str", Object_Str),
+            F("PyUnicode_AsUTF8", Unicode_AsUTF8),
+            F("PyErr_Clear", Err_Clear),
+            F("PyRun_SimpleString", Run_SimpleString),
+#undef F
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+        void* p = dlsym(lib, names[i].name);
+        if (!p) {
+            snprintf(err, errlen,
+                     "python: the loaded libpython has no %s (not CPython 3?)",
+                     names[i].name);
+            return FUTOIN_EINVAL;
+        }
+        memcpy((char*)&py + names[i].off, &p, sizeof(p));
+    }
+    return FUTOIN_OK;
+}
+
+/* "<prefix><ExceptionType>: <text>" of the pending Python exception. */
+static void describe(char* err, size_t errlen, const char* prefix)
+{
+    void *t = NULL, *v = NULL, *tb = NULL, *s = NULL, *tn = NULL, *tns = NULL;
+    const char* text = NULL;
+    const char* tname = "error";
+    py.Err_Fetch(&t, &v, &tb);
+    if (t) {
+        py.Err_NormalizeException(&t, &v, &tb);
+        tn = py.Object_GetAttrString(t, "__name__");
+        tns = tn ? py.Object_Str(tn) : NULL;
+        if (tns && py.Unicode_AsUTF8(tns)) {
+            tname = py.Unicode_AsUTF8(tns);
+        }
+    }
+    if (v) {
+        s = py.Object_Str(v);
+        text = s ? py.Unicode_AsUTF8(s) : NULL;
+    }
+    snprintf(err, errlen, "%s%s%s%s", prefix, tname, text && *text ? ": " : "",
+             text ? text : "");
+    py.Err_Clear();
+    void* refs[] = {t, v, tb, s, tn, tns};
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); ++i) {
+        if (refs[i]) {
+            py.DecRef(refs[i]);
+        }
+    }
+}
+
+/* The directory holding the package this plug-in ships in
+ * (<dir>/futoin_async/futoin-hosts/libfutoin_host_python.so), or "". */
+static void package_parent(char* out, size_t len)
+{
+    Dl_info info;
+    char path[PATH_MAX];
+    char* slash;
+    out[0] = 0;
+    if (!dladdr((void*)&futoin_host_get, &info) || !info.dli_fname
+        || !realpath(info.dli_fname, path)) {
+        return;
+    }
+    for (int up = 0; up < 3; ++up) { /* drop file, futoin-hosts, futoin_async */
+        slash = strrchr(path, '/');
+        if (!slash) {
+            return;
+        }
+        *slash = 0;
+    }
+    {
+        char probe[PATH_MAX + 32];
+        snprintf(probe, sizeof(probe), "%s/futoin_async/__init__.py", path);
+        if (access(probe, R_OK) != 0) {
+            return;
+        }
+    }
+    if (strlen(path) < len && !strpbrk(path, "'\\\n")) {
+        strcpy(out, path);
+    }
+}
+
+/* Import futoin_async and take _core's table. GIL held. */
+static int import_core(char* err, size_t errlen)
+{
+    void *pkg, *mod, *cap;
+    const fpy_host_export* x;
+    pkg = py.Import_ImportModule("futoin_async");
+    if (!pkg) {
+        char parent[PATH_MAX];
+        package_parent(parent, sizeof(parent));
+        if (parent[0]) {
+            char code[PATH_MAX + 128];
+            py.Err_Clear();
+            snprintf(code, sizeof(code),
+                     "import sys\nif '%s' not in sys.path: sys.path.append('%s')\n",
+                     parent, parent);
+            py.Run_SimpleString(code);
+            pkg = py.Import_ImportModule("futoin_async");
+        }
+    }
+    if (!pkg) {
+        describe(err, errlen,
+                 "python: cannot import futoin_async (install its wheel, or "
+                 "set PYTHONPATH): ");
+        return FUTOIN_EINVAL;
+    }
+    py.DecRef(pkg);
+    mod = py.Import_ImportModule("futoin_async._core");
+    cap = mod ? py.Object_GetAttrString(mod, "_host_api") : NULL;
+    x = cap ? py.Capsule_GetPointer(cap, FPY_HOST_CAPSULE) : NULL;
+    if (cap) {
+        py.DecRef(cap);
+    }
+    if (mod) {
+        py.DecRef(mod);
+    }
+    if (!x || x->size < sizeof(fpy_host_export) || !x->api) {
+        if (!x) {
+            describe(err, errlen, "python: futoin_async._core has no host table: ");
+        } else {
+            snprintf(err, errlen, "python: futoin_async._core's host table is too old");
+        }
+        return FUTOIN_EVERSION;
+    }
+    core = x;
+    return FUTOIN_OK;
+}
+
+static int start_python(char* err, size_t errlen)
+{
+    union
+    {
+        void* p;
+        int (*fn)(void);
+    } u;
+    void* lib;
+    const char* name;
+    int gil, rc;
+
+    u.p = dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    if (u.p && u.fn()) {
+        /* attach to the interpreter of this process */
+        if (!py.IsInitialized && load_fns(RTLD_DEFAULT, err, errlen) != FUTOIN_OK) {
+            return FUTOIN_EINVAL;
+        }
+        gil = py.GILState_Ensure();
+        rc = import_core(err, errlen);
+        py.GILState_Release(gil);
+        return rc;
+    }
+    name = getenv("FUTOIN_LIBPYTHON");
+    if (!name || !*name) {
+        name = FUTOIN_LIBPYTHON;
+    }
+    /* RTLD_GLOBAL: extension modules (not linked with libpython) need its
+     * symbols; also when a RTLD_LOCAL load of it happened before */
+    lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+        snprintf(err, errlen,
+                 "python: cannot start CPython: %s (install Debian's "
+                 "libpython3.11, or set FUTOIN_LIBPYTHON)",
+                 dlerror());
+        return FUTOIN_EINVAL;
+    }
+    if (load_fns(lib, err, errlen) != FUTOIN_OK) {
+        return FUTOIN_EINVAL;
+    }
+    if (!py.IsInitialized()) {
+        py.InitializeEx(0); /* no signal handlers */
+        rc = import_core(err, errlen);
+        /* the loop thread keeps its thread state; the GIL is taken per
+         * callback */
+        (void)py.Eval_SaveThread();
+        return rc;
+    }
+    gil = py.GILState_Ensure();
+    rc = import_core(err, errlen);
+    py.GILState_Release(gil);
+    return rc;
+}
+
+static int host_start(futoin_tool* tool, char* err, size_t errlen)
+{
+    int rc = FUTOIN_OK;
+    pthread_mutex_lock(&mx);
+    if (!core) {
+        rc = start_python(err, errlen);
+    }
+    if (rc == FUTOIN_OK) {
+        rc = core->api->start(tool, err, errlen);
+    }
+    if (rc == FUTOIN_OK) {
+        ++started;
+    }
+    pthread_mutex_unlock(&mx);
+    return rc;
+}
+
+static int host_resolve(const char* module, const char* function,
+                        futoin_host_step* out, char* err, size_t errlen)
+{
+    if (!core) {
+        snprintf(err, errlen, "python: %s.%s: the host is not started", module,
+                 function);
+        return FUTOIN_EINVAL;
+    }
+    return core->api->resolve(module, function, out, err, errlen);
+}
+
+static void host_stop(void)
+{
+    pthread_mutex_lock(&mx);
+    if (core && started > 0) {
+        core->api->stop();
+        if (--started == 0) {
+            /* output a Python step printed must not be lost when the
+             * host program exits without finalising the interpreter */
+            int gil = py.GILState_Ensure();
+            py.Run_SimpleString("import sys\n"
+                                "for f in (sys.stdout, sys.stderr):\n"
+                                "    f is None or f.flush()\n");
+            py.GILState_Release(gil);
+        }
+    }
+    pthread_mutex_unlock(&mx);
+}
+
+static const futoin_host_api plugin_api = {
+        sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, "python",
+        host_start, host_resolve, host_stop,
+};
+
+PLUGIN_EXPORT int futoin_host_get(uint32_t version, const futoin_host_api** out)
+{
+    if (version < FUTOIN_HOST_VERSION_1 || !out) {
+        return FUTOIN_EVERSION;
+    }
+    *out = &plugin_api;
+    return FUTOIN_OK;
+}
+
+/* For leak checks of host programs: start()s and stop()s of the python
+ * host and the step data it made that the library has not released yet
+ * (all 0 before the first start). */
+PLUGIN_EXPORT int python_host_counters(int* starts, int* stops, int* live)
+{
+    *starts = *stops = *live = 0;
+    if (core) {
+        core->counters(starts, stops, live);
+    }
+    return 0;
+}

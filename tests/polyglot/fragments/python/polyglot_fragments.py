@@ -1,0 +1,61 @@
+"""Polyglot fragments written in Python (module "polyglot_fragments"): the
+same functions in every language, run by the host tests of the others
+(tests/polyglot/, bindings/*/polyglot.sh). Each is a step: (asi, *values)."""
+
+LANG = "python"
+
+
+def echo(asi, *values):
+    """success() with exactly the values received."""
+    asi.success(*values)
+
+
+def _describe(v):
+    if isinstance(v, bool):
+        return "bool:" + ("true" if v else "false")
+    if isinstance(v, int):
+        return f"int:{v}"
+    if isinstance(v, float):
+        return f"float:{v!r}"
+    if isinstance(v, str):
+        return f"str:{v}"
+    if isinstance(v, (bytes, bytearray)):
+        return "bytes:" + bytes(v).hex()
+    if isinstance(v, list) and all(type(e) is int for e in v):
+        return "ints:" + "|".join(str(e) for e in v)
+    if isinstance(v, list) and all(type(e) is float for e in v):
+        return "floats:" + "|".join(repr(e) for e in v)
+    return f"other:{type(v).__name__}"
+
+
+def describe(asi, *values):
+    """One string describing the values received."""
+    asi.success(",".join(_describe(v) for v in values) if values else "none")
+
+
+def fail(asi, *values):
+    asi.error("FragmentError", LANG)
+
+
+def wait(asi, *values):
+    """Waits until cancelled; the cancel handler records it in shared state."""
+    def on_cancel(asi):
+        asi.state["cancelled_" + LANG] = True
+    asi.set_cancel(on_cancel)
+    asi.wait_external()
+
+
+def read_state(asi, *values):
+    asi.success(asi.state["key"])
+
+
+def write_state(asi, *values):
+    asi.state["from_" + LANG] = LANG
+    asi.success()
+
+
+def catch(asi, language, module, function, *values):
+    """Add language:module.function with an error handler written here."""
+    def handler(asi, code):
+        asi.success(f"caught {code} in {LANG}")
+    asi.add_foreign(language, module, function, onerror=handler)
