@@ -13,7 +13,8 @@ JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$repo" --buildtype=release >/dev/null
 fi
-ninja -C "$build" -j 2 runtime/libfutoin_async.so.0.1.0 >/dev/null
+corelib=$(ninja -C "$build" -t targets all | grep -o '^runtime/libfutoin_async\.so\.[0-9.]*[0-9]' | head -1)
+ninja -C "$build" -j 2 "$corelib" >/dev/null
 bash "$repo/bindings/java/build.sh" "$build" "$build/java" >/dev/null
 jar=$build/java/futoin-async.jar
 out=$(mktemp -d)

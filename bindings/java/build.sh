@@ -3,7 +3,8 @@
 #   1. SWIG (-java, C mode) generates the JNI layer from futoin_java.i
 #   2. gen/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
-#      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN
+#      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
+#      the host plug-in libfutoin_host_java.so (polyglot flows, src/host_plugin.c)
 #   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
 #      and the POM under META-INF/maven/; the POM also next to the jar; the
 #      javadoc jar (doclint warnings are errors)
@@ -52,6 +53,11 @@ $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   -Wl,-z,defs -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
+# 3b. the host plug-in libfutoin_host_java.so (next to the jar it puts on
+#     the class path of the JVM it starts): links neither the JVM nor the
+#     runtime, both are in the process already or dlopen()ed
+$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/src/host_plugin.c" \
+  -ldl -lpthread -Wl,-z,defs -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
 find "$here/java" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"

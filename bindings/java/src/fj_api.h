@@ -67,6 +67,19 @@ jlong fj_global_refs(void);
 jlong fj_attached_threads(void);
 jlong fj_detached_threads(void);
 
+/* ---- polyglot (jni_host.c) ---- */
+jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
+                    jint line);
+jobject fj_lambda_target(JNIEnv* env, jobject cls);
+jlong fj_host_table_address(void);
+jlong fj_named_steps(void);
+jint fj_host_add(JNIEnv* env, jlong bsi, jbyteArray language,
+                 jbyteArray module, jbyteArray function);
+jobject fj_async_stack(JNIEnv* env, jlong bsi);
+jint fj_state_set(JNIEnv* env, jlong bsi, jbyteArray name, jint tag,
+                  jlong bits, jobject obj);
+jobject fj_state_get(JNIEnv* env, jlong bsi, jbyteArray name);
+
 /* ---- test hooks (jni_testhooks.c) ---- */
 void fj_test_add_foreign_producer(jlong bsi);
 void fj_test_add_foreign_consumer(jlong bsi);

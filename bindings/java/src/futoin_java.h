@@ -56,6 +56,10 @@ typedef struct fj_cache
     jmethodID d_timer;      /* (Object runnable) */
     jmethodID d_new_state;  /* () -> Object */
     jmethodID d_misuse;     /* (Object tool, String) */
+    jmethodID d_origin;     /* (Rec) -> long (a futoin_frame_origin*) */
+    jmethodID d_resolve;    /* (byte[] module, byte[] function) -> Object */
+    jmethodID d_decode;     /* (int tag, long bits, Object) -> Object */
+    jclass rec;             /* org.futoin.async.Rec */
     jfieldID rec_notify;    /* Rec.notifyRelease:boolean */
     jclass ex_state;        /* IllegalStateException */
     jclass ex_arg;          /* IllegalArgumentException */
@@ -111,6 +115,20 @@ void fj_guard_begin(void);
 int fj_guard_end(JNIEnv* env);
 /** The tool's misuse callback (data: the fj_tool, may be NULL). */
 void fj_misuse_cb(void* data, const char* code, const char* message);
+
+/* ---- jni_steps.c ------------------------------------------------------- */
+
+/** The release hook of every Rec handed to the runtime. */
+void fj_rec_release(void* data);
+/** The step trampoline for a Rec of `arity` (Rec.ALL: -1). */
+FutoInAsyncSteps_execute_callback fj_step_tr(jint arity);
+
+/* ---- jni_host.c --------------------------------------------------------- */
+
+/** The class of Java steps (release + origin), for add_classed(). */
+extern const futoin_step_class fj_step_class;
+/** Registers the "java" host (JNI_OnLoad: Java is the host program). */
+void fj_host_register(void);
 
 /* ---- jni_values.c ------------------------------------------------------- */
 

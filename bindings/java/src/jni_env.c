@@ -30,9 +30,15 @@ static pthread_key_t detach_key;
 
 /* ---- attach / detach ------------------------------------------------------ */
 
+/* This thread's JNIEnv once GetEnv() or attaching gave it: valid while the
+ * thread stays attached, i.e. for its life (Java threads never detach;
+ * the threads attached here are detached only when they end). */
+static _Thread_local JNIEnv* thread_env __attribute__((tls_model("initial-exec")));
+
 static void detach_at_exit(void* vm)
 {
     JavaVM* jvm = vm;
+    thread_env = NULL;
     (*jvm)->DetachCurrentThread(jvm);
     atomic_fetch_add(&detaches, 1);
 }
@@ -53,16 +59,20 @@ static JNIEnv* attach_thread(void)
 
 JNIEnv* fj_env_slow(void)
 {
-    JNIEnv* env = NULL;
+    JNIEnv* env = thread_env;
     jint rc;
+    if (env) {
+        return env;
+    }
     if (!fj.vm) {
         return NULL;
     }
     rc = (*fj.vm)->GetEnv(fj.vm, (void**)&env, FJ_JNI_VERSION);
-    if (rc == JNI_OK) {
-        return env;
+    if (rc != JNI_OK) {
+        env = rc == JNI_EDETACHED ? attach_thread() : NULL;
     }
-    return rc == JNI_EDETACHED ? attach_thread() : NULL;
+    thread_env = env;
+    return env;
 }
 
 int64_t fj_attach_count(void) { return atomic_load(&attaches); }
@@ -226,6 +236,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     fj.vm = vm;
     fj.dispatch = global_class(env, "org/futoin/async/Dispatch");
     rec = (*env)->FindClass(env, "org/futoin/async/Rec");
+    fj.rec = rec ? (*env)->NewGlobalRef(env, rec) : NULL;
     fj.ex_state = global_class(env, "java/lang/IllegalStateException");
     fj.ex_arg = global_class(env, "java/lang/IllegalArgumentException");
     fj.ex_npe = global_class(env, "java/lang/NullPointerException");
@@ -253,8 +264,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_timer, "timer", "(" OBJ ")V");
     SM(d_new_state, "newState", "()" OBJ);
     SM(d_misuse, "misuse", "(" OBJ STR ")V");
+    SM(d_origin, "origin", "(" REC ")J");
+    SM(d_resolve, "resolve", "([B[B)" OBJ);
+    SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);
 #undef SM
-    if (!fj.rec_notify) {
+    if (!fj.rec_notify || !fj.rec) {
         return JNI_ERR;
     }
     for (int i = 0; i < FUTOIN_ERROR_COUNT
@@ -267,5 +281,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
         fj.codes[i] = (*env)->NewGlobalRef(env, s);
         (*env)->DeleteLocalRef(env, s);
     }
+    /* steps of other languages can now call back into this JVM */
+    fj_host_register();
     return FJ_JNI_VERSION;
 }

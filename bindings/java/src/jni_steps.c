@@ -8,7 +8,7 @@
  *
  * The `data` of every callback is a counted global reference to a Java
  * record (Rec: the callable, its error handler, its arity). The runtime
- * releases it exactly once through rec_release(), which deletes the
+ * releases it exactly once through fj_rec_release(), which deletes the
  * reference; Java hears about it only when it asked to (Rec.notifyRelease:
  * a step handle kept for a later success() must learn that its step is
  * gone), so a plain step costs one up-call, not two.
@@ -33,7 +33,7 @@ static const char* const no_jvm = "futoin-java: no JVM on this thread";
 
 /* ---- trampolines ------------------------------------------------------------ */
 
-static void rec_release(void* data)
+void fj_rec_release(void* data)
 {
     jobject rec = data;
     JNIEnv* env = fj_env();
@@ -140,7 +140,7 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
         tags |= (tag & 0xFF) << (8 * n);
     }
     jlong pending;
-    if (n <= 1 && want >= 0) {
+    if (n <= 1) { /* Dispatch.step1 also serves steps that take all values */
         pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
                                                JBSI(bsi), tags, bits[0], objs[0]);
     } else {
@@ -193,7 +193,7 @@ static void tr_step3(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n
 static void tr_step4(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 4); }
 static void tr_step_all(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, -1); }
 
-static FutoInAsyncSteps_execute_callback step_tr(jint arity)
+FutoInAsyncSteps_execute_callback fj_step_tr(jint arity)
 {
     switch (arity) {
     case 0: return tr_step0;
@@ -322,7 +322,10 @@ void fj_add(JNIEnv* env, jlong h, jobject rec, jint arity, jboolean has_eh)
         return;
     }
     fj_guard_begin();
-    futoin_wrap_add(BSI(h), g, step_tr(arity), has_eh ? tr_error : NULL, rec_release);
+    /* classed: the same release, plus where the step came from, computed
+     * only when an async stack is recorded (jni_host.c) */
+    futoin_wrap_add_classed(BSI(h), g, fj_step_tr(arity),
+                            has_eh ? tr_error : NULL, &fj_step_class);
     fj_guard_end(env);
 }
 
@@ -335,7 +338,7 @@ jlong fj_parallel(JNIEnv* env, jlong h, jobject rec)
     }
     fj_guard_begin();
     p = futoin_wrap_parallel(BSI(h), g, g ? tr_error : NULL,
-                             g ? rec_release : NULL);
+                             g ? fj_rec_release : NULL);
     if (!fj_guard_end(env) && !p) {
         fj_throw(env, fj.ex_state, "parallel() refused");
     }
@@ -435,7 +438,7 @@ void fj_set_cancel(JNIEnv* env, jlong h, jobject rec)
         return;
     }
     fj_guard_begin();
-    futoin_wrap_set_cancel(BSI(h), g, tr_cancel, rec_release);
+    futoin_wrap_set_cancel(BSI(h), g, tr_cancel, fj_rec_release);
     fj_guard_end(env);
 }
 
@@ -456,7 +459,7 @@ void fj_loop(JNIEnv* env, jlong h, jobject rec, jbyteArray label)
     }
     if ((g = rec_ref(env, rec)) != NULL) {
         fj_guard_begin();
-        futoin_wrap_loop(BSI(h), g, tr_loop, l, rec_release);
+        futoin_wrap_loop(BSI(h), g, tr_loop, l, fj_rec_release);
         fj_guard_end(env);
     }
     free(l);
@@ -472,7 +475,7 @@ void fj_repeat(JNIEnv* env, jlong h, jobject rec, jlong count, jbyteArray label)
     if ((g = rec_ref(env, rec)) != NULL) {
         fj_guard_begin();
         futoin_wrap_repeat(BSI(h), g, count < 0 ? 0 : (size_t)count, tr_repeat,
-                           l, rec_release);
+                           l, fj_rec_release);
         fj_guard_end(env);
     }
     free(l);
@@ -503,8 +506,8 @@ void fj_add_sync(JNIEnv* env, jlong h, jlong sync, jobject rec, jint arity,
         return;
     }
     fj_guard_begin();
-    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, step_tr(arity),
-                         has_eh ? tr_error : NULL, rec_release);
+    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, fj_step_tr(arity),
+                         has_eh ? tr_error : NULL, fj_rec_release);
     fj_guard_end(env);
 }
 
@@ -515,7 +518,7 @@ void fj_execute(JNIEnv* env, jlong h, jobject rec)
         return;
     }
     fj_guard_begin();
-    futoin_wrap_execute(BSI(h), g, tr_unhandled, rec_release);
+    futoin_wrap_execute(BSI(h), g, tr_unhandled, fj_rec_release);
     fj_guard_end(env);
 }
 

@@ -91,10 +91,12 @@ public final class AsyncSteps implements AutoCloseable {
     private final Tool tool;       /* null for a foreign borrowed handle */
     private final Rec rec;         /* steps: the record that runs them */
     private final int kind;
+    /* the loop thread of a step of a flow without a Tool of ours, or null */
+    private final Thread loop;
     @SuppressWarnings("unused")
     private int st;
     private Rec cancelRec;
-    private Map<String, Object> state;
+    private StateMap state;
     /* A success() kept for the trampoline to apply when the callback
      * returns (src/jni_steps.c, after_step): no values, or one small
      * scalar; saves a JNI down-call per step. Applied here first if any
@@ -115,22 +117,27 @@ public final class AsyncSteps implements AutoCloseable {
         this.bsi = 0;
         this.rec = null;
         this.kind = ROOT;
+        this.loop = null;
         this.ctl = new RootCtl(FutoInNative.root_new(tool.ptr()), tool);
         tool.roots.add(ctl);
         CLEANER.register(this, ctl);
     }
 
-    /** A step handle, made by the trampolines. */
+    /** A step handle, made by the trampolines (on the loop thread). */
     AsyncSteps(long bsi, Tool tool, Rec rec) {
         this.bsi = bsi;
         this.tool = tool;
         this.rec = rec;
         this.kind = STEP;
         this.ctl = null;
+        /* a step of a flow no Tool of ours runs (a C, Python or Lua host):
+         * the thread that runs it is the loop thread, no JNI call to ask */
+        this.loop = tool == null ? Thread.currentThread() : null;
     }
 
     private AsyncSteps(long bsi, Tool tool, boolean owned) {
         this.tool = tool;
+        this.loop = null;
         this.rec = null;
         if (owned) {
             this.kind = ROOT;
@@ -173,6 +180,9 @@ public final class AsyncSteps implements AutoCloseable {
         Tool t = tool;
         if (t != null) {
             return t.isLoopThread();
+        }
+        if (loop != null) {
+            return loop == Thread.currentThread();
         }
         long b = handle();
         return b != 0 && FutoInNative.is_same_thread(b);
@@ -1049,14 +1059,72 @@ public final class AsyncSteps implements AutoCloseable {
      *
      * @return the state map (insertion-ordered)
      */
-    @SuppressWarnings("unchecked")
     public Map<String, Object> state() {
         long b = check("state()");
-        Map<String, Object> s = state;
+        StateMap s = state;
         if (s == null) {
-            s = state = (Map<String, Object>) FutoInNative.state(b);
+            s = state = (StateMap) FutoInNative.state(b);
         }
+        s.via = kind == ROOT ? ctl : this;
         return s;
+    }
+
+    /** For StateMap: the handle while it may be used here and now, else 0. */
+    long liveHandle() {
+        long b = handle();
+        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD) || !onLoopThread()) {
+            return 0;
+        }
+        if (pending != 0) {
+            flush();
+        }
+        return b;
+    }
+
+    // ---- polyglot ----------------------------------------------------------
+
+    /**
+     * Adds a step written in another language (or in Java, or C), named
+     * by module and function (futoin_host_add()): e.g.
+     * {@code asi.addForeign("python", "pricing", "apply")},
+     * {@code asi.addForeign("lua", "rules", "discount")},
+     * {@code asi.addForeign("c", "/path/libsteps.so", "double hypot(double, double)")},
+     * {@code asi.addForeign("java", "org.example.Steps", "total")}.
+     * It gets the previous step's values and passes its own on, like any
+     * step. The language's runtime is started in this process on first use
+     * (its plug-in {@code libfutoin_host_<language>.so} is looked up in
+     * {@code FUTOIN_HOST_PATH}), or the one already running is used. When
+     * the language, module or function cannot be had, the step is added
+     * all the same and fails with {@code InvalidRequest}, its error_info
+     * naming the language, module and function and why.
+     *
+     * @param language "c", "python", "lua", "java", ...
+     * @param module the module (Python), module or file (Lua), class (Java)
+     *        or shared object (C)
+     * @param function the function's name (C: a name or a declaration)
+     * @return this, for chaining
+     */
+    public AsyncSteps addForeign(String language, String module, String function) {
+        long b = check("addForeign()");
+        Objects.requireNonNull(language, "addForeign(): language is null");
+        Objects.requireNonNull(module, "addForeign(): module is null");
+        Objects.requireNonNull(function, "addForeign(): function is null");
+        FutoInNative.host_add(b, Values.cstr(language), Values.cstr(module), Values.cstr(function));
+        return this;
+    }
+
+    /**
+     * The async stack of the flow's last error: frames[0] is the step that
+     * failed, the last one a step at the root's level, across languages and
+     * parallel() branches. Each frame's class is the language and the
+     * function's qualifier ({@code "python:polyglot_fragments"}), its method
+     * the function, with the source file and line when known. Meant for
+     * error handlers; empty when no stack was recorded.
+     *
+     * @return the frames, innermost first
+     */
+    public StackTraceElement[] asyncStack() {
+        return AsyncStack.of(check("asyncStack()"), null);
     }
 
     /**

@@ -1,7 +1,5 @@
 package org.futoin.async;
 
-import java.util.LinkedHashMap;
-
 /**
  * The up-calls of the C trampolines (src/jni_steps.c, src/jni_tool.c):
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
@@ -192,8 +190,33 @@ final class Dispatch {
         }
     }
 
-    /** A flow's state map (insertion order, as the spec's JS objects). */
+    /** A flow's state map (insertion order, as the spec's JS objects;
+     *  values other languages can read go to the shared store too). */
     static Object newState() {
-        return new LinkedHashMap<String, Object>();
+        return new StateMap();
+    }
+
+    /** Where the step of `rec` came from: a futoin_frame_origin*, or 0. */
+    static long origin(Rec rec) {
+        try {
+            return Origins.of(rec.fn);
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    /** The java host's resolve(): a Rec, or the UTF-8 bytes of why not. */
+    static Object resolve(byte[] module, byte[] function) {
+        try {
+            return Polyglot.resolve(Values.fromUtf8(module), Values.fromUtf8(function));
+        } catch (Throwable t) {
+            return Values.cstr("java: resolving " + Values.fromUtf8(module) + "." + Values.fromUtf8(function)
+                    + " failed: " + t);
+        }
+    }
+
+    /** A value C read from the shared state. */
+    static Object decode(int tag, long bits, Object o) {
+        return Values.decode(tag, bits, o);
     }
 }

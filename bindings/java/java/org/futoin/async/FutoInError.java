@@ -29,6 +29,8 @@ public class FutoInError extends RuntimeException {
     private final String info;
     /** Set by AsyncSteps.error(): already reported to the flow. */
     transient boolean reported;
+    /** The async stack of the flow's error, or null. */
+    private transient StackTraceElement[] asyncStack;
 
     /**
      * @param code the error code
@@ -71,6 +73,44 @@ public class FutoInError extends RuntimeException {
      */
     public String info() {
         return info;
+    }
+
+    /**
+     * The async stack of the flow's error, when this is the error a flow
+     * ended with ({@link AsyncSteps#promise()}, {@link AsyncSteps#run()},
+     * {@code execute(onError)}): frames[0] is the step that failed, the
+     * last one a step at the root's level, across languages (see
+     * {@link AsyncSteps#asyncStack()}). {@link #printStackTrace()} shows it
+     * as a suppressed {@link AsyncStackTrace}.
+     *
+     * @return the frames, innermost first; empty when none was recorded
+     */
+    public StackTraceElement[] asyncStack() {
+        StackTraceElement[] s = asyncStack;
+        return s == null ? new StackTraceElement[0] : s.clone();
+    }
+
+    /** Once: the flow's async stack, also as a suppressed exception. */
+    synchronized void attachAsyncStack(StackTraceElement[] stack) {
+        if (asyncStack == null) {
+            asyncStack = stack;
+            addSuppressed(new AsyncStackTrace(code, stack));
+        }
+    }
+
+    /**
+     * Carries a flow's async stack in the text of
+     * {@link Throwable#printStackTrace()}: its stack trace is the async
+     * stack (language and function as class and method), not where it was
+     * made.
+     */
+    public static final class AsyncStackTrace extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        AsyncStackTrace(String code, StackTraceElement[] stack) {
+            super("async stack of " + code + " (innermost first)", null, true, true);
+            setStackTrace(stack);
+        }
     }
 
     /**

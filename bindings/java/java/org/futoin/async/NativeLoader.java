@@ -18,7 +18,10 @@ import java.util.Locale;
  * the dynamic linker finds it already loaded (by soname) when the glue asks
  * for it — a process then has exactly one runtime, whichever language
  * loaded it first. The extracted files are deleted right after loading
- * (Linux keeps mapped files alive).
+ * (Linux keeps mapped files alive). When a libfutoin_async.so.0 is
+ * mapped into the process already (the program that started this JVM is
+ * written in C, Python or Lua), only the glue is loaded and binds to that
+ * runtime: one process, one runtime.
  *
  * <p>Falls back to {@link System#loadLibrary} ({@code java.library.path},
  * system library path) when the jar has no libraries for this platform, or
@@ -71,10 +74,35 @@ final class NativeLoader {
         return os + "-" + arch;
     }
 
+    /**
+     * Is a libfutoin_async.so.0 mapped into this process already (a C,
+     * Python or Lua program that started this JVM, or another language
+     * loaded first)? Then that copy is THE runtime: loading the jar's copy
+     * too would make two runtimes in one process, and flows of one could
+     * not take steps of the other. The glue then binds to it by soname.
+     */
+    static boolean runtimeLoaded() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
+                int slash = line.lastIndexOf('/');
+                if (slash >= 0 && line.startsWith("libfutoin_async.so.0", slash + 1)) {
+                    String rest = line.substring(slash + 1 + "libfutoin_async.so.0".length());
+                    if (rest.isEmpty() || rest.charAt(0) == '.' || rest.charAt(0) == ' ') {
+                        return true;
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc: not Linux, and then nothing else loaded it either
+        }
+        return false;
+    }
+
     private static boolean loadBundled() throws IOException {
         String base = "/native/" + platform() + "/";
-        String[] libs = {"libfutoin_async.so.0", "libfutoin_java.so"};
-        if (NativeLoader.class.getResource(base + libs[1]) == null) {
+        String[] libs = runtimeLoaded() ? new String[] {"libfutoin_java.so"}
+                : new String[] {"libfutoin_async.so.0", "libfutoin_java.so"};
+        if (NativeLoader.class.getResource(base + "libfutoin_java.so") == null) {
             return false;
         }
         Path dir = Files.createTempDirectory("futoin-async-");

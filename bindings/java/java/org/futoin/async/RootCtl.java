@@ -54,6 +54,11 @@ final class RootCtl implements Runnable {
         }
     }
 
+    /** For StateMap: the root's handle while it may be used now, else 0. */
+    long liveHandle() {
+        return bsi != 0 && tool != null && tool.isLoopThread() ? bsi : 0;
+    }
+
     /** Not executing any more; true if it was. */
     private boolean settle() {
         if (!running) {
@@ -111,10 +116,17 @@ final class RootCtl implements Runnable {
     static FutoInError errorOf(long handle, String code) {
         String info = Values.fromUtf8(FutoInNative.error_info(handle));
         Object last = FutoInNative.last_exception(handle);
+        FutoInError e;
         if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)) {
-            return (FutoInError) last;
+            e = (FutoInError) last;
+        } else {
+            e = Errors.create(code, info, last instanceof Throwable ? (Throwable) last : null);
         }
-        return Errors.create(code, info, last instanceof Throwable ? (Throwable) last : null);
+        StackTraceElement[] stack = AsyncStack.of(handle, code);
+        if (stack.length > 0) {
+            e.attachAsyncStack(stack);
+        }
+        return e;
     }
 
     /** The root was cancelled (cancel(), close(), its tool closed). */

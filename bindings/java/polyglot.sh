@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The Java part of the polyglot matrix (issue 14, tests/polyglot/run.sh):
+#
+#   bindings/java/polyglot.sh build [OUTDIR] [CORE_BUILD_DIR]
+#       builds the binding (bindings/java/build.sh: futoin-async.jar and the
+#       host plug-in libfutoin_host_java.so, both in OUTDIR), the Java
+#       fragments (tests/polyglot/fragments/java -> OUTDIR/fragments) and
+#       the Java host test (bindings/java/polyglot -> OUTDIR/host-test);
+#       prints the environment the other hosts need, one VAR=value a line:
+#         FUTOIN_HOST_PATH_JAVA=OUTDIR        (a directory for FUTOIN_HOST_PATH)
+#         FUTOIN_JAVA_CLASSPATH=OUTDIR/fragments  (the plug-in adds the jar)
+#         FUTOIN_JAVA_POLYGLOT_OUT=OUTDIR     (where `test` finds the build)
+#   bindings/java/polyglot.sh test [OUTDIR]
+#       runs the Java host test (org.futoin.polyglot.JavaHost) with the
+#       environment the runner set (FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH,
+#       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
+#       once plain and once under -Xcheck:jni, then the plug-in in a C
+#       program (bindings/java/polyglot/plugin_test.c: clear errors where a
+#       Java step is resolved, no JVM, counters); last line
+#       "polyglot-java: N passed, M failed".
+#
+# OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
+# CORE_BUILD_DIR to $FUTOIN_BUILD_DIR, else build (a meson build of the
+# repository).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+cmd=${1:-}
+out=${2:-${FUTOIN_JAVA_POLYGLOT_OUT:-$repo/build/java-polyglot}}
+
+case "$cmd" in
+build)
+  set -e
+  core=${3:-${FUTOIN_BUILD_DIR:-$repo/build}}
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  bash "$here/build.sh" "$core" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
+  rm -rf "$out/fragments" "$out/host-test"
+  mkdir -p "$out/fragments" "$out/host-test"
+  "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$out/fragments" -cp "$out/futoin-async.jar" \
+    $(find "$repo/tests/polyglot/fragments/java" -name '*.java')
+  "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
+    $(find "$here/polyglot" -name '*.java')
+  core=$(cd "$core" && pwd)
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \
+    -o "$out/plugin_test" "$here/polyglot/plugin_test.c" \
+    -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
+  echo "FUTOIN_HOST_PATH_JAVA=$out"
+  echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
+  echo "FUTOIN_JAVA_POLYGLOT_OUT=$out"
+  ;;
+test)
+  out=$(cd "$out" && pwd) || { echo "polyglot-java: 0 passed, 1 failed"; exit 1; }
+  # the Java program is the host: the binding registers the "java" host;
+  # C, Python and Lua come in through their plug-ins (FUTOIN_HOST_PATH)
+  cp="$out/futoin-async.jar:$out/fragments:$out/host-test"
+  passed=0; failed=0
+  for mode in plain xcheck; do
+    opts=()
+    [ $mode = xcheck ] && opts=(-Xcheck:jni)
+    log="$out/host-$mode.log"
+    "$JAVA_HOME/bin/java" "${opts[@]}" -cp "$cp" org.futoin.polyglot.JavaHost >"$log" 2>&1
+    rc=$?
+    grep -v '^polyglot-java: ' "$log" | sed "s/^/[$mode] /"
+    line=$(grep -E '^polyglot-java: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+    if [ $mode = xcheck ] && grep -q WARNING "$log"; then
+      echo "[xcheck] -Xcheck:jni printed warnings"; f=$((f + 1))
+    fi
+    passed=$((passed + p)); failed=$((failed + f))
+  done
+  # the plug-in in a C program: clear errors where a Java step is resolved
+  log="$out/plugin-test.log"
+  FUTOIN_HOST_PATH="$out${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" \
+  FUTOIN_JAVA_CLASSPATH="$out/fragments:$out/host-test" "$out/plugin_test" >"$log" 2>&1
+  rc=$?
+  grep -v '^polyglot-java-plugin: ' "$log" | sed "s/^/[plugin] /"
+  line=$(grep -E '^polyglot-java-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-1}
+  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+  echo "[plugin] $p passed, $f failed"
+  passed=$((passed + p)); failed=$((failed + f))
+  echo "polyglot-java: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+  ;;
+*)
+  echo "usage: $0 build [OUTDIR] [CORE_BUILD_DIR] | test [OUTDIR]" >&2
+  exit 2
+  ;;
+esac
