@@ -154,6 +154,25 @@ static const futoin_host_api broken = {sizeof(futoin_host_api),
                                        FUTOIN_HOST_VERSION_1, "broken",
                                        fake_start, NULL, fake_stop};
 
+static int failing_start(futoin_tool* t, char* e, size_t n)
+{
+    snprintf(e, n, "no runtime in this process");
+    return FUTOIN_EINVAL;
+}
+static const futoin_host_api unstartable = {sizeof(futoin_host_api),
+                                            FUTOIN_HOST_VERSION_1, "unstartable",
+                                            failing_start, fake_resolve, fake_stop};
+
+/* start() cannot know which step wanted the host: the error names it */
+Test(host, a_host_that_cannot_start_names_the_step)
+{
+    cr_assert_eq(futoin_host_register(&unstartable), FUTOIN_OK);
+    expect_failure("unstartable", "billing", "charge",
+                   "unstartable: cannot start for billing.charge: no runtime "
+                   "in this process");
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
 Test(host, registration)
 {
     const futoin_host_api* h = NULL;

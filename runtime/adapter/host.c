@@ -610,9 +610,15 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
     }
     tool = futoin_async_tool(bsi);
     if (e->started == 0) {
+        err[0] = 0;
         rc = e->api->start(tool, err, sizeof(err));
         if (rc != FUTOIN_OK) {
-            return add_failed(bsi, language, module, function, rc, err);
+            /* start() does not know which step wanted the host: say it */
+            char why[sizeof(err) + 256];
+            snprintf(why, sizeof(why), "%s: cannot start for %s.%s: %s",
+                     language, module, function,
+                     err[0] ? err : "the host gave no reason");
+            return add_failed(bsi, language, module, function, rc, why);
         }
         pthread_mutex_lock(&hosts_mx);
         ++e->started;
