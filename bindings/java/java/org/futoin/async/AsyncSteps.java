@@ -315,16 +315,32 @@ public final class AsyncSteps implements AutoCloseable {
         return b;
     }
 
+    /** Tests only: runs between reading a waiting step's state and taking
+     *  it, to widen the race with {@link #leave()} (ThreadsTest). */
+    static volatile Runnable offThreadRaceHook;
+
     /** Completes a waiting step from another thread: exactly one passes. */
     private void offThread(String what, Completion c) {
         synchronized (COMPLETION_LOCK) {
-            int s = (int) ST.getAcquire(this);
-            if ((s == LIVE_WAIT || s == WAITING) && ST.compareAndSet(this, s, DEAD)) {
-                c.run(bsi); /* the runtime posts it to the loop thread */
-                return;
-            }
-            if (s == DEAD) {
-                throw finished(what + " from another thread");
+            for (;;) {
+                int s = (int) ST.getAcquire(this);
+                if (s == LIVE_WAIT || s == WAITING) {
+                    Runnable hook = offThreadRaceHook;
+                    if (hook != null) {
+                        hook.run();
+                    }
+                    if (ST.compareAndSet(this, s, DEAD)) {
+                        c.run(bsi); /* the runtime posts it to the loop thread */
+                        return;
+                    }
+                    /* leave() moved LIVE_WAIT to WAITING meanwhile (it does
+                     * not take the lock): still waiting, take it again */
+                    continue;
+                }
+                if (s == DEAD) {
+                    throw finished(what + " from another thread");
+                }
+                break;
             }
         }
         throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()

@@ -94,6 +94,57 @@ public class ThreadsTest {
         }
     }
 
+    /* Regression: a completion that read LIVE_WAIT while the loop thread's
+     * leave() moved the step to WAITING lost its compare-and-set and was
+     * refused as "a step that does not wait", so the flow waited forever
+     * (completionsFromForkJoinPool hung about once in 15 runs). */
+    @Test
+    public void completionRacingTheEndOfItsCallbackGetsThrough() throws Exception {
+        CountDownLatch readState = new CountDownLatch(1);
+        CountDownLatch left = new CountDownLatch(1);
+        AsyncSteps.offThreadRaceHook = () -> {
+            readState.countDown();
+            try {
+                left.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        List<Throwable> refused = Collections.synchronizedList(new ArrayList<>());
+        try (Tool tool = new Tool()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                asi.setTimeout(10_000); // waits; fails the flow if the completion is lost
+                Thread t = new Thread(() -> {
+                    try {
+                        asi.success(7);
+                    } catch (Throwable e) {
+                        refused.add(e);
+                        left.countDown();
+                    }
+                });
+                t.start();
+                try {
+                    // the worker has read LIVE_WAIT; leave() runs when this
+                    // callback returns, and only then may the worker go on
+                    assertTrue(readState.await(10, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                tool.execute(left::countDown);
+            });
+            root.add((asi, v) -> asi.success((Integer) v * 6));
+            CompletableFuture<Object> done = root.promise();
+            tool.run();
+            assertEquals(Collections.emptyList(), refused);
+            assertTrue(done.isDone());
+            assertEquals(42, done.get());
+            assertEquals(0, tool.misuseCount());
+        } finally {
+            AsyncSteps.offThreadRaceHook = null;
+        }
+    }
+
     @Test
     public void errorFromAnotherThread() {
         try (Tool tool = new Tool()) {
