@@ -159,6 +159,13 @@ static int failing_start(futoin_tool* t, char* e, size_t n)
     snprintf(e, n, "no runtime in this process");
     return FUTOIN_EINVAL;
 }
+static int silent_start(futoin_tool* t, char* e, size_t n)
+{
+    return FUTOIN_EINVAL;
+}
+static const futoin_host_api silent = {sizeof(futoin_host_api),
+                                       FUTOIN_HOST_VERSION_1, "silent",
+                                       silent_start, fake_resolve, fake_stop};
 static const futoin_host_api unstartable = {sizeof(futoin_host_api),
                                             FUTOIN_HOST_VERSION_1, "unstartable",
                                             failing_start, fake_resolve, fake_stop};
@@ -168,8 +175,11 @@ Test(host, a_host_that_cannot_start_names_the_step)
 {
     cr_assert_eq(futoin_host_register(&unstartable), FUTOIN_OK);
     expect_failure("unstartable", "billing", "charge",
-                   "unstartable: cannot start for billing.charge: no runtime "
-                   "in this process");
+                   "no runtime in this process (adding billing.charge)");
+    cr_assert_eq(futoin_host_register(&silent), FUTOIN_OK);
+    expect_failure("silent", "billing", "refund",
+                   "silent: the host did not start (no reason given; adding "
+                   "billing.refund)");
     cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
 }
 

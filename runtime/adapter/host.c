@@ -615,9 +615,15 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
         if (rc != FUTOIN_OK) {
             /* start() does not know which step wanted the host: say it */
             char why[sizeof(err) + 256];
-            snprintf(why, sizeof(why), "%s: cannot start for %s.%s: %s",
-                     language, module, function,
-                     err[0] ? err : "the host gave no reason");
+            if (err[0]) {
+                snprintf(why, sizeof(why), "%s (adding %s.%s)", err, module,
+                         function);
+            } else {
+                snprintf(why, sizeof(why),
+                         "%s: the host did not start (no reason given; "
+                         "adding %s.%s)",
+                         language, module, function);
+            }
             return add_failed(bsi, language, module, function, rc, why);
         }
         pthread_mutex_lock(&hosts_mx);

@@ -29,7 +29,7 @@ if ! ninja -C "$build" tests/polyglot_c_host tests/libpolyglot_fragments.so \
   echo "polyglot: 0 passed, 1 failed"
   exit 1
 fi
-export FUTOIN_POLYGLOT_C_FRAGMENTS=$PWD/$build/tests/libpolyglot_fragments.so
+export FUTOIN_POLYGLOT_C_FRAGMENTS=$(cd "$build" && pwd)/tests/libpolyglot_fragments.so
 
 . tests/polyglot/hosts.sh
 futoin_polyglot_hosts "$work" "${langs[@]}" || status=1

@@ -455,6 +455,7 @@ def test_a_missing_libpython_is_a_clear_error_in_the_flow(c_host, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("error InvalidRequest: python: cannot start CPython: "
                                "libpython-no-such.so.1: cannot open shared object file")
+    assert "(adding pg_c_host2.f)" in r.stdout, r.stdout  # the step that wanted it
 
 
 def test_a_python_error_in_a_c_program_carries_the_python_frame(c_host, tmp_path):
