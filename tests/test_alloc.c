@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
 
 #include <execinfo.h>
 #include <stdatomic.h>
@@ -160,4 +161,52 @@ Test(alloc, no_malloc_per_step_after_a_trim)
                  atomic_load(&n_alloc));
     cr_assert_eq(futoin_tool_get_stats(T, &st), FUTOIN_OK);
     cr_assert_gt(st.trimmed_bytes, 0);
+}
+
+/* A C function added by name again and again (as a request handler adds
+ * its steps per request) is resolved once: later adds and the steps' ends
+ * allocate nothing, and the function still runs each time. */
+static void give_minus_two(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs out;
+    static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
+    memset(&out, 0, sizeof(out));
+    out.arg0.type = &ty_d;
+    out.arg0.d = -2.0;
+    API(as)->success(as, &out);
+}
+static double got;
+static void keep_double(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    got = a->arg0.type && a->arg0.type->flags == FTN_TYPE_DOUBLE ? a->arg0.d : -1;
+}
+static void c_by_name_round(int n)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    for (int i = 0; i < n; ++i) {
+        API(as)->add(as, NULL, give_minus_two, NULL);
+        cr_assert_eq(futoin_host_add(as, "c", "libm.so.6", "double fabs(double)"),
+                     FUTOIN_OK);
+        API(as)->add(as, NULL, keep_double, NULL);
+    }
+    got = 0;
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    cr_assert_eq(got, 2.0, "fabs(-2) gave %g", got);
+    API(as)->free(as);
+}
+
+Test(alloc, a_c_step_added_by_name_again_allocates_nothing)
+{
+    c_by_name_round(2000);
+    for (int i = 0; i < 600; ++i) {
+        c_by_name_round(1);
+    }
+    atomic_store(&n_alloc, 0);
+    atomic_store(&counting, 1);
+    c_by_name_round(2000);
+    atomic_store(&counting, 0);
+    cr_assert_eq(atomic_load(&n_alloc), 0,
+                 "%zu allocations for 2,000 C steps added by name",
+                 atomic_load(&n_alloc));
 }

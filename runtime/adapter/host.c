@@ -84,11 +84,93 @@ typedef struct c_step
     void* dl;
     char* name;
     char* module;
+    struct c_step* next; /* in the resolved cache's bucket */
+    char* key;           /* "module\0function", when cached */
 } c_step;
+
+/*
+ * Resolved C steps, kept: a flow that adds the same C function again (a
+ * request handler adding its steps per request) finds it here instead of
+ * paying dlopen(), dlsym(), parsing and three allocations per step, and
+ * the step's end frees nothing. An entry is immutable once inserted (the
+ * libffi call description is only read), so every tool's loop thread
+ * shares it; modules are never unloaded anyway (c_release). The cache is
+ * bounded: past C_CACHE_MAX entries, steps are resolved and freed one by
+ * one as before.
+ */
+#define C_CACHE_BUCKETS 256
+#define C_CACHE_MAX 4096
+static pthread_mutex_t c_cache_mx = PTHREAD_MUTEX_INITIALIZER;
+static c_step* c_cache[C_CACHE_BUCKETS];
+static size_t c_cache_n;
+
+static uint32_t c_key_hash(const char* module, const char* function)
+{
+    uint32_t h = 2166136261u; /* FNV-1a over both strings and the NUL */
+    for (const char* p = module; *p; ++p) {
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    }
+    h = (h ^ 0u) * 16777619u;
+    for (const char* p = function; *p; ++p) {
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    }
+    return h;
+}
+
+static c_step* c_cache_find(uint32_t h, const char* module,
+                            const char* function)
+{
+    c_step* c;
+    pthread_mutex_lock(&c_cache_mx);
+    for (c = c_cache[h % C_CACHE_BUCKETS]; c; c = c->next) {
+        if (strcmp(c->key, module) == 0
+            && strcmp(c->key + strlen(c->key) + 1, function) == 0) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c_cache_mx);
+    return c;
+}
+
+/* Keep `c` (just resolved) if there is room; returns the entry to use:
+ * `c` itself, or the one another thread inserted meanwhile. */
+static c_step* c_cache_keep(c_step* c, uint32_t h, const char* module,
+                            const char* function)
+{
+    size_t lm = strlen(module) + 1, lf = strlen(function) + 1;
+    c_step* found;
+    char* key = malloc(lm + lf);
+    if (!key) {
+        return c;
+    }
+    memcpy(key, module, lm);
+    memcpy(key + lm, function, lf);
+    pthread_mutex_lock(&c_cache_mx);
+    for (found = c_cache[h % C_CACHE_BUCKETS]; found; found = found->next) {
+        if (strcmp(found->key, module) == 0
+            && strcmp(found->key + lm, function) == 0) {
+            break;
+        }
+    }
+    if (!found && c_cache_n < C_CACHE_MAX) {
+        c->key = key;
+        c->next = c_cache[h % C_CACHE_BUCKETS];
+        c_cache[h % C_CACHE_BUCKETS] = c;
+        ++c_cache_n;
+        key = NULL;
+        found = c;
+    }
+    pthread_mutex_unlock(&c_cache_mx);
+    free(key);
+    return found ? found : c;
+}
 
 static void c_release(void* data)
 {
     c_step* c = data;
+    if (c->key) {
+        return; /* kept in the cache for the life of the process */
+    }
     futoin_ffi_free(c->fn);
     /* The module is not unloaded (c->dl is not closed): values the step
      * passed on outlive it, and their types and cleanups are code and data
@@ -280,7 +362,17 @@ static int c_resolve(const char* module, const char* function,
     void* dl;
     void* sym;
     c_step* c;
-    bool step_fn = c_identifier(function);
+    uint32_t h = c_key_hash(module, function);
+    bool step_fn;
+    c = c_cache_find(h, module, function);
+    if (c) {
+        out->execute = c_execute;
+        out->error = NULL;
+        out->data = c;
+        out->cls = &c_class;
+        return FUTOIN_OK;
+    }
+    step_fn = c_identifier(function);
     if (step_fn && strlen(function) < sizeof(name)) {
         strcpy(name, function);
     } else if (!c_parse(function, &ret, name, sizeof(name), args, &nargs)) {
@@ -340,6 +432,13 @@ static int c_resolve(const char* module, const char* function,
         return FUTOIN_ENOMEM;
     }
     c->dl = dl;
+    {
+        c_step* kept = c_cache_keep(c, h, module, function);
+        if (kept != c) {
+            c_release(c); /* another thread resolved it first */
+            c = kept;
+        }
+    }
     out->execute = c_execute;
     out->error = NULL;
     out->data = c;
