@@ -19,7 +19,7 @@ bash "$repo/bindings/java/build.sh" "$build" "$build/java" >/dev/null
 jar=$build/java/futoin-async.jar
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$JAVA_HOME/bin/javac" --release 17 -d "$out" -cp "$jar" "$here/Bench.java" "$here/JniFloor.java"
+"$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -d "$out" -cp "$jar" "$here/Bench.java" "$here/JniFloor.java"
 cc -O2 -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" \
   -o "$out/libjnifloor.so" "$here/jni_floor.c"
 echo "core: $(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; o={x["name"]:x["value"] for x in json.load(sys.stdin)}; print("buildtype=%s optimization=%s" % (o["buildtype"], o["optimization"]))')"

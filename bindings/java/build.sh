@@ -61,7 +61,7 @@ $CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/src/host_plug
 
 # 4. classes and the jar
 find "$here/java" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"
-"$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Xlint:-serial -Werror -d "$out/classes" @"$out/gen/sources.txt"
+"$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -Werror -d "$out/classes" @"$out/gen/sources.txt"
 mkdir -p "$out/classes/native/$platform" "$out/classes/META-INF/maven/org.futoin/futoin-async"
 cp "$out/native/$platform"/*.so* "$out/classes/native/$platform/"
 cp "$here/pom.xml" "$out/classes/META-INF/maven/org.futoin/futoin-async/pom.xml"
@@ -79,7 +79,7 @@ cp "$out/futoin-async.jar" "$out/futoin-async-$version.jar"
 cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
 rm -rf "$out/javadoc"
-"$JAVA_HOME/bin/javadoc" -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
+"$JAVA_HOME/bin/javadoc" -encoding UTF-8 -docencoding UTF-8 -charset UTF-8 -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
   -sourcepath "$here/java:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
   || { cat "$out/gen/javadoc.log"; exit 1; }
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
@@ -87,7 +87,7 @@ rm -rf "$out/javadoc"
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
 find "$here/tests" -name '*.java' >"$out/gen/tests.txt"
-"$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
+"$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
   -cp "$out/futoin-async.jar:$junit" @"$out/gen/tests.txt"
 
 echo "java: built $out/futoin-async.jar ($(du -k "$out/futoin-async.jar" | cut -f1) KiB)"

@@ -38,9 +38,9 @@ build)
   bash "$here/build.sh" "$core" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
   rm -rf "$out/fragments" "$out/host-test"
   mkdir -p "$out/fragments" "$out/host-test"
-  "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$out/fragments" -cp "$out/futoin-async.jar" \
+  "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/fragments" -cp "$out/futoin-async.jar" \
     $(find "$repo/tests/polyglot/fragments/java" -name '*.java')
-  "$JAVA_HOME/bin/javac" --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
+  "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
     $(find "$here/polyglot" -name '*.java')
   core=$(cd "$core" && pwd)
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \

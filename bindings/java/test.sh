@@ -51,7 +51,7 @@ suite xcheck -Xcheck:jni
 # 3. the jar alone
 tmp=$(mktemp -d)
 mkdir -p "$tmp/app"
-if "$JAVA_HOME/bin/javac" --release 17 -d "$tmp/app" -cp "$out/futoin-async.jar" "$here/examples/App.java" \
+if "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -d "$tmp/app" -cp "$out/futoin-async.jar" "$here/examples/App.java" \
    && "$JAVA_HOME/bin/jar" --create --file "$tmp/app.jar" -C "$tmp/app" . ; then
   cp "$out/futoin-async.jar" "$tmp/"
   rm -rf "$tmp/app"

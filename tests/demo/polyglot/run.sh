@@ -28,7 +28,7 @@ if [ -z "${FUTOIN_POLYGLOT_HOSTS_READY:-}" ]; then
 fi
 
 mkdir -p "$work/demo-classes"
-"$JAVA_HOME/bin/javac" --release 17 -d "$work/demo-classes" \
+"$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -d "$work/demo-classes" \
   -cp "$FUTOIN_JAVA_POLYGLOT_OUT/futoin-async.jar" "$here/demo/Totals.java"
 export FUTOIN_JAVA_CLASSPATH="$work/demo-classes${FUTOIN_JAVA_CLASSPATH:+:$FUTOIN_JAVA_CLASSPATH}"
 export PYTHONPATH="$PWD/$here${PYTHONPATH:+:$PYTHONPATH}"
