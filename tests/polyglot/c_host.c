@@ -492,10 +492,12 @@ static void* loaded_plugin(const char* language)
 }
 
 /* Python's own count of its allocated blocks (sys.getallocatedblocks()),
- * after a collection, or -1 when it means nothing: no pymalloc (the
- * sanitizer runs set PYTHONMALLOC=malloc, and then a leaked object is a
- * leak report of its own) or not reachable. libpython is in the process
- * with RTLD_GLOBAL (the plug-in loads it so). */
+ * after a collection, or -1 when it means nothing: without pymalloc (the
+ * sanitizer runs set PYTHONMALLOC=malloc) the count stays put, or the
+ * functions are not there. The sanitizers report a leaked object the GC
+ * does not track (str, bytes, int), but a leaked container stays linked
+ * in the GC's lists, reachable: this count in the normal run catches it.
+ * libpython is in the process with RTLD_GLOBAL (the plug-in loads it so). */
 static long long python_blocks(void)
 {
     union
