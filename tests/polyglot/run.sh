@@ -15,11 +15,12 @@
 #    test` for each language;
 # 4. runs the C host's matrix again, with the same plug-ins, built with
 #    ASan+UBSan (in BUILD_DIR-asan, the build tests/run_all.sh makes; set
-#    up here if missing), with suppressions only for the JVM's own noise
+#    up here if missing) and under valgrind memcheck, with suppressions only
+#    for the JVM's, CPython's and the dynamic linker's own noise
 #    (tests/polyglot/sanitizers/, each entry justified there).
 # Each host prints "polyglot-<host>: N passed, M failed" (the checked C
-# host run: polyglot-c-asan); the last line is their sum, "polyglot: N
-# passed, M failed".
+# host runs: polyglot-c-asan, polyglot-c-valgrind); the last line is their
+# sum, "polyglot: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -65,7 +66,7 @@ for lang in "${langs[@]}"; do
   tally "$work/$lang.test.log"
 done
 
-# ---- the C host under ASan+UBSan -----------------------------------------
+# ---- the C host under ASan+UBSan and under valgrind ----------------------
 # The same program and the same uninstrumented plug-ins and runtimes
 # (CPython, Lua, the JVM); only the C host, libfutoin_async and the C
 # fragments are sanitized. Every binding's glue needs libfutoin_async.so.0
@@ -143,6 +144,47 @@ else
   ck_f=$((ck_f + 1))
 fi
 echo "polyglot-c-asan: $ck_p passed, $ck_f failed"
+total_p=$((total_p + ck_p)); total_f=$((total_f + ck_f))
+
+echo "== C host under valgrind"
+# memcheck on the normal build: errors, and definite leaks, are failures
+# (--error-exitcode); tests/polyglot/sanitizers/valgrind.supp holds the
+# JVM's, CPython's and ld.so's own noise. PYTHONMALLOC=malloc as above
+# (with pymalloc, memcheck cannot see Python objects).
+# --run-libc-freeres=no: at exit glibc's __libc_freeres frees ld.so's
+#    dl_scope_free_list but not the old scope arrays it holds, which then
+#    show as "definitely lost" (dl-open.c resize_scopes, dl-deps.c) once a
+#    library was dlopen'ed while threads ran (libjvm, the JDK's libraries);
+#    without freeres they are still reachable, as they really are.
+# Two processes: memcheck describes every error address by walking all
+# heap blocks, and the JVM's millions of (suppressed) stack bangs times
+# CPython's 50,000 malloc'ed objects made one process take 2.5 minutes.
+# Java's run is cut to 1,000 flows: each flow costs about a thousand
+# suppressed stack bangs (10,000 flows: ~75 s; 1,000: ~30 s, most of it
+# starting the JVM); the ASan run above does all 10,000.
+ck_p=0; ck_f=0
+vg=(valgrind -q --leak-check=full --show-leak-kinds=definite
+    --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=24
+    --run-libc-freeres=no --suppressions="$PWD/tests/polyglot/sanitizers/valgrind.supp")
+vg_langs=() vg_java=()
+for lang in "${langs[@]}"; do
+  if [ "$lang" = java ]; then vg_java=(java); else vg_langs+=("$lang"); fi
+done
+if ! command -v valgrind >/dev/null; then
+  echo "FAIL polyglot-c-valgrind: no valgrind (.ci/setup installs it)"
+  ck_f=1
+else
+  if [ ${#vg_langs[@]} -gt 0 ]; then
+    checked_run polyglot-c-valgrind "$work/c-valgrind.log" env PYTHONMALLOC=malloc \
+      FUTOIN_POLYGLOT_LANGS="${vg_langs[*]}" "${vg[@]}" "./$build/tests/polyglot_c_host"
+  fi
+  if [ ${#vg_java[@]} -gt 0 ]; then
+    checked_run polyglot-c-valgrind "$work/c-valgrind-java.log" env PYTHONMALLOC=malloc \
+      FUTOIN_POLYGLOT_LANGS=java FUTOIN_POLYGLOT_MANY=1000 "${vg[@]}" \
+      "./$build/tests/polyglot_c_host"
+  fi
+fi
+echo "polyglot-c-valgrind: $ck_p passed, $ck_f failed"
 total_p=$((total_p + ck_p)); total_f=$((total_f + ck_f))
 
 # The README's demo (tests/demo/polyglot/) with the hosts built above: its
