@@ -115,9 +115,10 @@ if { [ -f "$asan_build/build.ninja" ] \
   #    garbage header and its tracer faults at exit ("Tracer caught signal
   #    11 ... LeakSanitizer has encountered a fatal error", seen with
   #    LSAN_OPTIONS=verbosity=1: "DTLS 5 at 0x0004000002e9-0x0045000013eb");
-  #    google/sanitizers#1322, fixed upstream by llvm-project#108120 (2024).
-  #    Without it, dynamic TLS blocks are not scanned as roots: that can only
-  #    add false leak reports, never hide one.
+  #    google/sanitizers#1322 (DTLS_on_tls_get_addr guessing the glibc
+  #    layout); GCC 12's libsanitizer predates LLVM's 2024 rework of DTLS
+  #    ranges. Without it, dynamic TLS blocks are not scanned as roots: that
+  #    can only add false leak reports, never hide one.
   # LSAN_OPTIONS: tests/polyglot/sanitizers/lsan.supp (the JVM's own heap).
   # PYTHONMALLOC=malloc: CPython's documented switch for memory checkers
   #    (Misc/README.valgrind; its sanitizer builds default to it): every
@@ -160,8 +161,8 @@ echo "== C host under valgrind"
 # heap blocks, and the JVM's millions of (suppressed) stack bangs times
 # CPython's 50,000 malloc'ed objects made one process take 2.5 minutes.
 # Java's run is cut to 1,000 flows: each flow costs about a thousand
-# suppressed stack bangs (10,000 flows: ~75 s; 1,000: ~30 s, most of it
-# starting the JVM); the ASan run above does all 10,000.
+# suppressed stack bangs (10,000 flows: 60-75 s here; 1,000: ~30 s, most of
+# it starting the JVM); the ASan run above does all 10,000.
 ck_p=0; ck_f=0
 vg=(valgrind -q --leak-check=full --show-leak-kinds=definite
     --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=24
