@@ -217,7 +217,7 @@ say "polyglot (C, Python, Lua and Java hosts; the README's demo)"
 pg_log=$(mktemp)
 bash tests/polyglot/run.sh build >"$pg_log" 2>&1
 pg_rc=$?
-grep -E '^(== |polyglot-[a-z]+: |FAIL)' "$pg_log"
+grep -E '^(== |polyglot-[a-z-]+: |FAIL)' "$pg_log"
 pg_sum=$(grep -E '^polyglot: [0-9]+ passed, [0-9]+ failed$' "$pg_log" | tail -1)
 gp=$(awk '{print $2}' <<<"$pg_sum"); gf=$(awk '{print $4}' <<<"$pg_sum")
 gp=${gp:-0}; gf=${gf:-1}

@@ -12,9 +12,15 @@
 #    entries are joined into FUTOIN_HOST_PATH);
 # 3. runs each host's matrix with all of that exported:
 #    the C host (tests/polyglot/c_host.c), then `bindings/<lang>/polyglot.sh
-#    test` for each language.
-# Each host prints "polyglot-<host>: N passed, M failed"; the last line is
-# their sum, "polyglot: N passed, M failed".
+#    test` for each language;
+# 4. runs the C host's matrix again, with the same plug-ins, built with
+#    ASan+UBSan (in BUILD_DIR-asan, the build tests/run_all.sh makes; set
+#    up here if missing) and under valgrind memcheck, with suppressions only
+#    for the JVM's, CPython's and the dynamic linker's own noise
+#    (tests/polyglot/sanitizers/, each entry justified there).
+# Each host prints "polyglot-<host>: N passed, M failed" (the checked C
+# host runs: polyglot-c-asan, polyglot-c-valgrind); the last line is their
+# sum, "polyglot: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -37,7 +43,7 @@ futoin_polyglot_hosts "$work" "${langs[@]}" || status=1
 total_p=0; total_f=0
 tally() { # log
   local line p f
-  line=$(grep -E '^polyglot-[a-z]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
+  line=$(grep -E '^polyglot-[a-z-]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
   if [ -z "$line" ]; then
     tail -40 "$1"
     total_f=$((total_f + 1))
@@ -59,6 +65,129 @@ for lang in "${langs[@]}"; do
   bash "bindings/$lang/polyglot.sh" test >"$work/$lang.test.log" 2>&1
   tally "$work/$lang.test.log"
 done
+
+# ---- the C host under ASan+UBSan and under valgrind ----------------------
+# The same program and the same uninstrumented plug-ins and runtimes
+# (CPython, Lua, the JVM); only the C host, libfutoin_async and the C
+# fragments are sanitized. Every binding's glue needs libfutoin_async.so.0
+# by soname and binds to the one already loaded (the C host checks
+# /proc/self/maps: no second copy mapped, each glue mapped; here: the
+# runtime mapped is the sanitized one).
+#
+# checked_run LABEL LOG COMMAND...: the C host's "polyglot-c: N passed, M
+# failed" counted under LABEL, plus one failure if it exited non-zero or a
+# sanitizer reported anything (the report is shown).
+ck_p=0; ck_f=0
+checked_run() {
+  local label=$1 log=$2 rc line p f
+  shift 2
+  "$@" >"$log" 2>&1
+  rc=$?
+  line=$(grep -E '^polyglot-c: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-0}
+  [ "$f" = 0 ] || grep -E '^FAIL' "$log" | head -20
+  if [ $rc -ne 0 ] || [ -z "$line" ] \
+     || grep -qE 'ERROR: (Address|Leak)Sanitizer|LeakSanitizer has encountered|runtime error:' "$log"; then
+    echo "FAIL $label: exit status $rc, report:"
+    grep -vE '^(c host x |polyglot-c: )' "$log" | head -60
+    f=$((f + 1))
+  fi
+  ck_p=$((ck_p + p)); ck_f=$((ck_f + f))
+}
+
+echo "== C host under ASan+UBSan"
+# The ASan build of tests/run_all.sh (same options), or a new one.
+asan_build=${build}-asan
+ck_p=0; ck_f=0
+if { [ -f "$asan_build/build.ninja" ] \
+     || meson setup "$asan_build" -Db_sanitize=address,undefined -Db_lundef=false \
+          -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debug >"$work/asan.setup.log" 2>&1; } \
+   && ninja -C "$asan_build" tests/polyglot_c_host tests/libpolyglot_fragments.so \
+        >"$work/asan.ninja.log" 2>&1; then
+  # ASAN_OPTIONS, beyond tests/run_all.sh's:
+  #  handle_segv=1 (the default, pinned): ASan installs its SIGSEGV handler
+  #    but lets the JVM install its own over it; HotSpot needs SIGSEGV for
+  #    implicit null checks and safepoint polls (2, or the deprecated
+  #    allow_user_segv_handler=0, would make every one an ASan crash).
+  #  intercept_tls_get_addr=0: GCC 12's LeakSanitizer takes a JVM thread's
+  #    dynamic TLS block for a glibc-2.19-style one, computes a range from a
+  #    garbage header and its tracer faults at exit ("Tracer caught signal
+  #    11 ... LeakSanitizer has encountered a fatal error", seen with
+  #    LSAN_OPTIONS=verbosity=1: "DTLS 5 at 0x0004000002e9-0x0045000013eb");
+  #    google/sanitizers#1322 (DTLS_on_tls_get_addr guessing the glibc
+  #    layout); GCC 12's libsanitizer predates LLVM's 2024 rework of DTLS
+  #    ranges. Without it, dynamic TLS blocks are not scanned as roots: that
+  #    can only add false leak reports, never hide one.
+  # LSAN_OPTIONS: tests/polyglot/sanitizers/lsan.supp (the JVM's own heap).
+  # PYTHONMALLOC=malloc: CPython's documented switch for memory checkers
+  #    (Misc/README.valgrind; its sanitizer builds default to it): every
+  #    object a malloc block LeakSanitizer can follow, so no suppression is
+  #    needed for CPython, and a leaked str/bytes/int is a report (leaked
+  #    containers: the allocated-blocks check of the normal run above).
+  checked_run polyglot-c-asan "$work/c-asan.log" env \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1:handle_segv=1:intercept_tls_get_addr=0 \
+    LSAN_OPTIONS="suppressions=$PWD/tests/polyglot/sanitizers/lsan.supp:print_suppressions=1" \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    PYTHONMALLOC=malloc \
+    FUTOIN_POLYGLOT_C_FRAGMENTS="$PWD/$asan_build/tests/libpolyglot_fragments.so" \
+    FUTOIN_POLYGLOT_LANGS="${langs[*]}" "./$asan_build/tests/polyglot_c_host"
+  # the runtime every glue bound to is the sanitized one
+  if grep -qE "^polyglot-c: runtime $PWD/$asan_build/runtime/libfutoin_async\.so" "$work/c-asan.log"; then
+    ck_p=$((ck_p + 1))
+  else
+    echo "FAIL polyglot-c-asan: the runtime mapped is not $asan_build's:"
+    grep -E '^polyglot-c: runtime' "$work/c-asan.log"
+    ck_f=$((ck_f + 1))
+  fi
+else
+  cat "$work/asan.setup.log" "$work/asan.ninja.log" 2>/dev/null | tail -30
+  ck_f=$((ck_f + 1))
+fi
+echo "polyglot-c-asan: $ck_p passed, $ck_f failed"
+total_p=$((total_p + ck_p)); total_f=$((total_f + ck_f))
+
+echo "== C host under valgrind"
+# memcheck on the normal build: errors, and definite leaks, are failures
+# (--error-exitcode); tests/polyglot/sanitizers/valgrind.supp holds the
+# JVM's, CPython's and ld.so's own noise. PYTHONMALLOC=malloc as above
+# (with pymalloc, memcheck cannot see Python objects).
+# --run-libc-freeres=no: at exit glibc's __libc_freeres frees ld.so's
+#    dl_scope_free_list but not the old scope arrays it holds, which then
+#    show as "definitely lost" (dl-open.c resize_scopes, dl-deps.c) once a
+#    library was dlopen'ed while threads ran (libjvm, the JDK's libraries);
+#    without freeres they are still reachable, as they really are.
+# Two processes: memcheck describes every error address by walking all
+# heap blocks, and the JVM's millions of (suppressed) stack bangs times
+# CPython's 50,000 malloc'ed objects made one process take 2.5 minutes.
+# Java's run is cut to 1,000 flows: each flow costs about a thousand
+# suppressed stack bangs (10,000 flows: 60-75 s here; 1,000: ~30 s, most of
+# it starting the JVM); the ASan run above does all 10,000.
+ck_p=0; ck_f=0
+vg=(valgrind -q --leak-check=full --show-leak-kinds=definite
+    --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=24
+    --run-libc-freeres=no --suppressions="$PWD/tests/polyglot/sanitizers/valgrind.supp")
+vg_langs=() vg_java=()
+for lang in "${langs[@]}"; do
+  if [ "$lang" = java ]; then vg_java=(java); else vg_langs+=("$lang"); fi
+done
+if ! command -v valgrind >/dev/null; then
+  echo "FAIL polyglot-c-valgrind: no valgrind (.ci/setup installs it)"
+  ck_f=1
+else
+  if [ ${#vg_langs[@]} -gt 0 ]; then
+    checked_run polyglot-c-valgrind "$work/c-valgrind.log" env PYTHONMALLOC=malloc \
+      FUTOIN_POLYGLOT_LANGS="${vg_langs[*]}" "${vg[@]}" "./$build/tests/polyglot_c_host"
+  fi
+  if [ ${#vg_java[@]} -gt 0 ]; then
+    checked_run polyglot-c-valgrind "$work/c-valgrind-java.log" env PYTHONMALLOC=malloc \
+      FUTOIN_POLYGLOT_LANGS=java FUTOIN_POLYGLOT_MANY=1000 "${vg[@]}" \
+      "./$build/tests/polyglot_c_host"
+  fi
+fi
+echo "polyglot-c-valgrind: $ck_p passed, $ck_f failed"
+total_p=$((total_p + ck_p)); total_f=$((total_f + ck_f))
+
 # The README's demo (tests/demo/polyglot/) with the hosts built above: its
 # receipt, and the handled error's async stack across Java, Lua and C.
 echo "== the polyglot demo"

@@ -79,19 +79,37 @@ static char* dup_bytes(JNIEnv* env, jbyteArray b)
 }
 
 /* Origins.java: one per class of step, never freed (a bounded cache, like
- * the classes themselves). */
+ * the classes themselves). Java holds each as a long in its heap, where no
+ * leak checker looks (LeakSanitizer and valgrind called every origin a
+ * leak, and a C host could not keep leak checking on for this glue); an
+ * origin two threads computed at once (ClassValue, NamedStep.origin())
+ * was lost for real. So every origin is also pushed on this list, which
+ * keeps them reachable from C for the life of the process. */
+typedef struct fj_origin_node
+{
+    futoin_frame_origin origin; /* first: the address Java holds */
+    struct fj_origin_node* next;
+} fj_origin_node;
+
+static _Atomic(fj_origin_node*) origins;
+
 jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
                     jint line)
 {
-    futoin_frame_origin* o = calloc(1, sizeof(*o));
-    if (!o) {
+    fj_origin_node* n = calloc(1, sizeof(*n));
+    futoin_frame_origin* o;
+    if (!n) {
         fj_throw(env, fj.ex_oom, "futoin: out of native memory");
         return 0;
     }
+    o = &n->origin;
     o->language = "java";
     o->function = dup_bytes(env, function);
     o->file = dup_bytes(env, file);
     o->line = line > 0 ? (uint32_t)line : 0;
+    n->next = atomic_load(&origins);
+    while (!atomic_compare_exchange_weak(&origins, &n->next, n)) {
+    }
     return (jlong)(uintptr_t)o;
 }
 
