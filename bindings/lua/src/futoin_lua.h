@@ -69,7 +69,6 @@ typedef struct fl_ctx
     fl_rec* free_recs; /* free callback records (see fl_rec) */
     struct fl_chunk* chunks; /* the slabs records come from */
     uint32_t nrecs_total; /* records in all chunks */
-    int anchors;       /* registry ref: the table of anchor slots (fixed) */
     int misuse;        /* the misuse callback fired since the last check */
     char misuse_msg[256];
     int closed;
@@ -99,14 +98,16 @@ void fl_unref(fl_ctx* ctx, int ref);
 /** Callback records: one per add()/loop()/set_cancel()/execute()...
  *
  * Records come from slabs (chunks) of the context and are recycled, never
- * freed before the context. Record number `idx` owns three slots of the
- * context's anchor table, 3*idx+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT): the
- * Lua values the runtime holds through it stay reachable there. Storing
- * into a slot the record owns is one table write; luaL_ref() would take
- * three, and malloc() per step more still. Slots exist from the moment
- * their slab is made (an empty slot holds false, never nil), so the table
- * never grows on a write: fl_rec_set/fl_rec_clear allocate nothing and
- * never raise. */
+ * freed before the context. Each slab has a Lua table of anchor slots,
+ * made with its array part sized for the slab (lua_createtable), and
+ * record `i` of the slab owns slots 3*i+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT):
+ * the Lua values the runtime holds through it stay reachable there.
+ * Storing into a slot the record owns is one table write; luaL_ref() would
+ * take three, and malloc() per step more still. Every slot index lies in
+ * the preallocated array part and Lua never shrinks a table outside a
+ * rehash (which only an insertion into the hash part triggers), so a
+ * write never allocates: fl_rec_set/fl_rec_clear never raise, and a new
+ * slab costs one table, not a write per slot. */
 enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
 
 struct fl_rec
@@ -114,7 +115,8 @@ struct fl_rec
     fl_ctx* ctx;
     fl_steps* live;    /* the handle object of this record's current call */
     fl_rec* next;      /* free list */
-    uint32_t idx;      /* its number: anchor slots 3*idx+1..3 */
+    int tref;          /* registry ref of its slab's anchor table (fixed) */
+    uint16_t slot;     /* its anchor slots are slot+1..slot+3 */
     uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
     uint32_t line;     /* origin: the function's first line (lazy) */
     char* name;        /* origin: "module.function" of a named step, or NULL */
@@ -128,6 +130,13 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx);
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
 /** Push the value of the record's slot `which` (nil if none). */
 void fl_rec_push(lua_State* L, fl_rec* r, int which);
+/** Push the record's anchor table and then the value of its slot `which`
+ *  (two values: for callers that discard their stack anyway). */
+static inline void fl_rec_push2(lua_State* L, const fl_rec* r, int which)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
+    lua_rawgeti(L, -1, (lua_Integer)r->slot + which);
+}
 /** Drop the value of the record's slot `which` (never raises). */
 void fl_rec_clear(fl_rec* r, int which);
 static inline int fl_rec_has(const fl_rec* r, int which)

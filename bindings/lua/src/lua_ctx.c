@@ -45,6 +45,9 @@ typedef struct fl_chunk
     fl_rec recs[CHUNK_RECS];
 } fl_chunk;
 
+/* The anchor slots of a slab: 3 per record (FL_A_FN..FL_A_WAIT). */
+enum { CHUNK_SLOTS = 3 * CHUNK_RECS };
+
 static void free_chunks(fl_ctx* ctx)
 {
     fl_chunk* c;
@@ -154,8 +157,6 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     ctx->pending_state = LUA_NOREF;
-    lua_newtable(L);
-    ctx->anchors = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
     open_metatables(L, ctx);
@@ -200,8 +201,8 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
     fl_rec* r = ctx->free_recs;
     if (!r) {
         fl_chunk* c;
-        lua_Integer first = (lua_Integer)ctx->nrecs_total * 3 + 1;
-        if (ctx->nrecs_total > INT32_MAX / 3 - CHUNK_RECS) {
+        int tref;
+        if (ctx->nrecs_total > INT32_MAX - CHUNK_RECS) {
             return NULL;
         }
         c = malloc(sizeof(*c));
@@ -209,15 +210,15 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
             return NULL;
         }
         c->next = ctx->chunks; /* freed with the context even if the */
-        ctx->chunks = c;       /* slots below cannot be made */
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
-        for (lua_Integer k = first; k < first + 3 * CHUNK_RECS; ++k) {
-            lua_pushboolean(L, 0);
-            lua_rawseti(L, -2, k);
+        ctx->chunks = c;       /* table below cannot be made */
+        lua_createtable(L, CHUNK_SLOTS, 0);
+        tref = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
+        if (tref < 0) {
+            return NULL;
         }
-        lua_pop(L, 1);
         for (int i = CHUNK_RECS - 1; i >= 0; --i) {
-            c->recs[i].idx = ctx->nrecs_total + (uint32_t)i;
+            c->recs[i].tref = tref;
+            c->recs[i].slot = (uint16_t)(3 * i);
             c->recs[i].next = ctx->free_recs;
             ctx->free_recs = &c->recs[i];
         }
@@ -235,17 +236,12 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
     return r;
 }
 
-static lua_Integer slot_of(const fl_rec* r, int which)
-{
-    return (lua_Integer)r->idx * 3 + which;
-}
-
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 {
     idx = lua_absindex(L, idx);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
     lua_pushvalue(L, idx);
-    lua_rawseti(L, -2, slot_of(r, which));
+    lua_rawseti(L, -2, (lua_Integer)r->slot + which);
     lua_pop(L, 1);
     if (!fl_rec_has(r, which)) {
         r->has |= (uint8_t)(1u << which);
@@ -255,31 +251,43 @@ void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 
 void fl_rec_push(lua_State* L, fl_rec* r, int which)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
-    lua_rawgeti(L, -1, slot_of(r, which));
-    lua_remove(L, -2);
+    fl_rec_push2(L, r, which);
+    lua_replace(L, -2);
 }
 
-/* Writing an existing slot allocates nothing: never raises. */
-void fl_rec_clear(fl_rec* r, int which)
+/* Drop the values of the slots in `mask` the record holds. Writing a slot
+ * of the array part allocates nothing: never raises. */
+static void rec_clear_mask(fl_rec* r, unsigned mask)
 {
     fl_ctx* ctx = r->ctx;
-    if (!fl_rec_has(r, which)) {
+    mask &= r->has;
+    if (!mask) {
         return;
     }
-    r->has &= (uint8_t) ~(1u << which);
-    --ctx->refs;
+    r->has &= (uint8_t)~mask;
+    for (unsigned m = mask; m; m &= m - 1) {
+        --ctx->refs;
+    }
     if (!ctx->closed) {
         lua_State* L = fl_ctx_state(ctx);
-        if (lua_checkstack(L, 3)) {
-            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
-            lua_pushboolean(L, 0);
-            lua_rawseti(L, -2, slot_of(r, which));
+        if (lua_checkstack(L, 2)) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
+            for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
+                if (mask & (1u << which)) {
+                    lua_pushnil(L);
+                    lua_rawseti(L, -2, (lua_Integer)r->slot + which);
+                }
+            }
             lua_pop(L, 1);
         }
     } else {
         ctx_maybe_free(ctx);
     }
+}
+
+void fl_rec_clear(fl_rec* r, int which)
+{
+    rec_clear_mask(r, 1u << which);
 }
 
 /* Detach the handle object of the record's last call (lua_steps.c keeps
@@ -305,8 +313,7 @@ void fl_rec_release(void* data)
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
     fl_rec_detach(r);
-    fl_rec_clear(r, FL_A_FN);
-    fl_rec_clear(r, FL_A_EH);
+    rec_clear_mask(r, (1u << FL_A_FN) | (1u << FL_A_EH));
     if (r->name || r->src) {
         free(r->name);
         free(r->src);

@@ -420,7 +420,8 @@ static int call_body(lua_State* L)
     fl_steps* s;
     int n = 1;
 
-    fl_rec_push(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
+    /* the anchor table stays below the function: this stack is dropped */
+    fl_rec_push2(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
     s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
     s->rec = r;
     r->live = s;
