@@ -242,7 +242,7 @@ static bool tool_attached(fl_tool* self)
 static fl_nret metatable(lua_State* L, const char* kind)
 {
     static const char* const kinds[FL_MT_COUNT] = {
-        "step", "root", "parallel", "tool", "timer", "opaque"};
+        "step", "root", "parallel", "tool", "timer", "opaque", "light"};
     fl_ctx* ctx = fl_ctx_get(L);
     for (int i = 0; i < FL_MT_COUNT; ++i) {
         if (strcmp(kind, kinds[i]) == 0) {

@@ -42,6 +42,21 @@
 typedef struct fl_rec fl_rec;
 typedef struct fl_steps fl_steps;
 typedef struct fl_tool fl_tool;
+typedef struct fl_hslot fl_hslot;
+
+/** A handle object's state (lua_steps.c): a root, a parallel(), an adopted
+ * handle (full userdata), or a step's handle (a slot of lua_handle.c,
+ * reached through a light userdata, or a full userdata). */
+struct fl_steps
+{
+    const void* magic; /* &fl_steps_magic: recognises our objects */
+    FutoInAsyncSteps* bsi; /* NULL once closed */
+    struct fl_ctx* ctx;
+    fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
+    fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
+    uint16_t flags;
+    uint8_t kind;
+};
 
 /** Metatables made by the C side; the Lua layer fills their __index. */
 enum
@@ -52,6 +67,7 @@ enum
     FL_MT_TOOL,   /* a Tool */
     FL_MT_TIMER,  /* what Tool:immediate()/deferred() return */
     FL_MT_OPAQUE, /* a value of another language */
+    FL_MT_LIGHT,  /* light userdata: step handles (lua_handle.c) */
     FL_MT_COUNT
 };
 
@@ -78,6 +94,17 @@ typedef struct fl_ctx
     int state_mt;        /* registry ref: metatable of state() tables (fixed) */
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
+    /* step handles as light userdata (lua_handle.c) */
+    int light;           /* new calls get light handles */
+    int light_claimed;   /* light_id is ours */
+    unsigned light_id;   /* this context's number in handle values */
+    fl_hslot** hchunks;  /* slots, in chunks */
+    uint32_t nhchunks;   /* entries of hchunks */
+    uint32_t nhslots;    /* slots made */
+    fl_hslot* hq_head;   /* retired slots, oldest first */
+    fl_hslot* hq_tail;
+    uint32_t hq_count;
+    fl_steps ghost;      /* a handle whose slot moved on (lua_handle.c) */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
@@ -184,8 +211,41 @@ void fl_push_binval(lua_State* L, fl_ctx* ctx, FutoInBinaryValue* v);
  *  nothing converted or moved) on failure. */
 void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a);
 void fl_args_reset(FutoInArgs* a);
+extern const FutoInType fl_ty_bool, fl_ty_i64, fl_ty_double;
+/** A number or boolean at `idx` -> binary value, as fl_to_binval() makes
+ *  it (owning nothing); 0 (v untouched) for any other type. */
+static inline int fl_to_binval_plain(lua_State* L, int idx, FutoInBinaryValue* v)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        /* lua_isinteger: the subtype (2.0 stays a float) */
+        if (lua_isinteger(L, idx)) {
+            v->type = &fl_ty_i64;
+            v->i64 = (int64_t)lua_tointeger(L, idx);
+        } else {
+            v->type = &fl_ty_double;
+            v->d = (double)lua_tonumber(L, idx);
+        }
+        break;
+    case LUA_TBOOLEAN:
+        v->type = &fl_ty_bool;
+        v->u64 = 0;
+        v->b = lua_toboolean(L, idx) != 0;
+        break;
+    default:
+        return 0;
+    }
+    v->custom_data = NULL;
+    v->length = 0;
+    return 1;
+}
 /** Push the values of `a` (until the first empty one); returns how many. */
 int fl_push_args(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
+/** The same for values that need no allocation (numbers, booleans, custom
+ *  values of this state, nil): never raises, needs room for 4 values on
+ *  the stack. Returns -1, having pushed nothing, if a value would need
+ *  fl_push_args(). */
+int fl_push_args_plain(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
 /** A custom value of Lua holding a reference to the value at `idx`. */
 void fl_set_custom(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v);
 /** A custom value of Lua taking over the counted reference `ref`
@@ -218,21 +278,36 @@ enum
     FL_F_LOST = 128,   /* a waiting step ended by a timeout or cancel */
     FL_F_FAILED = 256, /* error() was called (or raised) */
     FL_F_RUNNING = 512, /* FL_ROOT: executing (kept alive by its tool) */
-    FL_F_STATEMAP = 1024 /* FL_ROOT: its state variable points at it */
+    FL_F_STATEMAP = 1024, /* FL_ROOT: its state variable points at it */
+    FL_F_LIGHT = 2048,  /* FL_STEP: a slot of lua_handle.c (light userdata) */
+    FL_F_GHOST = 4096   /* the stand-in for a handle whose slot moved on */
 };
 
-struct fl_steps
-{
-    const void* magic; /* &fl_steps_magic: recognises our objects */
-    FutoInAsyncSteps* bsi; /* NULL once closed */
-    fl_ctx* ctx;
-    fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
-    fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
-    uint16_t flags;
-    uint8_t kind;
-};
+
 
 extern const char fl_steps_magic;
+
+/* ---- step handles as light userdata (lua_handle.c) ------------------------ */
+
+/** Number this context, make the metatable of light userdata (taken if
+ *  free) and the ghost handle (luaopen). */
+void fl_handles_open(lua_State* L, fl_ctx* ctx);
+/** Back to full userdata if another module replaced that metatable. */
+void fl_handles_check(lua_State* L, fl_ctx* ctx);
+/** The state closes: values of this context are no longer recognised. */
+void fl_handles_close(fl_ctx* ctx);
+/** Free the slots (with the context). */
+void fl_handles_free(fl_ctx* ctx);
+/** A slot for a new call (flags FL_F_LIGHT), or NULL (then: a userdata). */
+fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi);
+/** The call of slot `s` is over (once per call): reuse it later. */
+void fl_handle_retire(fl_steps* s);
+/** The light userdata value of slot `s`. */
+void* fl_handle_value(const fl_steps* s);
+/** Does `p` carry the tag of handle values? */
+int fl_handle_is_light(const void* p);
+/** The slot of value `p` (the ghost if it moved on), NULL if not ours. */
+fl_steps* fl_handle_decode(const void* p);
 
 /** The handle object at `idx`, or a Lua error naming `what`. */
 fl_steps* fl_check_steps(lua_State* L, int idx, const char* what);

@@ -62,6 +62,7 @@ static void ctx_maybe_free(fl_ctx* ctx)
 {
     if (ctx->closed && ctx->refs == 0 && ctx->recs == 0) {
         free_chunks(ctx);
+        fl_handles_free(ctx);
         free(ctx);
     }
 }
@@ -75,6 +76,7 @@ static int box_gc(lua_State* L)
     }
     b->ctx = NULL;
     fl_host_close(ctx);
+    fl_handles_close(ctx);
     /* Nothing refers to Lua after this: refs still held elsewhere are
      * dropped without touching the state (it is closing). */
     ctx->closed = 1;
@@ -87,10 +89,10 @@ static int box_gc(lua_State* L)
 /* One metatable per kind of object; the Lua layer fills __index. */
 static void open_metatables(lua_State* L, fl_ctx* ctx)
 {
-    static const char* const names[FL_MT_COUNT] = {
+    static const char* const names[FL_MT_LIGHT] = {
         "futoin_async.Step", "futoin_async.AsyncSteps", "futoin_async.Parallel",
         "futoin_async.Tool", "futoin_async.Timer", "futoin_async.Opaque"};
-    for (int i = 0; i < FL_MT_COUNT; ++i) {
+    for (int i = 0; i < FL_MT_LIGHT; ++i) { /* FL_MT_LIGHT: lua_handle.c */
         lua_createtable(L, 0, 4);
         lua_pushstring(L, names[i]);
         lua_setfield(L, -2, "__name");
@@ -160,6 +162,7 @@ fl_ctx* fl_ctx_open(lua_State* L)
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
     open_metatables(L, ctx);
+    fl_handles_open(L, ctx);
     fl_state_open(L, ctx);
     fl_host_open(L, ctx);
     return ctx;
@@ -292,7 +295,9 @@ void fl_rec_clear(fl_rec* r, int which)
 
 /* Detach the handle object of the record's last call (lua_steps.c keeps
  * the same rule): it finished, so calls through it are refused from now
- * on; a waiting one that nobody completed lost to a timeout or cancel. */
+ * on; a waiting one that nobody completed lost to a timeout or cancel. A
+ * light handle's slot is retired here, once per call (r->live is its only
+ * link). */
 void fl_rec_detach(fl_rec* r)
 {
     fl_steps* s = r->live;
@@ -304,8 +309,13 @@ void fl_rec_detach(fl_rec* r)
         s->flags &= (uint16_t)~FL_F_ACTIVE;
         s->rec = NULL;
         r->live = NULL;
+        if (s->flags & FL_F_LIGHT) {
+            fl_handle_retire(s);
+        }
     }
-    fl_rec_clear(r, FL_A_WAIT);
+    if (r->has & (1u << FL_A_WAIT)) {
+        fl_rec_clear(r, FL_A_WAIT);
+    }
 }
 
 void fl_rec_release(void* data)

@@ -54,12 +54,20 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     return s;
 }
 
-/* lua_touserdata() is NULL for anything but userdata, and lua_rawlen() is
- * 0 for a light userdata: two calls tell a full userdata of our size. */
+/* lua_touserdata() is NULL for anything but userdata; a light userdata
+ * carrying the handle tag is decoded (lua_handle.c), and lua_rawlen() is 0
+ * for any other light userdata: two calls tell a full userdata of our
+ * size. */
 static fl_steps* to_steps(lua_State* L, int idx)
 {
     fl_steps* s = lua_touserdata(L, idx);
-    if (!s || lua_rawlen(L, idx) != sizeof(fl_steps)) {
+    if (!s) {
+        return NULL;
+    }
+    if (fl_handle_is_light(s)) {
+        return fl_handle_decode(s);
+    }
+    if (lua_rawlen(L, idx) != sizeof(fl_steps)) {
         return NULL;
     }
     return s->magic == &fl_steps_magic ? s : NULL;
@@ -93,7 +101,7 @@ int fl_steps_tostring(lua_State* L)
     static const char* const kinds[] = {"step", "AsyncSteps", "parallel", "AsyncSteps (adopted)"};
     if (!s) {
         lua_pushliteral(L, "futoin_async handle (?)");
-    } else if (!s->bsi || (s->kind == FL_STEP && (s->flags & FL_F_DONE))) {
+    } else if ((s->kind == FL_STEP && (s->flags & FL_F_DONE)) || !s->bsi) {
         lua_pushfstring(L, "futoin_async.%s (finished)", kinds[s->kind & 3]);
     } else {
         lua_pushfstring(L, "futoin_async.%s (%p)", kinds[s->kind & 3], (void*)s->bsi);
@@ -117,12 +125,14 @@ enum
 static int gate(lua_State* L, fl_steps* s, int g, const char* what)
 {
     uint16_t f = s->flags;
-    if (!s->bsi) {
-        luaL_error(L, "%s: the AsyncSteps object was freed", what);
-    }
     if (s->kind != FL_STEP) {
+        if (!s->bsi) {
+            luaL_error(L, "%s: the AsyncSteps object was freed", what);
+        }
         return 1; /* roots, parallel() and adopted handles: the runtime decides */
     }
+    /* a step's handle always has a bsi, but the ghost (lua_handle.c),
+     * which is finished */
     if (f & FL_F_DONE) {
         if (g == G_COMPLETE && (f & FL_F_LOST)) {
             return 0;
@@ -411,7 +421,18 @@ typedef struct fl_call
     fl_steps* s; /* the handle object made for the call */
 } fl_call;
 
-/* Runs protected: build the call and make it. */
+/* The flags of a call's handle. */
+static uint16_t call_flags(int kind)
+{
+    switch (kind) {
+    case CALL_ERROR: return FL_F_ACTIVE | FL_F_ERRH;
+    case CALL_CANCEL: return FL_F_ACTIVE | FL_F_CANCELH;
+    default: return FL_F_ACTIVE;
+    }
+}
+
+/* Runs protected: build the call and make it (the slow path of invoke():
+ * what may allocate or raise before the call). */
 static int call_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
@@ -422,23 +443,23 @@ static int call_body(lua_State* L)
 
     /* the anchor table stays below the function: this stack is dropped */
     fl_rec_push2(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
-    s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
-    s->rec = r;
-    r->live = s;
-    c->s = s;
-    s->flags = FL_F_ACTIVE;
+    if (c->s) {
+        lua_pushlightuserdata(L, fl_handle_value(c->s)); /* made by invoke() */
+    } else {
+        s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags = call_flags(c->kind);
+    }
     switch (c->kind) {
     case CALL_STEP:
         n += fl_push_args(L, ctx, c->args);
         break;
     case CALL_ERROR:
-        s->flags |= FL_F_ERRH;
         sync_error_state(L, ctx, c->bsi);
         lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
         ++n;
-        break;
-    case CALL_CANCEL:
-        s->flags |= FL_F_CANCELH;
         break;
     case CALL_REPEAT:
         lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
@@ -571,9 +592,36 @@ static void invoke(fl_call* c)
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
     lua_pushcfunction(L, fl_msgh);
+    if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags |= call_flags(c->kind);
+        /* The fast path: nothing below allocates or raises (the stack was
+         * checked; values that would allocate go the slow way), so the
+         * function is called directly, without call_body's C frame. */
+        if (c->kind == CALL_STEP || c->kind == CALL_LOOP || c->kind == CALL_REPEAT) {
+            int n = 1;
+            fl_rec_push2(L, r, FL_A_FN);
+            lua_pushlightuserdata(L, fl_handle_value(s));
+            if (c->kind == CALL_REPEAT) {
+                lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
+                ++n;
+            } else if (c->kind == CALL_STEP) {
+                int k = fl_push_args_plain(L, ctx, c->args);
+                n = k < 0 ? -1 : n + k;
+            }
+            if (n >= 0) {
+                st = lua_pcall(L, n, 0, top + 1);
+                goto called;
+            }
+            lua_settop(L, top + 1);
+        }
+    }
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
     st = lua_pcall(L, 1, 0, top + 1);
+called:
     ctx->cur_bsi = prev;
     s = c->s;
     if (s) {
@@ -812,11 +860,37 @@ static int values_count(lua_State* L, const char* what)
 
 int fl_success(lua_State* L)
 {
-    fl_steps* s = fl_check_steps(L, 1, "success()");
-    fl_ctx* ctx = s->ctx;
-    int n = values_count(L, "success()");
-    int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
+    fl_steps* s = to_steps(L, 1);
+    fl_ctx* ctx;
+    int n = lua_gettop(L) - 1;
+    int external;
     FutoInArgs a;
+    /* The common case first: a step's own callback succeeds with numbers
+     * or booleans and has done nothing else through its handle (so every
+     * check below would pass). */
+    if (s && s->kind == FL_STEP && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE
+        && n <= 4) {
+        int i = 0;
+        while (i < n && fl_to_binval_plain(L, 2 + i, &a.args[i])) {
+            ++i;
+        }
+        if (i == n) {
+            ctx = s->ctx;
+            if (n < 4) {
+                memset(&a.args[n], 0, sizeof(a.args[0]) * (size_t)(4 - n));
+            }
+            fl_clear_misuse(ctx);
+            s->bsi->api->success(s->bsi, n ? &a : NULL);
+            s->flags |= FL_F_SUCCESS;
+            fl_check_misuse(L, ctx, "success()");
+            lua_pushboolean(L, 1);
+            return 1;
+        }
+    }
+    s = fl_check_steps(L, 1, "success()");
+    ctx = s->ctx;
+    n = values_count(L, "success()");
+    external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
     if (!gate(L, s, G_COMPLETE, "success()")) {
         lua_pushboolean(L, 0);
         return 1;
@@ -1021,7 +1095,7 @@ int fl_wait_external(lua_State* L, fl_steps* s)
     fl_check_misuse(L, s->ctx, "wait_external()");
     if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
         s->flags |= FL_F_WAITING;
-        if (s->rec && !fl_rec_has(s->rec, FL_A_WAIT)) {
+        if (s->rec && !(s->flags & FL_F_LIGHT) && !fl_rec_has(s->rec, FL_A_WAIT)) {
             /* the object must outlive the callback: its completion comes
              * through it, and the release hook marks it finished */
             fl_rec_set(L, s->rec, FL_A_WAIT, 1);
@@ -1123,6 +1197,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
         return luaL_error(L, "execute(): not on the tool's loop thread");
     }
     fn = check_fn(L, fn, 1, "execute(unhandled)", "unhandled");
+    fl_handles_check(L, ctx);
     fl_clear_misuse(ctx);
     if (s->tool && s->kind == FL_ROOT) {
         if (fn) {
@@ -1228,7 +1303,9 @@ int fl_is_valid(lua_State* L, fl_steps* s)
 int fl_status(lua_State* L, fl_steps* s)
 {
     const char* st;
-    if (!s->bsi) {
+    if (s->flags & FL_F_GHOST) {
+        st = "finished"; /* a light handle whose slot moved on */
+    } else if (!s->bsi) {
         st = "freed";
     } else if (s->kind == FL_ROOT) {
         st = (s->flags & FL_F_RUNNING) ? "running" : "idle";
