@@ -125,16 +125,14 @@ void fl_unref(fl_ctx* ctx, int ref);
 /** Callback records: one per add()/loop()/set_cancel()/execute()...
  *
  * Records come from slabs (chunks) of the context and are recycled, never
- * freed before the context. Each slab has a Lua table of anchor slots,
- * made with its array part sized for the slab (lua_createtable), and
- * record `i` of the slab owns slots 3*i+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT):
- * the Lua values the runtime holds through it stay reachable there.
- * Storing into a slot the record owns is one table write; luaL_ref() would
- * take three, and malloc() per step more still. Every slot index lies in
- * the preallocated array part and Lua never shrinks a table outside a
- * rehash (which only an insertion into the hash part triggers), so a
- * write never allocates: fl_rec_set/fl_rec_clear never raise, and a new
- * slab costs one table, not a write per slot. */
+ * freed before the context. A record owns up to three registry references
+ * (FL_A_FN, FL_A_EH, FL_A_WAIT), taken the first time the record needs
+ * them and kept for its life: the Lua values the runtime holds through it
+ * stay reachable there. Anchoring a value is one registry write, dropping
+ * it another (false, never nil, so that luaL_ref() never takes the slot
+ * for someone else); luaL_ref() each time would take three, and malloc()
+ * per step more still. A write to an existing slot never allocates:
+ * fl_rec_set (once the reference exists) and fl_rec_clear never raise. */
 enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
 
 struct fl_rec
@@ -142,27 +140,27 @@ struct fl_rec
     fl_ctx* ctx;
     fl_steps* live;    /* the handle object of this record's current call */
     fl_rec* next;      /* free list */
-    int tref;          /* registry ref of its slab's anchor table (fixed) */
-    uint16_t slot;     /* its anchor slots are slot+1..slot+3 */
+    int ref[3];        /* registry refs of its slots FL_A_FN.. (kept) */
     uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
     uint32_t line;     /* origin: the function's first line (lazy) */
     char* name;        /* origin: "module.function" of a named step, or NULL */
     char* src;         /* origin: the function's source file (lazy), or NULL */
 };
 
-/** A free record; NULL if out of memory. May raise (out of memory) while
- * a new slab's slots are made, before any record is handed out. */
-fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx);
-/** Anchor the value at `idx` in the record's slot `which`. */
+/** A free record, with the references of the slots in `need` (bits
+ *  1 << FL_A_*); NULL if out of memory. May raise (out of memory) while
+ *  it takes them, before the record is handed out. */
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx, unsigned need);
+/** Take the reference of the record's slot `which` if it has none (may
+ *  raise: out of memory). */
+void fl_rec_reserve(lua_State* L, fl_rec* r, int which);
+/** Anchor the value at `idx` in the record's slot `which` (raises only if
+ *  the slot's reference must be taken first, see fl_rec_reserve). */
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
-/** Push the value of the record's slot `which` (nil if none). */
-void fl_rec_push(lua_State* L, fl_rec* r, int which);
-/** Push the record's anchor table and then the value of its slot `which`
- *  (two values: for callers that discard their stack anyway). */
-static inline void fl_rec_push2(lua_State* L, const fl_rec* r, int which)
+/** Push the value of the record's slot `which` (false if none). */
+static inline void fl_rec_push(lua_State* L, const fl_rec* r, int which)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
-    lua_rawgeti(L, -1, (lua_Integer)r->slot + which);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
 }
 /** Drop the value of the record's slot `which` (never raises). */
 void fl_rec_clear(fl_rec* r, int which);

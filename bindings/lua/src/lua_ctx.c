@@ -45,8 +45,6 @@ typedef struct fl_chunk
     fl_rec recs[CHUNK_RECS];
 } fl_chunk;
 
-/* The anchor slots of a slab: 3 per record (FL_A_FN..FL_A_WAIT). */
-enum { CHUNK_SLOTS = 3 * CHUNK_RECS };
 
 static void free_chunks(fl_ctx* ctx)
 {
@@ -199,12 +197,11 @@ void fl_unref(fl_ctx* ctx, int ref)
 
 /* ---- callback records ---------------------------------------------------- */
 
-fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx, unsigned need)
 {
     fl_rec* r = ctx->free_recs;
     if (!r) {
         fl_chunk* c;
-        int tref;
         if (ctx->nrecs_total > INT32_MAX - CHUNK_RECS) {
             return NULL;
         }
@@ -212,21 +209,21 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
         if (!c) {
             return NULL;
         }
-        c->next = ctx->chunks; /* freed with the context even if the */
-        ctx->chunks = c;       /* table below cannot be made */
-        lua_createtable(L, CHUNK_SLOTS, 0);
-        tref = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
-        if (tref < 0) {
-            return NULL;
-        }
+        c->next = ctx->chunks;
+        ctx->chunks = c;
         for (int i = CHUNK_RECS - 1; i >= 0; --i) {
-            c->recs[i].tref = tref;
-            c->recs[i].slot = (uint16_t)(3 * i);
+            c->recs[i].ref[0] = c->recs[i].ref[1] = c->recs[i].ref[2] = LUA_NOREF;
             c->recs[i].next = ctx->free_recs;
             ctx->free_recs = &c->recs[i];
         }
         ctx->nrecs_total += CHUNK_RECS;
         r = ctx->free_recs;
+    }
+    /* still on the free list: raising here loses nothing */
+    for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
+        if (need & (1u << which)) {
+            fl_rec_reserve(L, r, which);
+        }
     }
     ctx->free_recs = r->next;
     r->ctx = ctx;
@@ -239,27 +236,30 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
     return r;
 }
 
+void fl_rec_reserve(lua_State* L, fl_rec* r, int which)
+{
+    if (r->ref[which - 1] == LUA_NOREF) {
+        lua_pushboolean(L, 0);
+        r->ref[which - 1] = luaL_ref(L, LUA_REGISTRYINDEX); /* kept: not counted */
+    }
+}
+
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 {
-    idx = lua_absindex(L, idx);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
     lua_pushvalue(L, idx);
-    lua_rawseti(L, -2, (lua_Integer)r->slot + which);
-    lua_pop(L, 1);
+    if (r->ref[which - 1] == LUA_NOREF) {
+        r->ref[which - 1] = luaL_ref(L, LUA_REGISTRYINDEX); /* kept: not counted */
+    } else {
+        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+    }
     if (!fl_rec_has(r, which)) {
         r->has |= (uint8_t)(1u << which);
         ++r->ctx->refs;
     }
 }
 
-void fl_rec_push(lua_State* L, fl_rec* r, int which)
-{
-    fl_rec_push2(L, r, which);
-    lua_replace(L, -2);
-}
-
-/* Drop the values of the slots in `mask` the record holds. Writing a slot
- * of the array part allocates nothing: never raises. */
+/* Drop the values of the slots in `mask` the record holds. Writing an
+ * existing slot allocates nothing: never raises. */
 static void rec_clear_mask(fl_rec* r, unsigned mask)
 {
     fl_ctx* ctx = r->ctx;
@@ -268,22 +268,22 @@ static void rec_clear_mask(fl_rec* r, unsigned mask)
         return;
     }
     r->has &= (uint8_t)~mask;
-    for (unsigned m = mask; m; m &= m - 1) {
-        --ctx->refs;
-    }
     if (!ctx->closed) {
         lua_State* L = fl_ctx_state(ctx);
-        if (lua_checkstack(L, 2)) {
-            lua_rawgeti(L, LUA_REGISTRYINDEX, r->tref);
-            for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
-                if (mask & (1u << which)) {
-                    lua_pushnil(L);
-                    lua_rawseti(L, -2, (lua_Integer)r->slot + which);
+        int room = lua_checkstack(L, 1);
+        for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
+            if (mask & (1u << which)) {
+                --ctx->refs;
+                if (room) {
+                    lua_pushboolean(L, 0);
+                    lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
                 }
             }
-            lua_pop(L, 1);
         }
     } else {
+        for (unsigned m = mask; m; m &= m - 1) {
+            --ctx->refs;
+        }
         ctx_maybe_free(ctx);
     }
 }

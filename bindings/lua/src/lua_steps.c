@@ -226,7 +226,7 @@ static const char* label_arg(lua_State* L, int idx, const char* what)
 /* A record anchoring the functions at fn_idx / eh_idx (0: none). */
 static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
 {
-    fl_rec* r = fl_rec_new(L, ctx);
+    fl_rec* r = fl_rec_new(L, ctx, (fn_idx ? 1u << FL_A_FN : 0) | (eh_idx ? 1u << FL_A_EH : 0));
     if (!r) {
         luaL_error(L, "futoin_async: out of memory");
     }
@@ -441,8 +441,7 @@ static int call_body(lua_State* L)
     fl_steps* s;
     int n = 1;
 
-    /* the anchor table stays below the function: this stack is dropped */
-    fl_rec_push2(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
+    fl_rec_push(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
     if (c->s) {
         lua_pushlightuserdata(L, fl_handle_value(c->s)); /* made by invoke() */
     } else {
@@ -602,7 +601,7 @@ static void invoke(fl_call* c)
          * function is called directly, without call_body's C frame. */
         if (c->kind == CALL_STEP || c->kind == CALL_LOOP || c->kind == CALL_REPEAT) {
             int n = 1;
-            fl_rec_push2(L, r, FL_A_FN);
+            fl_rec_push(L, r, FL_A_FN);
             lua_pushlightuserdata(L, fl_handle_value(s));
             if (c->kind == CALL_REPEAT) {
                 lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
@@ -1090,6 +1089,9 @@ int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
 int fl_wait_external(lua_State* L, fl_steps* s)
 {
     gate(L, s, G_EXEC, "wait_external()");
+    if (s->rec && !(s->flags & FL_F_LIGHT)) {
+        fl_rec_reserve(L, s->rec, FL_A_WAIT); /* may raise: before the call */
+    }
     fl_clear_misuse(s->ctx);
     s->bsi->api->waitExternal(s->bsi);
     fl_check_misuse(L, s->ctx, "wait_external()");
