@@ -34,6 +34,7 @@
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -296,19 +297,121 @@ void fl_handles_check(lua_State* L, fl_ctx* ctx);
 void fl_handles_close(fl_ctx* ctx);
 /** Free the slots (with the context). */
 void fl_handles_free(fl_ctx* ctx);
-/** A slot for a new call (flags FL_F_LIGHT), or NULL (then: a userdata). */
-fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi);
-/** The call of slot `s` is over (once per call): reuse it later. */
-void fl_handle_retire(fl_steps* s);
-/** The light userdata value of slot `s`. */
-void* fl_handle_value(const fl_steps* s);
-/** Does `p` carry the tag of handle values? */
-int fl_handle_is_light(const void* p);
-/** The slot of value `p` (the ghost if it moved on), NULL if not ours. */
-fl_steps* fl_handle_decode(const void* p);
+/** A call's handle state in a slot (lua_handle.c). */
+struct fl_hslot
+{
+    fl_steps s; /* first: a slot is its fl_steps */
+    uint32_t gen;
+    uint32_t idx;
+    fl_hslot* next; /* FIFO of retired slots */
+};
+enum { FL_HANDLE_QUARANTINE = 1024, FL_HANDLE_CHUNK = 256 };
+/** Contexts by number, so that a value alone finds its slots. */
+extern _Atomic(fl_ctx*) fl_handle_ctx[256];
 
+/** A new slot (lua_handle.c), NULL if out of memory or numbers. */
+fl_hslot* fl_handle_grow(fl_ctx* ctx);
+/** A slot for a new call (flags FL_F_LIGHT), or NULL (then: a userdata).
+ *  Retired slots are reused FIFO once more than the quarantine wait. */
+static inline fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    fl_hslot* h;
+    if (ctx->hq_count > FL_HANDLE_QUARANTINE) {
+        h = ctx->hq_head;
+        ctx->hq_head = h->next;
+        --ctx->hq_count;
+        ++h->gen; /* values of its last call no longer match */
+    } else if (!(h = fl_handle_grow(ctx))) {
+        return NULL;
+    }
+    h->next = NULL;
+    h->s.magic = &fl_steps_magic;
+    h->s.bsi = bsi;
+    h->s.ctx = ctx;
+    h->s.rec = NULL;
+    h->s.tool = NULL;
+    h->s.flags = FL_F_LIGHT;
+    h->s.kind = FL_STEP;
+    return &h->s;
+}
+/** The call of slot `s` is over (once per call): reuse it later. */
+static inline void fl_handle_retire(fl_steps* s)
+{
+    fl_hslot* h = (fl_hslot*)s;
+    fl_ctx* ctx = s->ctx;
+    h->next = NULL;
+    if (ctx->hq_tail) {
+        ctx->hq_tail->next = h;
+    } else {
+        ctx->hq_head = h;
+    }
+    ctx->hq_tail = h;
+    ++ctx->hq_count;
+}
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define FL_HANDLE_BITS 1
+/** Does `p` carry the tag of handle values (bits 63-60: 0xA)? */
+static inline int fl_handle_is_light(const void* p)
+{
+    return (uintptr_t)p >> 60 == 0xA;
+}
+/** The light userdata value of slot `s`: tag, context, index, generation. */
+static inline void* fl_handle_value(const fl_steps* s)
+{
+    const fl_hslot* h = (const fl_hslot*)s;
+    return (void*)(((uintptr_t)0xA << 60) | ((uintptr_t)s->ctx->light_id << 52)
+                   | ((uintptr_t)h->idx << 32) | h->gen);
+}
+/** The slot of value `p` (the ghost if it moved on), NULL if not ours. */
+static inline fl_steps* fl_handle_decode(const void* p)
+{
+    uintptr_t v = (uintptr_t)p;
+    uint32_t idx = (uint32_t)(v >> 32) & 0xFFFFFu;
+    fl_ctx* ctx = atomic_load_explicit(&fl_handle_ctx[(v >> 52) & 0xFFu],
+                                       memory_order_relaxed);
+    fl_hslot* h;
+    if (!ctx || idx >= ctx->nhslots) {
+        return NULL;
+    }
+    h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
+    return h->gen == (uint32_t)v ? &h->s : &ctx->ghost;
+}
+#else /* no room for the encoding: step handles are full userdata */
+#define FL_HANDLE_BITS 0
+static inline int fl_handle_is_light(const void* p) { (void)p; return 0; }
+static inline void* fl_handle_value(const fl_steps* s) { (void)s; return NULL; }
+static inline fl_steps* fl_handle_decode(const void* p) { (void)p; return NULL; }
+#endif
+
+/** The handle object at `idx`, or NULL. lua_touserdata() is NULL for
+ *  anything but userdata; a light userdata carrying the handle tag is
+ *  decoded (lua_handle.c), and lua_rawlen() is 0 for any other light
+ *  userdata: two calls tell a full userdata of our size. */
+static inline fl_steps* fl_to_steps(lua_State* L, int idx)
+{
+    fl_steps* s = lua_touserdata(L, idx);
+    if (!s) {
+        return NULL;
+    }
+    if (fl_handle_is_light(s)) {
+        return fl_handle_decode(s);
+    }
+    if (lua_rawlen(L, idx) != sizeof(fl_steps)) {
+        return NULL;
+    }
+    return s->magic == &fl_steps_magic ? s : NULL;
+}
+/** Raise "expected an AsyncSteps handle as self" for argument `idx`. */
+int fl_not_steps(lua_State* L, int idx, const char* what);
 /** The handle object at `idx`, or a Lua error naming `what`. */
-fl_steps* fl_check_steps(lua_State* L, int idx, const char* what);
+static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
+{
+    fl_steps* s = fl_to_steps(L, idx);
+    if (!s) {
+        fl_not_steps(L, idx, what);
+    }
+    return s;
+}
 
 int fl_steps_gc(lua_State* L);
 int fl_steps_tostring(lua_State* L);

@@ -263,28 +263,27 @@ void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 static void rec_clear_mask(fl_rec* r, unsigned mask)
 {
     fl_ctx* ctx = r->ctx;
+    lua_State* L;
     mask &= r->has;
     if (!mask) {
         return;
     }
     r->has &= (uint8_t)~mask;
-    if (!ctx->closed) {
-        lua_State* L = fl_ctx_state(ctx);
-        int room = lua_checkstack(L, 1);
-        for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
-            if (mask & (1u << which)) {
-                --ctx->refs;
-                if (room) {
-                    lua_pushboolean(L, 0);
-                    lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
-                }
-            }
-        }
-    } else {
-        for (unsigned m = mask; m; m &= m - 1) {
-            --ctx->refs;
-        }
+    ctx->refs -= (long)((mask >> FL_A_FN) & 1) + (long)((mask >> FL_A_EH) & 1)
+                 + (long)((mask >> FL_A_WAIT) & 1);
+    if (ctx->closed) {
         ctx_maybe_free(ctx);
+        return;
+    }
+    L = fl_ctx_state(ctx);
+    if (!lua_checkstack(L, 1)) {
+        return;
+    }
+    for (int which = FL_A_FN; mask >> which; ++which) {
+        if (mask & (1u << which)) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+        }
     }
 }
 
@@ -322,8 +321,10 @@ void fl_rec_release(void* data)
 {
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
-    fl_rec_detach(r);
-    rec_clear_mask(r, (1u << FL_A_FN) | (1u << FL_A_EH));
+    if (r->live) {
+        fl_rec_detach(r);
+    }
+    rec_clear_mask(r, r->has); /* FN, EH and WAIT */
     if (r->name || r->src) {
         free(r->name);
         free(r->src);

@@ -39,84 +39,16 @@
  */
 #include "futoin_lua.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
-
-#if UINTPTR_MAX >= 0xFFFFFFFFFFFFFFFFu
-#define FL_HANDLE_BITS 1
-#else
-#define FL_HANDLE_BITS 0 /* no room for the encoding: full userdata */
-#endif
 
 enum
 {
-    FL_HANDLE_QUARANTINE = 1024,
-    FL_HANDLE_CHUNK = 256,
     FL_HANDLE_MAX_IDS = 256,
     FL_HANDLE_MAX_SLOTS = 1 << 20
 };
 
-struct fl_hslot
-{
-    fl_steps s; /* first: a slot is its fl_steps */
-    uint32_t gen;
-    uint32_t idx;
-    struct fl_hslot* next; /* FIFO of retired slots */
-};
-
-/* Context by number, so that a value alone finds its slots. Written when
- * a state opens or closes, read by the state's own thread. */
-static _Atomic(fl_ctx*) fl_handle_ctx[FL_HANDLE_MAX_IDS];
-
-#if FL_HANDLE_BITS
-#define TAG ((uintptr_t)0xA << 60)
-
-static inline void* encode(unsigned id, uint32_t idx, uint32_t gen)
-{
-    return (void*)(TAG | ((uintptr_t)id << 52) | ((uintptr_t)idx << 32) | gen);
-}
-
-int fl_handle_is_light(const void* p)
-{
-    return ((uintptr_t)p >> 60) == 0xA;
-}
-
-void* fl_handle_value(const fl_steps* s)
-{
-    const fl_hslot* h = (const fl_hslot*)s;
-    return encode(s->ctx->light_id, h->idx, h->gen);
-}
-
-fl_steps* fl_handle_decode(const void* p)
-{
-    uintptr_t v = (uintptr_t)p;
-    unsigned id = (unsigned)(v >> 52) & 0xFFu;
-    uint32_t idx = (uint32_t)(v >> 32) & 0xFFFFFu;
-    fl_ctx* ctx = atomic_load_explicit(&fl_handle_ctx[id], memory_order_relaxed);
-    fl_hslot* h;
-    if (!ctx || idx >= ctx->nhslots) {
-        return NULL;
-    }
-    h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
-    return h->gen == (uint32_t)v ? &h->s : &ctx->ghost;
-}
-#else
-int fl_handle_is_light(const void* p)
-{
-    (void)p;
-    return 0;
-}
-void* fl_handle_value(const fl_steps* s)
-{
-    (void)s;
-    return NULL;
-}
-fl_steps* fl_handle_decode(const void* p)
-{
-    (void)p;
-    return NULL;
-}
-#endif
+/* Written when a state opens or closes, read by the state's own thread. */
+_Atomic(fl_ctx*) fl_handle_ctx[FL_HANDLE_MAX_IDS];
 
 /* __tostring of light userdata: ours as handles, others as Lua prints them. */
 static int light_tostring(lua_State* L)
@@ -209,70 +141,36 @@ void fl_handles_free(fl_ctx* ctx)
     ctx->nhslots = 0;
 }
 
-fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+fl_hslot* fl_handle_grow(fl_ctx* ctx)
 {
+    uint32_t idx = ctx->nhslots;
     fl_hslot* h;
-    if (ctx->hq_count > FL_HANDLE_QUARANTINE) {
-        h = ctx->hq_head;
-        ctx->hq_head = h->next;
-        if (!ctx->hq_head) {
-            ctx->hq_tail = NULL;
+    if (idx % FL_HANDLE_CHUNK == 0) {
+        uint32_t n = idx / FL_HANDLE_CHUNK;
+        if (idx >= FL_HANDLE_MAX_SLOTS) {
+            return NULL;
         }
-        --ctx->hq_count;
-        ++h->gen; /* values of its last call no longer match */
-    } else {
-        uint32_t idx = ctx->nhslots;
-        if (idx % FL_HANDLE_CHUNK == 0) {
-            uint32_t n = idx / FL_HANDLE_CHUNK;
-            fl_hslot* c;
-            if (idx >= FL_HANDLE_MAX_SLOTS) {
+        if (n >= ctx->nhchunks) {
+            uint32_t cap = ctx->nhchunks ? 2 * ctx->nhchunks : 16;
+            fl_hslot** a = realloc(ctx->hchunks, cap * sizeof(*a));
+            if (!a) {
                 return NULL;
             }
-            if (n >= ctx->nhchunks) {
-                uint32_t cap = ctx->nhchunks ? 2 * ctx->nhchunks : 16;
-                fl_hslot** a = realloc(ctx->hchunks, cap * sizeof(*a));
-                if (!a) {
-                    return NULL;
-                }
-                for (uint32_t i = ctx->nhchunks; i < cap; ++i) {
-                    a[i] = NULL;
-                }
-                ctx->hchunks = a;
-                ctx->nhchunks = cap;
+            for (uint32_t i = ctx->nhchunks; i < cap; ++i) {
+                a[i] = NULL;
             }
+            ctx->hchunks = a;
+            ctx->nhchunks = cap;
+        }
+        if (!ctx->hchunks[n]) {
+            ctx->hchunks[n] = calloc(FL_HANDLE_CHUNK, sizeof(fl_hslot));
             if (!ctx->hchunks[n]) {
-                c = calloc(FL_HANDLE_CHUNK, sizeof(*c));
-                if (!c) {
-                    return NULL;
-                }
-                ctx->hchunks[n] = c;
+                return NULL;
             }
         }
-        h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
-        h->idx = idx;
-        ctx->nhslots = idx + 1;
     }
-    h->next = NULL;
-    h->s.magic = &fl_steps_magic;
-    h->s.bsi = bsi;
-    h->s.ctx = ctx;
-    h->s.rec = NULL;
-    h->s.tool = NULL;
-    h->s.flags = FL_F_LIGHT;
-    h->s.kind = FL_STEP;
-    return &h->s;
-}
-
-void fl_handle_retire(fl_steps* s)
-{
-    fl_hslot* h = (fl_hslot*)s;
-    fl_ctx* ctx = s->ctx;
-    h->next = NULL;
-    if (ctx->hq_tail) {
-        ctx->hq_tail->next = h;
-    } else {
-        ctx->hq_head = h;
-    }
-    ctx->hq_tail = h;
-    ++ctx->hq_count;
+    h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
+    h->idx = idx;
+    ctx->nhslots = idx + 1;
+    return h;
 }

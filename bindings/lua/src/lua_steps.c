@@ -54,34 +54,13 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     return s;
 }
 
-/* lua_touserdata() is NULL for anything but userdata; a light userdata
- * carrying the handle tag is decoded (lua_handle.c), and lua_rawlen() is 0
- * for any other light userdata: two calls tell a full userdata of our
- * size. */
-static fl_steps* to_steps(lua_State* L, int idx)
-{
-    fl_steps* s = lua_touserdata(L, idx);
-    if (!s) {
-        return NULL;
-    }
-    if (fl_handle_is_light(s)) {
-        return fl_handle_decode(s);
-    }
-    if (lua_rawlen(L, idx) != sizeof(fl_steps)) {
-        return NULL;
-    }
-    return s->magic == &fl_steps_magic ? s : NULL;
-}
+#define to_steps fl_to_steps /* futoin_lua.h */
 
-fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
+int fl_not_steps(lua_State* L, int idx, const char* what)
 {
-    fl_steps* s = to_steps(L, idx);
-    if (!s) {
-        luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
-                      "(call it as a method: asi:%s)",
-                   what, luaL_typename(L, idx), what);
-    }
-    return s;
+    return luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
+                         "(call it as a method: asi:%s)",
+                      what, luaL_typename(L, idx), what);
 }
 
 int fl_steps_gc(lua_State* L)
@@ -807,7 +786,34 @@ int fl_wrap(lua_State* L, void* address, int owned)
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
 {
     fl_ctx* ctx = s->ctx;
-    fl_rec* r;
+    fl_rec* r = ctx->free_recs;
+    /* The common case first: a function and no error handler, added to a
+     * root or by a step's own callback that may still add (every check
+     * below would pass), with a record whose reference exists. */
+    if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF && lua_type(L, fn) == LUA_TFUNCTION
+        && (s->kind == FL_STEP
+                ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
+                          == FL_F_ACTIVE
+                : s->bsi != NULL)) {
+        ctx->free_recs = r->next;
+        r->ctx = ctx;
+        r->live = NULL;
+        r->next = NULL;
+        r->name = NULL;
+        r->src = NULL;
+        ++ctx->recs;
+        lua_pushvalue(L, fn);
+        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+        r->has = 1u << FL_A_FN;
+        ++ctx->refs;
+        fl_clear_misuse(ctx);
+        futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
+        s->flags |= FL_F_ADDED;
+        fl_check_misuse(L, ctx, "add()");
+        lua_settop(L, 1);
+        return 1;
+    }
+    r = NULL;
     gate(L, s, G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
