@@ -420,6 +420,7 @@ int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
 int fl_wrap(lua_State* L, void* address, int owned);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
+int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
 int fl_success(lua_State* L);      /* %native: asi:success(...) */
 int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
 int fl_error(lua_State* L, fl_steps* s, int code, int info);

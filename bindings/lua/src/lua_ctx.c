@@ -324,7 +324,18 @@ void fl_rec_release(void* data)
     if (r->live) {
         fl_rec_detach(r);
     }
-    rec_clear_mask(r, r->has); /* FN, EH and WAIT */
+    if (r->has == 1u << FL_A_FN && !ctx->closed) {
+        /* the usual record: a step function, nothing else */
+        lua_State* L = fl_ctx_state(ctx);
+        r->has = 0;
+        --ctx->refs;
+        if (lua_checkstack(L, 1)) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+        }
+    } else {
+        rec_clear_mask(r, r->has); /* FN, EH and WAIT */
+    }
     if (r->name || r->src) {
         free(r->name);
         free(r->src);

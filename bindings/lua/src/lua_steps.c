@@ -585,9 +585,15 @@ static void invoke(fl_call* c)
             if (c->kind == CALL_REPEAT) {
                 lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
                 ++n;
-            } else if (c->kind == CALL_STEP) {
-                int k = fl_push_args_plain(L, ctx, c->args);
-                n = k < 0 ? -1 : n + k;
+            } else if (c->kind == CALL_STEP && c->args && c->args->args[0].type) {
+                const FutoInBinaryValue* v = &c->args->args[0];
+                if (v->type == &fl_ty_i64 && !c->args->args[1].type) {
+                    lua_pushinteger(L, (lua_Integer)v->i64); /* the usual one */
+                    ++n;
+                } else {
+                    int k = fl_push_args_plain(L, ctx, c->args);
+                    n = k < 0 ? -1 : n + k;
+                }
             }
             if (n >= 0) {
                 st = lua_pcall(L, n, 0, top + 1);
@@ -810,7 +816,7 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
         futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
         s->flags |= FL_F_ADDED;
         fl_check_misuse(L, ctx, "add()");
-        lua_settop(L, 1);
+        lua_pushvalue(L, 1); /* returns self */
         return 1;
     }
     r = NULL;
@@ -825,6 +831,17 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
     fl_check_misuse(L, ctx, "add()");
     lua_settop(L, 1);
     return 1;
+}
+
+/* add(step [, onerror]) with the checks SWIG generates for the others. */
+int fl_add_native(lua_State* L)
+{
+    int n = lua_gettop(L);
+    if (n < 2 || n > 3) {
+        return luaL_error(L, "add(): expected 2 to 3 arguments (self included), "
+                             "got %d", n);
+    }
+    return fl_add(L, fl_check_steps(L, 1, "add"), 2, n > 2 ? 3 : 0);
 }
 
 int fl_parallel(lua_State* L, fl_steps* s, int eh)
