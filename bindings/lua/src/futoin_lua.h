@@ -11,7 +11,9 @@
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
- * (trampolines and AsyncSteps operations), lua_tool.c (Tool, timers, luv).
+ * (trampolines and AsyncSteps operations), lua_handle.c (step handles as
+ * light userdata), lua_tool.c (Tool, timers, luv), lua_host.c (the
+ * language host "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a

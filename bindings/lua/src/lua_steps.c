@@ -6,8 +6,10 @@
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
  *
- * Handle objects. Each callback gets a fresh userdata (asi) bound to one
- * step. The object remembers what happened through it (flags), so misuse is
+ * Handle objects. Each callback gets a handle (asi) of its own bound to
+ * one step: a light userdata naming a slot (lua_handle.c), or a fresh
+ * userdata where light ones cannot be had. Its state (fl_steps) remembers
+ * what happened through it (flags), so misuse is
  * refused with a Lua error at the call site before the runtime sees it: a
  * handle of a finished step, add() after success(), success() twice, calls
  * that only the step's own callback may make. A waiting step's object stays
