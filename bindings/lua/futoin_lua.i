@@ -84,10 +84,15 @@ typedef int fl_nret;
 %typemap(in) lua_Integer "$1 = luaL_checkinteger(L, $input);"
 %typemap(in) lua_Number "$1 = luaL_checknumber(L, $input);"
 /* A C address: a light userdata, or an integer (never a full userdata,
- * which is certainly not the C object meant here). */
+ * which is certainly not the C object meant here, nor a step's handle,
+ * which is a light userdata that points nowhere: src/lua_handle.c). */
 %typemap(in) void* address {
     if (lua_islightuserdata(L, $input)) {
         $1 = lua_touserdata(L, $input);
+        if (fl_handle_is_light($1)) {
+            return luaL_error(L, "%s(): expected a C address (light userdata), "
+                                 "got a step handle", fl_short_name("$symname"));
+        }
     } else if (lua_isinteger(L, $input)) {
         $1 = (void*)(uintptr_t)lua_tointeger(L, $input);
     } else if (lua_isnoneornil(L, $input)) {

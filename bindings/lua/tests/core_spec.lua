@@ -758,15 +758,19 @@ describe("misuse", function()
         assert.truthy(tostring(lud):find("^userdata: "))
         says(H.raises(function() fa.core.add(lud, function() end) end),
             "expected an AsyncSteps handle as self")
-        local seen
+        local seen, werr
         local root = fa.AsyncSteps(tool)
         root:add(function(asi)
             seen = asi
+            werr = H.raises(function() fa.wrap(asi) end) -- points nowhere
             assert.are.equal("userdata", type(asi))
             assert.truthy(tostring(asi):find("futoin_async.step", 1, true))
         end)
         root:run()
         assert.truthy(tostring(seen):find("(finished)", 1, true))
+        if not os.getenv("FUTOIN_LUA_FULL_HANDLES") then
+            assert.truthy(tostring(werr):find("got a step handle", 1, true), tostring(werr))
+        end
     end)
 
     it("keeps the same rules with full userdata handles (FUTOIN_LUA_FULL_HANDLES)", function()
