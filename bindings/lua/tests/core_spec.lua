@@ -773,6 +773,58 @@ describe("misuse", function()
         end
     end)
 
+    -- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH);
+    -- returns what it printed.
+    local function run_lua(script, arg1, env)
+        local file = os.tmpname()
+        local f = assert(io.open(file, "w"))
+        f:write(script)
+        f:close()
+        local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
+        local out = p:read("a")
+        p:close()
+        os.remove(file)
+        return out
+    end
+
+    it("leaves another module's metatable of light userdata alone", function()
+        if os.getenv("FUTOIN_LUA_FULL_HANDLES") then
+            return -- no light handles to begin with
+        end
+        local script = [[
+            local foreign = require "foreign_as"
+            local function flow(fa)
+                local tool = fa.Tool()
+                local root = fa.AsyncSteps(tool)
+                local mt, kept
+                root:add(function(asi) mt = getmetatable(asi); kept = asi; asi:success(2.5) end)
+                root:add(function(asi, v) assert(v == 2.5) end)
+                root:run()
+                assert(select(2, pcall(kept.add, kept, print)):find("has finished", 1, true))
+                return mt
+            end
+            local lud = foreign.loop_new() -- a light userdata of someone else
+            local theirs = { __index = { theirs = true } }
+            if arg[1] == "before" then
+                debug.setmetatable(lud, theirs) -- taken before the module loads
+                local fa = require "futoin_async"
+                assert(flow(fa) == fa.core.metatable("step"))
+            else
+                local fa = require "futoin_async"
+                assert(flow(fa) == fa.core.metatable("light"))
+                debug.setmetatable(lud, theirs) -- replaced after: execute() notices
+                assert(flow(fa) == fa.core.metatable("step"))
+            end
+            assert(getmetatable(lud) == theirs and lud.theirs)
+            foreign.loop_free(lud)
+            print("metatable left alone")
+        ]]
+        for _, when in ipairs({ "before", "after" }) do
+            local out = run_lua(script, when)
+            assert.truthy(out:find("metatable left alone", 1, true), when .. ": " .. out)
+        end
+    end)
+
     it("keeps the same rules with full userdata handles (FUTOIN_LUA_FULL_HANDLES)", function()
         local script = [[
             local fa = require "futoin_async"
@@ -793,10 +845,7 @@ describe("misuse", function()
             assert(waited:success() == false and waited:status() == "lost")
             print("full handles ok")
         ]]
-        local cmd = ("FUTOIN_LUA_FULL_HANDLES=1 lua5.4 -e %q 2>&1"):format(script)
-        local p = io.popen(cmd)
-        local out = p:read("a")
-        p:close()
+        local out = run_lua(script, nil, "FUTOIN_LUA_FULL_HANDLES=1")
         assert.truthy(out:find("full handles ok", 1, true), out)
     end)
 
