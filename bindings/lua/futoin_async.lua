@@ -222,6 +222,10 @@ local S = {}  -- methods of roots and step handles
 local step_mt, root_mt = core.metatable("step"), core.metatable("root")
 step_mt.__index = S
 root_mt.__index = S
+-- A step's handle is usually a light userdata (src/lua_handle.c): the
+-- metatable of light userdata, when the module could take it, reaches the
+-- same methods.
+core.metatable("light").__index = S
 local P = { add = core.add, is_valid = core.is_valid, isValid = core.is_valid }
 core.metatable("parallel").__index = P
 

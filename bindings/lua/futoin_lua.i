@@ -19,7 +19,9 @@
  * functions that push their own results return their count (fl_nret).
  * success(...) and success_step(...) take up to four values: SWIG's Lua
  * module cannot give a typemap more than one input (numinputs > 1), so they
- * are %native functions with the same checks written by hand.
+ * are %native functions with the same checks written by hand. add(step
+ * [, onerror]) is %native too, for speed: it runs once per step, and its
+ * checks are the ones SWIG would generate (argument count, self).
  *
  * Integers: SWIG's Lua typemaps push every number with lua_pushnumber (a
  * float); here integer types travel with lua_pushinteger/lua_tointeger so
@@ -82,10 +84,15 @@ typedef int fl_nret;
 %typemap(in) lua_Integer "$1 = luaL_checkinteger(L, $input);"
 %typemap(in) lua_Number "$1 = luaL_checknumber(L, $input);"
 /* A C address: a light userdata, or an integer (never a full userdata,
- * which is certainly not the C object meant here). */
+ * which is certainly not the C object meant here, nor a step's handle,
+ * which is a light userdata that points nowhere: src/lua_handle.c). */
 %typemap(in) void* address {
     if (lua_islightuserdata(L, $input)) {
         $1 = lua_touserdata(L, $input);
+        if (fl_handle_is_light($1)) {
+            return luaL_error(L, "%s(): expected a C address (light userdata), "
+                                 "got a step handle", fl_short_name("$symname"));
+        }
     } else if (lua_isinteger(L, $input)) {
         $1 = (void*)(uintptr_t)lua_tointeger(L, $input);
     } else if (lua_isnoneornil(L, $input)) {
@@ -100,13 +107,13 @@ typedef int fl_nret;
 
 /* ---- AsyncSteps handles ---------------------------------------------------- */
 
+%native(add) int fl_add_native(lua_State* L);
 %native(success) int fl_success(lua_State* L);
 %native(success_step) int fl_success_step(lua_State* L);
 %native(_state_names) int fl_state_names(lua_State* L);
 %native(_state_mt) int fl_state_mt(lua_State* L);
 %native(_state_keys) int fl_state_keys(lua_State* L);
 
-%rename(add) fl_add;
 %rename(parallel) fl_parallel;
 %rename(error) fl_error;
 %rename(_fail) fl_fail;
@@ -133,7 +140,6 @@ typedef int fl_nret;
 %rename(shared_get) fl_shared_get;
 %rename(shared_set) fl_shared_set;
 
-fl_nret fl_add(lua_State* L, fl_steps* self, fl_idx step, fl_idx onerror = 0);
 fl_nret fl_parallel(lua_State* L, fl_steps* self, fl_idx onerror = 0);
 fl_nret fl_error(lua_State* L, fl_steps* self, fl_idx code, fl_idx info = 0);
 fl_nret fl_fail(lua_State* L, fl_steps* self, fl_idx err, fl_idx traceback);
@@ -242,7 +248,7 @@ static bool tool_attached(fl_tool* self)
 static fl_nret metatable(lua_State* L, const char* kind)
 {
     static const char* const kinds[FL_MT_COUNT] = {
-        "step", "root", "parallel", "tool", "timer", "opaque"};
+        "step", "root", "parallel", "tool", "timer", "opaque", "light"};
     fl_ctx* ctx = fl_ctx_get(L);
     for (int i = 0; i < FL_MT_COUNT; ++i) {
         if (strcmp(kind, kinds[i]) == 0) {

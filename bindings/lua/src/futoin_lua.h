@@ -11,7 +11,9 @@
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
- * (trampolines and AsyncSteps operations), lua_tool.c (Tool, timers, luv).
+ * (trampolines and AsyncSteps operations), lua_handle.c (step handles as
+ * light userdata), lua_tool.c (Tool, timers, luv), lua_host.c (the
+ * language host "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
@@ -34,6 +36,7 @@
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +45,21 @@
 typedef struct fl_rec fl_rec;
 typedef struct fl_steps fl_steps;
 typedef struct fl_tool fl_tool;
+typedef struct fl_hslot fl_hslot;
+
+/** A handle object's state (lua_steps.c): a root, a parallel(), an adopted
+ * handle (full userdata), or a step's handle (a slot of lua_handle.c,
+ * reached through a light userdata, or a full userdata). */
+struct fl_steps
+{
+    const void* magic; /* &fl_steps_magic: recognises our objects */
+    FutoInAsyncSteps* bsi; /* NULL once closed */
+    struct fl_ctx* ctx;
+    fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
+    fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
+    uint16_t flags;
+    uint8_t kind;
+};
 
 /** Metatables made by the C side; the Lua layer fills their __index. */
 enum
@@ -52,6 +70,7 @@ enum
     FL_MT_TOOL,   /* a Tool */
     FL_MT_TIMER,  /* what Tool:immediate()/deferred() return */
     FL_MT_OPAQUE, /* a value of another language */
+    FL_MT_LIGHT,  /* light userdata: step handles (lua_handle.c) */
     FL_MT_COUNT
 };
 
@@ -69,7 +88,6 @@ typedef struct fl_ctx
     fl_rec* free_recs; /* free callback records (see fl_rec) */
     struct fl_chunk* chunks; /* the slabs records come from */
     uint32_t nrecs_total; /* records in all chunks */
-    int anchors;       /* registry ref: the table of anchor slots (fixed) */
     int misuse;        /* the misuse callback fired since the last check */
     char misuse_msg[256];
     int closed;
@@ -79,6 +97,17 @@ typedef struct fl_ctx
     int state_mt;        /* registry ref: metatable of state() tables (fixed) */
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
+    /* step handles as light userdata (lua_handle.c) */
+    int light;           /* new calls get light handles */
+    int light_claimed;   /* light_id is ours */
+    unsigned light_id;   /* this context's number in handle values */
+    fl_hslot** hchunks;  /* slots, in chunks */
+    uint32_t nhchunks;   /* entries of hchunks */
+    uint32_t nhslots;    /* slots made */
+    fl_hslot* hq_head;   /* retired slots, oldest first */
+    fl_hslot* hq_tail;
+    uint32_t hq_count;
+    fl_steps ghost;      /* a handle whose slot moved on (lua_handle.c) */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
@@ -99,14 +128,14 @@ void fl_unref(fl_ctx* ctx, int ref);
 /** Callback records: one per add()/loop()/set_cancel()/execute()...
  *
  * Records come from slabs (chunks) of the context and are recycled, never
- * freed before the context. Record number `idx` owns three slots of the
- * context's anchor table, 3*idx+1.. (FL_A_FN, FL_A_EH, FL_A_WAIT): the
- * Lua values the runtime holds through it stay reachable there. Storing
- * into a slot the record owns is one table write; luaL_ref() would take
- * three, and malloc() per step more still. Slots exist from the moment
- * their slab is made (an empty slot holds false, never nil), so the table
- * never grows on a write: fl_rec_set/fl_rec_clear allocate nothing and
- * never raise. */
+ * freed before the context. A record owns up to three registry references
+ * (FL_A_FN, FL_A_EH, FL_A_WAIT), taken the first time the record needs
+ * them and kept for its life: the Lua values the runtime holds through it
+ * stay reachable there. Anchoring a value is one registry write, dropping
+ * it another (false, never nil, so that luaL_ref() never takes the slot
+ * for someone else); luaL_ref() each time would take three, and malloc()
+ * per step more still. A write to an existing slot never allocates:
+ * fl_rec_set (once the reference exists) and fl_rec_clear never raise. */
 enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
 
 struct fl_rec
@@ -114,20 +143,28 @@ struct fl_rec
     fl_ctx* ctx;
     fl_steps* live;    /* the handle object of this record's current call */
     fl_rec* next;      /* free list */
-    uint32_t idx;      /* its number: anchor slots 3*idx+1..3 */
+    int ref[3];        /* registry refs of its slots FL_A_FN.. (kept) */
     uint8_t has;       /* bit (1 << FL_A_*): the slot holds a value */
     uint32_t line;     /* origin: the function's first line (lazy) */
     char* name;        /* origin: "module.function" of a named step, or NULL */
     char* src;         /* origin: the function's source file (lazy), or NULL */
 };
 
-/** A free record; NULL if out of memory. May raise (out of memory) while
- * a new slab's slots are made, before any record is handed out. */
-fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx);
-/** Anchor the value at `idx` in the record's slot `which`. */
+/** A free record, with the references of the slots in `need` (bits
+ *  1 << FL_A_*); NULL if out of memory. May raise (out of memory) while
+ *  it takes them, before the record is handed out. */
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx, unsigned need);
+/** Take the reference of the record's slot `which` if it has none (may
+ *  raise: out of memory). */
+void fl_rec_reserve(lua_State* L, fl_rec* r, int which);
+/** Anchor the value at `idx` in the record's slot `which` (raises only if
+ *  the slot's reference must be taken first, see fl_rec_reserve). */
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
-/** Push the value of the record's slot `which` (nil if none). */
-void fl_rec_push(lua_State* L, fl_rec* r, int which);
+/** Push the value of the record's slot `which` (false if none). */
+static inline void fl_rec_push(lua_State* L, const fl_rec* r, int which)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+}
 /** Drop the value of the record's slot `which` (never raises). */
 void fl_rec_clear(fl_rec* r, int which);
 static inline int fl_rec_has(const fl_rec* r, int which)
@@ -175,8 +212,41 @@ void fl_push_binval(lua_State* L, fl_ctx* ctx, FutoInBinaryValue* v);
  *  nothing converted or moved) on failure. */
 void fl_args_from(lua_State* L, fl_ctx* ctx, int idx, int n, FutoInArgs* a);
 void fl_args_reset(FutoInArgs* a);
+extern const FutoInType fl_ty_bool, fl_ty_i64, fl_ty_double;
+/** A number or boolean at `idx` -> binary value, as fl_to_binval() makes
+ *  it (owning nothing); 0 (v untouched) for any other type. */
+static inline int fl_to_binval_plain(lua_State* L, int idx, FutoInBinaryValue* v)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        /* lua_isinteger: the subtype (2.0 stays a float) */
+        if (lua_isinteger(L, idx)) {
+            v->type = &fl_ty_i64;
+            v->i64 = (int64_t)lua_tointeger(L, idx);
+        } else {
+            v->type = &fl_ty_double;
+            v->d = (double)lua_tonumber(L, idx);
+        }
+        break;
+    case LUA_TBOOLEAN:
+        v->type = &fl_ty_bool;
+        v->u64 = 0;
+        v->b = lua_toboolean(L, idx) != 0;
+        break;
+    default:
+        return 0;
+    }
+    v->custom_data = NULL;
+    v->length = 0;
+    return 1;
+}
 /** Push the values of `a` (until the first empty one); returns how many. */
 int fl_push_args(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
+/** The same for values that need no allocation (numbers, booleans, custom
+ *  values of this state, nil): never raises, needs room for 4 values on
+ *  the stack. Returns -1, having pushed nothing, if a value would need
+ *  fl_push_args(). */
+int fl_push_args_plain(lua_State* L, fl_ctx* ctx, const FutoInArgs* a);
 /** A custom value of Lua holding a reference to the value at `idx`. */
 void fl_set_custom(lua_State* L, fl_ctx* ctx, int idx, FutoInBinaryValue* v);
 /** A custom value of Lua taking over the counted reference `ref`
@@ -209,24 +279,141 @@ enum
     FL_F_LOST = 128,   /* a waiting step ended by a timeout or cancel */
     FL_F_FAILED = 256, /* error() was called (or raised) */
     FL_F_RUNNING = 512, /* FL_ROOT: executing (kept alive by its tool) */
-    FL_F_STATEMAP = 1024 /* FL_ROOT: its state variable points at it */
+    FL_F_STATEMAP = 1024, /* FL_ROOT: its state variable points at it */
+    FL_F_LIGHT = 2048,  /* FL_STEP: a slot of lua_handle.c (light userdata) */
+    FL_F_GHOST = 4096   /* the stand-in for a handle whose slot moved on */
 };
 
-struct fl_steps
-{
-    const void* magic; /* &fl_steps_magic: recognises our objects */
-    FutoInAsyncSteps* bsi; /* NULL once closed */
-    fl_ctx* ctx;
-    fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
-    fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
-    uint16_t flags;
-    uint8_t kind;
-};
+
 
 extern const char fl_steps_magic;
 
+/* ---- step handles as light userdata (lua_handle.c) ------------------------ */
+
+/** Number this context, make the metatable of light userdata (taken if
+ *  free) and the ghost handle (luaopen). */
+void fl_handles_open(lua_State* L, fl_ctx* ctx);
+/** Back to full userdata if another module replaced that metatable. */
+void fl_handles_check(lua_State* L, fl_ctx* ctx);
+/** The state closes: values of this context are no longer recognised. */
+void fl_handles_close(fl_ctx* ctx);
+/** Free the slots (with the context). */
+void fl_handles_free(fl_ctx* ctx);
+/** A call's handle state in a slot (lua_handle.c). */
+struct fl_hslot
+{
+    fl_steps s; /* first: a slot is its fl_steps */
+    uint32_t gen;
+    uint32_t idx;
+    fl_hslot* next; /* FIFO of retired slots */
+};
+enum { FL_HANDLE_QUARANTINE = 1024, FL_HANDLE_CHUNK = 256 };
+/** Contexts by number, so that a value alone finds its slots. */
+extern _Atomic(fl_ctx*) fl_handle_ctx[256];
+
+/** A new slot (lua_handle.c), NULL if out of memory or numbers. */
+fl_hslot* fl_handle_grow(fl_ctx* ctx);
+/** A slot for a new call (flags FL_F_LIGHT), or NULL (then: a userdata).
+ *  Retired slots are reused FIFO once more than the quarantine wait. */
+static inline fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    fl_hslot* h;
+    if (ctx->hq_count > FL_HANDLE_QUARANTINE) {
+        h = ctx->hq_head;
+        ctx->hq_head = h->next;
+        --ctx->hq_count;
+        ++h->gen; /* values of its last call no longer match */
+    } else if (!(h = fl_handle_grow(ctx))) {
+        return NULL;
+    }
+    h->next = NULL;
+    h->s.magic = &fl_steps_magic;
+    h->s.bsi = bsi;
+    h->s.ctx = ctx;
+    h->s.rec = NULL;
+    h->s.tool = NULL;
+    h->s.flags = FL_F_LIGHT;
+    h->s.kind = FL_STEP;
+    return &h->s;
+}
+/** The call of slot `s` is over (once per call): reuse it later. */
+static inline void fl_handle_retire(fl_steps* s)
+{
+    fl_hslot* h = (fl_hslot*)s;
+    fl_ctx* ctx = s->ctx;
+    h->next = NULL;
+    if (ctx->hq_tail) {
+        ctx->hq_tail->next = h;
+    } else {
+        ctx->hq_head = h;
+    }
+    ctx->hq_tail = h;
+    ++ctx->hq_count;
+}
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define FL_HANDLE_BITS 1
+/** Does `p` carry the tag of handle values (bits 63-60: 0xA)? */
+static inline int fl_handle_is_light(const void* p)
+{
+    return (uintptr_t)p >> 60 == 0xA;
+}
+/** The light userdata value of slot `s`: tag, context, index, generation. */
+static inline void* fl_handle_value(const fl_steps* s)
+{
+    const fl_hslot* h = (const fl_hslot*)s;
+    return (void*)(((uintptr_t)0xA << 60) | ((uintptr_t)s->ctx->light_id << 52)
+                   | ((uintptr_t)h->idx << 32) | h->gen);
+}
+/** The slot of value `p` (the ghost if it moved on), NULL if not ours. */
+static inline fl_steps* fl_handle_decode(const void* p)
+{
+    uintptr_t v = (uintptr_t)p;
+    uint32_t idx = (uint32_t)(v >> 32) & 0xFFFFFu;
+    fl_ctx* ctx = atomic_load_explicit(&fl_handle_ctx[(v >> 52) & 0xFFu],
+                                       memory_order_relaxed);
+    fl_hslot* h;
+    if (!ctx || idx >= ctx->nhslots) {
+        return NULL;
+    }
+    h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
+    return h->gen == (uint32_t)v ? &h->s : &ctx->ghost;
+}
+#else /* no room for the encoding: step handles are full userdata */
+#define FL_HANDLE_BITS 0
+static inline int fl_handle_is_light(const void* p) { (void)p; return 0; }
+static inline void* fl_handle_value(const fl_steps* s) { (void)s; return NULL; }
+static inline fl_steps* fl_handle_decode(const void* p) { (void)p; return NULL; }
+#endif
+
+/** The handle object at `idx`, or NULL. lua_touserdata() is NULL for
+ *  anything but userdata; a light userdata carrying the handle tag is
+ *  decoded (lua_handle.c), and lua_rawlen() is 0 for any other light
+ *  userdata: two calls tell a full userdata of our size. */
+static inline fl_steps* fl_to_steps(lua_State* L, int idx)
+{
+    fl_steps* s = lua_touserdata(L, idx);
+    if (!s) {
+        return NULL;
+    }
+    if (fl_handle_is_light(s)) {
+        return fl_handle_decode(s);
+    }
+    if (lua_rawlen(L, idx) != sizeof(fl_steps)) {
+        return NULL;
+    }
+    return s->magic == &fl_steps_magic ? s : NULL;
+}
+/** Raise "expected an AsyncSteps handle as self" for argument `idx`. */
+int fl_not_steps(lua_State* L, int idx, const char* what);
 /** The handle object at `idx`, or a Lua error naming `what`. */
-fl_steps* fl_check_steps(lua_State* L, int idx, const char* what);
+static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
+{
+    fl_steps* s = fl_to_steps(L, idx);
+    if (!s) {
+        fl_not_steps(L, idx, what);
+    }
+    return s;
+}
 
 int fl_steps_gc(lua_State* L);
 int fl_steps_tostring(lua_State* L);
@@ -235,6 +422,7 @@ int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
 int fl_wrap(lua_State* L, void* address, int owned);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
+int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
 int fl_success(lua_State* L);      /* %native: asi:success(...) */
 int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
 int fl_error(lua_State* L, fl_steps* s, int code, int info);

@@ -45,6 +45,7 @@ typedef struct fl_chunk
     fl_rec recs[CHUNK_RECS];
 } fl_chunk;
 
+
 static void free_chunks(fl_ctx* ctx)
 {
     fl_chunk* c;
@@ -59,6 +60,7 @@ static void ctx_maybe_free(fl_ctx* ctx)
 {
     if (ctx->closed && ctx->refs == 0 && ctx->recs == 0) {
         free_chunks(ctx);
+        fl_handles_free(ctx);
         free(ctx);
     }
 }
@@ -72,6 +74,7 @@ static int box_gc(lua_State* L)
     }
     b->ctx = NULL;
     fl_host_close(ctx);
+    fl_handles_close(ctx);
     /* Nothing refers to Lua after this: refs still held elsewhere are
      * dropped without touching the state (it is closing). */
     ctx->closed = 1;
@@ -84,10 +87,10 @@ static int box_gc(lua_State* L)
 /* One metatable per kind of object; the Lua layer fills __index. */
 static void open_metatables(lua_State* L, fl_ctx* ctx)
 {
-    static const char* const names[FL_MT_COUNT] = {
+    static const char* const names[FL_MT_LIGHT] = {
         "futoin_async.Step", "futoin_async.AsyncSteps", "futoin_async.Parallel",
         "futoin_async.Tool", "futoin_async.Timer", "futoin_async.Opaque"};
-    for (int i = 0; i < FL_MT_COUNT; ++i) {
+    for (int i = 0; i < FL_MT_LIGHT; ++i) { /* FL_MT_LIGHT: lua_handle.c */
         lua_createtable(L, 0, 4);
         lua_pushstring(L, names[i]);
         lua_setfield(L, -2, "__name");
@@ -154,11 +157,10 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     ctx->pending_state = LUA_NOREF;
-    lua_newtable(L);
-    ctx->anchors = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
     open_metatables(L, ctx);
+    fl_handles_open(L, ctx);
     fl_state_open(L, ctx);
     fl_host_open(L, ctx);
     return ctx;
@@ -195,34 +197,33 @@ void fl_unref(fl_ctx* ctx, int ref)
 
 /* ---- callback records ---------------------------------------------------- */
 
-fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
+fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx, unsigned need)
 {
     fl_rec* r = ctx->free_recs;
     if (!r) {
         fl_chunk* c;
-        lua_Integer first = (lua_Integer)ctx->nrecs_total * 3 + 1;
-        if (ctx->nrecs_total > INT32_MAX / 3 - CHUNK_RECS) {
+        if (ctx->nrecs_total > INT32_MAX - CHUNK_RECS) {
             return NULL;
         }
         c = malloc(sizeof(*c));
         if (!c) {
             return NULL;
         }
-        c->next = ctx->chunks; /* freed with the context even if the */
-        ctx->chunks = c;       /* slots below cannot be made */
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
-        for (lua_Integer k = first; k < first + 3 * CHUNK_RECS; ++k) {
-            lua_pushboolean(L, 0);
-            lua_rawseti(L, -2, k);
-        }
-        lua_pop(L, 1);
+        c->next = ctx->chunks;
+        ctx->chunks = c;
         for (int i = CHUNK_RECS - 1; i >= 0; --i) {
-            c->recs[i].idx = ctx->nrecs_total + (uint32_t)i;
+            c->recs[i].ref[0] = c->recs[i].ref[1] = c->recs[i].ref[2] = LUA_NOREF;
             c->recs[i].next = ctx->free_recs;
             ctx->free_recs = &c->recs[i];
         }
         ctx->nrecs_total += CHUNK_RECS;
         r = ctx->free_recs;
+    }
+    /* still on the free list: raising here loses nothing */
+    for (int which = FL_A_FN; which <= FL_A_WAIT; ++which) {
+        if (need & (1u << which)) {
+            fl_rec_reserve(L, r, which);
+        }
     }
     ctx->free_recs = r->next;
     r->ctx = ctx;
@@ -235,56 +236,67 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx)
     return r;
 }
 
-static lua_Integer slot_of(const fl_rec* r, int which)
+void fl_rec_reserve(lua_State* L, fl_rec* r, int which)
 {
-    return (lua_Integer)r->idx * 3 + which;
+    if (r->ref[which - 1] == LUA_NOREF) {
+        lua_pushboolean(L, 0);
+        r->ref[which - 1] = luaL_ref(L, LUA_REGISTRYINDEX); /* kept: not counted */
+    }
 }
 
 void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 {
-    idx = lua_absindex(L, idx);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
     lua_pushvalue(L, idx);
-    lua_rawseti(L, -2, slot_of(r, which));
-    lua_pop(L, 1);
+    if (r->ref[which - 1] == LUA_NOREF) {
+        r->ref[which - 1] = luaL_ref(L, LUA_REGISTRYINDEX); /* kept: not counted */
+    } else {
+        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+    }
     if (!fl_rec_has(r, which)) {
         r->has |= (uint8_t)(1u << which);
         ++r->ctx->refs;
     }
 }
 
-void fl_rec_push(lua_State* L, fl_rec* r, int which)
-{
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ctx->anchors);
-    lua_rawgeti(L, -1, slot_of(r, which));
-    lua_remove(L, -2);
-}
-
-/* Writing an existing slot allocates nothing: never raises. */
-void fl_rec_clear(fl_rec* r, int which)
+/* Drop the values of the slots in `mask` the record holds. Writing an
+ * existing slot allocates nothing: never raises. */
+static void rec_clear_mask(fl_rec* r, unsigned mask)
 {
     fl_ctx* ctx = r->ctx;
-    if (!fl_rec_has(r, which)) {
+    lua_State* L;
+    mask &= r->has;
+    if (!mask) {
         return;
     }
-    r->has &= (uint8_t) ~(1u << which);
-    --ctx->refs;
-    if (!ctx->closed) {
-        lua_State* L = fl_ctx_state(ctx);
-        if (lua_checkstack(L, 3)) {
-            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->anchors);
-            lua_pushboolean(L, 0);
-            lua_rawseti(L, -2, slot_of(r, which));
-            lua_pop(L, 1);
-        }
-    } else {
+    r->has &= (uint8_t)~mask;
+    ctx->refs -= (long)((mask >> FL_A_FN) & 1) + (long)((mask >> FL_A_EH) & 1)
+                 + (long)((mask >> FL_A_WAIT) & 1);
+    if (ctx->closed) {
         ctx_maybe_free(ctx);
+        return;
     }
+    L = fl_ctx_state(ctx);
+    if (!lua_checkstack(L, 1)) {
+        return;
+    }
+    for (int which = FL_A_FN; mask >> which; ++which) {
+        if (mask & (1u << which)) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+        }
+    }
+}
+
+void fl_rec_clear(fl_rec* r, int which)
+{
+    rec_clear_mask(r, 1u << which);
 }
 
 /* Detach the handle object of the record's last call (lua_steps.c keeps
  * the same rule): it finished, so calls through it are refused from now
- * on; a waiting one that nobody completed lost to a timeout or cancel. */
+ * on; a waiting one that nobody completed lost to a timeout or cancel. A
+ * light handle's slot is retired here, once per call (r->live is its only
+ * link). */
 void fl_rec_detach(fl_rec* r)
 {
     fl_steps* s = r->live;
@@ -296,17 +308,34 @@ void fl_rec_detach(fl_rec* r)
         s->flags &= (uint16_t)~FL_F_ACTIVE;
         s->rec = NULL;
         r->live = NULL;
+        if (s->flags & FL_F_LIGHT) {
+            fl_handle_retire(s);
+        }
     }
-    fl_rec_clear(r, FL_A_WAIT);
+    if (r->has & (1u << FL_A_WAIT)) {
+        fl_rec_clear(r, FL_A_WAIT);
+    }
 }
 
 void fl_rec_release(void* data)
 {
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
-    fl_rec_detach(r);
-    fl_rec_clear(r, FL_A_FN);
-    fl_rec_clear(r, FL_A_EH);
+    if (r->live) {
+        fl_rec_detach(r);
+    }
+    if (r->has == 1u << FL_A_FN && !ctx->closed) {
+        /* the usual record: a step function, nothing else */
+        lua_State* L = fl_ctx_state(ctx);
+        r->has = 0;
+        --ctx->refs;
+        if (lua_checkstack(L, 1)) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+        }
+    } else {
+        rec_clear_mask(r, r->has); /* FN, EH and WAIT */
+    }
     if (r->name || r->src) {
         free(r->name);
         free(r->src);

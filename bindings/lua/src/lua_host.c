@@ -146,7 +146,8 @@ static int resolve_body(lua_State* L)
         }
         lua_pop(L, 1);
     }
-    c->rec = fl_rec_new(L, c->ctx);
+    fl_handles_check(L, c->ctx); /* no execute() in Lua for such flows */
+    c->rec = fl_rec_new(L, c->ctx, 1u << FL_A_FN);
     if (!c->rec) {
         return luaL_error(L, "out of memory");
     }

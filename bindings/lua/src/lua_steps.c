@@ -6,8 +6,10 @@
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
  *
- * Handle objects. Each callback gets a fresh userdata (asi) bound to one
- * step. The object remembers what happened through it (flags), so misuse is
+ * Handle objects. Each callback gets a handle (asi) of its own bound to
+ * one step: a light userdata naming a slot (lua_handle.c), or a fresh
+ * userdata where light ones cannot be had. Its state (fl_steps) remembers
+ * what happened through it (flags), so misuse is
  * refused with a Lua error at the call site before the runtime sees it: a
  * handle of a finished step, add() after success(), success() twice, calls
  * that only the step's own callback may make. A waiting step's object stays
@@ -54,26 +56,13 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     return s;
 }
 
-/* lua_touserdata() is NULL for anything but userdata, and lua_rawlen() is
- * 0 for a light userdata: two calls tell a full userdata of our size. */
-static fl_steps* to_steps(lua_State* L, int idx)
-{
-    fl_steps* s = lua_touserdata(L, idx);
-    if (!s || lua_rawlen(L, idx) != sizeof(fl_steps)) {
-        return NULL;
-    }
-    return s->magic == &fl_steps_magic ? s : NULL;
-}
+#define to_steps fl_to_steps /* futoin_lua.h */
 
-fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
+int fl_not_steps(lua_State* L, int idx, const char* what)
 {
-    fl_steps* s = to_steps(L, idx);
-    if (!s) {
-        luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
-                      "(call it as a method: asi:%s)",
-                   what, luaL_typename(L, idx), what);
-    }
-    return s;
+    return luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
+                         "(call it as a method: asi:%s)",
+                      what, luaL_typename(L, idx), what);
 }
 
 int fl_steps_gc(lua_State* L)
@@ -93,7 +82,7 @@ int fl_steps_tostring(lua_State* L)
     static const char* const kinds[] = {"step", "AsyncSteps", "parallel", "AsyncSteps (adopted)"};
     if (!s) {
         lua_pushliteral(L, "futoin_async handle (?)");
-    } else if (!s->bsi || (s->kind == FL_STEP && (s->flags & FL_F_DONE))) {
+    } else if ((s->kind == FL_STEP && (s->flags & FL_F_DONE)) || !s->bsi) {
         lua_pushfstring(L, "futoin_async.%s (finished)", kinds[s->kind & 3]);
     } else {
         lua_pushfstring(L, "futoin_async.%s (%p)", kinds[s->kind & 3], (void*)s->bsi);
@@ -117,12 +106,14 @@ enum
 static int gate(lua_State* L, fl_steps* s, int g, const char* what)
 {
     uint16_t f = s->flags;
-    if (!s->bsi) {
-        luaL_error(L, "%s: the AsyncSteps object was freed", what);
-    }
     if (s->kind != FL_STEP) {
+        if (!s->bsi) {
+            luaL_error(L, "%s: the AsyncSteps object was freed", what);
+        }
         return 1; /* roots, parallel() and adopted handles: the runtime decides */
     }
+    /* a step's handle always has a bsi, but the ghost (lua_handle.c),
+     * which is finished */
     if (f & FL_F_DONE) {
         if (g == G_COMPLETE && (f & FL_F_LOST)) {
             return 0;
@@ -216,7 +207,7 @@ static const char* label_arg(lua_State* L, int idx, const char* what)
 /* A record anchoring the functions at fn_idx / eh_idx (0: none). */
 static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
 {
-    fl_rec* r = fl_rec_new(L, ctx);
+    fl_rec* r = fl_rec_new(L, ctx, (fn_idx ? 1u << FL_A_FN : 0) | (eh_idx ? 1u << FL_A_EH : 0));
     if (!r) {
         luaL_error(L, "futoin_async: out of memory");
     }
@@ -411,7 +402,18 @@ typedef struct fl_call
     fl_steps* s; /* the handle object made for the call */
 } fl_call;
 
-/* Runs protected: build the call and make it. */
+/* The flags of a call's handle. */
+static uint16_t call_flags(int kind)
+{
+    switch (kind) {
+    case CALL_ERROR: return FL_F_ACTIVE | FL_F_ERRH;
+    case CALL_CANCEL: return FL_F_ACTIVE | FL_F_CANCELH;
+    default: return FL_F_ACTIVE;
+    }
+}
+
+/* Runs protected: build the call and make it (the slow path of invoke():
+ * what may allocate or raise before the call). */
 static int call_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
@@ -421,23 +423,23 @@ static int call_body(lua_State* L)
     int n = 1;
 
     fl_rec_push(L, r, c->kind == CALL_ERROR ? FL_A_EH : FL_A_FN);
-    s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
-    s->rec = r;
-    r->live = s;
-    c->s = s;
-    s->flags = FL_F_ACTIVE;
+    if (c->s) {
+        lua_pushlightuserdata(L, fl_handle_value(c->s)); /* made by invoke() */
+    } else {
+        s = push_steps(L, ctx, c->bsi, FL_STEP, 0);
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags = call_flags(c->kind);
+    }
     switch (c->kind) {
     case CALL_STEP:
         n += fl_push_args(L, ctx, c->args);
         break;
     case CALL_ERROR:
-        s->flags |= FL_F_ERRH;
         sync_error_state(L, ctx, c->bsi);
         lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
         ++n;
-        break;
-    case CALL_CANCEL:
-        s->flags |= FL_F_CANCELH;
         break;
     case CALL_REPEAT:
         lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
@@ -570,9 +572,42 @@ static void invoke(fl_call* c)
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
     lua_pushcfunction(L, fl_msgh);
+    if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags |= call_flags(c->kind);
+        /* The fast path: nothing below allocates or raises (the stack was
+         * checked; values that would allocate go the slow way), so the
+         * function is called directly, without call_body's C frame. */
+        if (c->kind == CALL_STEP || c->kind == CALL_LOOP || c->kind == CALL_REPEAT) {
+            int n = 1;
+            fl_rec_push(L, r, FL_A_FN);
+            lua_pushlightuserdata(L, fl_handle_value(s));
+            if (c->kind == CALL_REPEAT) {
+                lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
+                ++n;
+            } else if (c->kind == CALL_STEP && c->args && c->args->args[0].type) {
+                const FutoInBinaryValue* v = &c->args->args[0];
+                if (v->type == &fl_ty_i64 && !c->args->args[1].type) {
+                    lua_pushinteger(L, (lua_Integer)v->i64); /* the usual one */
+                    ++n;
+                } else {
+                    int k = fl_push_args_plain(L, ctx, c->args);
+                    n = k < 0 ? -1 : n + k;
+                }
+            }
+            if (n >= 0) {
+                st = lua_pcall(L, n, 0, top + 1);
+                goto called;
+            }
+            lua_settop(L, top + 1);
+        }
+    }
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
     st = lua_pcall(L, 1, 0, top + 1);
+called:
     ctx->cur_bsi = prev;
     s = c->s;
     if (s) {
@@ -759,7 +794,34 @@ int fl_wrap(lua_State* L, void* address, int owned)
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
 {
     fl_ctx* ctx = s->ctx;
-    fl_rec* r;
+    fl_rec* r = ctx->free_recs;
+    /* The common case first: a function and no error handler, added to a
+     * root or by a step's own callback that may still add (every check
+     * below would pass), with a record whose reference exists. */
+    if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF && lua_type(L, fn) == LUA_TFUNCTION
+        && (s->kind == FL_STEP
+                ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
+                          == FL_F_ACTIVE
+                : s->bsi != NULL)) {
+        ctx->free_recs = r->next;
+        r->ctx = ctx;
+        r->live = NULL;
+        r->next = NULL;
+        r->name = NULL;
+        r->src = NULL;
+        ++ctx->recs;
+        lua_pushvalue(L, fn);
+        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+        r->has = 1u << FL_A_FN;
+        ++ctx->refs;
+        fl_clear_misuse(ctx);
+        futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
+        s->flags |= FL_F_ADDED;
+        fl_check_misuse(L, ctx, "add()");
+        lua_pushvalue(L, 1); /* returns self */
+        return 1;
+    }
+    r = NULL;
     gate(L, s, G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
@@ -771,6 +833,17 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
     fl_check_misuse(L, ctx, "add()");
     lua_settop(L, 1);
     return 1;
+}
+
+/* add(step [, onerror]) with the checks SWIG generates for the others. */
+int fl_add_native(lua_State* L)
+{
+    int n = lua_gettop(L);
+    if (n < 2 || n > 3) {
+        return luaL_error(L, "add(): expected 2 to 3 arguments (self included), "
+                             "got %d", n);
+    }
+    return fl_add(L, fl_check_steps(L, 1, "add"), 2, n > 2 ? 3 : 0);
 }
 
 int fl_parallel(lua_State* L, fl_steps* s, int eh)
@@ -811,11 +884,37 @@ static int values_count(lua_State* L, const char* what)
 
 int fl_success(lua_State* L)
 {
-    fl_steps* s = fl_check_steps(L, 1, "success()");
-    fl_ctx* ctx = s->ctx;
-    int n = values_count(L, "success()");
-    int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
+    fl_steps* s = to_steps(L, 1);
+    fl_ctx* ctx;
+    int n = lua_gettop(L) - 1;
+    int external;
     FutoInArgs a;
+    /* The common case first: a step's own callback succeeds with numbers
+     * or booleans and has done nothing else through its handle (so every
+     * check below would pass). */
+    if (s && s->kind == FL_STEP && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE
+        && n <= 4) {
+        int i = 0;
+        while (i < n && fl_to_binval_plain(L, 2 + i, &a.args[i])) {
+            ++i;
+        }
+        if (i == n) {
+            ctx = s->ctx;
+            if (n < 4) {
+                memset(&a.args[n], 0, sizeof(a.args[0]) * (size_t)(4 - n));
+            }
+            fl_clear_misuse(ctx);
+            s->bsi->api->success(s->bsi, n ? &a : NULL);
+            s->flags |= FL_F_SUCCESS;
+            fl_check_misuse(L, ctx, "success()");
+            lua_pushboolean(L, 1);
+            return 1;
+        }
+    }
+    s = fl_check_steps(L, 1, "success()");
+    ctx = s->ctx;
+    n = values_count(L, "success()");
+    external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
     if (!gate(L, s, G_COMPLETE, "success()")) {
         lua_pushboolean(L, 0);
         return 1;
@@ -1015,12 +1114,15 @@ int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
 int fl_wait_external(lua_State* L, fl_steps* s)
 {
     gate(L, s, G_EXEC, "wait_external()");
+    if (s->rec && !(s->flags & FL_F_LIGHT)) {
+        fl_rec_reserve(L, s->rec, FL_A_WAIT); /* may raise: before the call */
+    }
     fl_clear_misuse(s->ctx);
     s->bsi->api->waitExternal(s->bsi);
     fl_check_misuse(L, s->ctx, "wait_external()");
     if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
         s->flags |= FL_F_WAITING;
-        if (s->rec && !fl_rec_has(s->rec, FL_A_WAIT)) {
+        if (s->rec && !(s->flags & FL_F_LIGHT) && !fl_rec_has(s->rec, FL_A_WAIT)) {
             /* the object must outlive the callback: its completion comes
              * through it, and the release hook marks it finished */
             fl_rec_set(L, s->rec, FL_A_WAIT, 1);
@@ -1122,6 +1224,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
         return luaL_error(L, "execute(): not on the tool's loop thread");
     }
     fn = check_fn(L, fn, 1, "execute(unhandled)", "unhandled");
+    fl_handles_check(L, ctx);
     fl_clear_misuse(ctx);
     if (s->tool && s->kind == FL_ROOT) {
         if (fn) {
@@ -1227,7 +1330,9 @@ int fl_is_valid(lua_State* L, fl_steps* s)
 int fl_status(lua_State* L, fl_steps* s)
 {
     const char* st;
-    if (!s->bsi) {
+    if (s->flags & FL_F_GHOST) {
+        st = "finished"; /* a light handle whose slot moved on */
+    } else if (!s->bsi) {
         st = "freed";
     } else if (s->kind == FL_ROOT) {
         st = (s->flags & FL_F_RUNNING) ? "running" : "idle";

@@ -39,9 +39,12 @@ static void custom_cleanup(FutoInBinaryValue* v)
     }
 }
 
-static const FutoInType ty_bool = {FTN_TYPE_BOOL, NULL};
-static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
-static const FutoInType ty_double = {FTN_TYPE_DOUBLE, NULL};
+const FutoInType fl_ty_bool = {FTN_TYPE_BOOL, NULL};
+const FutoInType fl_ty_i64 = {FTN_TYPE_INT64, NULL};
+const FutoInType fl_ty_double = {FTN_TYPE_DOUBLE, NULL};
+#define ty_bool fl_ty_bool
+#define ty_i64 fl_ty_i64
+#define ty_double fl_ty_double
 static const FutoInType ty_str = {FTN_TYPE_STRING, free_p};
 static const FutoInType ty_bytes = {FTN_TYPE_ARRAY | FTN_TYPE_UINT8, free_p};
 static const FutoInType ty_i64arr = {FTN_TYPE_ARRAY | FTN_TYPE_INT64, free_p};
@@ -484,6 +487,47 @@ int fl_push_args(lua_State* L, fl_ctx* ctx, const FutoInArgs* a)
          * values Lua cannot hold are moved out (the runtime's cleanup then
          * sees an empty slot). */
         fl_push_binval(L, ctx, (FutoInBinaryValue*)&a->args[n]);
+        ++n;
+    }
+    return n;
+}
+
+/* Values that become Lua values without allocating: numbers, booleans,
+ * custom values of this state (a registry read) and nil. */
+static int push_plain(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v)
+{
+    int flags = v->type->flags;
+    if (flags & FTN_TYPE_ARRAY) {
+        return 0;
+    }
+    switch (flags & FTN_BASE_TYPE_MASK) {
+    case FTN_TYPE_CUSTOM_OBJECT: return fl_push_custom(L, ctx, v);
+    case FTN_TYPE_BOOL: lua_pushboolean(L, v->b); return 1;
+    case FTN_TYPE_INT8: lua_pushinteger(L, v->i8); return 1;
+    case FTN_TYPE_INT16: lua_pushinteger(L, v->i16); return 1;
+    case FTN_TYPE_INT32: lua_pushinteger(L, v->i32); return 1;
+    case FTN_TYPE_INT64: lua_pushinteger(L, (lua_Integer)v->i64); return 1;
+    case FTN_TYPE_UINT8: lua_pushinteger(L, v->u8); return 1;
+    case FTN_TYPE_UINT16: lua_pushinteger(L, v->u16); return 1;
+    case FTN_TYPE_UINT32: lua_pushinteger(L, v->u32); return 1;
+    case FTN_TYPE_UINT64: push_u64(L, v->u64); return 1;
+    case FTN_TYPE_FLOAT: lua_pushnumber(L, v->f); return 1;
+    case FTN_TYPE_DOUBLE: lua_pushnumber(L, v->d); return 1;
+    default: return 0;
+    }
+}
+
+int fl_push_args_plain(lua_State* L, fl_ctx* ctx, const FutoInArgs* a)
+{
+    int n = 0;
+    if (!a) {
+        return 0;
+    }
+    while (n < 4 && a->args[n].type) {
+        if (!push_plain(L, ctx, &a->args[n])) {
+            lua_pop(L, n);
+            return -1;
+        }
         ++n;
     }
     return n;

@@ -53,6 +53,17 @@ describe("steps", function()
         local t = { name = "obj" }
         local f = function() end
         local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:success(2.0, -7, false, 1e300) end)
+        root:add(function(asi, f, i, b, d)
+            -- numbers and booleans take the binding's fast path both ways
+            assert.are.equal("float", math.type(f))
+            assert.are.equal(2.0, f)
+            assert.are.equal("integer", math.type(i))
+            assert.are.equal(-7, i)
+            assert.are.equal(false, b)
+            assert.are.equal(1e300, d)
+            asi:success()
+        end)
         root:add(function(asi) asi:success(42, 1.5, true, "a\0b\0") end)
         root:add(function(asi, i, d, b, s)
             assert.are.equal("integer", math.type(i))
@@ -700,6 +711,142 @@ describe("misuse", function()
         says(H.raises(function() kept:wait_external() end), "has finished")
         assert.is_false(kept:is_valid())
         assert.are.equal("finished", kept:status())
+    end)
+
+    it("refuses a kept handle long after its step finished (its slot reused)", function()
+        -- A step's handle is a light userdata naming a slot that is reused
+        -- only after 1,024 others were retired; a kept handle then reads as
+        -- finished: every call is refused, a completion returns false.
+        if os.getenv("FUTOIN_LUA_FULL_HANDLES") then
+            return -- full userdata keep their exact state: nothing to reuse
+        end
+        local kept
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) kept = asi end)
+        root:repeat_loop(3000, function(asi, i) end)
+        root:run()
+        local errs = {}
+        errs[1] = H.raises(function() kept:add(function() end) end)
+        errs[2] = H.raises(function() kept:state() end)
+        errs[3] = H.raises(function() kept:wait_external() end)
+        for i = 1, 3 do says(errs[i], "has finished") end
+        assert.is_false(kept:success(1))
+        assert.is_false(kept:error("Late"))
+        assert.is_false(kept:is_valid())
+        assert.are.equal("finished", kept:status())
+        assert.truthy(tostring(kept):find("finished", 1, true))
+    end)
+
+    it("refuses the handle of the previous loop iteration", function()
+        local prev, errs = nil, {}
+        local root = fa.AsyncSteps(tool)
+        root:repeat_loop(3, function(asi, i)
+            if prev then
+                errs[#errs + 1] = H.raises(function() prev:add(function() end) end)
+                errs[#errs + 1] = H.raises(function() prev:success() end)
+                assert.are_not.equal(prev, asi)
+            end
+            prev = asi
+        end)
+        root:run()
+        assert.are.equal(4, #errs)
+        for i = 1, 4 do says(errs[i], "has finished") end
+    end)
+
+    it("tells other light userdata apart from step handles", function()
+        local lud = fa.AsyncSteps(tool):binary() -- a C address
+        assert.truthy(tostring(lud):find("^userdata: "))
+        says(H.raises(function() fa.core.add(lud, function() end) end),
+            "expected an AsyncSteps handle as self")
+        local seen, werr
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi)
+            seen = asi
+            werr = H.raises(function() fa.wrap(asi) end) -- points nowhere
+            assert.are.equal("userdata", type(asi))
+            assert.truthy(tostring(asi):find("futoin_async.step", 1, true))
+        end)
+        root:run()
+        assert.truthy(tostring(seen):find("(finished)", 1, true))
+        if not os.getenv("FUTOIN_LUA_FULL_HANDLES") then
+            assert.truthy(tostring(werr):find("got a step handle", 1, true), tostring(werr))
+        end
+    end)
+
+    -- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH);
+    -- returns what it printed.
+    local function run_lua(script, arg1, env)
+        local file = os.tmpname()
+        local f = assert(io.open(file, "w"))
+        f:write(script)
+        f:close()
+        local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
+        local out = p:read("a")
+        p:close()
+        os.remove(file)
+        return out
+    end
+
+    it("leaves another module's metatable of light userdata alone", function()
+        if os.getenv("FUTOIN_LUA_FULL_HANDLES") then
+            return -- no light handles to begin with
+        end
+        local script = [[
+            local foreign = require "foreign_as"
+            local function flow(fa)
+                local tool = fa.Tool()
+                local root = fa.AsyncSteps(tool)
+                local mt, kept
+                root:add(function(asi) mt = getmetatable(asi); kept = asi; asi:success(2.5) end)
+                root:add(function(asi, v) assert(v == 2.5) end)
+                root:run()
+                assert(select(2, pcall(kept.add, kept, print)):find("has finished", 1, true))
+                return mt
+            end
+            local lud = foreign.loop_new() -- a light userdata of someone else
+            local theirs = { __index = { theirs = true } }
+            if arg[1] == "before" then
+                debug.setmetatable(lud, theirs) -- taken before the module loads
+                local fa = require "futoin_async"
+                assert(flow(fa) == fa.core.metatable("step"))
+            else
+                local fa = require "futoin_async"
+                assert(flow(fa) == fa.core.metatable("light"))
+                debug.setmetatable(lud, theirs) -- replaced after: execute() notices
+                assert(flow(fa) == fa.core.metatable("step"))
+            end
+            assert(getmetatable(lud) == theirs and lud.theirs)
+            foreign.loop_free(lud)
+            print("metatable left alone")
+        ]]
+        for _, when in ipairs({ "before", "after" }) do
+            local out = run_lua(script, when)
+            assert.truthy(out:find("metatable left alone", 1, true), when .. ": " .. out)
+        end
+    end)
+
+    it("keeps the same rules with full userdata handles (FUTOIN_LUA_FULL_HANDLES)", function()
+        local script = [[
+            local fa = require "futoin_async"
+            local tool = fa.Tool()
+            local root = fa.AsyncSteps(tool)
+            local kept, waited
+            root:add(function(asi) kept = asi; asi:success(2.0, 3) end)
+            root:add(function(asi, f, i)
+                assert(math.type(f) == "float" and math.type(i) == "integer")
+                assert(getmetatable(asi) == fa.core.metatable("step"))
+                waited = asi
+                asi:set_timeout(5)
+                asi:wait_external()
+            end, function(asi, code) asi:success(code) end)
+            assert(root:run() == "Timeout")
+            assert(not pcall(kept.add, kept, function() end))
+            assert(select(2, pcall(kept.add, kept, function() end)):find("has finished", 1, true))
+            assert(waited:success() == false and waited:status() == "lost")
+            print("full handles ok")
+        ]]
+        local out = run_lua(script, nil, "FUTOIN_LUA_FULL_HANDLES=1")
+        assert.truthy(out:find("full handles ok", 1, true), out)
     end)
 
     it("refuses calls only the step's own callback may make while it waits", function()

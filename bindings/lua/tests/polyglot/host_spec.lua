@@ -32,11 +32,13 @@ end
 local tool = fa.Tool()
 
 -- Live entries of the registry: luaL_unref() leaves a freed slot holding an
--- integer (the next free slot), so those are not counted.
+-- integer (the next free slot), and a callback record of the binding keeps
+-- its slots for reuse, holding false while it anchors nothing (their number
+-- follows the record pool, reported by fa.refs()), so neither is counted.
 local function registry_size()
     local n = 0
     for _, v in pairs(debug.getregistry()) do
-        if math.type(v) ~= "integer" then n = n + 1 end
+        if math.type(v) ~= "integer" and v ~= false then n = n + 1 end
     end
     return n
 end
