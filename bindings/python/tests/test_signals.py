@@ -18,6 +18,12 @@ PRELUDE = """
 import os, signal, sys, threading
 from futoin_async import AsyncSteps, Tool, FutoInError
 
+# Started with SIGINT ignored (a CI job run in the background inherits
+# SIG_IGN), Python leaves it ignored and Ctrl-C never reaches the loop: the
+# scenarios are about an interactive program, so install the handler an
+# interactive start would have.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 def kill_soon(sig):
     threading.Timer(0.1, lambda: os.kill(os.getpid(), sig)).start()
 """
