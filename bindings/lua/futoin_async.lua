@@ -292,12 +292,17 @@ function S.add_foreign(asi, language, module, fn, onerror)
         end
         return self, resolved
     end
-    local ok, e = pcall(core.add, asi, function(a, ...)
+    -- The guard is the level `onerror` sits on; async stacks show it as
+    -- this add_foreign() call at the caller's line.
+    local at = debug.getinfo(2, "Sl")
+    local file = at and (at.source:sub(1, 1) == "@" and at.source:sub(2) or at.short_src)
+    local ok, e = pcall(core._add_as, asi, function(a, ...)
         if select("#", ...) > 0 then
             a:success_step(...) -- the values go on to the foreign step
         end
         core_add_foreign(a, language, module, fn)
-    end, onerror)
+    end, onerror, ("add_foreign(%s, %s, %s)"):format(language, module, fn),
+        file or "", at and at.currentline or 0)
     if not ok then
         error(e, 2)
     end

@@ -136,6 +136,7 @@ typedef int fl_nret;
 %rename(_tool) fl_tool_of;
 %rename(_wrap) fl_wrap;
 %rename(add_foreign) fl_add_foreign;
+%rename(_add_as) fl_add_as;
 %rename(async_stack) fl_async_stack;
 %rename(shared_get) fl_shared_get;
 %rename(shared_set) fl_shared_set;
@@ -169,6 +170,9 @@ fl_nret fl_wrap(lua_State* L, void* address, int owned = 0);
 /* add_foreign(language, module, function): a step of another language */
 fl_nret fl_add_foreign(lua_State* L, fl_steps* self, const char* language,
                        const char* module, const char* function);
+/* _add_as(step, onerror, name, file, line): add() shown as `name` at file:line */
+fl_nret fl_add_as(lua_State* L, fl_steps* self, fl_idx step, fl_idx onerror,
+                  const char* name, const char* file, lua_Integer line);
 fl_nret fl_async_stack(lua_State* L, fl_steps* self);
 fl_nret fl_shared_get(lua_State* L, fl_steps* self, const char* name);
 fl_nret fl_shared_set(lua_State* L, fl_steps* self, const char* name,

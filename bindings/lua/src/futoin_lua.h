@@ -447,6 +447,8 @@ int fl_binary(lua_State* L, fl_steps* s);
 int fl_tool_of(lua_State* L, fl_steps* s);
 int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
                    const char* module, const char* function);
+int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
+              const char* file, lua_Integer line);
 int fl_async_stack(lua_State* L, fl_steps* s);
 int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
 int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);

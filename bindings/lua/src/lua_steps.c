@@ -1668,6 +1668,31 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
     return 2;
 }
 
+/* asi:_add_as(step, onerror, name, file, line): add() of a step the binding
+ * makes on the user's behalf (add_foreign's guard around an error handler),
+ * shown in async stacks as `name` at the user's file:line instead of as an
+ * anonymous function of futoin_async.lua. */
+int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
+              const char* file, lua_Integer line)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r;
+    gate(L, s, G_ADD, "add()");
+    check_fn(L, fn, 0, "add(step, onerror)", "step");
+    eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
+    r = make_rec(L, ctx, fn, eh);
+    r->name = strdup(name);
+    r->src = file && *file ? strdup(file) : NULL;
+    r->line = line > 0 && line <= (lua_Integer)UINT32_MAX ? (uint32_t)line : 0;
+    fl_clear_misuse(ctx);
+    futoin_wrap_add_classed(s->bsi, r, fl_tr_step, eh ? tr_error : NULL,
+                            &fl_rec_class);
+    s->flags |= FL_F_ADDED;
+    fl_check_misuse(L, ctx, "add()");
+    lua_settop(L, 1);
+    return 1;
+}
+
 void fl_push_async_stack(lua_State* L, const futoin_async_stack* st)
 {
     if (!st) {

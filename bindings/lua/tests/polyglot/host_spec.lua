@@ -239,6 +239,30 @@ for _, F in ipairs(LANGS) do
             assert.truthy(e:async_traceback():find("[lua] " .. THIS_FILE, 1, true), e:async_traceback())
         end)
 
+        it("the async stack through add_foreign(..., onerror) names the call", function()
+            local root = fa.AsyncSteps(tool)
+            local frames, text
+            local line
+            root:add(function(asi)
+                line = debug.getinfo(1, "l").currentline + 1
+                asi:add_foreign(F, MOD, "fail", function(a)
+                    frames = a:async_stack()
+                    text = a:async_traceback("FragmentError")
+                    a:success()
+                end)
+            end)
+            assert(run(root))
+            assert.is_table(frames)
+            assert.are.equal(F, frames[1].language)
+            -- the binding's guard step (the level onerror sits on) is shown as
+            -- the add_foreign() call at its line, not as futoin_async.lua
+            assert.are.equal("lua", frames[2].language, text)
+            assert.are.equal(("add_foreign(%s, %s, fail)"):format(F, MOD), frames[2]["function"])
+            assert.are.equal(THIS_FILE, frames[2].file)
+            assert.are.equal(line, frames[2].line)
+            assert.falsy(text:find("futoin_async.lua", 1, true), text)
+        end)
+
         it("cancel: the root cancelled while " .. F .. ".wait waits", function()
             local root = fa.AsyncSteps(tool)
             local after = false
