@@ -170,29 +170,9 @@ static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
 }
 
 /* Move the caller's values into the flow (the caller's copy is reset). */
-static void move_values(futoin__flow* fl, FutoInArgs* args)
+static inline void move_values(futoin__flow* fl, FutoInArgs* args)
 {
-    bool any = false;
-    if (fl->args) {
-        futoin__args_release(fl->root->owner, fl->args);
-        fl->args = NULL;
-    }
-    if (!args) {
-        return;
-    }
-    for (int i = 0; i < 4; ++i) {
-        any = any || args->args[i].type != NULL;
-    }
-    if (!any) {
-        return;
-    }
-    fl->args = futoin__args_alloc(fl->root->owner);
-    if (!fl->args) {
-        futoin__args_clear(args);
-        return;
-    }
-    memcpy(fl->args, args, sizeof(*args));
-    memset(args, 0, sizeof(*args));
+    futoin__flow_set_vals(fl, args);
 }
 
 /* ---- completion ---------------------------------------------------------- */
