@@ -291,9 +291,15 @@ static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
         }
         return;
     }
-    before = queue_tail(bsi);
-    bsi->api->add(bsi, data, f, eh);
-    after = queue_tail(bsi);
+    if (bsi->api == &futoin__root_api) {
+        /* the usual case: the step added is known without looking */
+        before = NULL;
+        after = futoin__root_add(bsi, data, f, eh);
+    } else {
+        before = queue_tail(bsi);
+        bsi->api->add(bsi, data, f, eh);
+        after = queue_tail(bsi);
+    }
     if (after && after != before) {
         if (cls) {
             after->rel.cls = cls;

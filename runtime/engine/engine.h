@@ -276,6 +276,11 @@ struct futoin__root
 extern const FutoInAsyncStepsAPI futoin__step_api;
 extern const FutoInAsyncStepsAPI futoin__root_api;
 extern const FutoInAsyncStepsAPI futoin__par_api;
+/* add() of a root (root_api.add) returning the step it queued, or NULL
+ * if it refused (reported as add() reports). */
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh);
 
 static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
 {

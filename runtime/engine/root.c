@@ -343,18 +343,18 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
     return s;
 }
 
-static void root_add(FutoInAsyncSteps* bsi, void* data,
-                     FutoInAsyncSteps_execute_callback f,
-                     FutoInAsyncSteps_error_callback eh)
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* s;
     if (!bsi) {
         futoin__misuse_null("add()");
-        return;
+        return NULL;
     }
     if (!f) {
         report(bsi, "add(): the execute callback is NULL");
-        return;
+        return NULL;
     }
     s = root_new_step(bsi, "add()", FUTOIN__K_STEP);
     if (s) {
@@ -362,6 +362,14 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
         s->eh = eh;
         s->data = data;
     }
+    return s;
+}
+
+static void root_add(FutoInAsyncSteps* bsi, void* data,
+                     FutoInAsyncSteps_execute_callback f,
+                     FutoInAsyncSteps_error_callback eh)
+{
+    futoin__root_add(bsi, data, f, eh);
 }
 
 static FutoInAsyncSteps* root_parallel(FutoInAsyncSteps* bsi, void* data,

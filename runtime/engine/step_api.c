@@ -247,6 +247,20 @@ static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
     return step_complete(s, NULL, FUTOIN_ERR_INVALID_REQUEST, bad);
 }
 
+/* No value that futoin__args_check() could refuse: only empty slots and
+ * scalars (booleans, numbers), which point at nothing. */
+static inline bool args_plain(const FutoInArgs* a)
+{
+    for (int i = 0; i < 4; ++i) {
+        const FutoInType* t = a->args[i].type;
+        if (t && ((t->flags & FTN_COMPLEX_TYPE_MASK)
+                  || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                           const char* info)
 {
@@ -255,8 +269,19 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         futoin__misuse_null(code ? "handle_error()" : "success()");
         return FUTOIN_EINVAL;
     }
-    if (args && !code
-        && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
+    if (!code && (!args || args_plain(args))) {
+        /* The usual one first: the step's own callback succeeds with
+         * scalars, on the loop thread, having done nothing else (what
+         * complete_own() would decide, without the way there). */
+        if (s->state == FUTOIN__S_EXEC
+            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))
+            && futoin__tool_on_thread(futoin__recpool_tool(s))) {
+            move_values(s->flow, args);
+            s->flags |= FUTOIN__F_SUCCESS;
+            return 1;
+        }
+    } else if (args && !code
+               && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
         return complete_bad_values(s, args);
     }
     return step_complete(s, args, code, info);
