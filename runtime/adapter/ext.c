@@ -351,7 +351,7 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                                  code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
-static const futoin_async_ext_table ext_table = {
+const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
         .version = FUTOIN_EXT_VERSION_3,
         .add = ext_add,
@@ -375,13 +375,13 @@ static const futoin_async_ext_table ext_table = {
 
 const futoin_async_ext_table* futoin__ext_table(void)
 {
-    return &ext_table;
+    return &futoin__ext_tab;
 }
 
 FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
 {
     /* Only the api pointer is compared: a foreign table is never read. */
-    return is_ours(bsi) ? &ext_table : NULL;
+    return is_ours(bsi) ? &futoin__ext_tab : NULL;
 }
 
 /* ---- negotiation --------------------------------------------------------- */

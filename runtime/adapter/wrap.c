@@ -52,7 +52,7 @@ static const futoin_async_ext_table* ext_of(FutoInAsyncSteps* bsi)
      * ours (or NULL, which our table refuses) gets our table. */
     if (!bsi || bsi->api == &futoin__step_api || bsi->api == &futoin__root_api
         || bsi->api == &futoin__par_api) {
-        return futoin__ext_table();
+        return &futoin__ext_tab;
     }
     return futoin_async_ext(bsi);
 }

@@ -276,8 +276,9 @@ struct futoin__root
 extern const FutoInAsyncStepsAPI futoin__step_api;
 extern const FutoInAsyncStepsAPI futoin__root_api;
 extern const FutoInAsyncStepsAPI futoin__par_api;
-/* add() of a root (root_api.add) returning the step it queued, or NULL
- * if it refused (reported as add() reports). */
+/* add() of a root (root_api.add) on the loop thread (the caller checked
+ * futoin__on_loop) returning the step it queued, or NULL if it refused
+ * (reported as add() reports). */
 futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
                                FutoInAsyncSteps_execute_callback f,
                                FutoInAsyncSteps_error_callback eh);
@@ -453,6 +454,8 @@ void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
 /* adapter/ext.c: our extension table (for the wrap layer). */
 struct futoin_async_ext_table;
 const struct futoin_async_ext_table* futoin__ext_table(void);
+/* The same table, for callers in the library (no call). */
+extern const struct futoin_async_ext_table futoin__ext_tab;
 
 /* root.c: the flow a handle of ours acts in (the identity sync objects use:
  * parallel branches are separate flows, §1.11.4); NULL for a root, a stale
