@@ -186,8 +186,15 @@ int fl_msgh(lua_State* L);
 
 /** Misuse callback of our tools: remembers the message for fl_check_misuse. */
 void fl_on_misuse(void* data, const char* code, const char* message);
+/** Raise the misuse reported during the last call (ctx->misuse is set). */
+void fl_raise_misuse(lua_State* L, fl_ctx* ctx, const char* what);
 /** Raise the misuse reported during the last call, if any. */
-void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what);
+static inline void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what)
+{
+    if (ctx->misuse) {
+        fl_raise_misuse(L, ctx, what);
+    }
+}
 static inline void fl_clear_misuse(fl_ctx* ctx) { ctx->misuse = 0; }
 
 /** Is the value at `idx` an error object of this binding (FutoInError)? */

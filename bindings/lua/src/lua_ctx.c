@@ -490,10 +490,8 @@ void fl_on_misuse(void* data, const char* code, const char* message)
     ctx->misuse = 1;
 }
 
-void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what)
+void fl_raise_misuse(lua_State* L, fl_ctx* ctx, const char* what)
 {
-    if (ctx->misuse) {
-        ctx->misuse = 0;
-        luaL_error(L, "%s: %s", what, ctx->misuse_msg);
-    }
+    ctx->misuse = 0;
+    luaL_error(L, "%s: %s", what, ctx->misuse_msg);
 }

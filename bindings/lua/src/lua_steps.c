@@ -616,9 +616,18 @@ called:
     if (st != LUA_OK) {
         call_failed(L, ctx, c, st);
     }
-    if (s && r->live == s
-        && (!(s->flags & FL_F_WAITING) || (s->flags & (FL_F_SUCCESS | FL_F_FAILED)))) {
-        fl_rec_detach(r); /* finished (a waiting one stays usable) */
+    if (s && r->live == s) {
+        uint16_t f = s->flags;
+        if ((f & (FL_F_LIGHT | FL_F_WAITING)) == FL_F_LIGHT
+            && !(r->has & (1u << FL_A_WAIT))) {
+            /* fl_rec_detach() of the usual call, inline */
+            s->flags = (uint16_t)(f | FL_F_DONE);
+            s->rec = NULL;
+            r->live = NULL;
+            fl_handle_retire(s);
+        } else if (!(f & FL_F_WAITING) || (f & (FL_F_SUCCESS | FL_F_FAILED))) {
+            fl_rec_detach(r); /* finished (a waiting one stays usable) */
+        }
     }
     lua_settop(L, top);
 }
@@ -791,13 +800,14 @@ int fl_wrap(lua_State* L, void* address, int owned)
     return 1;
 }
 
-int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+/* The common case of add(): a function and no error handler, added to a
+ * root or by a step's own callback that may still add (every check of
+ * fl_add() would pass), with a record whose reference exists. Returns 0
+ * (nothing done) otherwise. */
+static inline int add_fast(lua_State* L, fl_steps* s, int fn, int eh)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r = ctx->free_recs;
-    /* The common case first: a function and no error handler, added to a
-     * root or by a step's own callback that may still add (every check
-     * below would pass), with a record whose reference exists. */
     if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF && lua_type(L, fn) == LUA_TFUNCTION
         && (s->kind == FL_STEP
                 ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
@@ -818,10 +828,19 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
         futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
         s->flags |= FL_F_ADDED;
         fl_check_misuse(L, ctx, "add()");
+        return 1;
+    }
+    return 0;
+}
+
+int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r;
+    if (add_fast(L, s, fn, eh)) {
         lua_pushvalue(L, 1); /* returns self */
         return 1;
     }
-    r = NULL;
     gate(L, s, G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
@@ -839,11 +858,17 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
 int fl_add_native(lua_State* L)
 {
     int n = lua_gettop(L);
+    fl_steps* s;
     if (n < 2 || n > 3) {
         return luaL_error(L, "add(): expected 2 to 3 arguments (self included), "
                              "got %d", n);
     }
-    return fl_add(L, fl_check_steps(L, 1, "add"), 2, n > 2 ? 3 : 0);
+    s = fl_check_steps(L, 1, "add");
+    if (n == 2 && add_fast(L, s, 2, 0)) {
+        lua_settop(L, 1); /* returns self */
+        return 1;
+    }
+    return fl_add(L, s, 2, n > 2 ? 3 : 0);
 }
 
 int fl_parallel(lua_State* L, fl_steps* s, int eh)
