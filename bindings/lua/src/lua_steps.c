@@ -820,9 +820,21 @@ static inline int add_fast(lua_State* L, fl_steps* s, int fn, int eh)
         r->name = NULL;
         r->src = NULL;
         ++ctx->recs;
-        lua_pushvalue(L, fn);
-        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
-        r->has = 1u << FL_A_FN;
+        const void* p = lua_topointer(L, fn);
+        if (p == ctx->share_ptr) {
+            ++ctx->share_cnt; /* anchored already */
+            r->has = (1u << FL_A_FN) | FL_H_SHARED;
+        } else if (ctx->share_cnt == 0) {
+            lua_pushvalue(L, fn); /* becomes the shared anchor */
+            lua_rawseti(L, LUA_REGISTRYINDEX, ctx->share_ref);
+            ctx->share_ptr = p;
+            ctx->share_cnt = 1;
+            r->has = (1u << FL_A_FN) | FL_H_SHARED;
+        } else {
+            lua_pushvalue(L, fn);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+            r->has = 1u << FL_A_FN;
+        }
         ++ctx->refs;
         fl_clear_misuse(ctx);
         futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
