@@ -247,18 +247,23 @@ static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
     return step_complete(s, NULL, FUTOIN_ERR_INVALID_REQUEST, bad);
 }
 
-/* No value that futoin__args_check() could refuse: only empty slots and
- * scalars (booleans, numbers), which point at nothing. */
-static inline bool args_plain(const FutoInArgs* a)
+/* How many slots of `a` are in use (the last non-empty one + 1), or -1 if
+ * one holds a value that futoin__args_check() could refuse: only scalars
+ * (booleans, numbers), which point at nothing, are known to be fine. */
+static inline int args_plain_count(const FutoInArgs* a)
 {
+    int n = 0;
     for (int i = 0; i < 4; ++i) {
         const FutoInType* t = a->args[i].type;
-        if (t && ((t->flags & FTN_COMPLEX_TYPE_MASK)
-                  || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL)) {
-            return false;
+        if (t) {
+            if ((t->flags & FTN_COMPLEX_TYPE_MASK)
+                || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL) {
+                return -1;
+            }
+            n = i + 1;
         }
     }
-    return true;
+    return n;
 }
 
 int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
@@ -269,14 +274,23 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         futoin__misuse_null(code ? "handle_error()" : "success()");
         return FUTOIN_EINVAL;
     }
-    if (!code && (!args || args_plain(args))) {
+    int n = !code && args ? args_plain_count(args) : 0;
+    if (!code && n >= 0) {
         /* The usual one first: the step's own callback succeeds with
          * scalars, on the loop thread, having done nothing else (what
          * complete_own() would decide, without the way there). */
         if (s->state == FUTOIN__S_EXEC
             && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))
             && futoin__tool_on_thread(futoin__recpool_tool(s))) {
-            move_values(s->flow, args);
+            futoin__flow* fl = s->flow;
+            if (fl->nvals) {
+                futoin__flow_drop_vals(fl);
+            }
+            for (int i = 0; i < n; ++i) { /* move_values() with n known */
+                fl->vals.args[i] = args->args[i];
+                memset(&args->args[i], 0, sizeof(args->args[i]));
+            }
+            fl->nvals = (uint8_t)n;
             s->flags |= FUTOIN__F_SUCCESS;
             return 1;
         }

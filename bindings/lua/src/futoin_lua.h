@@ -242,6 +242,13 @@ extern const FutoInType fl_ty_bool, fl_ty_i64, fl_ty_double;
  *  it (owning nothing); 0 (v untouched) for any other type. */
 static inline int fl_to_binval_plain(lua_State* L, int idx, FutoInBinaryValue* v)
 {
+    if (lua_isinteger(L, idx)) { /* the usual one first: two API calls */
+        v->type = &fl_ty_i64;
+        v->i64 = (int64_t)lua_tointeger(L, idx);
+        v->custom_data = NULL;
+        v->length = 0;
+        return 1;
+    }
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
         /* lua_isinteger: the subtype (2.0 stays a float) */
