@@ -539,13 +539,17 @@ static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
     lua_settop(L, base);
 }
 
-static void invoke(fl_call* c)
+/* The stack is handled relative to its top (no lua_gettop): the handler
+ * sits below the function and its arguments, and stays alone after a
+ * call that returned, with the error value above it after one that
+ * failed (call_failed() leaves the stack as it found it). */
+static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
 {
     fl_rec* r = c->rec;
     fl_ctx* ctx = r->ctx;
     lua_State* L;
     FutoInAsyncSteps* prev;
-    int top, st;
+    int st;
     fl_steps* s;
 
     if (ctx->closed) {
@@ -568,7 +572,6 @@ static void invoke(fl_call* c)
         }
         return;
     }
-    top = lua_gettop(L);
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
     lua_pushcfunction(L, fl_msgh);
@@ -598,15 +601,15 @@ static void invoke(fl_call* c)
                 }
             }
             if (n >= 0) {
-                st = lua_pcall(L, n, 0, top + 1);
+                st = lua_pcall(L, n, 0, -(n + 2));
                 goto called;
             }
-            lua_settop(L, top + 1);
+            lua_settop(L, -3); /* the function and the handle: pushed nothing else */
         }
     }
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
-    st = lua_pcall(L, 1, 0, top + 1);
+    st = lua_pcall(L, 1, 0, -3);
 called:
     ctx->cur_bsi = prev;
     s = c->s;
@@ -629,13 +632,18 @@ called:
             fl_rec_detach(r); /* finished (a waiting one stays usable) */
         }
     }
-    lua_settop(L, top);
+    lua_settop(L, st != LUA_OK ? -3 : -2); /* the handler (and the error) */
+}
+
+static void invoke(fl_call* c)
+{
+    invoke_inl(c);
 }
 
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fl_call c = {bsi, data, args, NULL, 0, CALL_STEP, NULL};
-    invoke(&c);
+    invoke_inl(&c);
 }
 
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
@@ -804,7 +812,8 @@ int fl_wrap(lua_State* L, void* address, int owned)
  * root or by a step's own callback that may still add (every check of
  * fl_add() would pass), with a record whose reference exists. Returns 0
  * (nothing done) otherwise. */
-static inline int add_fast(lua_State* L, fl_steps* s, int fn, int eh)
+static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps* s,
+                                                         int fn, int eh)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r = ctx->free_recs;
