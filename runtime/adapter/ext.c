@@ -291,9 +291,15 @@ static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
         }
         return;
     }
-    before = queue_tail(bsi);
-    bsi->api->add(bsi, data, f, eh);
-    after = queue_tail(bsi);
+    if (bsi->api == &futoin__root_api) {
+        /* the usual case: the step added is known without looking */
+        before = NULL;
+        after = futoin__root_add(bsi, data, f, eh);
+    } else {
+        before = queue_tail(bsi);
+        bsi->api->add(bsi, data, f, eh);
+        after = queue_tail(bsi);
+    }
     if (after && after != before) {
         if (cls) {
             after->rel.cls = cls;
@@ -345,7 +351,7 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                                  code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
-static const futoin_async_ext_table ext_table = {
+const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
         .version = FUTOIN_EXT_VERSION_3,
         .add = ext_add,
@@ -369,13 +375,13 @@ static const futoin_async_ext_table ext_table = {
 
 const futoin_async_ext_table* futoin__ext_table(void)
 {
-    return &ext_table;
+    return &futoin__ext_tab;
 }
 
 FUTOIN_API const futoin_async_ext_table* futoin_async_ext(FutoInAsyncSteps* bsi)
 {
     /* Only the api pointer is compared: a foreign table is never read. */
-    return is_ours(bsi) ? &ext_table : NULL;
+    return is_ours(bsi) ? &futoin__ext_tab : NULL;
 }
 
 /* ---- negotiation --------------------------------------------------------- */

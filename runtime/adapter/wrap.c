@@ -48,7 +48,13 @@ static void anchor_data(FutoInAsyncSteps* bsi, void* data,
  * release the data) instead of dereferencing it. */
 static const futoin_async_ext_table* ext_of(FutoInAsyncSteps* bsi)
 {
-    return bsi ? futoin_async_ext(bsi) : futoin__ext_table();
+    /* futoin_async_ext() without the call through the PLT: a handle of
+     * ours (or NULL, which our table refuses) gets our table. */
+    if (!bsi || bsi->api == &futoin__step_api || bsi->api == &futoin__root_api
+        || bsi->api == &futoin__par_api) {
+        return &futoin__ext_tab;
+    }
+    return futoin_async_ext(bsi);
 }
 
 FUTOIN_API int futoin_wrap_is_ours(FutoInAsyncSteps* bsi)

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct futoin__step futoin__step;
 typedef struct futoin__flow futoin__flow;
@@ -184,7 +185,6 @@ struct futoin__flow
     futoin__step* tail;
     futoin__step* par;   /* branch flows: the parallel frame; main: NULL */
     futoin__flow* next;  /* sibling branch flows / pool link */
-    FutoInArgs* args;    /* pending success values (pooled), or NULL */
     futoin__step* raise_at; /* frame to raise `raise_code` at, or NULL */
     const char* raise_code;
     futoin__step* ctl_target; /* loop frame of a pending break/continue */
@@ -192,7 +192,41 @@ struct futoin__flow
     uint8_t ctl_continue;     /* 1 = continueLoop, 0 = breakLoop */
     uint8_t code_owned;       /* raise_code is a malloc'd copy */
     uint8_t raise_top;        /* raise raise_code at whatever is on top */
+    uint8_t nvals;            /* vals.args[nvals..3] are empty */
+    /* Pending success values, kept in the flow (no pooled FutoInArgs per
+     * success()): the slots past `nvals` are always empty (type NULL). */
+    FutoInArgs vals;
 };
+
+/* Drop the flow's pending values (running their cleanup). */
+static inline void futoin__flow_drop_vals(futoin__flow* fl)
+{
+    for (unsigned i = 0; i < fl->nvals; ++i) {
+        futoin_reset_binval(&fl->vals.args[i]);
+    }
+    fl->nvals = 0;
+}
+
+/* Move `args` (may be NULL) in as the flow's pending values, dropping the
+ * previous ones; the caller's copy is reset. */
+static inline void futoin__flow_set_vals(futoin__flow* fl, FutoInArgs* args)
+{
+    unsigned n = 4;
+    if (fl->nvals) {
+        futoin__flow_drop_vals(fl);
+    }
+    if (!args) {
+        return;
+    }
+    while (n && !args->args[n - 1].type) {
+        --n;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        fl->vals.args[i] = args->args[i];
+        memset(&args->args[i], 0, sizeof(args->args[i]));
+    }
+    fl->nvals = (uint8_t)n;
+}
 
 enum futoin__root_state
 {
@@ -242,6 +276,12 @@ struct futoin__root
 extern const FutoInAsyncStepsAPI futoin__step_api;
 extern const FutoInAsyncStepsAPI futoin__root_api;
 extern const FutoInAsyncStepsAPI futoin__par_api;
+/* add() of a root (root_api.add) on the loop thread (the caller checked
+ * futoin__on_loop) returning the step it queued, or NULL if it refused
+ * (reported as add() reports). */
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh);
 
 static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
 {
@@ -414,6 +454,8 @@ void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
 /* adapter/ext.c: our extension table (for the wrap layer). */
 struct futoin_async_ext_table;
 const struct futoin_async_ext_table* futoin__ext_table(void);
+/* The same table, for callers in the library (no call). */
+extern const struct futoin_async_ext_table futoin__ext_tab;
 
 /* root.c: the flow a handle of ours acts in (the identity sync objects use:
  * parallel branches are separate flows, §1.11.4); NULL for a root, a stale

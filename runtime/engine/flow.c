@@ -379,11 +379,10 @@ static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
     return s;
 }
 
-static void drop_args(futoin__flow* fl)
+static inline void drop_args(futoin__flow* fl)
 {
-    if (fl->args) {
-        futoin__args_release(fl->root->owner, fl->args);
-        fl->args = NULL;
+    if (fl->nvals) {
+        futoin__flow_drop_vals(fl);
     }
 }
 
@@ -438,8 +437,21 @@ void futoin__flow_cancel(futoin__flow* fl)
 static bool after_callback(futoin__flow* fl, futoin__step* s);
 static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
-/* Move the flow's pending values into the per-tool callback scratch. */
-static void take_args(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
+/* Move the flow's pending values into the per-tool callback scratch (all
+ * empty between callbacks); returns how many slots may hold one. */
+static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
+{
+    unsigned n = fl->nvals;
+    for (unsigned i = 0; i < n; ++i) {
+        in->args[i] = fl->vals.args[i];
+        memset(&fl->vals.args[i], 0, sizeof(fl->vals.args[i]));
+    }
+    fl->nvals = 0;
+    return n;
+}
+
+/* The same from a parked (pooled) FutoInArgs, released. */
+static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
 {
     if (*src) {
         memcpy(in, *src, sizeof(*in));
@@ -550,9 +562,19 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         futoin__step* u;
         /* Park the incoming values: lock() may queue steps of its own
          * before the guarded step, and those must not consume them. */
-        s->u.y.stash = fl->args;
-        fl->args = NULL;
         s->state = FUTOIN__S_EXEC;
+        s->u.y.stash = NULL;
+        if (fl->nvals) {
+            FutoInArgs* st = futoin__args_alloc(tool);
+            if (!st) {
+                drop_args(fl);
+                futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                                   "addSync(): out of memory");
+                break;
+            }
+            take_args(fl, st);
+            s->u.y.stash = st;
+        }
         s->flags |= FUTOIN__F_LOCKED;
         FUTOIN__USER(r, sync->api->lock(&s->bsi, sync));
         if (s->flags & FUTOIN__F_ERROR) {
@@ -600,12 +622,14 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         --r->in_cb;
         break;
     }
-    default:
+    default: {
+        unsigned n;
         if (s->flags & FUTOIN__F_STASH) {
             drop_args(fl);
-            take_args(fl, in, &s->parent->u.y.stash);
+            take_stash(fl, in, &s->parent->u.y.stash);
+            n = 4;
         } else {
-            take_args(fl, in, &fl->args);
+            n = take_args(fl, in);
         }
         s->state = FUTOIN__S_EXEC;
         /* From here until the step ends, one completion may claim it, from
@@ -614,8 +638,13 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
-        futoin__args_clear(in);
+        for (unsigned i = 0; i < n; ++i) {
+            if (in->args[i].type) {
+                futoin_reset_binval(&in->args[i]);
+            }
+        }
         break;
+    }
     }
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
@@ -624,7 +653,7 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
     return after_callback(fl, s);
 }
 
-/* Complete top frame `s` with success: its values stay in fl->args for the
+/* Complete top frame `s` with success: its values stay in fl->vals for the
  * next step. */
 void futoin__complete(futoin__flow* fl, futoin__step* s)
 {

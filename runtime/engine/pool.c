@@ -83,7 +83,8 @@ _Static_assert(offsetof(futoin__step, flags) == 88
 _Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
 
-futoin__step* futoin__step_alloc(futoin_tool* tool)
+static inline __attribute__((always_inline)) futoin__step* step_alloc(
+        futoin_tool* tool)
 {
     futoin__step* s = futoin__recpool_get(&futoin__eng(tool)->steps);
     if (s) {
@@ -98,9 +99,14 @@ futoin__step* futoin__step_alloc(futoin_tool* tool)
     return s;
 }
 
+futoin__step* futoin__step_alloc(futoin_tool* tool)
+{
+    return step_alloc(tool);
+}
+
 futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
 {
-    futoin__step* s = futoin__step_alloc(fl->root->owner);
+    futoin__step* s = step_alloc(fl->root->owner);
     if (s) {
         if (s->bsi.api != &futoin__step_api) {
             futoin__set_api(&s->bsi, &futoin__step_api);

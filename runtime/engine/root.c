@@ -316,14 +316,12 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
     futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
 }
 
-static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
-                                   uint8_t kind)
+/* Queue a new step of `kind` on live root `r` (on its loop thread). */
+static inline futoin__step* root_queue_step(FutoInAsyncSteps* bsi,
+                                            futoin__root* r, const char* what,
+                                            uint8_t kind)
 {
-    futoin__root* r = live_root(bsi, what);
     futoin__step* s;
-    if (!r) {
-        return NULL;
-    }
     if (FUTOIN__UNLIKELY(r->state == FUTOIN__R_RUNNING)) {
         add_while_running(bsi, r, what);
         return NULL;
@@ -343,11 +341,37 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
     return s;
 }
 
+static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
+                                   uint8_t kind)
+{
+    futoin__root* r = live_root(bsi, what);
+    return r ? root_queue_step(bsi, r, what, kind) : NULL;
+}
+
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s;
+    futoin__root* r;
+    if (!f) {
+        report(bsi, "add(): the execute callback is NULL");
+        return NULL;
+    }
+    r = not_freed(bsi, "add()");
+    s = r ? root_queue_step(bsi, r, "add()", FUTOIN__K_STEP) : NULL;
+    if (s) {
+        s->f = f;
+        s->eh = eh;
+        s->data = data;
+    }
+    return s;
+}
+
 static void root_add(FutoInAsyncSteps* bsi, void* data,
                      FutoInAsyncSteps_execute_callback f,
                      FutoInAsyncSteps_error_callback eh)
 {
-    futoin__step* s;
     if (!bsi) {
         futoin__misuse_null("add()");
         return;
@@ -356,11 +380,8 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
         report(bsi, "add(): the execute callback is NULL");
         return;
     }
-    s = root_new_step(bsi, "add()", FUTOIN__K_STEP);
-    if (s) {
-        s->f = f;
-        s->eh = eh;
-        s->data = data;
+    if (futoin__on_loop(bsi, "add()")) {
+        futoin__root_add(bsi, data, f, eh);
     }
 }
 

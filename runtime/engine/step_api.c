@@ -170,29 +170,9 @@ static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
 }
 
 /* Move the caller's values into the flow (the caller's copy is reset). */
-static void move_values(futoin__flow* fl, FutoInArgs* args)
+static inline void move_values(futoin__flow* fl, FutoInArgs* args)
 {
-    bool any = false;
-    if (fl->args) {
-        futoin__args_release(fl->root->owner, fl->args);
-        fl->args = NULL;
-    }
-    if (!args) {
-        return;
-    }
-    for (int i = 0; i < 4; ++i) {
-        any = any || args->args[i].type != NULL;
-    }
-    if (!any) {
-        return;
-    }
-    fl->args = futoin__args_alloc(fl->root->owner);
-    if (!fl->args) {
-        futoin__args_clear(args);
-        return;
-    }
-    memcpy(fl->args, args, sizeof(*args));
-    memset(args, 0, sizeof(*args));
+    futoin__flow_set_vals(fl, args);
 }
 
 /* ---- completion ---------------------------------------------------------- */
@@ -267,6 +247,25 @@ static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
     return step_complete(s, NULL, FUTOIN_ERR_INVALID_REQUEST, bad);
 }
 
+/* How many slots of `a` are in use (the last non-empty one + 1), or -1 if
+ * one holds a value that futoin__args_check() could refuse: only scalars
+ * (booleans, numbers), which point at nothing, are known to be fine. */
+static inline int args_plain_count(const FutoInArgs* a)
+{
+    int n = 0;
+    for (int i = 0; i < 4; ++i) {
+        const FutoInType* t = a->args[i].type;
+        if (t) {
+            if ((t->flags & FTN_COMPLEX_TYPE_MASK)
+                || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL) {
+                return -1;
+            }
+            n = i + 1;
+        }
+    }
+    return n;
+}
+
 int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                           const char* info)
 {
@@ -275,8 +274,28 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         futoin__misuse_null(code ? "handle_error()" : "success()");
         return FUTOIN_EINVAL;
     }
-    if (args && !code
-        && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
+    int n = !code && args ? args_plain_count(args) : 0;
+    if (!code && n >= 0) {
+        /* The usual one first: the step's own callback succeeds with
+         * scalars, on the loop thread, having done nothing else (what
+         * complete_own() would decide, without the way there). */
+        if (s->state == FUTOIN__S_EXEC
+            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))
+            && futoin__tool_on_thread(futoin__recpool_tool(s))) {
+            futoin__flow* fl = s->flow;
+            if (fl->nvals) {
+                futoin__flow_drop_vals(fl);
+            }
+            for (int i = 0; i < n; ++i) { /* move_values() with n known */
+                fl->vals.args[i] = args->args[i];
+                memset(&args->args[i], 0, sizeof(args->args[i]));
+            }
+            fl->nvals = (uint8_t)n;
+            s->flags |= FUTOIN__F_SUCCESS;
+            return 1;
+        }
+    } else if (args && !code
+               && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
         return complete_bad_values(s, args);
     }
     return step_complete(s, args, code, info);

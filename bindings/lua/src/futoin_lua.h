@@ -86,6 +86,11 @@ typedef struct fl_ctx
     int co_steps;      /* registry ref: {coroutine = asi} of coroutine steps */
     int err_slot;      /* registry ref: the original object of the last error */
     fl_rec* free_recs; /* free callback records (see fl_rec) */
+    /* The shared anchor (see fl_rec): one step function that many records
+     * hold, anchored once. */
+    int share_ref;          /* registry ref of its slot (fixed: not counted) */
+    const void* share_ptr;  /* lua_topointer() of the function, or NULL */
+    long share_cnt;         /* records holding it (FL_A_FN with FL_H_SHARED) */
     struct fl_chunk* chunks; /* the slabs records come from */
     uint32_t nrecs_total; /* records in all chunks */
     int misuse;        /* the misuse callback fired since the last check */
@@ -137,6 +142,14 @@ void fl_unref(fl_ctx* ctx, int ref);
  * per step more still. A write to an existing slot never allocates:
  * fl_rec_set (once the reference exists) and fl_rec_clear never raise. */
 enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
+/* Bit 0 of fl_rec.has: the record's FL_A_FN value is the context's shared
+ * anchor (ctx->share_ref), not its own slot. The same step function added
+ * again and again (a named function, a loop adding one handler) is then
+ * anchored once and counted: adding it and releasing the record write no
+ * registry slot, and the anchor is cleared when its last record goes. A
+ * function is only ever compared with the anchored one, which cannot be
+ * collected (nor its address reused) while anchored. */
+enum { FL_H_SHARED = 1 };
 
 struct fl_rec
 {
@@ -163,8 +176,13 @@ void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx);
 /** Push the value of the record's slot `which` (false if none). */
 static inline void fl_rec_push(lua_State* L, const fl_rec* r, int which)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref[which - 1]);
+    lua_rawgeti(L, LUA_REGISTRYINDEX,
+                which == FL_A_FN && (r->has & FL_H_SHARED) ? r->ctx->share_ref
+                                                           : r->ref[which - 1]);
 }
+/** A record lets go of the shared anchor (FL_H_SHARED is cleared); the
+ *  last one clears the anchor's slot (never raises). */
+void fl_rec_unshare(fl_rec* r);
 /** Drop the value of the record's slot `which` (never raises). */
 void fl_rec_clear(fl_rec* r, int which);
 static inline int fl_rec_has(const fl_rec* r, int which)
@@ -186,8 +204,15 @@ int fl_msgh(lua_State* L);
 
 /** Misuse callback of our tools: remembers the message for fl_check_misuse. */
 void fl_on_misuse(void* data, const char* code, const char* message);
+/** Raise the misuse reported during the last call (ctx->misuse is set). */
+void fl_raise_misuse(lua_State* L, fl_ctx* ctx, const char* what);
 /** Raise the misuse reported during the last call, if any. */
-void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what);
+static inline void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what)
+{
+    if (ctx->misuse) {
+        fl_raise_misuse(L, ctx, what);
+    }
+}
 static inline void fl_clear_misuse(fl_ctx* ctx) { ctx->misuse = 0; }
 
 /** Is the value at `idx` an error object of this binding (FutoInError)? */
@@ -217,6 +242,13 @@ extern const FutoInType fl_ty_bool, fl_ty_i64, fl_ty_double;
  *  it (owning nothing); 0 (v untouched) for any other type. */
 static inline int fl_to_binval_plain(lua_State* L, int idx, FutoInBinaryValue* v)
 {
+    if (lua_isinteger(L, idx)) { /* the usual one first: two API calls */
+        v->type = &fl_ty_i64;
+        v->i64 = (int64_t)lua_tointeger(L, idx);
+        v->custom_data = NULL;
+        v->length = 0;
+        return 1;
+    }
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
         /* lua_isinteger: the subtype (2.0 stays a float) */

@@ -156,6 +156,10 @@ fl_ctx* fl_ctx_open(lua_State* L)
     ctx->co_steps = LUA_NOREF;
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
+    lua_pushboolean(L, 0);
+    ctx->share_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
+    ctx->share_ptr = NULL;
+    ctx->share_cnt = 0;
     ctx->pending_state = LUA_NOREF;
     snprintf(ctx->state_name, sizeof(ctx->state_name), "lua.state.%p",
              (void*)ctx);
@@ -260,12 +264,43 @@ void fl_rec_set(lua_State* L, fl_rec* r, int which, int idx)
 
 /* Drop the values of the slots in `mask` the record holds. Writing an
  * existing slot allocates nothing: never raises. */
+void fl_rec_unshare(fl_rec* r)
+{
+    fl_ctx* ctx = r->ctx;
+    r->has &= (uint8_t)~FL_H_SHARED;
+    if (--ctx->share_cnt == 0) {
+        lua_State* L;
+        ctx->share_ptr = NULL;
+        if (ctx->closed) {
+            return;
+        }
+        L = fl_ctx_state(ctx);
+        if (lua_checkstack(L, 1)) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, LUA_REGISTRYINDEX, ctx->share_ref);
+        }
+    }
+}
+
 static void rec_clear_mask(fl_rec* r, unsigned mask)
 {
     fl_ctx* ctx = r->ctx;
     lua_State* L;
+    int unshared = 0;
     mask &= r->has;
+    if ((mask & (1u << FL_A_FN)) && (r->has & FL_H_SHARED)) {
+        /* the value is in the shared anchor: nothing of the record's own */
+        fl_rec_unshare(r);
+        r->has &= (uint8_t)~(1u << FL_A_FN);
+        --ctx->refs;
+        mask &= ~(1u << FL_A_FN);
+        unshared = 1;
+    }
+    mask &= ~(unsigned)FL_H_SHARED;
     if (!mask) {
+        if (unshared && ctx->closed) {
+            ctx_maybe_free(ctx);
+        }
         return;
     }
     r->has &= (uint8_t)~mask;
@@ -324,8 +359,22 @@ void fl_rec_release(void* data)
     if (r->live) {
         fl_rec_detach(r);
     }
-    if (r->has == 1u << FL_A_FN && !ctx->closed) {
-        /* the usual record: a step function, nothing else */
+    if (r->has == ((1u << FL_A_FN) | FL_H_SHARED)) {
+        /* the usual record: the shared step function, nothing else */
+        r->has = 0;
+        --ctx->refs;
+        if (--ctx->share_cnt == 0) {
+            ctx->share_ptr = NULL;
+            if (!ctx->closed) {
+                lua_State* L = fl_ctx_state(ctx);
+                if (lua_checkstack(L, 1)) {
+                    lua_pushboolean(L, 0);
+                    lua_rawseti(L, LUA_REGISTRYINDEX, ctx->share_ref);
+                }
+            }
+        }
+    } else if (r->has == 1u << FL_A_FN && !ctx->closed) {
+        /* a step function in the record's own slot, nothing else */
         lua_State* L = fl_ctx_state(ctx);
         r->has = 0;
         --ctx->refs;
@@ -490,10 +539,8 @@ void fl_on_misuse(void* data, const char* code, const char* message)
     ctx->misuse = 1;
 }
 
-void fl_check_misuse(lua_State* L, fl_ctx* ctx, const char* what)
+void fl_raise_misuse(lua_State* L, fl_ctx* ctx, const char* what)
 {
-    if (ctx->misuse) {
-        ctx->misuse = 0;
-        luaL_error(L, "%s: %s", what, ctx->misuse_msg);
-    }
+    ctx->misuse = 0;
+    luaL_error(L, "%s: %s", what, ctx->misuse_msg);
 }

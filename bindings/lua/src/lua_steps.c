@@ -539,13 +539,17 @@ static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
     lua_settop(L, base);
 }
 
-static void invoke(fl_call* c)
+/* The stack is handled relative to its top (no lua_gettop): the handler
+ * sits below the function and its arguments, and stays alone after a
+ * call that returned, with the error value above it after one that
+ * failed (call_failed() leaves the stack as it found it). */
+static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
 {
     fl_rec* r = c->rec;
     fl_ctx* ctx = r->ctx;
     lua_State* L;
     FutoInAsyncSteps* prev;
-    int top, st;
+    int st;
     fl_steps* s;
 
     if (ctx->closed) {
@@ -568,7 +572,6 @@ static void invoke(fl_call* c)
         }
         return;
     }
-    top = lua_gettop(L);
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
     lua_pushcfunction(L, fl_msgh);
@@ -598,15 +601,15 @@ static void invoke(fl_call* c)
                 }
             }
             if (n >= 0) {
-                st = lua_pcall(L, n, 0, top + 1);
+                st = lua_pcall(L, n, 0, -(n + 2));
                 goto called;
             }
-            lua_settop(L, top + 1);
+            lua_settop(L, -3); /* the function and the handle: pushed nothing else */
         }
     }
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
-    st = lua_pcall(L, 1, 0, top + 1);
+    st = lua_pcall(L, 1, 0, -3);
 called:
     ctx->cur_bsi = prev;
     s = c->s;
@@ -616,17 +619,31 @@ called:
     if (st != LUA_OK) {
         call_failed(L, ctx, c, st);
     }
-    if (s && r->live == s
-        && (!(s->flags & FL_F_WAITING) || (s->flags & (FL_F_SUCCESS | FL_F_FAILED)))) {
-        fl_rec_detach(r); /* finished (a waiting one stays usable) */
+    if (s && r->live == s) {
+        uint16_t f = s->flags;
+        if ((f & (FL_F_LIGHT | FL_F_WAITING)) == FL_F_LIGHT
+            && !(r->has & (1u << FL_A_WAIT))) {
+            /* fl_rec_detach() of the usual call, inline */
+            s->flags = (uint16_t)(f | FL_F_DONE);
+            s->rec = NULL;
+            r->live = NULL;
+            fl_handle_retire(s);
+        } else if (!(f & FL_F_WAITING) || (f & (FL_F_SUCCESS | FL_F_FAILED))) {
+            fl_rec_detach(r); /* finished (a waiting one stays usable) */
+        }
     }
-    lua_settop(L, top);
+    lua_settop(L, st != LUA_OK ? -3 : -2); /* the handler (and the error) */
+}
+
+static void invoke(fl_call* c)
+{
+    invoke_inl(c);
 }
 
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     fl_call c = {bsi, data, args, NULL, 0, CALL_STEP, NULL};
-    invoke(&c);
+    invoke_inl(&c);
 }
 
 static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
@@ -791,13 +808,15 @@ int fl_wrap(lua_State* L, void* address, int owned)
     return 1;
 }
 
-int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+/* The common case of add(): a function and no error handler, added to a
+ * root or by a step's own callback that may still add (every check of
+ * fl_add() would pass), with a record whose reference exists. Returns 0
+ * (nothing done) otherwise. */
+static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps* s,
+                                                         int fn, int eh)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r = ctx->free_recs;
-    /* The common case first: a function and no error handler, added to a
-     * root or by a step's own callback that may still add (every check
-     * below would pass), with a record whose reference exists. */
     if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF && lua_type(L, fn) == LUA_TFUNCTION
         && (s->kind == FL_STEP
                 ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
@@ -810,18 +829,39 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
         r->name = NULL;
         r->src = NULL;
         ++ctx->recs;
-        lua_pushvalue(L, fn);
-        lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
-        r->has = 1u << FL_A_FN;
+        const void* p = lua_topointer(L, fn);
+        if (p == ctx->share_ptr) {
+            ++ctx->share_cnt; /* anchored already */
+            r->has = (1u << FL_A_FN) | FL_H_SHARED;
+        } else if (ctx->share_cnt == 0) {
+            lua_pushvalue(L, fn); /* becomes the shared anchor */
+            lua_rawseti(L, LUA_REGISTRYINDEX, ctx->share_ref);
+            ctx->share_ptr = p;
+            ctx->share_cnt = 1;
+            r->has = (1u << FL_A_FN) | FL_H_SHARED;
+        } else {
+            lua_pushvalue(L, fn);
+            lua_rawseti(L, LUA_REGISTRYINDEX, r->ref[FL_A_FN - 1]);
+            r->has = 1u << FL_A_FN;
+        }
         ++ctx->refs;
         fl_clear_misuse(ctx);
         futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
         s->flags |= FL_F_ADDED;
         fl_check_misuse(L, ctx, "add()");
+        return 1;
+    }
+    return 0;
+}
+
+int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+{
+    fl_ctx* ctx = s->ctx;
+    fl_rec* r;
+    if (add_fast(L, s, fn, eh)) {
         lua_pushvalue(L, 1); /* returns self */
         return 1;
     }
-    r = NULL;
     gate(L, s, G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
@@ -839,11 +879,17 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
 int fl_add_native(lua_State* L)
 {
     int n = lua_gettop(L);
+    fl_steps* s;
     if (n < 2 || n > 3) {
         return luaL_error(L, "add(): expected 2 to 3 arguments (self included), "
                              "got %d", n);
     }
-    return fl_add(L, fl_check_steps(L, 1, "add"), 2, n > 2 ? 3 : 0);
+    s = fl_check_steps(L, 1, "add");
+    if (n == 2 && add_fast(L, s, 2, 0)) {
+        lua_settop(L, 1); /* returns self */
+        return 1;
+    }
+    return fl_add(L, s, 2, n > 2 ? 3 : 0);
 }
 
 int fl_parallel(lua_State* L, fl_steps* s, int eh)

@@ -49,6 +49,57 @@ describe("steps", function()
         assert.are.equal(20, y)
     end)
 
+    it("hold a step function added many times until its last step ends", function()
+        -- one function in many steps is anchored once and counted
+        -- (lua_ctx.c, FL_H_SHARED); another function meanwhile takes its
+        -- record's own slot; all are let go when their steps end
+        local refs0 = H.settle()
+        local weak = setmetatable({}, { __mode = "k" })
+        local count, last = 0, nil
+        do
+            local f = function(asi, v) count = count + 1; asi:success((v or 0) + 1) end
+            local g = function(asi, v) count = count + 1; asi:success(v + 100) end
+            weak[f], weak[g] = true, true
+            local root = fa.AsyncSteps(tool)
+            for _ = 1, 100 do root:add(f) end
+            root:add(g)
+            root:add(f)
+            root:add(function(asi, v) last = v end)
+            f, g = nil, nil
+            collectgarbage()
+            collectgarbage()
+            local n = 0
+            for _ in pairs(weak) do n = n + 1 end
+            assert.are.equal(2, n) -- the queued steps hold both
+            root:execute()
+            tool:run()
+        end
+        assert.are.equal(102, count)
+        assert.are.equal(201, last)
+        collectgarbage()
+        collectgarbage()
+        assert.is_nil(next(weak))
+        assert.are.equal(refs0, (H.settle()))
+    end)
+
+    it("report where a step function added many times failed", function()
+        local refs0 = H.settle()
+        do
+            local line = debug.getinfo(1, "l").currentline + 1
+            local f = function(asi, v) if v == 3 then asi:error("Mine", "at 3") end asi:success((v or 0) + 1) end
+            local root = fa.AsyncSteps(tool)
+            for _ = 1, 5 do root:add(f) end
+            local ok, e = pcall(root.run, root)
+            assert.is_false(ok)
+            assert.are.equal("Mine", e.code)
+            assert.are.equal("at 3", e.info)
+            assert.truthy(e.async_stack, "an async stack")
+            assert.are.equal("lua", e.async_stack[1].language)
+            assert.are.equal(line, e.async_stack[1].line)
+        end
+        assert.are.equal(refs0, (H.settle())) -- nothing anchored after the flow
+    end)
+
     it("keep integers, floats, booleans, binary strings, arrays and tables", function()
         local t = { name = "obj" }
         local f = function() end
