@@ -192,41 +192,14 @@ struct futoin__flow
     uint8_t ctl_continue;     /* 1 = continueLoop, 0 = breakLoop */
     uint8_t code_owned;       /* raise_code is a malloc'd copy */
     uint8_t raise_top;        /* raise raise_code at whatever is on top */
-    uint8_t nvals;            /* vals.args[nvals..3] are empty */
-    /* Pending success values, kept in the flow (no pooled FutoInArgs per
-     * success()): the slots past `nvals` are always empty (type NULL). */
-    FutoInArgs vals;
+    uint8_t nvals;            /* args->args[nvals..3] are empty */
+    /* Pending success values, or NULL (then nvals is 0): the tool's hot
+     * buffer when it was free (a chain of steps passing values on only
+     * ever uses that one), else a pooled FutoInArgs. A pointer, not an
+     * inline FutoInArgs: every root and branch holds a flow, and 128 more
+     * bytes each would break the bytes-per-waiting-flow budget (T2). */
+    FutoInArgs* args;
 };
-
-/* Drop the flow's pending values (running their cleanup). */
-static inline void futoin__flow_drop_vals(futoin__flow* fl)
-{
-    for (unsigned i = 0; i < fl->nvals; ++i) {
-        futoin_reset_binval(&fl->vals.args[i]);
-    }
-    fl->nvals = 0;
-}
-
-/* Move `args` (may be NULL) in as the flow's pending values, dropping the
- * previous ones; the caller's copy is reset. */
-static inline void futoin__flow_set_vals(futoin__flow* fl, FutoInArgs* args)
-{
-    unsigned n = 4;
-    if (fl->nvals) {
-        futoin__flow_drop_vals(fl);
-    }
-    if (!args) {
-        return;
-    }
-    while (n && !args->args[n - 1].type) {
-        --n;
-    }
-    for (unsigned i = 0; i < n; ++i) {
-        fl->vals.args[i] = args->args[i];
-        memset(&args->args[i], 0, sizeof(args->args[i]));
-    }
-    fl->nvals = (uint8_t)n;
-}
 
 enum futoin__root_state
 {
@@ -344,6 +317,84 @@ void futoin__step_resolve(futoin__step* s);
 void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
 void futoin__args_clear(FutoInArgs* a);
+
+/* A container for a flow's pending values (all slots empty): the tool's
+ * hot buffer if free, else a pooled one; NULL when out of memory. */
+static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
+{
+    struct futoin__engine_tool* e = futoin__eng(tool);
+    if (!e->hot_busy) {
+        e->hot_busy = 1;
+        return &e->hot_args;
+    }
+    return futoin__args_alloc(tool);
+}
+
+/* Give back a container from futoin__vals_get() whose slots are empty. */
+static inline void futoin__vals_put(futoin_tool* tool, FutoInArgs* a)
+{
+    struct futoin__engine_tool* e = futoin__eng(tool);
+    if (a == &e->hot_args) {
+        e->hot_busy = 0;
+    } else {
+        futoin__args_release(tool, a);
+    }
+}
+
+/* Drop the flow's pending values (running their cleanup). */
+static inline void futoin__flow_drop_vals(futoin__flow* fl)
+{
+    FutoInArgs* a = fl->args;
+    unsigned n = fl->nvals;
+    fl->args = NULL;
+    fl->nvals = 0;
+    if (a) {
+        for (unsigned i = 0; i < n; ++i) {
+            futoin_reset_binval(&a->args[i]);
+        }
+        futoin__vals_put(fl->root->owner, a);
+    }
+}
+
+/* Move the first `n` slots of `args` (the rest are empty) in as the flow's
+ * pending values, dropping the previous ones; the caller's copy is reset.
+ * Out of memory, the values are dropped (their cleanup runs). */
+static inline void futoin__flow_set_vals_n(futoin__flow* fl, FutoInArgs* args,
+                                           unsigned n)
+{
+    FutoInArgs* a;
+    if (fl->args) {
+        futoin__flow_drop_vals(fl);
+    }
+    if (!n) {
+        return;
+    }
+    a = futoin__vals_get(fl->root->owner);
+    if (!a) {
+        futoin__args_clear(args);
+        return;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        a->args[i] = args->args[i];
+        memset(&args->args[i], 0, sizeof(args->args[i]));
+    }
+    fl->args = a;
+    fl->nvals = (uint8_t)n;
+}
+
+/* The same for `args` (may be NULL) with any number of values. */
+static inline void futoin__flow_set_vals(futoin__flow* fl, FutoInArgs* args)
+{
+    unsigned n = 4;
+    if (!args) {
+        n = 0;
+    } else {
+        while (n && !args->args[n - 1].type) {
+            --n;
+        }
+    }
+    futoin__flow_set_vals_n(fl, args, n);
+}
 /* false (and `msg`, unless NULL, says which value of `what` and why) for a
  * value whose type flags are unknown or a string/array with a NULL
  * pointer. */

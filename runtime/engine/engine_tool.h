@@ -26,6 +26,10 @@ struct futoin__engine_tool
     /* Arguments handed to the execute callback that is running now. Steps
      * never run nested, so one scratch per tool is enough. */
     FutoInArgs args_in;
+    /* A flow's pending values between a success() and the next step: this
+     * buffer while free (engine.h futoin__vals_get), else pooled ones. */
+    FutoInArgs hot_args;
+    uint8_t hot_busy;
     ptrdiff_t next_root_id;
     /* append cursor of futoin__sub_append(): the step and its queue tail */
     struct futoin__step* app_step;

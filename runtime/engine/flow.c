@@ -381,7 +381,7 @@ static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
 
 static inline void drop_args(futoin__flow* fl)
 {
-    if (fl->nvals) {
+    if (fl->args) {
         futoin__flow_drop_vals(fl);
     }
 }
@@ -441,12 +441,18 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at);
  * empty between callbacks); returns how many slots may hold one. */
 static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
 {
+    FutoInArgs* a = fl->args;
     unsigned n = fl->nvals;
-    for (unsigned i = 0; i < n; ++i) {
-        in->args[i] = fl->vals.args[i];
-        memset(&fl->vals.args[i], 0, sizeof(fl->vals.args[i]));
+    if (!a) {
+        return 0;
     }
+    for (unsigned i = 0; i < n; ++i) {
+        in->args[i] = a->args[i];
+        memset(&a->args[i], 0, sizeof(a->args[i]));
+    }
+    fl->args = NULL;
     fl->nvals = 0;
+    futoin__vals_put(fl->root->owner, a);
     return n;
 }
 
@@ -564,7 +570,7 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * before the guarded step, and those must not consume them. */
         s->state = FUTOIN__S_EXEC;
         s->u.y.stash = NULL;
-        if (fl->nvals) {
+        if (fl->args) {
             FutoInArgs* st = futoin__args_alloc(tool);
             if (!st) {
                 drop_args(fl);
@@ -653,7 +659,7 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
     return after_callback(fl, s);
 }
 
-/* Complete top frame `s` with success: its values stay in fl->vals for the
+/* Complete top frame `s` with success: its values stay in fl->args for the
  * next step. */
 void futoin__complete(futoin__flow* fl, futoin__step* s)
 {

@@ -81,6 +81,9 @@ _Static_assert(offsetof(futoin__step, flags) == 88
                        && offsetof(futoin__step, xs) == 92,
                "flags, kind, state and xs share word 11");
 _Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
+/* Every root and parallel branch holds a flow: its size is part of the
+ * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
+_Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
 
 static inline __attribute__((always_inline)) futoin__step* step_alloc(

@@ -282,15 +282,7 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         if (s->state == FUTOIN__S_EXEC
             && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))
             && futoin__tool_on_thread(futoin__recpool_tool(s))) {
-            futoin__flow* fl = s->flow;
-            if (fl->nvals) {
-                futoin__flow_drop_vals(fl);
-            }
-            for (int i = 0; i < n; ++i) { /* move_values() with n known */
-                fl->vals.args[i] = args->args[i];
-                memset(&args->args[i], 0, sizeof(args->args[i]));
-            }
-            fl->nvals = (uint8_t)n;
+            futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
             s->flags |= FUTOIN__F_SUCCESS;
             return 1;
         }
