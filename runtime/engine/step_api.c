@@ -279,9 +279,11 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         /* The usual one first: the step's own callback succeeds with
          * scalars, on the loop thread, having done nothing else (what
          * complete_own() would decide, without the way there). */
-        if (s->state == FUTOIN__S_EXEC
-            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))
-            && futoin__tool_on_thread(futoin__recpool_tool(s))) {
+        /* The thread first: another thread must not read the step beyond
+         * its `xs` word (step_complete), or it races with the loop. */
+        if (futoin__tool_on_thread(futoin__recpool_tool(s))
+            && s->state == FUTOIN__S_EXEC
+            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))) {
             futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
             s->flags |= FUTOIN__F_SUCCESS;
             return 1;
