@@ -854,18 +854,23 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
     return 0;
 }
 
-int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+/* add() with every check and a record of its own. A `name` (NULL: none)
+ * names a step the binding adds on the user's behalf, shown in async stacks
+ * as `name` at file:line instead of as the function's own definition. */
+static int add_checked(lua_State* L, fl_steps* s, int fn, int eh,
+                       const char* name, const char* file, lua_Integer line)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r;
-    if (add_fast(L, s, fn, eh)) {
-        lua_pushvalue(L, 1); /* returns self */
-        return 1;
-    }
     gate(L, s, G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
     r = make_rec(L, ctx, fn, eh);
+    if (name) {
+        r->name = strdup(name);
+        r->src = file && *file ? strdup(file) : NULL;
+        r->line = line > 0 && line <= (lua_Integer)UINT32_MAX ? (uint32_t)line : 0;
+    }
     fl_clear_misuse(ctx);
     futoin_wrap_add_classed(s->bsi, r, fl_tr_step, eh ? tr_error : NULL,
                             &fl_rec_class);
@@ -873,6 +878,15 @@ int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
     fl_check_misuse(L, ctx, "add()");
     lua_settop(L, 1);
     return 1;
+}
+
+int fl_add(lua_State* L, fl_steps* s, int fn, int eh)
+{
+    if (add_fast(L, s, fn, eh)) {
+        lua_pushvalue(L, 1); /* returns self */
+        return 1;
+    }
+    return add_checked(L, s, fn, eh, NULL, NULL, 0);
 }
 
 /* add(step [, onerror]) with the checks SWIG generates for the others. */
@@ -1721,22 +1735,7 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
 int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line)
 {
-    fl_ctx* ctx = s->ctx;
-    fl_rec* r;
-    gate(L, s, G_ADD, "add()");
-    check_fn(L, fn, 0, "add(step, onerror)", "step");
-    eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
-    r = make_rec(L, ctx, fn, eh);
-    r->name = strdup(name);
-    r->src = file && *file ? strdup(file) : NULL;
-    r->line = line > 0 && line <= (lua_Integer)UINT32_MAX ? (uint32_t)line : 0;
-    fl_clear_misuse(ctx);
-    futoin_wrap_add_classed(s->bsi, r, fl_tr_step, eh ? tr_error : NULL,
-                            &fl_rec_class);
-    s->flags |= FL_F_ADDED;
-    fl_check_misuse(L, ctx, "add()");
-    lua_settop(L, 1);
-    return 1;
+    return add_checked(L, s, fn, eh, name, file, line);
 }
 
 void fl_push_async_stack(lua_State* L, const futoin_async_stack* st)
