@@ -318,6 +318,17 @@ void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
 void futoin__args_clear(FutoInArgs* a);
 
+/* Move the first `n` values of `src` into `dst`, leaving them empty in
+ * `src` (ownership moves; nothing is cleaned up). */
+static inline void futoin__move_slots(FutoInArgs* dst, FutoInArgs* src,
+                                      unsigned n)
+{
+    for (unsigned i = 0; i < n; ++i) {
+        dst->args[i] = src->args[i];
+        memset(&src->args[i], 0, sizeof(src->args[i]));
+    }
+}
+
 /* A container for a flow's pending values (all slots empty): the tool's
  * hot buffer if free, else a pooled one; NULL when out of memory. */
 static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
@@ -374,10 +385,7 @@ static inline void futoin__flow_set_vals_n(futoin__flow* fl, FutoInArgs* args,
         futoin__args_clear(args);
         return;
     }
-    for (unsigned i = 0; i < n; ++i) {
-        a->args[i] = args->args[i];
-        memset(&args->args[i], 0, sizeof(args->args[i]));
-    }
+    futoin__move_slots(a, args, n);
     fl->args = a;
     fl->nvals = (uint8_t)n;
 }

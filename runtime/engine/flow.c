@@ -446,10 +446,7 @@ static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
     if (!a) {
         return 0;
     }
-    for (unsigned i = 0; i < n; ++i) {
-        in->args[i] = a->args[i];
-        memset(&a->args[i], 0, sizeof(a->args[i]));
-    }
+    futoin__move_slots(in, a, n);
     fl->args = NULL;
     fl->nvals = 0;
     futoin__vals_put(fl->root->owner, a);

@@ -169,12 +169,6 @@ static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
     return futoin__alloc_push(&s->allocs, size, cleanup);
 }
 
-/* Move the caller's values into the flow (the caller's copy is reset). */
-static inline void move_values(futoin__flow* fl, FutoInArgs* args)
-{
-    futoin__flow_set_vals(fl, args);
-}
-
 /* ---- completion ---------------------------------------------------------- */
 
 /* A claimed completion of a step that waits (or has sub-steps). Loop
@@ -185,7 +179,7 @@ void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,
     if (code) {
         futoin__step_error(s, code, info);
     } else if (s->state == FUTOIN__S_WAIT) {
-        move_values(s->flow, args);
+        futoin__flow_set_vals(s->flow, args);
         s->flags |= FUTOIN__F_SUCCESS;
         futoin__step_resolve(s);
     } else {
@@ -228,7 +222,7 @@ static int complete_own(futoin__step* s, FutoInArgs* args, const char* code,
         futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "success() after add()");
         return FUTOIN_EINVAL;
     }
-    move_values(s->flow, args);
+    futoin__flow_set_vals(s->flow, args);
     s->flags |= FUTOIN__F_SUCCESS;
     return 1;
 }
