@@ -376,6 +376,162 @@ Test(threads, try_completion_results)
     API(bs)->free(bs);
 }
 
+/* ---- a posted root call meets a free on the loop thread --------------- */
+
+/* A worker's call is posted; the loop thread may free the root before the
+ * post arrives. The free was made after the call, so the call is dropped
+ * quietly (an execute's data is released), never reported as a call on a
+ * freed root, and never applied to whoever owns the record next. */
+
+static void noop_cb(void* d)
+{
+}
+/* Let posts arrive while the loop is busy with something else (a timer),
+ * the way they race with a loop that runs flows. */
+static void run_posts(void)
+{
+    futoin_tool_deferred(T, 1, noop_cb, NULL);
+    run();
+}
+
+static void join_op(void* (*fn)(void*), FutoInAsyncSteps* root)
+{
+    spawn(fn, root);
+    cr_assert_eq(pthread_join(worker, NULL), 0);
+}
+
+/* libuv does not look at the async handle of a loop with nothing alive:
+ * run() takes such posts itself. */
+Test(threads, free_posted_while_the_loop_is_idle_is_taken_by_run)
+{
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    join_op(free_root_thread, root);
+    run();
+    cr_assert_eq(futoin_tool_get_stats(T, &st), FUTOIN_OK);
+    cr_assert_eq(st.live_roots, 0, "the posted free() did not run");
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
+Test(threads, cancel_posted_before_a_loop_free_is_dropped_quietly)
+{
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    join_op(cancel_root_thread, root); /* posted, not yet run */
+    API(root)->free(root);             /* on the loop thread, after it */
+    run_posts();
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
+static atomic_int released;
+static void count_release(void* d)
+{
+    atomic_fetch_add(&released, 1);
+}
+static void must_not_run(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("ran");
+}
+static void* ext_execute_thread(void* d)
+{
+    FutoInAsyncSteps* root = d;
+    futoin_async_ext(root)->execute(root, root, on_unhandled, count_release);
+    return NULL;
+}
+
+Test(threads, execute_posted_before_a_loop_free_releases_its_data)
+{
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    atomic_store(&released, 0);
+    API(root)->add(root, NULL, must_not_run, NULL);
+    join_op(ext_execute_thread, root);
+    API(root)->free(root);
+    run_posts();
+    assert_trace("");
+    cr_assert_eq(atomic_load(&released), 1,
+                 "execute()'s data released %d times", atomic_load(&released));
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
+Test(threads, free_posted_before_a_loop_free_is_a_double_free)
+{
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    join_op(free_root_thread, root);
+    API(root)->free(root);
+    run_posts();
+    cr_assert_eq(misuse_seen, 1, "%zu reports, last: %s", misuse_seen,
+                 misuse_last);
+    cr_assert(strstr(misuse_last, "free() on a root that was freed"), "%s",
+              misuse_last);
+}
+
+Test(threads, cancel_posted_after_a_free_is_misuse)
+{
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    API(root)->free(root);
+    join_op(cancel_root_thread, root);
+    run_posts();
+    cr_assert_eq(misuse_seen, 1, "%s", misuse_last);
+    cr_assert(strstr(misuse_last, "cancel() on a root that was freed"), "%s",
+              misuse_last);
+}
+
+/* The freed root's record, once out of quarantine, is the next owner's:
+ * a cancel posted to the old root must not cancel the new one. */
+static FutoInAsyncSteps* new_root_on(FutoInAsyncSteps* record)
+{
+    for (int i = 0; i < 4096; ++i) {
+        FutoInAsyncSteps* r = futoin_root_new(T);
+        if (r == record) {
+            return r;
+        }
+        API(r)->free(r);
+    }
+    return NULL;
+}
+static FutoInAsyncSteps* waiting_step;
+static void wait_cancellable(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    waiting_step = as;
+    API(as)->setCancel(as, "new owner", on_cancel_rec);
+    API(as)->waitExternal(as);
+}
+
+static void posted_call_skips_the_next_owner(bool free_first)
+{
+    FutoInAsyncSteps* old = futoin_root_new(T);
+    FutoInAsyncSteps* owner;
+    if (free_first) {
+        API(old)->free(old);
+        join_op(cancel_root_thread, old);
+    } else {
+        join_op(cancel_root_thread, old);
+        API(old)->free(old);
+    }
+    owner = new_root_on(old);
+    cr_assert_not_null(owner, "the record was never reused");
+    API(owner)->add(owner, NULL, wait_cancellable, NULL);
+    API(owner)->execute(owner, NULL, on_unhandled);
+    for (int i = 0; i < 3; ++i) { /* the owner keeps the loop alive */
+        futoin_tool_run_nowait(T); /* the old cancel arrives now */
+    }
+    assert_trace("");
+    SUCCESS0(waiting_step);
+    run();
+    API(owner)->free(owner);
+}
+
+Test(threads, cancel_posted_before_a_free_skips_the_records_next_owner)
+{
+    posted_call_skips_the_next_owner(false);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}
+
+Test(threads, cancel_posted_after_a_free_skips_the_records_next_owner)
+{
+    posted_call_skips_the_next_owner(true);
+    cr_assert_eq(misuse_seen, 1, "%s", misuse_last);
+}
+
 /* ---- the hammer -------------------------------------------------------- */
 
 /* Flows whose waiting steps (with short timeouts and cancel handlers) are

@@ -28,7 +28,13 @@
  * any thread. Every other slot belongs to the loop thread; called from
  * another thread it is refused, reported to the tool's misuse callback and
  * has no effect. Every callback (execute, error, cancel, loop bodies,
- * scheduled callbacks) runs on the loop thread.
+ * scheduled callbacks) runs on the loop thread. A posted root call takes
+ * effect when it reaches the loop thread (the next futoin_tool_run() or
+ * run_nowait() takes posts made while no run was on the stack). If the
+ * loop thread freed that root in the meantime, the free wins: the call
+ * is dropped quietly (an execute()'s release hook still runs), except a
+ * second free(), which is reported as a double free. It never reaches a
+ * root that reuses the freed one's memory.
  *
  * @since 0.1.0
  */

@@ -239,7 +239,11 @@ struct futoin__root
     FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
     struct futoin__stack* stack; /* async stack of the last error, or NULL */
     futoin_tool* owner;      /* kept after free: stale handles are reported */
-    ptrdiff_t id;
+    /* The root's id while it lives; its negation once freed. Other threads
+     * read it when they post execute/cancel/free (remote.c), so a call
+     * that was posted before a free on the loop thread is told apart from
+     * one made after it, and never lands on the record's next owner. */
+    _Atomic(ptrdiff_t) id;
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
@@ -495,8 +499,9 @@ enum futoin__root_op
     FUTOIN__OP_CANCEL,
     FUTOIN__OP_FREE
 };
-/* Other threads: post a root call to the loop thread. */
-void futoin__root_post(futoin_tool* tool, futoin__root* r,
+/* Other threads: post a root call to the loop thread. `id` is the root's
+ * id as the caller saw it (futoin__root.id), checked again when it runs. */
+void futoin__root_post(futoin_tool* tool, futoin__root* r, ptrdiff_t id,
                        enum futoin__root_op op, void* data,
                        FutoInAsyncSteps_error_callback unhandled,
                        void (*release)(void* data));
@@ -506,7 +511,8 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
                           FutoInAsyncSteps_error_callback unhandled,
                           void (*release)(void* data));
 /* root.c, loop thread: run a posted root call. */
-void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
+void futoin__root_op_run(futoin__root* r, ptrdiff_t id,
+                         enum futoin__root_op op, void* data,
                          FutoInAsyncSteps_error_callback unhandled,
                          void (*release)(void* data));
 

@@ -412,7 +412,8 @@ static void flow_end(futoin__flow* fl, const char* code)
         FUTOIN__USER(r, r->unhandled(&r->bsi, r->unhandled_data, code));
     } else if (code) {
         fprintf(stderr, "futoin: unhandled error in root %td: %s (%s)\n",
-                r->id, code, r->error_info ? r->error_info : "");
+                atomic_load_explicit(&r->id, memory_order_relaxed), code,
+                r->error_info ? r->error_info : "");
     }
     flow_clear_code(fl);
 }

@@ -188,6 +188,7 @@ typedef struct root_op
 {
     futoin__remote node;
     futoin__root* r;
+    ptrdiff_t id; /* the root's id when the call was made */
     enum futoin__root_op op;
     void* data;
     FutoInAsyncSteps_error_callback unhandled;
@@ -204,12 +205,13 @@ static void root_op_run(futoin__remote* node, bool dropped)
             o->release(o->data);
         }
     } else {
-        futoin__root_op_run(o->r, o->op, o->data, o->unhandled, o->release);
+        futoin__root_op_run(o->r, o->id, o->op, o->data, o->unhandled,
+                            o->release);
     }
     free(o);
 }
 
-void futoin__root_post(futoin_tool* tool, futoin__root* r,
+void futoin__root_post(futoin_tool* tool, futoin__root* r, ptrdiff_t id,
                        enum futoin__root_op op, void* data,
                        FutoInAsyncSteps_error_callback unhandled,
                        void (*release)(void* data))
@@ -224,6 +226,7 @@ void futoin__root_post(futoin_tool* tool, futoin__root* r,
     }
     o->node.run = root_op_run;
     o->r = r;
+    o->id = id;
     o->op = op;
     o->data = data;
     o->unhandled = unhandled;

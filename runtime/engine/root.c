@@ -92,7 +92,7 @@ ptrdiff_t futoin__common_root_id(FutoInAsyncSteps* bsi)
         report(bsi, "rootId() through a stale handle");
         return 0;
     }
-    return r->id;
+    return atomic_load_explicit(&r->id, memory_order_relaxed);
 }
 
 FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
@@ -188,7 +188,8 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
         futoin__set_api(&r->bsi, &futoin__root_api); /* see pool.c */
     }
     r->owner = tool;
-    r->id = futoin__eng(tool)->next_root_id++;
+    atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
+                          memory_order_relaxed);
     r->main.root = r;
     r->main.state = FUTOIN__FL_IDLE;
     ++futoin__eng(tool)->live_roots;
@@ -257,6 +258,11 @@ static void root_do_free(futoin__root* r)
         futoin__root_clear_error(r);
     }
     r->main.state = FUTOIN__FL_DONE;
+    /* Calls other threads posted before this free are dropped when they
+     * arrive; calls made after it are misuse (futoin__root_op_run). */
+    atomic_store_explicit(
+            &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
+            memory_order_release);
     --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
 }
@@ -540,8 +546,10 @@ static bool posted(FutoInAsyncSteps* bsi, enum futoin__root_op op, void* data,
 {
     futoin_tool* tool = tool_of(bsi);
     if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
-        futoin__root_post(tool, futoin__as_root(bsi), op, data, unhandled,
-                          release);
+        futoin__root* r = futoin__as_root(bsi);
+        futoin__root_post(tool, r,
+                          atomic_load_explicit(&r->id, memory_order_acquire),
+                          op, data, unhandled, release);
         return true;
     }
     return false;
@@ -636,10 +644,33 @@ static void root_free(FutoInAsyncSteps* bsi)
     root_do_free(r);
 }
 
-void futoin__root_op_run(futoin__root* r, enum futoin__root_op op, void* data,
+/*
+ * A posted call meets the root as it is now, which may not be the root it
+ * was made on. `id` (what the caller saw) tells:
+ *  - id <= 0: the root was already freed when the call was made: misuse,
+ *    reported without touching the record (it may have a new owner);
+ *  - the root's id changed since: the loop thread freed it after the call
+ *    was posted and before it arrived. The free won; the call is dropped
+ *    quietly (an execute()'s data is released), except a second free(),
+ *    which is a double free whatever the order;
+ *  - otherwise the call runs as if made on the loop thread.
+ */
+void futoin__root_op_run(futoin__root* r, ptrdiff_t id,
+                         enum futoin__root_op op, void* data,
                          FutoInAsyncSteps_error_callback unhandled,
                          void (*release)(void* data))
 {
+    static const char* const names[] = {"execute()", "cancel()", "free()"};
+    ptrdiff_t now = atomic_load_explicit(&r->id, memory_order_relaxed);
+    if (FUTOIN__UNLIKELY(id <= 0 || now != id)) {
+        if (id <= 0 || op == FUTOIN__OP_FREE) {
+            report_freed(&r->bsi, names[op]);
+        }
+        if (release) {
+            release(data); /* refused: the runtime holds nothing */
+        }
+        return;
+    }
     switch (op) {
     case FUTOIN__OP_EXECUTE:
         futoin__root_execute(&r->bsi, data, unhandled, release);

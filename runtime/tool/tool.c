@@ -254,13 +254,19 @@ static void remote_drain(futoin_tool* tool, bool dropped)
     }
 }
 
-static void async_cb(uv_async_t* handle)
+/* Run what other threads posted, as one of our callbacks. */
+static void take_posts(futoin_tool* tool)
 {
-    futoin_tool* tool = handle->data;
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
     remote_drain(tool, false);
     --tool->cb_depth;
+}
+
+static void async_cb(uv_async_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    take_posts(tool);
     futoin__tool_sync(tool);
 }
 
@@ -1078,6 +1084,13 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
         atomic_store_explicit(&tool->thread, self, memory_order_relaxed);
     }
     ++tool->in_run;
+    /* Calls other threads posted while no run() was on the stack: libuv
+     * would not look at the async handle of a loop with nothing alive, so
+     * a root freed or cancelled from a worker while the loop was idle
+     * would wait for unrelated work to come along. */
+    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
+        take_posts(tool);
+    }
     /* What is already queued runs before entering libuv: a flow that
      * finishes without waiting (the common case for short roots) then
      * costs no loop turn at all, whose epoll_wait() alone is ~110 ns here.
@@ -1104,6 +1117,9 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
         return FUTOIN_EINVAL;
     }
     ++tool->in_run;
+    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
+        take_posts(tool); /* as futoin_tool_run() */
+    }
     futoin__tool_sync(tool);
     r = uv_run(tool->loop, UV_RUN_NOWAIT);
     --tool->in_run;
