@@ -317,14 +317,21 @@ Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
     FutoInAsyncSteps* busy = futoin_root_new(T);
     uint64_t t0, per;
     unsigned per_ms;
-    /* about 20 us per callback here */
+    /* about 20 us per callback here. The cost is the fastest of several
+     * rounds: a round the scheduler preempted reads far too slow (once
+     * 155 us for a ~3 us callback on a loaded machine), which stopped the
+     * calibration early and made the bound too tight. */
     for (;;) {
-        t0 = uv_hrtime();
-        for (int i = 0; i < 20; ++i) {
-            slow_timer_fired = false;
-            slow_imm(NULL);
+        per = UINT64_MAX;
+        for (int round = 0; round < 7; ++round) {
+            t0 = uv_hrtime();
+            for (int i = 0; i < 20; ++i) {
+                slow_timer_fired = false;
+                slow_imm(NULL);
+            }
+            uint64_t took = (uv_hrtime() - t0) / 20;
+            per = took < per ? took : per;
         }
-        per = (uv_hrtime() - t0) / 20;
         if (per >= 15000 || slow_spin > (1u << 30)) {
             break;
         }
