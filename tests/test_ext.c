@@ -194,3 +194,141 @@ Test(ext, negotiate)
     cr_assert_str_eq(api->version_string(), FUTOIN_VERSION_STRING);
     cr_assert_eq(api->root_new, futoin_root_new);
 }
+
+/* ---- chain(): a binding runs its consecutive steps itself --------------- */
+
+/* A "binding" whose trampoline runs the next of its own steps in place for
+ * as long as chain() lets it. Each step's data names what it does:
+ * "s.." succeeds, "e.." raises Boom, "c.." cancels its root, "a.." adds a
+ * sub-step of another kind first, "v.." succeeds with a value. */
+static void ch_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback ch_fns[] = {ch_tr};
+static int ch_crossings; /* times the runtime called the trampoline */
+static FutoInAsyncSteps* ch_root;
+
+static void plain_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("plain %s%s", (const char*)d,
+       a->arg0.type ? " (got a value)" : "");
+}
+static void ch_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("eh %s: %s", (const char*)d, code);
+    SUCCESS0(as);
+}
+static void ch_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    ++ch_crossings;
+    for (;;) {
+        const char* name = d;
+        void* nd = NULL;
+        FutoInAsyncSteps* next;
+        tr("%s", name);
+        switch (name[0]) {
+        case 'e':
+            ERROR(as, "Boom");
+            cr_assert_null(x->chain(as, ch_fns, 1, &nd), "chained after error");
+            return;
+        case 'c':
+            API(ch_root)->cancel(ch_root);
+            break;
+        case 'a':
+            API(as)->add(as, "sub", plain_step, NULL);
+            cr_assert_null(x->chain(as, ch_fns, 1, &nd), "chained after add");
+            return;
+        case 'v':
+            succeed_i64(as, 1, 7, 0);
+            cr_assert_null(x->chain(as, ch_fns, 1, &nd), "chained after success");
+            return;
+        default:
+            break;
+        }
+        next = x->chain(as, ch_fns, 1, &nd);
+        if (!next) {
+            SUCCESS0(as);
+            return;
+        }
+        cr_assert_neq(next, as);
+        as = next;
+        d = nd;
+    }
+}
+
+Test(ext, chain_runs_a_bindings_consecutive_steps_in_one_crossing)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    cr_assert_geq(x->version, FUTOIN_EXT_VERSION_4);
+    ch_crossings = 0;
+    API(as)->add(as, "s1", ch_tr, ch_eh);
+    API(as)->add(as, "s2", ch_tr, ch_eh);
+    API(as)->add(as, "s3", ch_tr, ch_eh);
+    API(as)->add(as, "p4", plain_step, NULL); /* another kind: no chain */
+    API(as)->add(as, "s5", ch_tr, ch_eh);
+    API(as)->add(as, "v6", ch_tr, ch_eh);
+    API(as)->add(as, "p7", plain_step, NULL); /* gets v6's value */
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("s1\ns2\ns3\nplain p4\ns5\nv6\nplain p7 (got a value)\n");
+    cr_assert_eq(ch_crossings, 2, "crossings %d", ch_crossings);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* Sub-steps chain within their level, an error in a chained step reaches
+ * that step's own handler, and the level's end is not chained across. */
+static void parent_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, "s1", ch_tr, ch_eh);
+    API(as)->add(as, "a2", ch_tr, ch_eh);
+    API(as)->add(as, "s3", ch_tr, ch_eh);
+    API(as)->add(as, "e4", ch_tr, ch_eh);
+    API(as)->add(as, "s5", ch_tr, ch_eh);
+}
+Test(ext, chain_keeps_levels_and_error_handlers)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    ch_crossings = 0;
+    API(as)->add(as, NULL, parent_step, NULL);
+    API(as)->add(as, "s6", ch_tr, ch_eh);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("s1\na2\nplain sub\ns3\ne4\neh e4: Boom\ns5\ns6\n");
+    /* s1+a2 | s3+e4 | s5 (its level ends) | s6 */
+    cr_assert_eq(ch_crossings, 4, "crossings %d", ch_crossings);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* A root cancel asked for inside a chained step stops the chain, and the
+ * flow ends as cancelled: the steps after it never run. */
+Test(ext, chain_stops_at_a_pending_cancel)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    ch_root = as;
+    ch_crossings = 0;
+    API(as)->add(as, "s1", ch_tr, ch_eh);
+    API(as)->add(as, "c2", ch_tr, ch_eh);
+    API(as)->add(as, "s3", ch_tr, ch_eh);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("s1\nc2\n");
+    cr_assert_eq(ch_crossings, 1);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* Refused quietly for what is not a running step of ours. */
+Test(ext, chain_refuses_what_is_not_a_running_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    void* nd = NULL;
+    cr_assert_null(x->chain(as, ch_fns, 1, &nd), "a root chained");
+    cr_assert_null(x->chain(NULL, ch_fns, 1, &nd));
+    cr_assert_null(x->chain(as, NULL, 1, &nd));
+    cr_assert_null(nd);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}

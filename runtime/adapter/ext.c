@@ -351,9 +351,19 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                                  code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
+static FutoInAsyncSteps* ext_chain(FutoInAsyncSteps* bsi,
+                                   const FutoInAsyncSteps_execute_callback* fns,
+                                   size_t nfns, void** data)
+{
+    if (!bsi || bsi->api != &futoin__step_api || !fns || !data) {
+        return NULL;
+    }
+    return futoin__step_chain(bsi, fns, nfns, data);
+}
+
 const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_3,
+        .version = FUTOIN_EXT_VERSION_4,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -371,6 +381,7 @@ const futoin_async_ext_table futoin__ext_tab = {
         .try_error = ext_try_error,
         .add_classed = ext_add_classed,
         .async_stack = ext_async_stack,
+        .chain = ext_chain,
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

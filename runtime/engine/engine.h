@@ -486,6 +486,12 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
                             FutoInArgs* args, const char* code,
                             const char* info);
 
+/* flow.c: ext chain() (futoin/sys/ext.h); the caller checked `bsi` is a
+ * step of ours. */
+FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
+                                     const FutoInAsyncSteps_execute_callback* fns,
+                                     size_t nfns, void** data);
+
 /* step_api.c: complete step `s` (WAIT or SUBS) that was claimed. */
 void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,
                         const char* info);

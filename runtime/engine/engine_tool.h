@@ -36,6 +36,9 @@ struct futoin__engine_tool
     struct futoin__step* app_tail;
     uint32_t app_gen;
     uint32_t running; /* flow_run() depth, for reentrancy checks */
+    /* Steps the running flow may still take this turn, for chain(): a
+     * chained step counts against the flow's budget like any other. */
+    uint32_t chain_budget;
 };
 
 /* The engine's state of `tool`: a fixed offset from the tool, no load. */

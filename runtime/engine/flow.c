@@ -647,6 +647,9 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
                 futoin_reset_binval(&in->args[i]);
             }
         }
+        if (FUTOIN__UNLIKELY(fl->top != s)) {
+            s = fl->top; /* the callback chained on (futoin__step_chain) */
+        }
         break;
     }
     }
@@ -655,6 +658,76 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         return false;
     }
     return after_callback(fl, s);
+}
+
+/*
+ * ext chain(): inside the execute callback of step `bsi`, complete it as
+ * success() with no values would, and start the step that runs next, if
+ * that is a plain step whose callback is one of `fns` (a binding's own
+ * trampolines): the binding runs it itself, without returning here, so a
+ * run of steps in one language costs no crossing into it per step. What
+ * flow_run() and exec_frame() would check between the two steps is checked
+ * here, and anything unusual (another outcome already chosen, sub-steps,
+ * waiting, a pending cancel or free, an error being raised, the flow's
+ * budget or the time slice used up, a next step of another kind) returns
+ * NULL having done nothing:
+ * the caller then completes the step the usual way. exec_frame() picks the
+ * chained step up from fl->top when the first callback returns.
+ */
+FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
+                                     const FutoInAsyncSteps_execute_callback* fns,
+                                     size_t nfns, void** data)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin__step* parent;
+    futoin__step* next;
+    futoin__flow* fl;
+    futoin__root* r;
+    size_t i;
+    if (!futoin__tool_on_thread(futoin__recpool_tool(s))
+        || s->state != FUTOIN__S_EXEC || s->kind != FUTOIN__K_STEP
+        || (s->flags
+            & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED
+               | FUTOIN__F_WAITEXT | FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL
+               | FUTOIN__F_STASH))) {
+        return NULL;
+    }
+    fl = s->flow;
+    r = fl->root;
+    if (fl->top != s || r->in_cb != 1 || r->pending || fl->args
+        || fl->raise_at || fl->raise_top || fl->ctl_target) {
+        return NULL;
+    }
+    parent = s->parent;
+    if (parent && parent->state != FUTOIN__S_SUBS) {
+        return NULL;
+    }
+    next = parent ? parent->sub_head : fl->head;
+    if (!next || next->kind != FUTOIN__K_STEP
+        || (next->flags & FUTOIN__F_STASH)) {
+        return NULL;
+    }
+    for (i = 0; i < nfns && next->f != fns[i]; ++i) {
+    }
+    if (i == nfns || futoin__eng(r->owner)->chain_budget == 0
+        || futoin__tool_busy(r->owner, 1)) {
+        return NULL;
+    }
+    --futoin__eng(r->owner)->chain_budget;
+    pop_frame(fl, s, false); /* what futoin__complete() does for a step */
+    if (parent) {
+        parent->sub_head = next->next;
+    } else {
+        pop_queue(&fl->head, &fl->tail);
+    }
+    push_frame(fl, next, parent);
+    futoin__eng(r->owner)->app_step = NULL;
+    next->state = FUTOIN__S_EXEC;
+    atomic_store_explicit(&next->xs,
+                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    *data = next->data;
+    return &next->bsi;
 }
 
 /* Complete top frame `s` with success: its values stay in fl->args for the
@@ -842,9 +915,11 @@ static void flow_run(futoin__flow* fl)
                 goto out;
             }
             push_frame(fl, next, NULL);
+            futoin__eng(tool)->chain_budget = budget;
             if (!exec_frame(fl, next)) {
                 goto out;
             }
+            budget = futoin__eng(tool)->chain_budget;
             continue;
         }
         switch (top->state) {
@@ -856,9 +931,11 @@ static void flow_run(futoin__flow* fl)
             }
             if (next) {
                 push_frame(fl, next, top);
+                futoin__eng(tool)->chain_budget = budget;
                 if (!exec_frame(fl, next)) {
                     goto out;
                 }
+                budget = futoin__eng(tool)->chain_budget;
             } else if (top->kind == FUTOIN__K_LOOP) {
                 futoin__loop_iterate(top);
             } else {

@@ -41,7 +41,9 @@ typedef void (*futoin_release_cb)(void* data);
 #define FUTOIN_EXT_VERSION_2 2u
 /** Extension table version 3 (library 0.3.0): add_classed, async_stack. */
 #define FUTOIN_EXT_VERSION_3 3u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_3
+/** Extension table version 4 (library 0.3.0, later): chain. */
+#define FUTOIN_EXT_VERSION_4 4u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_4
 
 typedef struct futoin_async_ext_table
 {
@@ -148,6 +150,30 @@ typedef struct futoin_async_ext_table
     /** The async stack recorded for the last error of the root of `bsi`,
      *  or NULL (futoin/sys/host.h). Threads: loop thread. @since 3 */
     const futoin_async_stack* (*async_stack)(FutoInAsyncSteps* bsi);
+
+    /* ---- version 4 ---- */
+
+    /**
+     * For bindings: run a language's consecutive steps without a crossing
+     * each. Call it inside the execute callback of step `bsi`, in place of
+     * success() with no values, when the values to pass on stay in the
+     * binding. If the step that runs next is a plain add() step whose
+     * execute callback is one of `fns[0..nfns)` and nothing else stands
+     * in the way (another outcome or sub-steps or waiting asked for, a
+     * cancel or free pending, an error being raised, the tool's time
+     * slice used up), `bsi` is completed and popped (its data released),
+     * that step is started, and its handle is returned with its `data` in
+     * `*data`: the caller runs its body now, as the callback of that
+     * step, and everything about the step (success(), errors, waiting,
+     * chain() again) goes through the returned handle; no values are
+     * passed to it by the runtime. Otherwise it returns NULL having done
+     * nothing: complete `bsi` the usual way. Never reported as misuse.
+     * Threads: loop thread. @since 4
+     */
+    FutoInAsyncSteps* (*chain)(FutoInAsyncSteps* bsi,
+                               const FutoInAsyncSteps_execute_callback* fns,
+                               size_t nfns,
+                               void** data);
 } futoin_async_ext_table;
 
 /**
@@ -253,8 +279,9 @@ FUTOIN__EXT_SLOT(13, try_success);
 FUTOIN__EXT_SLOT(14, try_error);
 FUTOIN__EXT_SLOT(15, add_classed);
 FUTOIN__EXT_SLOT(16, async_stack);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 17 * sizeof(void*),
-                "ext v3 size");
+FUTOIN__EXT_SLOT(17, chain);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 18 * sizeof(void*),
+                "ext v4 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \

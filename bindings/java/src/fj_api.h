@@ -16,6 +16,7 @@
 void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_success0(JNIEnv* env, jlong bsi);
+jobject fj_chain(JNIEnv* env, jlong bsi, jobject asi);
 void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
 void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
                 jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,

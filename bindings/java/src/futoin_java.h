@@ -33,6 +33,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/wrap.h>
 
 #define FJ_JNI_VERSION JNI_VERSION_10
@@ -61,6 +62,7 @@ typedef struct fj_cache
     jmethodID d_decode;     /* (int tag, long bits, Object) -> Object */
     jclass rec;             /* org.futoin.async.Rec */
     jfieldID rec_notify;    /* Rec.notifyRelease:boolean */
+    jfieldID asi_chained;   /* AsyncSteps.chained:long (fj_chain) */
     jclass ex_state;        /* IllegalStateException */
     jclass ex_arg;          /* IllegalArgumentException */
     jclass ex_npe;          /* NullPointerException */

@@ -246,6 +246,14 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
         return JNI_ERR;
     }
     fj.rec_notify = (*env)->GetFieldID(env, rec, "notifyRelease", "Z");
+    {
+        jclass asc = (*env)->FindClass(env, "org/futoin/async/AsyncSteps");
+        if (!asc) {
+            return JNI_ERR;
+        }
+        fj.asi_chained = (*env)->GetFieldID(env, asc, "chained", "J");
+        (*env)->DeleteLocalRef(env, asc);
+    }
     (*env)->DeleteLocalRef(env, rec);
 #define SM(f, n, s)                                                            \
     fj.f = (*env)->GetStaticMethodID(env, fj.dispatch, n, s);                  \
@@ -268,7 +276,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_resolve, "resolve", "([B[B)" OBJ);
     SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);
 #undef SM
-    if (!fj.rec_notify || !fj.rec) {
+    if (!fj.rec_notify || !fj.rec || !fj.asi_chained) {
         return JNI_ERR;
     }
     for (int i = 0; i < FUTOIN_ERROR_COUNT

@@ -345,6 +345,32 @@ jlong fj_parallel(JNIEnv* env, jlong h, jobject rec)
     return JBSI(p);
 }
 
+/*
+ * Java's consecutive steps without an up-call each (ext chain()): inside
+ * the callback of step `h`, which kept a success() in Java, complete it
+ * and start the next step if it is one of ours; its handle goes to
+ * `asi.chained` and its Rec is returned (NULL: nothing was done, complete
+ * `h` the usual way). Handles of another FTN12 implementation never chain.
+ */
+jobject fj_chain(JNIEnv* env, jlong h, jobject asi)
+{
+    static const FutoInAsyncSteps_execute_callback fns[] = {
+            tr_step0, tr_step1, tr_step2, tr_step3, tr_step4, tr_step_all};
+    FutoInAsyncSteps* bsi = BSI(h);
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    FutoInAsyncSteps* next;
+    void* data = NULL;
+    if (!x || x->version < FUTOIN_EXT_VERSION_4) {
+        return NULL;
+    }
+    next = x->chain(bsi, fns, sizeof(fns) / sizeof(fns[0]), &data);
+    if (!next) {
+        return NULL;
+    }
+    (*env)->SetLongField(env, asi, fj.asi_chained, JBSI(next));
+    return (jobject)data; /* the step's Rec (a global reference) */
+}
+
 void fj_success0(JNIEnv* env, jlong h)
 {
     FutoInAsyncSteps* bsi = BSI(h);

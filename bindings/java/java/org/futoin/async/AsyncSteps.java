@@ -103,6 +103,9 @@ public final class AsyncSteps implements AutoCloseable {
      * other call reaches the runtime through this handle. */
     private long pending;
     private static final long PENDING_NONE = 0xFEL << 56;
+    /* The next step's handle, written by FutoInNative.chain() (src/jni_steps.c). */
+    @SuppressWarnings("unused")
+    long chained;
     private static final long LOW56 = (1L << 56) - 1;
 
     /**
@@ -238,6 +241,30 @@ public final class AsyncSteps implements AutoCloseable {
         long p = pending;
         pending = 0;
         return p;
+    }
+
+    /**
+     * After a step's callback returned: complete the step as its kept
+     * success() (or implicit success) asks and start the next step, if that
+     * is a Java step the runtime lets run now (ext chain(), see
+     * Dispatch.chain). Returns the next step's Rec, its handle in
+     * {@link #chained}, or null having done nothing. Loop thread.
+     */
+    Rec chainNext() {
+        if (kind != STEP || (int) ST.getAcquire(this) != LIVE) {
+            return null;
+        }
+        return (Rec) FutoInNative.chain(bsi, this);
+    }
+
+    /** The tag of a kept success()'s value (0: none). */
+    static int keptTag(long p) {
+        return p == PENDING_NONE || p == 0 ? 0 : (int) (p >>> 56);
+    }
+
+    /** The payload of a kept success()'s value. */
+    static long keptBits(long p) {
+        return (p << 8) >> 8;
     }
 
     /** May success() be kept for the trampoline? Loop thread, in the callback. */

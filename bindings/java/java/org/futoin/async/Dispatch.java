@@ -24,7 +24,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        return done(asi);
+        return doneStep(asi);
     }
 
     /** A step with one value. */
@@ -39,7 +39,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        return done(asi);
+        return doneStep(asi);
     }
 
     /** A step with several values. */
@@ -51,7 +51,7 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        return done(asi);
+        return doneStep(asi);
     }
 
     private static void call(Rec rec, AsyncSteps asi, int tags, long b0, long b1, long b2, long b3,
@@ -90,6 +90,46 @@ final class Dispatch {
                 }
             }
         }
+    }
+
+    /** After a step's callback: the next Java steps, or its kept success(). */
+    private static long doneStep(AsyncSteps asi) {
+        Rec next = asi.chainNext();
+        return next == null ? done(asi) : chain(asi, next);
+    }
+
+    /**
+     * Consecutive Java steps of a flow run here, in the up-call of the
+     * first one, while the runtime lets them (FutoInNative.chain: each one
+     * completes the step before and starts the next). The value a step
+     * kept goes to the next one as it is; it never crosses into C. The
+     * last step's kept success() is applied here, on its own handle (the
+     * trampoline would apply what is returned to the first step's).
+     */
+    private static long chain(AsyncSteps asi, Rec rec) {
+        for (;;) {
+            long p = asi.takePending();
+            long b = asi.chained;
+            asi.leave();
+            asi = new AsyncSteps(b, rec.tool, rec);
+            int tag = AsyncSteps.keptTag(p);
+            long bits = AsyncSteps.keptBits(p);
+            try {
+                if (rec.arity == 1) {
+                    ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, null));
+                } else {
+                    call(rec, asi, tag, bits, 0, 0, 0, null, null, null, null);
+                }
+            } catch (Throwable t) {
+                asi.fail(t);
+            }
+            if ((rec = asi.chainNext()) == null) {
+                break;
+            }
+        }
+        asi.flushKept();
+        asi.leave();
+        return 0;
     }
 
     /** After a callback: its kept success() (applied by the trampoline). */
