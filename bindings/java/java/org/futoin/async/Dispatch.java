@@ -30,6 +30,12 @@ final class Dispatch {
     /** A step with one value. */
     static long step1(Rec rec, long bsi, int tag, long bits, Object o) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
+        run1(rec, asi, tag, bits, o);
+        return doneStep(asi);
+    }
+
+    /** Runs a step given at most one value (tag 0: none); exceptions become its error. */
+    private static void run1(Rec rec, AsyncSteps asi, int tag, long bits, Object o) {
         try {
             if (rec.arity == 1) {
                 ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, o));
@@ -39,7 +45,6 @@ final class Dispatch {
         } catch (Throwable t) {
             asi.fail(t);
         }
-        return doneStep(asi);
     }
 
     /** A step with several values. */
@@ -112,17 +117,7 @@ final class Dispatch {
             long b = asi.chained;
             asi.leave();
             asi = new AsyncSteps(b, rec.tool, rec);
-            int tag = AsyncSteps.keptTag(p);
-            long bits = AsyncSteps.keptBits(p);
-            try {
-                if (rec.arity == 1) {
-                    ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, null));
-                } else {
-                    call(rec, asi, tag, bits, 0, 0, 0, null, null, null, null);
-                }
-            } catch (Throwable t) {
-                asi.fail(t);
-            }
+            run1(rec, asi, AsyncSteps.keptTag(p), AsyncSteps.keptBits(p), null);
             if ((rec = asi.chainNext()) == null) {
                 break;
             }
