@@ -89,5 +89,6 @@ jint fj_test_foreign_seen(void);
 void fj_test_add_c_values(jlong bsi, jint kind);
 void fj_test_add_c_pass(jlong bsi);
 jint fj_test_run_on_native_thread(JNIEnv* env, jlong tool_ptr);
+jlong fj_test_sync_periods(jlong sync);
 
 #endif

@@ -15,7 +15,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.Test;
@@ -29,17 +28,17 @@ public class ThreadsTest {
             Object v = tool.promise(root -> root.add(asi -> {
                 loop[0] = Thread.currentThread();
                 asi.success("on " + Thread.currentThread().getName());
-            })).get(5, TimeUnit.SECONDS);
+            })).get();
             assertEquals("on futoin-test-loop", v);
             assertNotSame(Thread.currentThread(), loop[0]);
             CompletableFuture<Thread> ran = new CompletableFuture<>();
             tool.execute(() -> ran.complete(Thread.currentThread()));
-            assertSame(loop[0], ran.get(5, TimeUnit.SECONDS));
+            assertSame(loop[0], ran.get());
             assertEquals(7, (int) tool.call(() -> 7).get());
             assertFalse(tool.isLoopThread());
         }
-        loop[0].join(5000);
-        assertFalse("the loop thread ends with close()", loop[0].isAlive());
+        loop[0].join(); // the loop thread ends with close(): waited for, not timed
+        assertFalse(loop[0].isAlive());
     }
 
     @Test
@@ -105,7 +104,7 @@ public class ThreadsTest {
         AsyncSteps.offThreadRaceHook = () -> {
             readState.countDown();
             try {
-                left.await(10, TimeUnit.SECONDS);
+                left.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -127,7 +126,7 @@ public class ThreadsTest {
                 try {
                     // the worker has read LIVE_WAIT; leave() runs when this
                     // callback returns, and only then may the worker go on
-                    assertTrue(readState.await(10, TimeUnit.SECONDS));
+                    readState.await();
                 } catch (InterruptedException e) {
                     throw new AssertionError(e);
                 }
@@ -174,10 +173,11 @@ public class ThreadsTest {
             AsyncSteps root = new AsyncSteps(tool);
             AtomicInteger refused = new AtomicInteger();
             CountDownLatch go = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
             root.add(asi -> {
                 asi.waitExternal();
                 for (int t = 0; t < 4; ++t) {
-                    new Thread(() -> {
+                    Thread th = new Thread(() -> {
                         try {
                             go.await();
                             asi.success(1);
@@ -186,13 +186,15 @@ public class ThreadsTest {
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }
-                    }).start();
+                    });
+                    threads.add(th);
+                    th.start();
                 }
                 go.countDown();
             });
             assertEquals(1, root.run());
-            for (int i = 0; i < 100 && refused.get() < 3; ++i) {
-                Thread.sleep(10);
+            for (Thread th : threads) {
+                th.join(); // every completion has been tried
             }
             assertEquals(3, refused.get());
             assertEquals(0, tool.misuseCount());
