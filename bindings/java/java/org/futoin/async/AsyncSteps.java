@@ -1,7 +1,5 @@
 package org.futoin.async;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
@@ -420,24 +418,13 @@ public final class AsyncSteps implements AutoCloseable {
             info = ((FutoInError) t).info();
         } else {
             code = Errors.INTERNAL_ERROR;
-            StringWriter w = new StringWriter();
-            t.printStackTrace(new PrintWriter(w));
-            info = w.toString();
+            info = ErrorState.infoOf(t); /* its text; the trace stays on t */
         }
         try {
             FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);
         } catch (Throwable again) {
             Tool.uncaught(again);
         }
-    }
-
-    /** Before an error handler: state().error_info / last_exception (§1.7). */
-    void mirrorErrorState() {
-        long b = handle();
-        Map<String, Object> s = state();
-        s.put("error_info", Values.fromUtf8(FutoInNative.error_info(b)));
-        Object last = FutoInNative.last_exception(b);
-        s.put("last_exception", last != null ? last : Values.fromUtf8(FutoInNative.error_code(b)));
     }
 
     // ---- adding steps ----------------------------------------------------
@@ -1174,7 +1161,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the error_info of the flow's last error, or null
      */
     public String errorInfo() {
-        return Values.fromUtf8(FutoInNative.error_info(check("errorInfo()")));
+        return ErrorState.info(check("errorInfo()"));
     }
 
     /**
@@ -1183,9 +1170,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         included), else the last error code, or null
      */
     public Object lastException() {
-        long b = check("lastException()");
-        Object o = FutoInNative.last_exception(b);
-        return o != null ? o : Values.fromUtf8(FutoInNative.error_code(b));
+        return ErrorState.lastException(check("lastException()"));
     }
 
     // ---- roots -----------------------------------------------------------

@@ -114,13 +114,13 @@ final class RootCtl implements Runnable {
      *  it has the same code (its stack trace shows where), else a new one
      *  of the code's class with the Java exception as cause. */
     static FutoInError errorOf(long handle, String code) {
-        String info = Values.fromUtf8(FutoInNative.error_info(handle));
-        Object last = FutoInNative.last_exception(handle);
+        String info = ErrorState.info(handle);
+        Throwable last = ErrorState.cause(handle);
         FutoInError e;
         if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)) {
             e = (FutoInError) last;
         } else {
-            e = Errors.create(code, info, last instanceof Throwable ? (Throwable) last : null);
+            e = Errors.create(code, info, last);
         }
         StackTraceElement[] stack = AsyncStack.of(handle, code);
         if (stack.length > 0) {

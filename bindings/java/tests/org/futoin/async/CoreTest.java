@@ -165,7 +165,7 @@ public class CoreTest {
     }
 
     @Test
-    public void anyOtherThrowableIsInternalErrorWithStackTrace() {
+    public void anyOtherThrowableIsInternalErrorWithItAsCause() {
         IllegalArgumentException boom = new IllegalArgumentException("boom");
         AsyncSteps root = new AsyncSteps(tool);
         root.add(asi -> {
@@ -175,9 +175,26 @@ public class CoreTest {
         assertTrue(e instanceof Errors.InternalError);
         assertSame(boom, e.getCause());
         assertSame(boom, root.lastException());
-        String info = root.errorInfo();
-        assertTrue(info, info.startsWith("java.lang.IllegalArgumentException: boom"));
-        assertTrue(info, info.contains("at org.futoin.async.CoreTest"));
+        /* error_info is the exception's text; its stack trace stays on it
+         * (issue 18: it used to be the whole trace, printed twice) */
+        assertEquals("java.lang.IllegalArgumentException: boom", root.errorInfo());
+    }
+
+    @Test
+    public void internalErrorMessageIsTheInfoAndTheTraceIsPrintedOnce() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            throw new IOException("disk full");
+        });
+        FutoInError e = runFailing(root);
+        assertEquals("InternalError: java.io.IOException: disk full", e.getMessage());
+        assertEquals("java.io.IOException: disk full", e.info());
+        java.io.StringWriter w = new java.io.StringWriter();
+        e.printStackTrace(new java.io.PrintWriter(w));
+        String text = w.toString();
+        String site = "at org.futoin.async.CoreTest.lambda$internalErrorMessageIsTheInfoAndTheTraceIsPrintedOnce$";
+        assertEquals(text, 1, text.split(java.util.regex.Pattern.quote(site), -1).length - 1);
+        assertTrue(text, text.contains("Caused by: java.io.IOException: disk full"));
     }
 
     @Test

@@ -14,7 +14,7 @@ import org.junit.runner.notification.Failure;
  */
 public final class RunAll {
     static final Class<?>[] SUITE = {
-        ErrorsTest.class, ValuesTest.class, CoreTest.class, MisuseTest.class, ThreadsTest.class,
+        ErrorsTest.class, ErrorStateTest.class, ValuesTest.class, CoreTest.class, MisuseTest.class, ThreadsTest.class,
         SyncTest.class, InteropTest.class, SpecTest.class, PolyglotTest.class, ChainTest.class, VersionTest.class, LeakTest.class,
     };
 
