@@ -633,6 +633,44 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     /**
+     * @param obj the sync object
+     * @param step the critical section, given the three values before it
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step3 step) {
+        return syncRec(obj, step, 3, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the three values before it
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step3 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the four values before it
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step4 step) {
+        return syncRec(obj, step, 4, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the four values before it
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step4 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
      * Adds a step that only succeeds with {@code values} (FTN12
      * {@code successStep()}): {@code add(asi -> asi.success(values…))}.
      *

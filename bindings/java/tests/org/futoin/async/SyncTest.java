@@ -56,6 +56,28 @@ public class SyncTest {
         }
     }
 
+    /* sync() takes a step of every arity add() takes: no value is lost */
+    @Test
+    public void syncPassesUpToFourValues() {
+        try (Mutex m = new Mutex()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.successStep(1, "two", 3.0, 4L)
+                .sync(m, (asi, a, b, c, d) -> {
+                    log.add("4: " + a + " " + b + " " + c + " " + d);
+                    asi.success(a, b, c);
+                })
+                .sync(m, (asi, a, b, c) -> {
+                    log.add("3: " + a + " " + b + " " + c);
+                    asi.success(a, b, c, "x");
+                }, (asi, code) -> log.add("never " + code))
+                .sync(m, (asi, a, b, c, d) -> log.add("4h: " + d), (asi, code) -> log.add("never " + code))
+                .successStep(7, 8, 9)
+                .sync(m, (asi, a, b, c) -> log.add("3 again: " + c));
+            root.run();
+            assertEquals(List.of("4: 1 two 3.0 4", "3: 1 two 3.0", "4h: x", "3 again: 9"), log);
+        }
+    }
+
     @Test
     public void queueLimitRaisesDefenseRejected() {
         try (Mutex m = new Mutex(1, 0)) {
