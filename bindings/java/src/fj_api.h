@@ -26,6 +26,11 @@ void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
                      jobject o3);
 void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
                      jobject exc);
+jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3);
+jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                  jobject exc);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_wait_external(JNIEnv* env, jlong bsi);

@@ -425,6 +425,61 @@ void fj_success_step(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
     fj_guard_end(env);
 }
 
+/* ---- completions from outside the step's callback ------------------------ */
+
+/*
+ * A waiting step completed by a worker thread or a later event of the
+ * loop (futoin_wrap_try_success/try_error, any thread): 1 taken, 0 lost
+ * a race to the step's timeout or a cancel (dropped quietly, the normal
+ * outcome), < 0 misuse (a step that completed normally or was completed
+ * already), for which the runtime's report becomes an
+ * IllegalStateException here (the guard).
+ */
+jint fj_try_success(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3)
+{
+    const jlong bits[4] = {b0, b1, b2, b3};
+    const jobject objs[4] = {o0, o1, o2, o3};
+    FutoInArgs a;
+    int rc;
+    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
+        return FUTOIN_ENOMEM;
+    }
+    fj_guard_begin();
+    rc = futoin_wrap_try_success(BSI(h), &a);
+    fj_args_reset(&a); /* no-op after the move */
+    fj_guard_end(env);
+    return rc;
+}
+
+/* The error's Java exception `exc` (may be null) becomes last_exception
+ * once the error was taken, on the loop thread only (another thread's
+ * completion is applied later, on the loop thread: code and info only). */
+jint fj_try_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
+                  jobject exc)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    char *c = NULL, *i = NULL;
+    int rc;
+    if (cstr_of(env, code, &c) < 0 || cstr_of(env, info, &i) < 0) {
+        free(c);
+        return FUTOIN_ENOMEM;
+    }
+    fj_guard_begin();
+    rc = futoin_wrap_try_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
+    if (rc == 1 && exc && futoin_wrap_is_ours(bsi) && bsi->api->is_same_thread(bsi)) {
+        FutoInBinaryValue ex;
+        fj_set_custom(env, &ex, exc);
+        futoin_wrap_set_last_exception(bsi, &ex);
+        futoin_reset_binval(&ex); /* no-op after the move */
+    }
+    fj_guard_end(env);
+    free(c);
+    free(i);
+    return rc;
+}
+
 /* error(): keep `exc` (the Java exception, may be null) as last_exception,
  * then handle_error(code, info). */
 void fj_handle_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,

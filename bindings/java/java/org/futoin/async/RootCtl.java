@@ -111,16 +111,17 @@ final class RootCtl implements Runnable {
     }
 
     /** The exception of a flow's error: the one the flow failed with, when
-     *  it has the same code (its stack trace shows where), else a new one
-     *  of the code's class with the Java exception as cause. */
+     *  it has the same code and is of the code's class (its stack trace
+     *  shows where), else a new one of the code's class (a standard code's
+     *  subclass, so that it can be caught by class however it was raised)
+     *  with the Java exception as cause. */
     static FutoInError errorOf(long handle, String code) {
         String info = ErrorState.info(handle);
         Throwable last = ErrorState.cause(handle);
-        FutoInError e;
-        if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)) {
+        FutoInError e = Errors.create(code, info, last);
+        if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)
+                && last.getClass() == e.getClass()) {
             e = (FutoInError) last;
-        } else {
-            e = Errors.create(code, info, last);
         }
         StackTraceElement[] stack = AsyncStack.of(handle, code);
         if (stack.length > 0) {

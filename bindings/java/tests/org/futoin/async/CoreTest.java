@@ -412,6 +412,123 @@ public class CoreTest {
         assertEquals(100_000, root.run());
     }
 
+    // ---- loop signals (issue 18: public, sane when caught) -----------------------
+
+    @Test
+    public void loopSignalIsPublicAndRecognisable() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.loop(outer -> outer.repeat(5, (asi, i) -> {
+            try {
+                asi.breakLoop("outer");
+            } catch (RuntimeException e) {
+                LoopSignal s = (LoopSignal) e; // a public type: recognised, let go
+                log.add(i + " " + (s.isBreak() ? "break" : "continue") + " " + s.label());
+                throw s;
+            }
+        }), "outer");
+        root.add(asi -> log.add("after"));
+        root.run();
+        assertEquals(List.of("0 break outer", "after"), log);
+        log.clear();
+        AsyncSteps root2 = new AsyncSteps(tool);
+        root2.repeat(3, (asi, i) -> {
+            try {
+                asi.continueLoop();
+            } catch (LoopSignal s) {
+                log.add(i + " " + (s.isBreak() ? "break" : "continue") + " " + s.label() + " " + s.getMessage());
+                throw s;
+            }
+        });
+        root2.run();
+        assertEquals(List.of("0 continue null continueLoop()", "1 continue null continueLoop()",
+                "2 continue null continueLoop()"), log);
+    }
+
+    @Test
+    public void swallowedBreakStillBreaksAndTheHandleIsOver() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.repeat(5, (asi, i) -> {
+            log.add("body " + i);
+            try {
+                asi.breakLoop();
+            } catch (Throwable swallowed) {
+                log.add("swallowed " + swallowed.getClass().getSimpleName());
+            }
+            try {
+                asi.success();
+            } catch (IllegalStateException e) {
+                log.add("refused: " + e.getMessage().contains("already ended with breakLoop()"));
+            }
+            try {
+                asi.add(a -> log.add("never"));
+            } catch (IllegalStateException e) {
+                log.add("add refused");
+            }
+        });
+        root.add(asi -> log.add("after the loop"));
+        root.run();
+        assertEquals(List.of("body 0", "swallowed LoopSignal", "refused: true", "add refused", "after the loop"), log);
+        assertEquals(0, tool.misuseCount());
+    }
+
+    @Test
+    public void swallowedContinueStillContinues() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.repeat(3, (asi, i) -> {
+            try {
+                asi.continueLoop();
+            } catch (LoopSignal swallowed) {
+                log.add("iteration " + i);
+            }
+        });
+        root.run();
+        assertEquals(List.of("iteration 0", "iteration 1", "iteration 2"), log);
+    }
+
+    @Test
+    public void aSignalThrownFromAnotherStepIsAnError() {
+        LoopSignal[] kept = new LoopSignal[1];
+        AsyncSteps root = new AsyncSteps(tool);
+        root.loop(asi -> {
+            try {
+                asi.breakLoop();
+            } catch (LoopSignal s) {
+                kept[0] = s;
+            }
+        });
+        root.add(asi -> {
+            throw kept[0]; // not loop control here: no loop, not its step
+        });
+        FutoInError e = runFailing(root);
+        assertTrue(e instanceof Errors.InternalError);
+        assertSame(kept[0], e.getCause());
+    }
+
+    @Test
+    public void swallowedErrorEndsTheStepAndLaterExceptionsAreNotLost() {
+        List<Throwable> uncaught = new ArrayList<>();
+        Thread.UncaughtExceptionHandler old = Thread.currentThread().getUncaughtExceptionHandler();
+        Thread.currentThread().setUncaughtExceptionHandler((t, x) -> uncaught.add(x));
+        try {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                try {
+                    asi.error("First", "info");
+                } catch (FutoInError swallowed) {
+                    log.add("swallowed " + swallowed.code());
+                }
+                asi.add(a -> log.add("never")); // throws: the step is over
+            });
+            FutoInError e = runFailing(root);
+            assertEquals("First", e.code());
+        } finally {
+            Thread.currentThread().setUncaughtExceptionHandler(old);
+        }
+        assertEquals(List.of("swallowed First"), log);
+        assertEquals(1, uncaught.size());
+        assertTrue(uncaught.get(0).getMessage(), uncaught.get(0).getMessage().contains("already ended with error()"));
+    }
+
     // ---- promise / await ------------------------------------------------------------
 
     @Test
