@@ -14,6 +14,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -1362,7 +1363,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public CompletableFuture<Object> promise() {
         checkRoot("promise()");
-        CompletableFuture<Object> f = new CompletableFuture<>();
+        CompletableFuture<Object> f = new FlowFuture();
         promiseInto(f);
         return f;
     }
@@ -1384,11 +1385,19 @@ public final class AsyncSteps implements AutoCloseable {
     /**
      * Executes the flow and runs its tool's loop on this thread until the
      * flow is done (a Tool on its own thread: waits for it). Returns what
-     * {@link #promise()} would complete with.
+     * {@link #promise()} would complete with. Its success values can also
+     * be had without run(): {@link #promise()}.
+     *
+     * <p>If this thread is interrupted meanwhile (or enters with its
+     * interrupt status set), the flow is cancelled, the interrupt status
+     * stays set and run() throws {@link CancellationException}. If the
+     * loop is stopped ({@link Tool#stop()} or {@link Tool#close()} from
+     * another thread) before the flow is done, the flow is cancelled too.
      *
      * @return null, the value, or a List of values
      * @throws FutoInError the unhandled error
-     * @throws CancellationException if the root was cancelled
+     * @throws CancellationException if the root was cancelled (also by an
+     *         interrupt of this thread)
      */
     public Object run() {
         if (kind != ROOT) {
@@ -1399,15 +1408,13 @@ public final class AsyncSteps implements AutoCloseable {
             if (tool.isLoopThread()) {
                 throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
             }
-            f = tool.call(this::promise).join();
-            try {
-                f.join();
-            } catch (CompletionException | CancellationException settled) {
-                // rethrown below
-            }
+            f = awaitOnItsThread();
         } else {
             f = promise();
-            tool.run();
+            tool.runFor(ctl, "run()"); /* throws CancellationException when interrupted */
+            if (!f.isDone() && ctl.bsi != 0) {
+                ctl.cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
+            }
         }
         if (!f.isDone()) {
             throw new IllegalStateException("run(): the loop stopped before the flow finished");
@@ -1422,23 +1429,50 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
+    /** run() of a root of a tool on its own thread: start it there and wait. */
+    private CompletableFuture<Object> awaitOnItsThread() {
+        CompletableFuture<CompletableFuture<Object>> started = tool.call(this::promise);
+        try {
+            CompletableFuture<Object> f = started.get();
+            try {
+                f.get(); /* FlowFuture: an interrupt here cancels the flow */
+            } catch (ExecutionException | CancellationException settled) {
+                // rethrown by run()
+            }
+            return f;
+        } catch (InterruptedException e) {
+            started.thenAccept(f -> f.cancel(false)); /* cancels the root, once it started */
+            Thread.currentThread().interrupt();
+            throw new CancellationException("run(): interrupted; its flow was cancelled");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            throw new IllegalStateException("run(): " + e.getCause(), e.getCause());
+        }
+    }
+
     /**
-     * Cancels the flow (FTN12 {@code cancel()}): cancel handlers run, the
-     * promise fails with {@link CancellationException}. Any thread: from
-     * another thread it is marshalled to the loop thread.
+     * Cancels the flow (FTN12 {@code cancel()}): cancel handlers run (on the
+     * loop thread), {@link #promise()} fails and {@link #run()} throws with
+     * {@link CancellationException}. Any thread: from another thread the
+     * cancel is decided at once and carried out on the loop thread.
+     *
+     * @return true if the root was executing and this call cancelled it;
+     *         false if it was not executing (not started, finished, or
+     *         cancelled already)
      */
-    public void cancel() {
+    public boolean cancel() {
         if (kind != ROOT) {
             throw new IllegalStateException("cancel(): only a root can do this, not a step");
         }
         if (ctl.bsi == 0) {
-            return;
+            return false;
         }
         if (tool != null && !tool.isLoopThread()) {
-            tool.post(ctl::cancelOnLoop);
-            return;
+            return ctl.cancelFromAnyThread();
         }
-        ctl.cancelOnLoop();
+        return ctl.cancelOnLoop();
     }
 
     /**
