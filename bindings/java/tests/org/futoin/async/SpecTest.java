@@ -4,15 +4,30 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
+import org.junit.runner.Description;
+import org.junit.runner.JUnitCore;
+import org.junit.runner.Request;
+import org.junit.runner.Result;
+import org.junit.runner.manipulation.Filter;
 
 /**
  * The spec's examples (FTN12 §1.1, §1.2, §1.2.1, §1.3, §1.4, §1.8,
@@ -605,5 +620,69 @@ public class SpecTest {
         }
         assertTrue(want.contains("unhandled ExtError"));
         trace.expect(want, "s_unhandled c_external_error_uncaught");
+    }
+
+    // ---- the list: every spec trace is replayed ------------------------------------
+
+    /** Spec traces no binding matches, on purpose, and why (as test_spec.c). */
+    private static final Map<String, String> NOT_MATCHED = Map.of(
+            "s1_4_refbug_sync_abort", "a reference bug (REFERENCE-NOTES.md): the s1_4_sync_* tests replay"
+                    + " the intended behaviour against the s1_4_abort* traces");
+
+    private static final String LIST_TEST = "replaysEverySpecTrace";
+
+    /** The s*.trace names in tests/expected. */
+    private static TreeSet<String> specTraceFiles() throws IOException {
+        try (Stream<Path> files = Files.list(Trace.expectedDir())) {
+            return files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("s") && n.endsWith(".trace"))
+                    .map(n -> n.substring(0, n.length() - ".trace".length()))
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+
+    /** The s* traces tests/test_spec.c compares with. */
+    private static TreeSet<String> replayedByC() throws IOException {
+        String c = Files.readString(Trace.expectedDir().resolve("../test_spec.c"), StandardCharsets.UTF_8);
+        Matcher m = Pattern.compile("(?:assert_trace_file|load_expected|expected_sync)\\(\"(s[A-Za-z0-9_]*)\"\\)")
+                .matcher(c);
+        TreeSet<String> out = new TreeSet<>();
+        while (m.find()) {
+            out.add(m.group(1));
+        }
+        return out;
+    }
+
+    /**
+     * README rule 8: the spec traces this class replays (it runs its other
+     * tests and collects the traces they compared with) are exactly the
+     * s*.trace files of tests/expected, but for the one no binding matches
+     * on purpose, and include every one tests/test_spec.c replays.
+     */
+    @Test
+    public void replaysEverySpecTrace() throws IOException {
+        Trace.LOADED.clear();
+        Result r = new JUnitCore().run(Request.aClass(SpecTest.class).filterWith(new Filter() {
+            @Override
+            public boolean shouldRun(Description d) {
+                return !LIST_TEST.equals(d.getMethodName());
+            }
+
+            @Override
+            public String describe() {
+                return "all but " + LIST_TEST;
+            }
+        }));
+        assertEquals("the replays themselves", 0, r.getFailureCount());
+        TreeSet<String> replayed = Trace.LOADED.stream().filter(n -> n.startsWith("s"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        TreeSet<String> files = specTraceFiles();
+        assertTrue("unknown exceptions " + NOT_MATCHED.keySet(), files.containsAll(NOT_MATCHED.keySet()));
+        TreeSet<String> want = new TreeSet<>(files);
+        want.removeAll(NOT_MATCHED.keySet());
+        assertEquals(want, replayed);
+        TreeSet<String> c = replayedByC();
+        assertTrue("test_spec.c replays no spec trace?", c.size() > 20);
+        assertTrue("C replays " + c + ", Java " + replayed, replayed.containsAll(c));
     }
 }
