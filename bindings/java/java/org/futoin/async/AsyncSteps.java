@@ -46,17 +46,22 @@ import java.util.function.Consumer;
  * {@link #error(String, String)} reports the error and throws a
  * {@link FutoInError}, which ends the step (the trampoline knows it was
  * reported). Throwing a {@code FutoInError} does the same; any other
- * {@code Throwable} becomes {@code InternalError} with its stack trace as
- * {@code error_info} and the {@code Throwable} kept as the flow's
- * {@code last_exception}.
+ * {@code Throwable} becomes {@code InternalError} with its text
+ * ({@code toString()}) as {@code error_info} and the {@code Throwable}
+ * kept as the flow's {@code last_exception} (and as the cause of the
+ * flow's error). {@link #breakLoop()} and {@link #continueLoop()} throw a
+ * {@link LoopSignal}. Any code can be raised; see {@link FutoInError}.
  *
  * <h2>Threads</h2>
  * A root and its steps live on the loop thread of their {@link Tool}. From
  * another thread only these are allowed: {@code success()} / {@code error()}
  * of a step that waits ({@link #waitExternal()}, {@link #setTimeout},
- * {@link #setCancel}) — posted to the loop thread by the runtime — and
- * {@link #cancel()} / {@link #close()} of a root, marshalled to the loop
- * thread. Anything else throws {@link IllegalStateException} at the call.
+ * {@link #setCancel}) — posted to the loop thread by the runtime; one that
+ * lost the race to the step's timeout or a cancel returns false / null,
+ * quietly — and {@link #cancel()} / {@link #close()} of a root, marshalled
+ * to the loop thread. Anything else throws {@link IllegalStateException}
+ * at the call. An interrupt of a thread blocked in {@link #run()} cancels
+ * the flow (see {@link Tool}).
  *
  * <h2>Handles</h2>
  * A step's handle is valid while its callback runs; a step that waits keeps
@@ -1197,7 +1202,11 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     /**
-     * Leaves the innermost loop (FTN12 {@code break()}); ends the body.
+     * Leaves the innermost loop (FTN12 {@code break()}); ends the body by
+     * throwing a {@link LoopSignal} (see there for what happens if it is
+     * caught).
+     *
+     * @throws LoopSignal always
      */
     public void breakLoop() {
         breakLoop(null);
@@ -1207,12 +1216,19 @@ public final class AsyncSteps implements AutoCloseable {
      * Leaves loops up to and including the one named {@code label}.
      *
      * @param label the loop's label, or null for the innermost
+     * @throws LoopSignal always
+     * @throws IllegalArgumentException for a label with a NUL character
      */
     public void breakLoop(String label) {
         loopControl("breakLoop()", label, false);
     }
 
-    /** Goes on with the next iteration of the innermost loop; ends the body. */
+    /**
+     * Goes on with the next iteration of the innermost loop; ends the body
+     * by throwing a {@link LoopSignal}.
+     *
+     * @throws LoopSignal always
+     */
     public void continueLoop() {
         continueLoop(null);
     }
@@ -1221,6 +1237,8 @@ public final class AsyncSteps implements AutoCloseable {
      * Goes on with the next iteration of the loop named {@code label}.
      *
      * @param label the loop's label, or null for the innermost
+     * @throws LoopSignal always
+     * @throws IllegalArgumentException for a label with a NUL character
      */
     public void continueLoop(String label) {
         loopControl("continueLoop()", label, true);
@@ -1240,8 +1258,15 @@ public final class AsyncSteps implements AutoCloseable {
     /**
      * The flow's state (FTN12 {@code state()}): one map per root, shared by
      * every step and parallel branch (and by Java steps in flows of other
-     * languages). Loop thread only. {@code error_info} and
-     * {@code last_exception} are set before an error handler runs.
+     * languages). Loop thread only.
+     *
+     * <p>{@code get("error_info")}, {@code get("last_exception")} and
+     * {@code get("async_stack")} read the flow's error state from the
+     * runtime each time: the same as {@link #errorInfo()},
+     * {@link #lastException()} and {@link #asyncStack()} (null when
+     * empty), at every moment. They are not entries (iteration and size
+     * show the user's keys) and cannot be written
+     * ({@link IllegalArgumentException}); neither can a key with a NUL.
      *
      * @return the state map (insertion-ordered)
      */

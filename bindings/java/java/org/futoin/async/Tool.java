@@ -608,11 +608,11 @@ public final class Tool implements Executor, AutoCloseable {
 
     /**
      * Where misuse goes that the runtime reports outside any Java call (so
-     * no exception can be thrown at the call site), e.g. a completion from
-     * another thread that arrived after its step had finished. By default
-     * it is printed to {@code System.err}, except for completions from
-     * other threads that lost a race against a timeout or cancel: those
-     * are a normal outcome. Every report is counted ({@link #misuseCount()}).
+     * no exception can be thrown at the call site). By default it is
+     * printed to {@code System.err}. Every report is counted
+     * ({@link #misuseCount()}). A completion that lost the race to its
+     * step's timeout or a cancel is not misuse and is not reported (its
+     * success() returned false).
      *
      * @param handler gets the message, on the thread that misused the API;
      *        null restores the default
