@@ -38,6 +38,14 @@ public class StopTest {
         };
     }
 
+    /** A root on `tool` whose one step waits until cancelled (logging
+     *  "NAME cancelled"); `waiting` opens once it waits. */
+    private AsyncSteps waitingRoot(Tool tool, String name, CountDownLatch waiting) {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(waitsForever(name, waiting));
+        return root;
+    }
+
     /** Runs `action` on a new thread once `ready` opened. */
     private static Thread after(CountDownLatch ready, Runnable action) {
         Thread t = new Thread(() -> {
@@ -127,9 +135,7 @@ public class StopTest {
     public void stopFromAnotherThreadReturnsRunAndLeavesTheFlows() throws Exception {
         Tool tool = new Tool();
         CountDownLatch waiting = new CountDownLatch(1);
-        AsyncSteps root = new AsyncSteps(tool);
-        root.add(waitsForever("step", waiting));
-        CompletableFuture<Object> f = root.promise();
+        CompletableFuture<Object> f = waitingRoot(tool, "step", waiting).promise();
         boolean[] stopped = new boolean[1];
         Thread other = after(waiting, () -> stopped[0] = tool.stop());
         tool.run(); // returns: stopped from the other thread
@@ -160,8 +166,7 @@ public class StopTest {
     public void rootRunStoppedFromAnotherThreadCancelsItsFlow() throws Exception {
         try (Tool tool = new Tool()) {
             CountDownLatch waiting = new CountDownLatch(1);
-            AsyncSteps root = new AsyncSteps(tool);
-            root.add(waitsForever("step", waiting));
+            AsyncSteps root = waitingRoot(tool, "step", waiting);
             Thread other = after(waiting, tool::stop);
             try {
                 root.run();
@@ -179,9 +184,7 @@ public class StopTest {
     public void closeFromAnotherThreadWhileRunning() throws Exception {
         Tool tool = new Tool();
         CountDownLatch waiting = new CountDownLatch(1);
-        AsyncSteps root = new AsyncSteps(tool);
-        root.add(waitsForever("step", waiting));
-        CompletableFuture<Object> f = root.promise();
+        CompletableFuture<Object> f = waitingRoot(tool, "step", waiting).promise();
         boolean[] closedWhenReturned = new boolean[1];
         Thread other = after(waiting, () -> {
             tool.close(); // waits until the loop thread closed it
@@ -210,11 +213,8 @@ public class StopTest {
     public void interruptCancelsRootRun() throws Exception {
         try (Tool tool = new Tool()) {
             CountDownLatch waiting = new CountDownLatch(1);
-            AsyncSteps root = new AsyncSteps(tool);
-            root.add(waitsForever("step", waiting));
-            AsyncSteps other = new AsyncSteps(tool);
-            CountDownLatch otherWaiting = new CountDownLatch(1);
-            other.add(waitsForever("other", otherWaiting));
+            AsyncSteps root = waitingRoot(tool, "step", waiting);
+            AsyncSteps other = waitingRoot(tool, "other", new CountDownLatch(1));
             CompletableFuture<Object> of = other.promise();
             Thread me = Thread.currentThread();
             Thread t = after(waiting, me::interrupt);
@@ -239,9 +239,7 @@ public class StopTest {
             CountDownLatch waiting = new CountDownLatch(2);
             List<CompletableFuture<Object>> fs = new ArrayList<>();
             for (String n : List.of("a", "b")) {
-                AsyncSteps root = new AsyncSteps(tool);
-                root.add(waitsForever(n, waiting));
-                fs.add(root.promise());
+                fs.add(waitingRoot(tool, n, waiting).promise());
             }
             Thread me = Thread.currentThread();
             Thread t = after(waiting, me::interrupt);
@@ -261,8 +259,7 @@ public class StopTest {
     @Test
     public void runEnteredWithTheInterruptStatusSet() {
         try (Tool tool = new Tool()) {
-            AsyncSteps root = new AsyncSteps(tool);
-            root.add(waitsForever("step", new CountDownLatch(1)));
+            AsyncSteps root = waitingRoot(tool, "step", new CountDownLatch(1));
             Thread.currentThread().interrupt();
             try {
                 root.run();
