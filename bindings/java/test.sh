@@ -5,8 +5,12 @@
 #   3. the jar on its own: a temporary directory with nothing but
 #      futoin-async.jar and a compiled demo (app.jar), no library path:
 #      `java -cp futoin-async.jar:app.jar App` must print the result
+#   4. the native libraries (libfutoin_java.so in the jar, the host plug-in
+#      libfutoin_host_java.so) are hardened as the runtime is:
+#      tests/abi/check_hardening.sh --fortify on each
 # Ends with "java: N passed, M failed" (each JUnit test counts once per run,
-# the jar check once). Builds first (build.sh) unless --no-build.
+# the jar check once, each library once). Builds first (build.sh: also the
+# core, on a fresh clone) unless --no-build.
 #
 # usage: bindings/java/test.sh [--no-build] [CORE_BUILD_DIR] [OUT_DIR]
 set -uo pipefail
@@ -24,7 +28,7 @@ if [ $build = 1 ]; then
 fi
 out=$(cd "$out" && pwd)
 cp="$out/futoin-async.jar:$out/test-classes:/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar"
-props=(-Dfutoin.expected="$repo/tests/expected")
+props=(-Dfutoin.expected="$repo/tests/expected" -Dfutoin.meson="$repo/meson.build")
 passed=0; failed=0
 
 suite() { # label, extra JVM options...
@@ -69,6 +73,17 @@ else
   failed=$((failed + 1))
 fi
 rm -rf "$tmp"
+
+# 4. hardening of the native libraries
+for lib in "$out/native/linux-$(uname -m)/libfutoin_java.so" "$out/libfutoin_host_java.so"; do
+  if bash "$repo/tests/abi/check_hardening.sh" "$lib" --fortify >"$out/hardening.log" 2>&1; then
+    echo "[hardening] $(basename "$lib"): $(tail -n1 "$out/hardening.log")"
+    passed=$((passed + 1))
+  else
+    echo "[hardening] FAIL $(basename "$lib"):"; sed 's/^/[hardening] /' "$out/hardening.log"
+    failed=$((failed + 1))
+  fi
+done
 
 echo "java: $passed passed, $failed failed"
 [ "$failed" = 0 ]

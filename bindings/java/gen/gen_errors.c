@@ -76,6 +76,9 @@ int main(void)
            "     * @param cause the exception behind it, or null\n"
            "     * @return a new, unthrown exception\n     */\n"
            "    public static FutoInError create(String code, String info, Throwable cause) {\n"
+           "        if (code == null) {\n"
+           "            throw new NullPointerException(\"error(): code is null\");\n"
+           "        }\n"
            "        switch (code) {\n");
 #define F(e, s, d) factory_case(#e, s, d);
     FUTOIN_ERROR_MAP(F)

@@ -171,7 +171,9 @@ int main(void)
     expect_failure("org.futoin.polyglot.BadSteps", "noValues", "BadSteps refuses to load");
     expect_failure("org.futoin.polyglot.BadSteps", "noValues", "failed to load");
 
-    /* a Java exception: InternalError with the Java stack trace */
+    /* a Java exception: InternalError whose error_info is the exception's
+     * text (its Java stack trace stays on the exception, issue 18); the
+     * async stack says which Java step it was */
     as = futoin_root_new(tool);
     code[0] = info[0] = 0;
     CHECK(futoin_host_add(as, "java", "org.futoin.polyglot.Throwing", "npe") == FUTOIN_OK,
@@ -179,9 +181,18 @@ int main(void)
     as->api->execute(as, NULL, on_error);
     futoin_tool_run(tool);
     CHECK(strcmp(code, "InternalError") == 0, "npe: code '%s'", code);
-    CHECK(strstr(info, "java.lang.NullPointerException: boom in java")
-                  && strstr(info, "at org.futoin.polyglot.Throwing.npe(Throwing.java:"),
+    CHECK(strcmp(info, "java.lang.NullPointerException: boom in java") == 0,
           "npe: error_info '%s'", info);
+    {
+        const futoin_async_stack* st =
+                as->api->stateVariable(as, NULL, "async_stack", NULL, NULL);
+        CHECK(st && st->count >= 1 && st->frames[0].language
+                      && strcmp(st->frames[0].language, "java") == 0
+                      && st->frames[0].function
+                      && strstr(st->frames[0].function, "Throwing.npe"),
+              "npe: async stack frame 0 is not the Java step: %s",
+              st && st->count ? st->frames[0].function : "(none)");
+    }
     as->api->free(as);
 
     /* and Java steps work all the same */

@@ -26,6 +26,11 @@ void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
                      jobject o3);
 void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
                      jobject exc);
+jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3);
+jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                  jobject exc);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_wait_external(JNIEnv* env, jlong bsi);
@@ -56,7 +61,8 @@ void fj_foreign_free(jlong holder);
 jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive);
 void fj_tool_release_loop(jlong tool);
 jint fj_tool_free(JNIEnv* env, jlong tool);
-jint fj_tool_run(JNIEnv* env, jlong tool);
+jint fj_tool_run(JNIEnv* env, jlong tool, jlong gen);
+void fj_tool_stop(jlong tool, jlong gen);
 jint fj_tool_run_nowait(JNIEnv* env, jlong tool);
 void fj_tool_post(jlong tool);
 jlong fj_tool_schedule(JNIEnv* env, jlong tool, jlong delay_ms, jobject handle);
@@ -89,5 +95,6 @@ jint fj_test_foreign_seen(void);
 void fj_test_add_c_values(jlong bsi, jint kind);
 void fj_test_add_c_pass(jlong bsi);
 jint fj_test_run_on_native_thread(JNIEnv* env, jlong tool_ptr);
+jlong fj_test_sync_periods(jlong sync);
 
 #endif

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE /* dladdr */
 #endif
 #include "fj_host.h"
+#include "fj_str.h"
 
 #include <dlfcn.h>
 #include <jni.h>
@@ -85,7 +86,7 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
         char path[1024];
         size_t used = strlen(tried);
         if (getenv("FUTOIN_JAVA_LIBJVM") && *getenv("FUTOIN_JAVA_LIBJVM")) {
-            snprintf(path, sizeof(path), "%s", homes[i]);
+            fj_copy_str(path, sizeof(path), homes[i]);
         } else {
             snprintf(path, sizeof(path), "%s/lib/server/libjvm.so", homes[i]);
         }
@@ -107,7 +108,7 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
     u.p = dlsym(dl, "JNI_CreateJavaVM");
     *create = u.c;
     if (!*created || !*create) {
-        snprintf(err, errlen, "java: no JVM: libjvm.so has no JNI_CreateJavaVM");
+        fj_copy_str(err, errlen, "java: no JVM: libjvm.so has no JNI_CreateJavaVM");
         return FUTOIN_EINVAL;
     }
     return FUTOIN_OK;
@@ -154,7 +155,7 @@ static int create_jvm(create_fn create, JavaVM** vm, JNIEnv** env, char* err,
     jint rc;
     if (!cp) {
         free(extra);
-        snprintf(err, errlen, "java: out of memory");
+        fj_copy_str(err, errlen, "java: out of memory");
         return FUTOIN_ENOMEM;
     }
     opts[n++].optionString = "-Xrs";
@@ -267,7 +268,7 @@ static int boot(char* err, size_t errlen)
         /* a JVM someone else created: attach this (loop) thread once */
         JavaVMAttachArgs a = {JNI_VERSION_10, "futoin-host-java", NULL};
         if ((*vm)->AttachCurrentThreadAsDaemon(vm, (void**)&env, &a) != JNI_OK) {
-            snprintf(err, errlen, "java: cannot attach to the running JVM");
+            fj_copy_str(err, errlen, "java: cannot attach to the running JVM");
             return FUTOIN_EINVAL;
         }
         detach_when_done(vm);
@@ -292,7 +293,7 @@ static int boot(char* err, size_t errlen)
     inner = (const fj_host_table*)(uintptr_t)table;
     if (inner->size < sizeof(fj_host_table) || !inner->api) {
         inner = NULL;
-        snprintf(err, errlen, "java: the Java binding's host table is too old");
+        fj_copy_str(err, errlen, "java: the Java binding's host table is too old");
         return FUTOIN_EVERSION;
     }
     return FUTOIN_OK;

@@ -15,6 +15,7 @@
  * attaching costs microseconds and creates a java.lang.Thread each time.
  */
 #include "futoin_java.h"
+#include "fj_str.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -187,7 +188,7 @@ void fj_misuse_cb(void* data, const char* code, const char* message)
     jobject jtool = data ? fj_tool_jobject(data) : NULL;
     jstring msg;
     if (guard_depth > 0) {
-        snprintf(guard_msg, sizeof(guard_msg), "%s", message);
+        fj_copy_str(guard_msg, sizeof(guard_msg), message);
         guard_hit = 1;
         return;
     }

@@ -16,6 +16,7 @@
  */
 #include "fj_api.h"
 #include "fj_host.h"
+#include "fj_str.h"
 #include "futoin_java.h"
 
 #include <stdatomic.h>
@@ -196,7 +197,7 @@ static int jh_start(futoin_tool* tool, char* err, size_t errlen)
     (void)tool;
     /* the calling (loop) thread is attached once, detached when it ends */
     if (!fj_env()) {
-        snprintf(err, errlen, "java: cannot attach this thread to the JVM");
+        fj_copy_str(err, errlen, "java: cannot attach this thread to the JVM");
         return FUTOIN_EINVAL;
     }
     atomic_fetch_add(&starts, 1);

@@ -425,6 +425,79 @@ void fj_success_step(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
     fj_guard_end(env);
 }
 
+/* ---- completions from outside the step's callback ------------------------ */
+
+/*
+ * A waiting step completed by a worker thread or a later event of the
+ * loop (futoin_wrap_try_success/try_error, any thread): 1 taken, 0 lost
+ * a race to the step's timeout or a cancel (dropped quietly, the normal
+ * outcome), < 0 misuse (a step that completed normally or was completed
+ * already), for which the runtime's report becomes an
+ * IllegalStateException here (the guard).
+ */
+jint fj_try_success(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3)
+{
+    const jlong bits[4] = {b0, b1, b2, b3};
+    const jobject objs[4] = {o0, o1, o2, o3};
+    FutoInArgs a;
+    int rc;
+    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
+        return FUTOIN_ENOMEM;
+    }
+    fj_guard_begin();
+    rc = futoin_wrap_try_success(BSI(h), &a);
+    fj_args_reset(&a); /* no-op after the move */
+    fj_guard_end(env);
+    return rc;
+}
+
+/* The C copies of an error's code and info (UTF-8 byte[], may be null).
+ * Returns -1 with an exception pending when out of memory. */
+static int code_info(JNIEnv* env, jbyteArray code, jbyteArray info, char** c,
+                     char** i)
+{
+    if (cstr_of(env, code, c) < 0 || cstr_of(env, info, i) < 0) {
+        free(*c);
+        *c = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Keep the Java exception `exc` as the root's last_exception (moved). */
+static void keep_exception(JNIEnv* env, FutoInAsyncSteps* bsi, jobject exc)
+{
+    FutoInBinaryValue ex;
+    fj_set_custom(env, &ex, exc);
+    futoin_wrap_set_last_exception(bsi, &ex);
+    futoin_reset_binval(&ex); /* no-op after the move */
+}
+
+/* The error's Java exception `exc` (may be null) becomes last_exception
+ * once the error was taken, on the loop thread only (another thread's
+ * completion is applied later, on the loop thread: code and info only). */
+jint fj_try_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
+                  jobject exc)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    char *c = NULL, *i = NULL;
+    int rc;
+    if (code_info(env, code, info, &c, &i) < 0) {
+        return FUTOIN_ENOMEM;
+    }
+    fj_guard_begin();
+    rc = futoin_wrap_try_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
+    if (rc == 1 && exc && futoin_wrap_is_ours(bsi) && bsi->api->is_same_thread(bsi)) {
+        keep_exception(env, bsi, exc);
+    }
+    fj_guard_end(env);
+    free(c);
+    free(i);
+    return rc;
+}
+
 /* error(): keep `exc` (the Java exception, may be null) as last_exception,
  * then handle_error(code, info). */
 void fj_handle_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
@@ -432,16 +505,12 @@ void fj_handle_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
 {
     FutoInAsyncSteps* bsi = BSI(h);
     char *c = NULL, *i = NULL;
-    if (cstr_of(env, code, &c) < 0 || cstr_of(env, info, &i) < 0) {
-        free(c);
+    if (code_info(env, code, info, &c, &i) < 0) {
         return;
     }
     fj_guard_begin();
     if (exc && futoin_wrap_is_ours(bsi)) {
-        FutoInBinaryValue ex;
-        fj_set_custom(env, &ex, exc);
-        futoin_wrap_set_last_exception(bsi, &ex);
-        futoin_reset_binval(&ex); /* no-op after the move */
+        keep_exception(env, bsi, exc);
     }
     bsi->api->handle_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
     fj_guard_end(env);

@@ -198,3 +198,16 @@ jint fj_test_run_on_native_thread(JNIEnv* env, jlong tool_ptr)
     pthread_join(th, NULL);
     return 0;
 }
+
+/* ---- sync object counters ------------------------------------------------- */
+
+/* Periods a Throttle or Limiter has ended (timer ticks), or -1: what
+ * SyncTest counts entries against instead of a clock. Loop thread. */
+jlong fj_test_sync_periods(jlong sync)
+{
+    futoin_sync_stats st = FUTOIN_SYNC_STATS_INIT;
+    if (futoin_sync_get_stats((FutoInSync*)(uintptr_t)sync, &st) != FUTOIN_OK) {
+        return -1;
+    }
+    return (jlong)st.periods;
+}

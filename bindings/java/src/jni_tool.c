@@ -17,11 +17,21 @@
  * Timers (Tool.deferred/immediate) keep a counted global reference to
  * their Java Handle; a list of pending ones lets free() drop those the
  * runtime would otherwise drop silently with the tool.
+ *
+ * Stopping a run from another thread (Tool.stop(), an interrupt). Only
+ * the loop thread may call uv_stop(), and only inside uv_run() does it
+ * work without leaving the flag set for a later run, so another thread
+ * wakes the loop through an unreferenced uv_async_t of ours (thread-safe
+ * uv_async_send, keeps nothing alive) whose callback, always inside
+ * uv_run(), stops it. Each run has a number: a stop asked for run N is
+ * ignored by any other run, so one that arrives after its run returned
+ * cannot end the next one.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "futoin_java.h"
 #include "fj_api.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <uv.h>
 
@@ -40,6 +50,9 @@ struct fj_tool
     futoin_tool* tool;
     jobject jtool;     /* counted global ref to the Java Tool */
     uv_async_t* keep;  /* dedicated thread: keeps the loop running */
+    uv_async_t* stopper; /* unreferenced: stops the run asked for */
+    atomic_llong run_gen;  /* the run in progress (0: none) */
+    atomic_llong stop_gen; /* the run asked to stop */
     fj_timer* timers;  /* pending timers and immediates */
 };
 
@@ -63,6 +76,15 @@ static void keep_cb(uv_async_t* a)
 static void keep_closed(uv_handle_t* h)
 {
     free(h);
+}
+
+static void stopper_cb(uv_async_t* a)
+{
+    fj_tool* t = a->data;
+    long long run = atomic_load(&t->run_gen);
+    if (run != 0 && atomic_load(&t->stop_gen) == run) {
+        uv_stop(futoin_tool_uv_loop(t->tool)); /* uv_run returns after this pass */
+    }
 }
 
 jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive)
@@ -91,6 +113,21 @@ jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive)
             return 0;
         }
     }
+    t->stopper = malloc(sizeof(*t->stopper));
+    if (!t->stopper
+        || uv_async_init(futoin_tool_uv_loop(t->tool), t->stopper, stopper_cb) != 0) {
+        free(t->stopper);
+        if (t->keep) {
+            uv_close((uv_handle_t*)t->keep, keep_closed);
+            futoin_tool_run_nowait(t->tool);
+        }
+        futoin_tool_free(t->tool);
+        free(t);
+        fj_throw(env, fj.ex_state, "Tool: stop handle failed");
+        return 0;
+    }
+    t->stopper->data = t;
+    uv_unref((uv_handle_t*)t->stopper);
     t->jtool = fj_gref(env, jtool);
     return (jlong)(uintptr_t)t;
 }
@@ -130,9 +167,13 @@ jint fj_tool_free(JNIEnv* env, jlong h)
 {
     fj_tool* t = T(h);
     int rc;
-    if (t->keep) {
+    if (t->keep || t->stopper) {
         fj_tool_release_loop(h);
-        /* the close callback runs on the next pass */
+        if (t->stopper) {
+            uv_close((uv_handle_t*)t->stopper, keep_closed);
+            t->stopper = NULL;
+        }
+        /* the close callbacks run on the next pass */
         futoin_tool_run_nowait(t->tool);
     }
     rc = futoin_tool_free(t->tool);
@@ -148,15 +189,27 @@ jint fj_tool_free(JNIEnv* env, jlong h)
 }
 
 /* The loop runs inside this down-call: its callbacks use `env` (saved and
- * restored, since a callback may run another tool's loop). */
-jint fj_tool_run(JNIEnv* env, jlong h)
+ * restored, since a callback may run another tool's loop). `gen` numbers
+ * the run for fj_tool_stop() (0: a run nobody may stop). */
+jint fj_tool_run(JNIEnv* env, jlong h, jlong gen)
 {
     JNIEnv* saved = fj_loop_env;
     jint rc;
     fj_loop_env = env;
+    atomic_store(&T(h)->run_gen, gen);
     rc = futoin_tool_run(T(h)->tool);
+    atomic_store(&T(h)->run_gen, 0);
     fj_loop_env = saved;
     return rc;
+}
+
+/* Ask run `gen` to return after the callback in progress. Any thread; the
+ * Java side guarantees the tool is not being freed concurrently. */
+void fj_tool_stop(jlong h, jlong gen)
+{
+    fj_tool* t = T(h);
+    atomic_store(&t->stop_gen, gen);
+    uv_async_send(t->stopper);
 }
 
 jint fj_tool_run_nowait(JNIEnv* env, jlong h)

@@ -1,7 +1,5 @@
 package org.futoin.async;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
@@ -16,6 +14,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -47,17 +46,22 @@ import java.util.function.Consumer;
  * {@link #error(String, String)} reports the error and throws a
  * {@link FutoInError}, which ends the step (the trampoline knows it was
  * reported). Throwing a {@code FutoInError} does the same; any other
- * {@code Throwable} becomes {@code InternalError} with its stack trace as
- * {@code error_info} and the {@code Throwable} kept as the flow's
- * {@code last_exception}.
+ * {@code Throwable} becomes {@code InternalError} with its text
+ * ({@code toString()}) as {@code error_info} and the {@code Throwable}
+ * kept as the flow's {@code last_exception} (and as the cause of the
+ * flow's error). {@link #breakLoop()} and {@link #continueLoop()} throw a
+ * {@link LoopSignal}. Any code can be raised; see {@link FutoInError}.
  *
  * <h2>Threads</h2>
  * A root and its steps live on the loop thread of their {@link Tool}. From
  * another thread only these are allowed: {@code success()} / {@code error()}
  * of a step that waits ({@link #waitExternal()}, {@link #setTimeout},
- * {@link #setCancel}) — posted to the loop thread by the runtime — and
- * {@link #cancel()} / {@link #close()} of a root, marshalled to the loop
- * thread. Anything else throws {@link IllegalStateException} at the call.
+ * {@link #setCancel}) — posted to the loop thread by the runtime; one that
+ * lost the race to the step's timeout or a cancel returns false / null,
+ * quietly — and {@link #cancel()} / {@link #close()} of a root, marshalled
+ * to the loop thread. Anything else throws {@link IllegalStateException}
+ * at the call. An interrupt of a thread blocked in {@link #run()} cancels
+ * the flow (see {@link Tool}).
  *
  * <h2>Handles</h2>
  * A step's handle is valid while its callback runs; a step that waits keeps
@@ -72,10 +76,13 @@ public final class AsyncSteps implements AutoCloseable {
 
     private static final int ROOT = 0, STEP = 1, BORROWED = 2;
     /* Step handle states: LIVE (its callback runs), LIVE_WAIT (and it
-     * waits), WAITING (returned, waits), DEAD. Written on the loop thread;
-     * a completion from another thread moves LIVE_WAIT/WAITING to DEAD by
+     * waits), WAITING (returned, waits), DEAD (finished normally or
+     * completed: another completion is misuse), LOST (it waited and ended
+     * by its timeout or a cancel without a completion: a completion now is
+     * late, dropped quietly). Written on the loop thread; a completion from
+     * outside the callback moves LIVE_WAIT/WAITING to DEAD by
      * compare-and-set, so exactly one completion gets through Java. */
-    private static final int LIVE = 0, LIVE_WAIT = 1, WAITING = 2, DEAD = 3;
+    private static final int LIVE = 0, LIVE_WAIT = 1, WAITING = 2, DEAD = 3, LOST = 4;
     private static final VarHandle ST;
 
     static {
@@ -97,6 +104,10 @@ public final class AsyncSteps implements AutoCloseable {
     private int st;
     private Rec cancelRec;
     private StateMap state;
+    /* What ended the step inside its callback ("error()", "breakLoop()",
+     * "continueLoop()") when its exception was caught, so later flow calls
+     * through the handle are refused; null otherwise. Loop thread. */
+    private String ended;
     /* A success() kept for the trampoline to apply when the callback
      * returns (src/jni_steps.c, after_step): no values, or one small
      * scalar; saves a JNI down-call per step. Applied here first if any
@@ -195,6 +206,11 @@ public final class AsyncSteps implements AutoCloseable {
         return new IllegalStateException(what + ": this step has finished; its AsyncSteps handle is no longer valid");
     }
 
+    private IllegalStateException endedBy(String what) {
+        return new IllegalStateException(what + ": this step already ended with " + ended
+                + " (its exception was caught); the step is over, return from the callback");
+    }
+
     private IllegalStateException wrongThread(String what) {
         return new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
                 + "\", not the loop thread" + (tool == null ? "" : " \"" + tool.loopThreadName() + "\""));
@@ -206,7 +222,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (b == 0) {
             throw new IllegalStateException(what + ": the AsyncSteps root is closed");
         }
-        if (kind == STEP && (int) ST.getAcquire(this) == DEAD) {
+        if (kind == STEP && (int) ST.getAcquire(this) >= DEAD) {
             throw finished(what);
         }
         if (!onLoopThread()) {
@@ -214,6 +230,16 @@ public final class AsyncSteps implements AutoCloseable {
         }
         if (pending != 0) {
             flush();
+        }
+        return b;
+    }
+
+    /** check() for a call that acts on the flow (adds, waits, completes):
+     *  refused once the step ended with a caught error/loop signal. */
+    private long flowCheck(String what) {
+        long b = check(what);
+        if (ended != null) {
+            throw endedBy(what);
         }
         return b;
     }
@@ -305,13 +331,17 @@ public final class AsyncSteps implements AutoCloseable {
      */
     static final Object COMPLETION_LOCK = new Object();
 
-    /** A native completion, run with the step's handle. */
+    /** A native completion that says whether it was taken (try_success,
+     *  try_error: 1 taken, 0 lost its race, < 0 misuse), run with the
+     *  step's handle. */
     private interface Completion {
-        void run(long bsi);
+        int run(long bsi);
     }
 
-    /** The handle for success()/error() on the loop thread, or 0 when the
-     *  call comes from another thread (then see {@link #offThread}). */
+    /** The handle for success()/error() inside the step's own callback (on
+     *  the loop thread), or 0 when the completion comes from outside it:
+     *  another thread, or a later event on the loop thread (then see
+     *  {@link #external}). */
     private long completing(String what) {
         long b = handle();
         if (b == 0) {
@@ -330,8 +360,14 @@ public final class AsyncSteps implements AutoCloseable {
             return 0;
         }
         int s = (int) ST.getAcquire(this);
+        if (s == WAITING || s == LOST) {
+            return 0; /* its callback has returned */
+        }
         if (s == DEAD) {
             throw finished(what);
+        }
+        if (ended != null) {
+            throw endedBy(what);
         }
         if (pending != 0) {
             flush();
@@ -346,8 +382,14 @@ public final class AsyncSteps implements AutoCloseable {
      *  it, to widen the race with {@link #leave()} (ThreadsTest). */
     static volatile Runnable offThreadRaceHook;
 
-    /** Completes a waiting step from another thread: exactly one passes. */
-    private void offThread(String what, Completion c) {
+    /**
+     * Completes a waiting step from outside its callback (another thread,
+     * or a later event on the loop thread): exactly one completion passes.
+     * A step that ended by its timeout or a cancel meanwhile makes this a
+     * late completion: false, quietly (README rule 3). A second completion,
+     * or one of a step that did not wait, is misuse: IllegalStateException.
+     */
+    private boolean external(String what, Completion c) {
         synchronized (COMPLETION_LOCK) {
             for (;;) {
                 int s = (int) ST.getAcquire(this);
@@ -357,15 +399,28 @@ public final class AsyncSteps implements AutoCloseable {
                         hook.run();
                     }
                     if (ST.compareAndSet(this, s, DEAD)) {
-                        c.run(bsi); /* the runtime posts it to the loop thread */
-                        return;
+                        /* the runtime decides (another thread's is posted to
+                         * the loop thread): its timeout may have won already */
+                        int rc = c.run(bsi);
+                        if (rc == 1) {
+                            return true;
+                        }
+                        if (rc == 0) {
+                            ST.setRelease(this, LOST);
+                            return false;
+                        }
+                        throw new IllegalStateException(what + ": refused by the runtime (" + rc + ")");
                     }
                     /* leave() moved LIVE_WAIT to WAITING meanwhile (it does
                      * not take the lock): still waiting, take it again */
                     continue;
                 }
+                if (s == LOST) {
+                    return false;
+                }
                 if (s == DEAD) {
-                    throw finished(what + " from another thread");
+                    throw new IllegalStateException(what + ": this step has completed already (or finished"
+                            + " without waiting); a second completion is misuse");
                 }
                 break;
             }
@@ -373,6 +428,14 @@ public final class AsyncSteps implements AutoCloseable {
         throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
                 + "\" for a step that does not wait; only a step that called waitExternal(), "
                 + "setTimeout() or setCancel() may be completed from another thread");
+    }
+
+    /** An error of a waiting step from outside its callback; `exc` becomes
+     *  last_exception when taken on the loop thread. */
+    private boolean externalError(String what, String code, String info, Throwable exc) {
+        byte[] c = Values.cstr(code);
+        byte[] i = Values.cstr(info);
+        return external(what, h -> FutoInNative.try_error(h, c, i, exc));
     }
 
     private void waits() {
@@ -386,8 +449,8 @@ public final class AsyncSteps implements AutoCloseable {
     /** After its callback: the handle dies, or waits for a completion. */
     void leave() {
         int s = (int) ST.getAcquire(this);
-        if (s == LIVE) {
-            ST.setRelease(this, DEAD);
+        if (s == LIVE || (ended != null && s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, DEAD))) {
+            ST.setRelease(this, DEAD); /* an error or a loop signal ended it: no waiting */
         } else if (s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, WAITING)) {
             rec.addWaiter(this);
             if (cancelRec != null) {
@@ -396,18 +459,35 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
-    /** Its step is gone (released, cancelled). Under COMPLETION_LOCK. */
+    /** Its step is gone (released, cancelled): a waiting handle lost its
+     *  chance (a completion now is late), any other is finished. Under
+     *  COMPLETION_LOCK (or for a handle nobody else has). */
     void kill() {
-        ST.setVolatile(this, DEAD);
+        for (;;) {
+            int s = (int) ST.getAcquire(this);
+            int to = s == LIVE_WAIT || s == WAITING ? LOST : s == LIVE ? DEAD : s;
+            if (to == s || ST.compareAndSet(this, s, to)) {
+                return;
+            }
+        }
     }
 
-    /** A Throwable left a step: the flow's error (unless error() reported it). */
+    /** A Throwable left a step: the flow's error (unless this step's
+     *  error()/breakLoop()/continueLoop() made it: reported already). */
     void fail(Throwable t) {
-        if (t == LoopSignal.INSTANCE || (t instanceof FutoInError && ((FutoInError) t).reported)) {
+        if ((t instanceof LoopSignal && ((LoopSignal) t).from == this)
+                || (t instanceof FutoInError && ((FutoInError) t).reportedBy == this)) {
             return;
         }
         long b = handle();
         if (b == 0) {
+            return;
+        }
+        if (ended != null) {
+            /* the step ended with an error or a loop signal that was caught;
+             * nothing can fail it now, so the exception is not lost: it goes
+             * where uncaught exceptions go */
+            Tool.uncaught(t);
             return;
         }
         if (pending != 0) {
@@ -420,9 +500,7 @@ public final class AsyncSteps implements AutoCloseable {
             info = ((FutoInError) t).info();
         } else {
             code = Errors.INTERNAL_ERROR;
-            StringWriter w = new StringWriter();
-            t.printStackTrace(new PrintWriter(w));
-            info = w.toString();
+            info = ErrorState.infoOf(t); /* its text; the trace stays on t */
         }
         try {
             FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);
@@ -431,19 +509,10 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
-    /** Before an error handler: state().error_info / last_exception (§1.7). */
-    void mirrorErrorState() {
-        long b = handle();
-        Map<String, Object> s = state();
-        s.put("error_info", Values.fromUtf8(FutoInNative.error_info(b)));
-        Object last = FutoInNative.last_exception(b);
-        s.put("last_exception", last != null ? last : Values.fromUtf8(FutoInNative.error_code(b)));
-    }
-
     // ---- adding steps ----------------------------------------------------
 
     private AsyncSteps addRec(String what, Object fn, int arity, ErrorHandler eh) {
-        long b = check(what);
+        long b = flowCheck(what);
         Objects.requireNonNull(fn, what + ": step is null");
         FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), arity, eh != null);
         return this;
@@ -554,7 +623,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step, to add branches to
      */
     public Parallel parallel() {
-        long b = check("parallel()");
+        long b = flowCheck("parallel()");
         return new Parallel(FutoInNative.parallel(b, null), this, tool);
     }
 
@@ -566,18 +635,18 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step
      */
     public Parallel parallel(ErrorHandler onerror) {
-        long b = check("parallel()");
+        long b = flowCheck("parallel()");
         Objects.requireNonNull(onerror, "parallel(): onerror is null");
         return new Parallel(FutoInNative.parallel(b, new Rec(null, 0, onerror, tool, null)), this, tool);
     }
 
     /** For Parallel: is the step that made it still usable? */
     void checkParent(String what) {
-        check(what);
+        flowCheck(what);
     }
 
     private AsyncSteps syncRec(SyncObject obj, Object fn, int arity, ErrorHandler eh) {
-        long b = check("sync()");
+        long b = flowCheck("sync()");
         Objects.requireNonNull(obj, "sync(): sync object is null");
         Objects.requireNonNull(fn, "sync(): step is null");
         FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), arity, eh != null);
@@ -646,6 +715,44 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     /**
+     * @param obj the sync object
+     * @param step the critical section, given the three values before it
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step3 step) {
+        return syncRec(obj, step, 3, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the three values before it
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step3 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the four values before it
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step4 step) {
+        return syncRec(obj, step, 4, null);
+    }
+
+    /**
+     * @param obj the sync object
+     * @param step the critical section, given the four values before it
+     * @param onerror the error handler
+     * @return this
+     */
+    public AsyncSteps sync(SyncObject obj, Step4 step, ErrorHandler onerror) {
+        return syncRec(obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+    }
+
+    /**
      * Adds a step that only succeeds with {@code values} (FTN12
      * {@code successStep()}): {@code add(asi -> asi.success(values…))}.
      *
@@ -653,7 +760,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps successStep(Object... values) {
-        long b = check("successStep()");
+        long b = flowCheck("successStep()");
         nativeValues(b, values, true);
         return this;
     }
@@ -692,17 +799,14 @@ public final class AsyncSteps implements AutoCloseable {
         return addRec("await()", s, 0, onerror);
     }
 
-    /** The outcome of an awaited stage; on any thread. */
+    /** The outcome of an awaited stage; on any thread. A completion that
+     *  lost its race to the step's timeout or a cancel is dropped. */
     private void completeWith(Object value, Throwable ex) {
         if (ex == null) {
-            try {
-                if (value == null) {
-                    success();
-                } else {
-                    success(value);
-                }
-            } catch (IllegalStateException lostRace) {
-                // cancelled or timed out meanwhile: the normal outcome of a race
+            if (value == null) {
+                success();
+            } else {
+                success(value);
             }
             return;
         }
@@ -711,12 +815,9 @@ public final class AsyncSteps implements AutoCloseable {
             t = new Errors.InternalError("awaited stage was cancelled", t);
         }
         final Throwable err = t;
-        Runnable onLoop = () -> {
-            int st = (int) ST.getAcquire(this);
-            if ((st == WAITING || st == LIVE_WAIT) && ST.compareAndSet(this, st, DEAD)) {
-                fail(err);
-            }
-        };
+        final String code = err instanceof FutoInError ? ((FutoInError) err).code() : Errors.INTERNAL_ERROR;
+        final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(err);
+        Runnable onLoop = () -> externalError("await()", code, info, err);
         if (tool != null && !onLoopThread()) {
             try {
                 tool.execute(onLoop); // keeps the Throwable for last_exception
@@ -734,30 +835,57 @@ public final class AsyncSteps implements AutoCloseable {
         throw new IllegalArgumentException("at most 4 values (FTN12 FutoInArgs)");
     }
 
-    private static void nativeValues(long b, Object[] v, boolean asStep) {
-        if (v.length > 4) {
-            tooMany();
+    /** The values in native form: tags, bits[4], objs[4]. */
+    private static final class Packed {
+        int tags;
+        final long[] bits = new long[4];
+        final Object[] objs = new Object[4];
+
+        Packed(Object[] v) {
+            if (v.length > 4) {
+                tooMany();
+            }
+            for (int i = 0; i < v.length; ++i) {
+                int t = Values.tag(v[i]);
+                tags |= t << (8 * i);
+                bits[i] = Values.bits(v[i], t);
+                objs[i] = Values.obj(v[i], t);
+            }
         }
-        int tags = 0;
-        long[] bits = new long[4];
-        Object[] objs = new Object[4];
-        for (int i = 0; i < v.length; ++i) {
-            int t = Values.tag(v[i]);
-            tags |= t << (8 * i);
-            bits[i] = Values.bits(v[i], t);
-            objs[i] = Values.obj(v[i], t);
-        }
-        if (asStep) {
-            FutoInNative.success_step(b, tags, bits[0], bits[1], bits[2], bits[3],
-                    objs[0], objs[1], objs[2], objs[3]);
-        } else {
-            FutoInNative.success(b, tags, bits[0], bits[1], bits[2], bits[3],
+
+        int tryOn(long h) {
+            return FutoInNative.try_success(h, tags, bits[0], bits[1], bits[2], bits[3],
                     objs[0], objs[1], objs[2], objs[3]);
         }
     }
 
-    /** Completes the step successfully with no values. */
-    public void success() {
+    private static void nativeValues(long b, Object[] v, boolean asStep) {
+        Packed p = new Packed(v);
+        if (asStep) {
+            FutoInNative.success_step(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
+                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
+        } else {
+            FutoInNative.success(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
+                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
+        }
+    }
+
+    /**
+     * Completes the step successfully with no values.
+     *
+     * <p>Inside the step's own callback it returns true (misuse there, such
+     * as a second success(), is the flow's InternalError). A step that
+     * waits ({@link #waitExternal()}, {@link #setTimeout}, {@link #setCancel})
+     * may be completed from outside its callback, on any thread: exactly
+     * one completion is taken; one that lost the race to the step's
+     * timeout or a cancel of its flow returns false and is dropped quietly
+     * (a normal outcome, never an exception). A second completion, or a
+     * completion of a step that finished without waiting, throws
+     * {@link IllegalStateException}.
+     *
+     * @return true if the completion was taken, false if it came late
+     */
+    public boolean success() {
         long b = completing("success()");
         if (b != 0) {
             if (canKeep()) {
@@ -765,53 +893,52 @@ public final class AsyncSteps implements AutoCloseable {
             } else {
                 FutoInNative.success0(b);
             }
-        } else {
-            offThread("success()", FutoInNative::success0);
+            return true;
         }
-    }
-
-    private static void success1(long b, Object value) {
-        int t = Values.tag(value);
-        FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
+        return external("success()", h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
     }
 
     /**
-     * Completes the step with one value.
+     * Completes the step with one value (see {@link #success()} for the
+     * return value and the threads).
      *
      * @param value the value (see "Values" above)
+     * @return true if the completion was taken, false if it came late
      */
-    public void success(Object value) {
+    public boolean success(Object value) {
         long b = completing("success()");
         if (b != 0) {
+            int t = Values.tag(value);
             if (canKeep()) {
-                int t = Values.tag(value);
                 long k = keepable(t, Values.bits(value, t));
                 if (k != 0) {
                     pending = k;
-                    return;
+                    return true;
                 }
             }
-            success1(b, value);
-        } else {
-            offThread("success()", h -> success1(h, value));
+            FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
+            return true;
         }
+        return external("success()", new Packed(new Object[] {value})::tryOn);
     }
 
     /**
      * @param a first value
      * @param b second value
+     * @return true if the completion was taken, false if it came late
      */
-    public void success(Object a, Object b) {
-        successN(new Object[] {a, b});
+    public boolean success(Object a, Object b) {
+        return successN(new Object[] {a, b});
     }
 
     /**
      * @param a first value
      * @param b second value
      * @param c third value
+     * @return true if the completion was taken, false if it came late
      */
-    public void success(Object a, Object b, Object c) {
-        successN(new Object[] {a, b, c});
+    public boolean success(Object a, Object b, Object c) {
+        return successN(new Object[] {a, b, c});
     }
 
     /**
@@ -819,9 +946,10 @@ public final class AsyncSteps implements AutoCloseable {
      * @param b second value
      * @param c third value
      * @param d fourth value
+     * @return true if the completion was taken, false if it came late
      */
-    public void success(Object a, Object b, Object c, Object d) {
-        successN(new Object[] {a, b, c, d});
+    public boolean success(Object a, Object b, Object c, Object d) {
+        return successN(new Object[] {a, b, c, d});
     }
 
     /**
@@ -829,32 +957,45 @@ public final class AsyncSteps implements AutoCloseable {
      * {@link IllegalArgumentException}.
      *
      * @param values the values
+     * @return true if the completion was taken, false if it came late
      */
-    public void success(Object... values) {
+    public boolean success(Object... values) {
         if (values.length > 4) {
             tooMany();
         }
-        successN(values);
+        return successN(values);
     }
 
-    private void successN(Object[] values) {
+    private boolean successN(Object[] values) {
         long b = completing("success()");
         if (b != 0) {
             nativeValues(b, values, false);
-        } else {
-            offThread("success()", h -> nativeValues(h, values, false));
+            return true;
         }
+        return external("success()", new Packed(values)::tryOn);
     }
 
     /**
-     * Completes the step with an error: reports it to the flow, then throws
-     * it, which ends the step (FTN12: "throws FutoIn.Error immediately").
-     * Declared to return the exception so that {@code throw asi.error(…)}
-     * shows the compiler where the code ends; it never returns.
+     * Completes the step with an error (FTN12 {@code error()}).
      *
-     * @param code the error code ({@link Errors} or your own)
-     * @return never returns
-     * @throws FutoInError always: {@code Errors.Timeout} for "Timeout" …
+     * <p>Inside the step's own callback it reports the error to the flow
+     * and throws it, which ends the step (FTN12: "throws FutoIn.Error
+     * immediately"); it is declared to return the exception so that
+     * {@code throw asi.error(…)} shows the compiler where the code ends.
+     *
+     * <p>From outside the callback — a worker thread, or a later event on
+     * the loop thread completing a step that waits — there is no step code
+     * to end: it reports the error and returns it unthrown if the
+     * completion was taken, or returns null when it came late (the step's
+     * timeout or a cancel won the race: dropped quietly, never an
+     * exception). A second completion throws IllegalStateException.
+     *
+     * @param code the error code ({@link Errors} or your own: any non-empty
+     *        string without a NUL character)
+     * @return outside the callback: the reported error, or null if late
+     * @throws FutoInError inside the callback, always: {@code Errors.Timeout}
+     *         for "Timeout" …, a plain FutoInError for other codes
+     * @throws IllegalArgumentException for an empty code or a NUL in it
      */
     public FutoInError error(String code) {
         return error(code, null);
@@ -864,24 +1005,23 @@ public final class AsyncSteps implements AutoCloseable {
      * {@link #error(String)} with an {@code error_info}.
      *
      * @param code the error code
-     * @param info the error_info (see {@link #errorInfo()}), or null
-     * @return never returns
-     * @throws FutoInError always
+     * @param info the error_info (see {@link #errorInfo()}), or null; no NUL
+     *        character
+     * @return outside the callback: the reported error, or null if late
+     * @throws FutoInError inside the callback, always
      */
     public FutoInError error(String code, String info) {
-        Objects.requireNonNull(code, "error(): code is null");
+        FutoInError e = Errors.create(code, info, null); /* checks code and info */
         long b = completing("error()");
-        FutoInError e = Errors.create(code, info, null);
-        e.reported = true;
-        byte[] c = Values.cstr(code);
-        byte[] i = Values.cstr(info);
         if (b != 0) {
-            FutoInNative.handle_error(b, c, i, e);
-        } else {
-            /* last_exception is the loop thread's to set: code and info only */
-            offThread("error()", h -> FutoInNative.handle_error(h, c, i, null));
+            e.reportedBy = this;
+            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
+            if (kind == STEP) {
+                ended = "error()";
+            }
+            throw e;
         }
-        throw e;
+        return externalError("error()", code, info, onLoopThread() ? e : null) ? e : null;
     }
 
     /**
@@ -894,7 +1034,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (ms < 0) {
             throw new IllegalArgumentException("setTimeout(): negative timeout");
         }
-        FutoInNative.set_timeout(check("setTimeout()"), ms);
+        FutoInNative.set_timeout(flowCheck("setTimeout()"), ms);
         waits();
     }
 
@@ -912,7 +1052,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @param handler the cancel handler
      */
     public void setCancel(CancelHandler handler) {
-        long b = check("setCancel()");
+        long b = flowCheck("setCancel()");
         Objects.requireNonNull(handler, "setCancel(): handler is null");
         Rec r = new Rec(handler, 0, null, tool, null);
         FutoInNative.set_cancel(b, r);
@@ -924,7 +1064,7 @@ public final class AsyncSteps implements AutoCloseable {
      *  it later with {@link #success()} or {@link #error(String)}, from any
      *  thread. */
     public void waitExternal() {
-        FutoInNative.wait_external(check("waitExternal()"));
+        FutoInNative.wait_external(flowCheck("waitExternal()"));
         waits();
     }
 
@@ -948,9 +1088,9 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps loop(Step body, String label) {
-        long b = check("loop()");
+        long b = flowCheck("loop()");
         Objects.requireNonNull(body, "loop(): body is null");
-        FutoInNative.loop(b, new Rec(body, 0, null, tool, null), Values.cstr(label));
+        FutoInNative.loop(b, new Rec(body, 0, null, tool, null), Values.cstr(Values.name(label, "loop() label")));
         return this;
     }
 
@@ -974,12 +1114,13 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps repeat(int count, RepeatBody body, String label) {
-        long b = check("repeat()");
+        long b = flowCheck("repeat()");
         Objects.requireNonNull(body, "repeat(): body is null");
         if (count < 0) {
             throw new IllegalArgumentException("repeat(): negative count");
         }
-        FutoInNative.repeat(b, new Rec(body, 0, null, tool, null), count, Values.cstr(label));
+        FutoInNative.repeat(b, new Rec(body, 0, null, tool, null), count,
+                Values.cstr(Values.name(label, "repeat() label")));
         return this;
     }
 
@@ -1061,7 +1202,11 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     /**
-     * Leaves the innermost loop (FTN12 {@code break()}); ends the body.
+     * Leaves the innermost loop (FTN12 {@code break()}); ends the body by
+     * throwing a {@link LoopSignal} (see there for what happens if it is
+     * caught).
+     *
+     * @throws LoopSignal always
      */
     public void breakLoop() {
         breakLoop(null);
@@ -1071,13 +1216,19 @@ public final class AsyncSteps implements AutoCloseable {
      * Leaves loops up to and including the one named {@code label}.
      *
      * @param label the loop's label, or null for the innermost
+     * @throws LoopSignal always
+     * @throws IllegalArgumentException for a label with a NUL character
      */
     public void breakLoop(String label) {
-        FutoInNative.loopControl(check("breakLoop()"), Values.cstr(label), false);
-        throw LoopSignal.INSTANCE;
+        loopControl("breakLoop()", label, false);
     }
 
-    /** Goes on with the next iteration of the innermost loop; ends the body. */
+    /**
+     * Goes on with the next iteration of the innermost loop; ends the body
+     * by throwing a {@link LoopSignal}.
+     *
+     * @throws LoopSignal always
+     */
     public void continueLoop() {
         continueLoop(null);
     }
@@ -1086,10 +1237,20 @@ public final class AsyncSteps implements AutoCloseable {
      * Goes on with the next iteration of the loop named {@code label}.
      *
      * @param label the loop's label, or null for the innermost
+     * @throws LoopSignal always
+     * @throws IllegalArgumentException for a label with a NUL character
      */
     public void continueLoop(String label) {
-        FutoInNative.loopControl(check("continueLoop()"), Values.cstr(label), true);
-        throw LoopSignal.INSTANCE;
+        loopControl("continueLoop()", label, true);
+    }
+
+    private void loopControl(String what, String label, boolean cont) {
+        long b = flowCheck(what);
+        FutoInNative.loopControl(b, Values.cstr(Values.name(label, what + " label")), cont);
+        if (kind == STEP) {
+            ended = what;
+        }
+        throw new LoopSignal(!cont, label, this);
     }
 
     // ---- state -----------------------------------------------------------
@@ -1097,8 +1258,15 @@ public final class AsyncSteps implements AutoCloseable {
     /**
      * The flow's state (FTN12 {@code state()}): one map per root, shared by
      * every step and parallel branch (and by Java steps in flows of other
-     * languages). Loop thread only. {@code error_info} and
-     * {@code last_exception} are set before an error handler runs.
+     * languages). Loop thread only.
+     *
+     * <p>{@code get("error_info")}, {@code get("last_exception")} and
+     * {@code get("async_stack")} read the flow's error state from the
+     * runtime each time: the same as {@link #errorInfo()},
+     * {@link #lastException()} and {@link #asyncStack()} (null when
+     * empty), at every moment. They are not entries (iteration and size
+     * show the user's keys) and cannot be written
+     * ({@link IllegalArgumentException}); neither can a key with a NUL.
      *
      * @return the state map (insertion-ordered)
      */
@@ -1148,11 +1316,13 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps addForeign(String language, String module, String function) {
-        long b = check("addForeign()");
+        long b = flowCheck("addForeign()");
         Objects.requireNonNull(language, "addForeign(): language is null");
         Objects.requireNonNull(module, "addForeign(): module is null");
         Objects.requireNonNull(function, "addForeign(): function is null");
-        FutoInNative.host_add(b, Values.cstr(language), Values.cstr(module), Values.cstr(function));
+        FutoInNative.host_add(b, Values.cstr(Values.name(language, "addForeign() language")),
+                Values.cstr(Values.name(module, "addForeign() module")),
+                Values.cstr(Values.name(function, "addForeign() function")));
         return this;
     }
 
@@ -1174,7 +1344,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the error_info of the flow's last error, or null
      */
     public String errorInfo() {
-        return Values.fromUtf8(FutoInNative.error_info(check("errorInfo()")));
+        return ErrorState.info(check("errorInfo()"));
     }
 
     /**
@@ -1183,9 +1353,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         included), else the last error code, or null
      */
     public Object lastException() {
-        long b = check("lastException()");
-        Object o = FutoInNative.last_exception(b);
-        return o != null ? o : Values.fromUtf8(FutoInNative.error_code(b));
+        return ErrorState.lastException(check("lastException()"));
     }
 
     // ---- roots -----------------------------------------------------------
@@ -1220,7 +1388,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public CompletableFuture<Object> promise() {
         checkRoot("promise()");
-        CompletableFuture<Object> f = new CompletableFuture<>();
+        CompletableFuture<Object> f = new FlowFuture();
         promiseInto(f);
         return f;
     }
@@ -1242,11 +1410,19 @@ public final class AsyncSteps implements AutoCloseable {
     /**
      * Executes the flow and runs its tool's loop on this thread until the
      * flow is done (a Tool on its own thread: waits for it). Returns what
-     * {@link #promise()} would complete with.
+     * {@link #promise()} would complete with. Its success values can also
+     * be had without run(): {@link #promise()}.
+     *
+     * <p>If this thread is interrupted meanwhile (or enters with its
+     * interrupt status set), the flow is cancelled, the interrupt status
+     * stays set and run() throws {@link CancellationException}. If the
+     * loop is stopped ({@link Tool#stop()} or {@link Tool#close()} from
+     * another thread) before the flow is done, the flow is cancelled too.
      *
      * @return null, the value, or a List of values
      * @throws FutoInError the unhandled error
-     * @throws CancellationException if the root was cancelled
+     * @throws CancellationException if the root was cancelled (also by an
+     *         interrupt of this thread)
      */
     public Object run() {
         if (kind != ROOT) {
@@ -1257,15 +1433,13 @@ public final class AsyncSteps implements AutoCloseable {
             if (tool.isLoopThread()) {
                 throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
             }
-            f = tool.call(this::promise).join();
-            try {
-                f.join();
-            } catch (CompletionException | CancellationException settled) {
-                // rethrown below
-            }
+            f = awaitOnItsThread();
         } else {
             f = promise();
-            tool.run();
+            tool.runFor(ctl, "run()"); /* throws CancellationException when interrupted */
+            if (!f.isDone() && ctl.bsi != 0) {
+                ctl.cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
+            }
         }
         if (!f.isDone()) {
             throw new IllegalStateException("run(): the loop stopped before the flow finished");
@@ -1280,23 +1454,50 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
+    /** run() of a root of a tool on its own thread: start it there and wait. */
+    private CompletableFuture<Object> awaitOnItsThread() {
+        CompletableFuture<CompletableFuture<Object>> started = tool.call(this::promise);
+        try {
+            CompletableFuture<Object> f = started.get();
+            try {
+                f.get(); /* FlowFuture: an interrupt here cancels the flow */
+            } catch (ExecutionException | CancellationException settled) {
+                // rethrown by run()
+            }
+            return f;
+        } catch (InterruptedException e) {
+            started.thenAccept(f -> f.cancel(false)); /* cancels the root, once it started */
+            Thread.currentThread().interrupt();
+            throw new CancellationException("run(): interrupted; its flow was cancelled");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            throw new IllegalStateException("run(): " + e.getCause(), e.getCause());
+        }
+    }
+
     /**
-     * Cancels the flow (FTN12 {@code cancel()}): cancel handlers run, the
-     * promise fails with {@link CancellationException}. Any thread: from
-     * another thread it is marshalled to the loop thread.
+     * Cancels the flow (FTN12 {@code cancel()}): cancel handlers run (on the
+     * loop thread), {@link #promise()} fails and {@link #run()} throws with
+     * {@link CancellationException}. Any thread: from another thread the
+     * cancel is decided at once and carried out on the loop thread.
+     *
+     * @return true if the root was executing and this call cancelled it;
+     *         false if it was not executing (not started, finished, or
+     *         cancelled already)
      */
-    public void cancel() {
+    public boolean cancel() {
         if (kind != ROOT) {
             throw new IllegalStateException("cancel(): only a root can do this, not a step");
         }
         if (ctl.bsi == 0) {
-            return;
+            return false;
         }
         if (tool != null && !tool.isLoopThread()) {
-            tool.post(ctl::cancelOnLoop);
-            return;
+            return ctl.cancelFromAnyThread();
         }
-        ctl.cancelOnLoop();
+        return ctl.cancelOnLoop();
     }
 
     /**
@@ -1369,13 +1570,4 @@ public final class AsyncSteps implements AutoCloseable {
         return b == 0 ? "AsyncSteps[" + k + ", closed]" : String.format("AsyncSteps[%s 0x%x]", k, b);
     }
 
-    /** break/continue: leaves the body; the trampoline drops it. */
-    static final class LoopSignal extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        static final LoopSignal INSTANCE = new LoopSignal();
-
-        private LoopSignal() {
-            super("breakLoop()/continueLoop() signal", null, false, false);
-        }
-    }
 }

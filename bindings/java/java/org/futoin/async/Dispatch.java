@@ -142,11 +142,6 @@ final class Dispatch {
     static long error(Rec rec, long bsi, Object code) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
-            try {
-                asi.mirrorErrorState();
-            } catch (RuntimeException noState) {
-                // a foreign flow without state: the handler still runs
-            }
             rec.eh.handle(asi, Values.str(code));
         } catch (Throwable t) {
             asi.fail(t);

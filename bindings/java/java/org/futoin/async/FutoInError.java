@@ -6,9 +6,26 @@ package org.futoin.async;
  *
  * <p>Unchecked on purpose: FTN12 errors are flow control of a step, raised
  * from inside lambdas; a checked exception would force a {@code try} into
- * every step. Each standard code has its own subclass in {@link Errors}
- * ({@code Errors.Timeout}, {@code Errors.InvalidRequest}, …); other codes
- * use this class.
+ * every step.
+ *
+ * <p><b>Any code</b> (a non-empty string without a NUL character) can be
+ * raised and reaches handlers unchanged. Each standard code has its own
+ * subclass in {@link Errors} ({@code Errors.Timeout},
+ * {@code Errors.InvalidRequest}, …), caught by class; any other code is a
+ * plain {@code FutoInError}, recognised by name:
+ *
+ * <pre>{@code
+ * try {
+ *     root.run();
+ * } catch (Errors.Timeout e) {          // a standard code: its class
+ *     ...
+ * } catch (FutoInError e) {
+ *     if (e.is("NotFound")) { ... }     // any code: by name
+ *     else throw e;
+ * }
+ * }</pre>
+ *
+ * In an error handler the code is the handler's {@code code} argument.
  *
  * <ul>
  * <li>{@link AsyncSteps#error(String, String)} reports the error to the flow
@@ -27,8 +44,9 @@ public class FutoInError extends RuntimeException {
     private final String code;
     /** @serial the error_info, or null */
     private final String info;
-    /** Set by AsyncSteps.error(): already reported to the flow. */
-    transient boolean reported;
+    /** Set by AsyncSteps.error() inside a step's callback: the handle that
+     *  reported it to the flow (its trampoline then ignores it). */
+    transient Object reportedBy;
     /** The async stack of the flow's error, or null. */
     private transient StackTraceElement[] asyncStack;
 
@@ -48,17 +66,27 @@ public class FutoInError extends RuntimeException {
     }
 
     /**
-     * @param code the error code
-     * @param info the error_info, or null
+     * @param code the error code: not empty, no NUL character
+     * @param info the error_info, or null; no NUL character
      * @param cause the exception behind it, or null
+     * @throws NullPointerException if code is null
+     * @throws IllegalArgumentException for an empty code or a NUL character
+     *         (a C string would end there: never cut silently)
      */
     public FutoInError(String code, String info, Throwable cause) {
-        super(info == null ? code : code + ": " + info, cause);
+        super(checkedCode(code) + (info == null ? "" : ": " + info), cause);
+        this.code = code;
+        this.info = Values.name(info, "error info");
+    }
+
+    private static String checkedCode(String code) {
         if (code == null) {
             throw new NullPointerException("FutoInError: code is null");
         }
-        this.code = code;
-        this.info = info;
+        if (code.isEmpty()) {
+            throw new IllegalArgumentException("error code is empty");
+        }
+        return Values.name(code, "error code");
     }
 
     /**
@@ -66,6 +94,18 @@ public class FutoInError extends RuntimeException {
      */
     public String code() {
         return code;
+    }
+
+    /**
+     * Whether this is the error {@code code}: {@code e.is("NotFound")}.
+     * Works for every code, standard or not (for a standard code the
+     * subclass in {@link Errors} can be caught as well).
+     *
+     * @param code an error code
+     * @return true if this error's code is {@code code}
+     */
+    public boolean is(String code) {
+        return this.code.equals(code);
     }
 
     /**

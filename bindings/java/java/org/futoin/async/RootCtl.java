@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -14,7 +15,13 @@ import java.util.function.Consumer;
  * so it must never refer to that object: an executing root is kept alive
  * by {@link Tool#executing} instead, and a root nobody refers to any more
  * is freed on the loop thread (the cleaner thread only posts the free).
- * Everything else runs on the loop thread.
+ * Everything else runs on the loop thread, except {@link #cancelFromAnyThread}.
+ *
+ * <p>Its phase decides the outcome exactly once: IDLE, RUNNING (executing),
+ * CANCELLING (a cancel() claimed it; the loop thread applies it). A cancel
+ * from another thread claims it atomically, so cancel() returns true only
+ * if the root was executing and its outcome is the cancellation, even when
+ * its last step finishes before the posted cancel reaches the loop.
  */
 final class RootCtl implements Runnable {
     /** Internal: the last step a run appends, gets all values. */
@@ -23,9 +30,11 @@ final class RootCtl implements Runnable {
         void execute(AsyncSteps asi, Object[] values) throws Exception;
     }
 
-    long bsi;
+    static final int IDLE = 0, RUNNING = 1, CANCELLING = 2;
+
+    volatile long bsi;
     final Tool tool;
-    boolean running;
+    final AtomicInteger phase = new AtomicInteger(IDLE);
     boolean freeWhenDone;
     private CompletableFuture<Object> future;
     private Consumer<? super FutoInError> onError;
@@ -37,12 +46,12 @@ final class RootCtl implements Runnable {
 
     /** execute(): the outcome goes to `fut` and/or `handler`. */
     void start(AsyncSteps root, Consumer<? super FutoInError> handler, CompletableFuture<Object> fut) {
-        if (running) {
+        if (phase.get() != IDLE) {
             throw new IllegalStateException("execute(): the root is executing already");
         }
         long b = bsi;
         FutoInNative.add(b, new Rec((ValuesStep) this::finished, Rec.ALL, null, tool, null), Rec.ALL, false);
-        running = true;
+        phase.set(RUNNING);
         onError = handler;
         future = fut;
         tool.executing.put(this, root);
@@ -59,24 +68,35 @@ final class RootCtl implements Runnable {
         return bsi != 0 && tool != null && tool.isLoopThread() ? bsi : 0;
     }
 
-    /** Not executing any more; true if it was. */
-    private boolean settle() {
-        if (!running) {
-            return false;
+    /** Not executing any more: the phase it was in (IDLE: it was not). */
+    private int settle() {
+        int was = phase.getAndSet(IDLE);
+        if (was == IDLE) {
+            return IDLE;
         }
-        running = false;
         tool.executing.remove(this);
         if (freeWhenDone) {
             tool.post(this::freeOnLoop);
         }
-        return true;
+        return was;
+    }
+
+    private static CancellationException cancellation() {
+        return new CancellationException("AsyncSteps cancelled");
     }
 
     private void finished(AsyncSteps asi, Object[] values) {
         CompletableFuture<Object> f = future;
         future = null;
         onError = null;
-        if (!settle()) {
+        int was = settle();
+        if (was == IDLE) {
+            return;
+        }
+        if (was == CANCELLING) {
+            if (f != null) {
+                f.completeExceptionally(cancellation()); /* the cancel() that returned true won */
+            }
             return;
         }
         if (f != null) {
@@ -92,7 +112,14 @@ final class RootCtl implements Runnable {
         Consumer<? super FutoInError> h = onError;
         future = null;
         onError = null;
-        if (!settle()) {
+        int was = settle();
+        if (was == IDLE) {
+            return;
+        }
+        if (was == CANCELLING) {
+            if (f != null) {
+                f.completeExceptionally(cancellation());
+            }
             return;
         }
         FutoInError err = errorOf(handle, code);
@@ -111,16 +138,17 @@ final class RootCtl implements Runnable {
     }
 
     /** The exception of a flow's error: the one the flow failed with, when
-     *  it has the same code (its stack trace shows where), else a new one
-     *  of the code's class with the Java exception as cause. */
+     *  it has the same code and is of the code's class (its stack trace
+     *  shows where), else a new one of the code's class (a standard code's
+     *  subclass, so that it can be caught by class however it was raised)
+     *  with the Java exception as cause. */
     static FutoInError errorOf(long handle, String code) {
-        String info = Values.fromUtf8(FutoInNative.error_info(handle));
-        Object last = FutoInNative.last_exception(handle);
-        FutoInError e;
-        if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)) {
+        String info = ErrorState.info(handle);
+        Throwable last = ErrorState.cause(handle);
+        FutoInError e = Errors.create(code, info, last);
+        if (last instanceof FutoInError && ((FutoInError) last).code().equals(code)
+                && last.getClass() == e.getClass()) {
             e = (FutoInError) last;
-        } else {
-            e = Errors.create(code, info, last instanceof Throwable ? (Throwable) last : null);
         }
         StackTraceElement[] stack = AsyncStack.of(handle, code);
         if (stack.length > 0) {
@@ -134,14 +162,37 @@ final class RootCtl implements Runnable {
         CompletableFuture<Object> f = future;
         future = null;
         onError = null;
-        if (settle() && f != null) {
-            f.completeExceptionally(new CancellationException("AsyncSteps cancelled"));
+        if (settle() != IDLE && f != null) {
+            f.completeExceptionally(cancellation());
         }
     }
 
-    void cancelOnLoop() {
-        if (bsi != 0 && running) {
-            FutoInNative.cancel(bsi);
+    /** cancel() on the loop thread: true if it was executing and this call
+     *  cancelled it. */
+    boolean cancelOnLoop() {
+        if (bsi != 0 && phase.compareAndSet(RUNNING, CANCELLING)) {
+            applyCancel();
+            return true;
+        }
+        return false;
+    }
+
+    /** cancel() from another thread: claims the outcome now, cancels on the
+     *  loop thread. True if it was executing and this call cancelled it. */
+    boolean cancelFromAnyThread() {
+        if (bsi != 0 && phase.compareAndSet(RUNNING, CANCELLING)) {
+            tool.post(this::applyCancel);
+            return true;
+        }
+        return false;
+    }
+
+    /** Loop thread: cancel the native flow of a claimed cancel (if it has
+     *  not ended meanwhile). */
+    private void applyCancel() {
+        long b = bsi;
+        if (b != 0 && phase.get() == CANCELLING) {
+            FutoInNative.cancel(b);
             cancelled();
         }
     }

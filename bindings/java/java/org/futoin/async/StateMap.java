@@ -5,6 +5,8 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * A flow's {@code state()} map: one per root, in insertion order. Values
@@ -12,8 +14,17 @@ import java.util.Set;
  * primitive arrays) are also written to the state shared by every language
  * of the flow (futoin_state_set), and {@link #get} reads that shared state
  * first, so state set in Python, Lua or C is read here and the other way
- * round. Other objects (and null) stay Java's own, as do
- * {@code error_info}, {@code last_exception} and {@code async_stack}.
+ * round. Other objects (and null) stay Java's own.
+ *
+ * <p>The names {@code error_info}, {@code last_exception} and
+ * {@code async_stack} (FTN12 §1.7) are not entries: {@code get} reads them
+ * from the runtime through the live handle each time (ErrorState: what
+ * the accessors return, so both always agree), {@code containsKey} says
+ * whether they are set, and every write of them is refused with
+ * IllegalArgumentException, as the runtime refuses them
+ * (futoin_state_set). Iteration, size and the views show the user's keys
+ * only. A key with a NUL character is refused everywhere (a C name would
+ * end there).
  *
  * <p>The shared state is reached through the handle the map was last
  * asked for ({@code asi.state()}); a map kept from a step that has
@@ -33,8 +44,21 @@ final class StateMap extends LinkedHashMap<String, Object> {
     /** Keys changed while no live handle could share them. */
     private transient Set<String> dirty;
 
-    private static boolean reserved(Object key) {
-        return "error_info".equals(key) || "last_exception".equals(key) || "async_stack".equals(key);
+    /** A key to write: not null, no NUL, not a reserved name. */
+    private static String writable(String key) {
+        Objects.requireNonNull(key, "state(): key is null");
+        if (ErrorState.reserved(Values.name(key, "state() key"))) {
+            throw new IllegalArgumentException("state(): \"" + key + "\" is the flow's error state, read-only"
+                    + " (asi.errorInfo(), asi.lastException(), asi.asyncStack())");
+        }
+        return key;
+    }
+
+    /** A key to read: a String key with a NUL is refused. */
+    private static void readable(Object key) {
+        if (key instanceof String) {
+            Values.name((String) key, "state() key");
+        }
     }
 
     private static boolean shareable(Object v) {
@@ -70,9 +94,6 @@ final class StateMap extends LinkedHashMap<String, Object> {
     }
 
     private void changed(String key, Object v) {
-        if (reserved(key)) {
-            return;
-        }
         long h = live();
         if (h != 0) {
             share(h, key, v);
@@ -86,8 +107,13 @@ final class StateMap extends LinkedHashMap<String, Object> {
 
     @Override
     public Object get(Object key) {
+        readable(key);
+        if (ErrorState.reserved(key)) {
+            long h = live();
+            return h == 0 ? null : ErrorState.get(h, key);
+        }
         Object mine = super.get(key);
-        if (!(key instanceof String) || reserved(key)) {
+        if (!(key instanceof String)) {
             return mine;
         }
         long h = live();
@@ -104,13 +130,13 @@ final class StateMap extends LinkedHashMap<String, Object> {
 
     @Override
     public boolean containsKey(Object key) {
-        return super.containsKey(key) || get(key) != null;
+        readable(key);
+        return (!ErrorState.reserved(key) && super.containsKey(key)) || get(key) != null;
     }
 
     @Override
     public Object put(String key, Object value) {
-        Objects.requireNonNull(key, "state(): key is null");
-        Object old = super.put(key, value);
+        Object old = super.put(writable(key), value);
         changed(key, value);
         return old;
     }
@@ -120,9 +146,47 @@ final class StateMap extends LinkedHashMap<String, Object> {
         if (!(key instanceof String)) {
             return null;
         }
-        Object old = super.remove(key);
+        Object old = super.remove(writable((String) key));
         changed((String) key, null);
         return old;
+    }
+
+    @Override
+    public boolean remove(Object key, Object value) {
+        if (key instanceof String) {
+            writable((String) key);
+        }
+        return super.remove(key, value);
+    }
+
+    @Override
+    public Object replace(String key, Object value) {
+        return super.replace(writable(key), value);
+    }
+
+    @Override
+    public boolean replace(String key, Object oldValue, Object newValue) {
+        return super.replace(writable(key), oldValue, newValue);
+    }
+
+    @Override
+    public Object compute(String key, BiFunction<? super String, ? super Object, ?> fn) {
+        return super.compute(writable(key), fn);
+    }
+
+    @Override
+    public Object computeIfAbsent(String key, Function<? super String, ?> fn) {
+        return super.computeIfAbsent(writable(key), fn);
+    }
+
+    @Override
+    public Object computeIfPresent(String key, BiFunction<? super String, ? super Object, ?> fn) {
+        return super.computeIfPresent(writable(key), fn);
+    }
+
+    @Override
+    public Object merge(String key, Object value, BiFunction<? super Object, ? super Object, ?> fn) {
+        return super.merge(writable(key), value, fn);
     }
 
     @Override
@@ -133,7 +197,7 @@ final class StateMap extends LinkedHashMap<String, Object> {
 
     @Override
     public Object putIfAbsent(String key, Object value) {
-        Object cur = get(key);
+        Object cur = get(writable(key));
         if (cur == null) {
             put(key, value);
         }
@@ -142,6 +206,9 @@ final class StateMap extends LinkedHashMap<String, Object> {
 
     @Override
     public void putAll(Map<? extends String, ?> m) {
+        for (String k : m.keySet()) {
+            writable(k); /* all or nothing */
+        }
         for (Map.Entry<? extends String, ?> e : m.entrySet()) {
             put(e.getKey(), e.getValue());
         }

@@ -1,11 +1,16 @@
 package org.futoin.async;
 
+import java.io.IOException;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.spi.AbstractInterruptibleChannel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -33,6 +38,12 @@ import java.util.function.Supplier;
  * {@link AutoCloseable}: {@link #close()} frees every root (cancelling
  * running flows), the Throttles and Limiters made on it, pending timers,
  * and the loop; a Tool is not freed by the garbage collector.
+ *
+ * <p>A thread blocked in {@link #run()} (or {@link AsyncSteps#run()}) comes
+ * back when the work is done, when another thread calls {@link #stop()}
+ * (the flows are left as they are) or {@link #close()}, or when it is
+ * interrupted: then the flows it waits for are cancelled, the interrupt
+ * status stays set and run() throws {@link CancellationException}.
  */
 public final class Tool implements Executor, AutoCloseable {
     private static final int DRAIN_BUDGET = 1024;
@@ -47,10 +58,18 @@ public final class Tool implements Executor, AutoCloseable {
     private final Object life = new Object();
     private volatile boolean closed;
     private boolean closeAfterRun;
+    /* close() asked for during a run is being carried out (loop thread) */
+    private boolean closingOnLoop;
     private volatile boolean running;
+    /* Runs are numbered (under `life`) so that a stop or an interrupt is
+     * applied to the run it was meant for, never to a later one. */
+    private long runGen;
+    private volatile boolean stopRequested;
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
 
-    /** Executing roots, kept alive until they finish (loop thread). */
-    final Map<RootCtl, AsyncSteps> executing = new IdentityHashMap<>();
+    /** Executing roots, kept alive until they finish, in the order they
+     *  started (loop thread; RootCtl has identity equality). */
+    final Map<RootCtl, AsyncSteps> executing = new LinkedHashMap<>();
     /** Every root not freed yet (loop thread). */
     final Set<RootCtl> roots = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Throttles and Limiters made on this tool (loop thread). */
@@ -121,7 +140,7 @@ public final class Tool implements Executor, AutoCloseable {
         ready.countDown();
         try {
             running = true;
-            FutoInNative.tool_run(ptr); /* until shutdownOnLoop() lets go */
+            FutoInNative.tool_run(ptr, 0); /* until shutdownOnLoop() lets go */
         } catch (Throwable t) {
             uncaught(t);
         } finally {
@@ -194,21 +213,142 @@ public final class Tool implements Executor, AutoCloseable {
      * Runs the loop on this thread until nothing is left to do: no
      * executing flow, timer or task. This thread becomes the loop thread.
      * Not for a tool on its own thread, and not nested.
+     *
+     * <p>It returns early when another thread calls {@link #stop()} (the
+     * flows are left as they are: a later run() goes on with them) or
+     * {@link #close()}. When this thread is interrupted (also: when run()
+     * is called with the interrupt status set), every flow executing on
+     * the tool is cancelled (cancel handlers run, their promises fail with
+     * CancellationException), run() returns at once and throws
+     * {@link CancellationException}; the interrupt status stays set.
+     *
+     * @throws CancellationException if this thread was interrupted
      */
     public void run() {
+        runFor(null, "run()");
+    }
+
+    /**
+     * The loop until nothing is left to do, a stop() or an interrupt, which
+     * cancels `only` (root.run()) or every executing flow (null).
+     */
+    void runFor(RootCtl only, String what) {
         if (dedicated) {
-            throw new IllegalStateException("run(): this Tool runs on its own thread");
+            throw new IllegalStateException(what + ": this Tool runs on its own thread");
         }
-        enter("run()");
+        long gen = enter(what);
+        Interruptor intr = new Interruptor(gen, only);
         try {
             do {
                 drain();
-                if (FutoInNative.tool_run(ptr) != 0) {
-                    throw new IllegalStateException("run(): refused by the runtime");
+                if (stopRequested) {
+                    break;
                 }
-            } while (!tasks.isEmpty());
+                int rc;
+                intr.blocking();
+                try {
+                    rc = FutoInNative.tool_run(ptr, gen);
+                } finally {
+                    intr.done();
+                }
+                if (rc != 0) {
+                    throw new IllegalStateException(what + ": refused by the runtime");
+                }
+            } while (!stopRequested && !tasks.isEmpty());
         } finally {
             leaveRun();
+        }
+        if (intr.cancelled) {
+            Thread.currentThread().interrupt(); /* kept set, whatever cleared it meanwhile */
+            throw new CancellationException(what + ": interrupted; "
+                    + (only != null ? "its flow was" : "the executing flows were") + " cancelled");
+        }
+    }
+
+    /**
+     * Makes the {@link #run()} in progress (on whichever thread) return
+     * after the callback it is running, leaving the flows as they are:
+     * they go on at the next run() (or are cancelled by {@link #close()}).
+     * A {@link AsyncSteps#run()} whose flow is not done then cancels it and
+     * throws CancellationException. Any thread; it does not wait.
+     *
+     * @return true if a run() was in progress and will return; false if
+     *         none was (nothing is kept for a later run())
+     * @throws IllegalStateException for a tool on its own thread (use
+     *         {@link #close()})
+     */
+    public boolean stop() {
+        if (dedicated) {
+            throw new IllegalStateException("stop(): this Tool runs on its own thread; close() stops it");
+        }
+        synchronized (life) {
+            return running && requestStop(runGen);
+        }
+    }
+
+    /** Under `life`: stop run `gen` if it is the one in progress. */
+    private boolean requestStop(long gen) {
+        if (!running || gen != runGen || closed || ptr == 0) {
+            return false;
+        }
+        stopRequested = true;
+        FutoInNative.tool_stop(ptr, gen);
+        return true;
+    }
+
+    /**
+     * Hears of an interrupt of the thread blocked in run(): the JDK calls
+     * {@link #implCloseChannel()} from {@code Thread.interrupt()} (on the
+     * interrupting thread) while this thread is between {@code begin()} and
+     * {@code end()}, or at once when it enters with its interrupt status
+     * set. What it does is posted to the loop thread: cancel the flows the
+     * run waits for, then stop the run.
+     */
+    private final class Interruptor extends AbstractInterruptibleChannel {
+        private final long gen;
+        private final RootCtl only;
+        /** Loop thread: the interrupt cancelled the flows of this run. */
+        boolean cancelled;
+
+        Interruptor(long gen, RootCtl only) {
+            this.gen = gen;
+            this.only = only;
+        }
+
+        void blocking() {
+            begin();
+        }
+
+        void done() {
+            try {
+                end(true);
+            } catch (AsynchronousCloseException interrupted) {
+                // seen: the posted task cancels and stops
+            }
+        }
+
+        @Override
+        protected void implCloseChannel() throws IOException {
+            post(this::onLoop);
+        }
+
+        private void onLoop() {
+            synchronized (life) {
+                if (!running || gen != runGen) {
+                    return; /* that run is over: nothing to interrupt */
+                }
+            }
+            cancelled = true;
+            if (only != null) {
+                only.cancelOnLoop();
+            } else {
+                for (RootCtl c : new ArrayList<>(executing.keySet())) {
+                    c.cancelOnLoop();
+                }
+            }
+            synchronized (life) {
+                requestStop(gen);
+            }
         }
     }
 
@@ -234,7 +374,8 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
-    private void enter(String what) {
+    private long enter(String what) {
+        long gen;
         synchronized (life) {
             if (closed) {
                 throw new IllegalStateException(what + ": the Tool is closed");
@@ -243,8 +384,11 @@ public final class Tool implements Executor, AutoCloseable {
                 throw new IllegalStateException(what + ": the loop is running already (nested, or on another thread)");
             }
             running = true;
+            stopRequested = false;
+            gen = ++runGen;
         }
         loopThread = Thread.currentThread();
+        return gen;
     }
 
     private void leaveRun() {
@@ -252,9 +396,11 @@ public final class Tool implements Executor, AutoCloseable {
         synchronized (life) {
             running = false;
             close = closeAfterRun;
+            closeAfterRun = false;
+            closingOnLoop = close;
         }
         if (close) {
-            close();
+            closeNow();
         }
     }
 
@@ -352,7 +498,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public CompletableFuture<Object> promise(Consumer<? super AsyncSteps> setup) {
         Objects.requireNonNull(setup, "promise(): setup is null");
-        CompletableFuture<Object> f = new CompletableFuture<>();
+        CompletableFuture<Object> f = new FlowFuture();
         Runnable r = () -> {
             AsyncSteps root = null;
             try {
@@ -462,11 +608,11 @@ public final class Tool implements Executor, AutoCloseable {
 
     /**
      * Where misuse goes that the runtime reports outside any Java call (so
-     * no exception can be thrown at the call site), e.g. a completion from
-     * another thread that arrived after its step had finished. By default
-     * it is printed to {@code System.err}, except for completions from
-     * other threads that lost a race against a timeout or cancel: those
-     * are a normal outcome. Every report is counted ({@link #misuseCount()}).
+     * no exception can be thrown at the call site). By default it is
+     * printed to {@code System.err}. Every report is counted
+     * ({@link #misuseCount()}). A completion that lost the race to its
+     * step's timeout or a cancel is not misuse and is not reported (its
+     * success() returned false).
      *
      * @param handler gets the message, on the thread that misused the API;
      *        null restores the default
@@ -533,14 +679,27 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
+    /** Loop thread: free everything; other threads waiting in close()
+     *  go on when it is done (or failed). */
+    private void closeNow() {
+        try {
+            releaseAll();
+            freeNative();
+        } finally {
+            closedLatch.countDown();
+        }
+    }
+
     /**
      * Closes the tool: every root is freed (running flows are cancelled:
      * their promises fail with CancellationException), Throttles and
      * Limiters made on it are freed, pending timers dropped, the loop
      * freed. A tool on its own thread is stopped and joined (unless called
      * on that thread: then it stops after the current callback). Otherwise
-     * call it on the loop thread; inside run() it takes effect when run()
-     * returns. Idempotent.
+     * call it on the loop thread — inside run() it takes effect when run()
+     * returns — or, while a run() is in progress on the loop thread, from
+     * any other thread: it stops that run (as {@link #stop()}), which then
+     * closes the tool, and waits until it is closed. Idempotent.
      */
     @Override
     public void close() {
@@ -563,23 +722,37 @@ public final class Tool implements Executor, AutoCloseable {
             }
             return;
         }
+        boolean wait;
         synchronized (life) {
             if (closed) {
                 return;
             }
             if (running) {
-                if (Thread.currentThread() != loopThread) {
-                    throw new IllegalStateException("close(): the loop runs on thread \"" + loopThreadName() + "\"");
-                }
                 closeAfterRun = true;
-                return;
-            }
-            if (!isLoopThreadLocked()) {
-                throw new IllegalStateException("close(): call it on the loop thread \"" + loopThreadName() + "\"");
+                if (Thread.currentThread() == loopThread) {
+                    return; /* when run() returns */
+                }
+                requestStop(runGen);
+                wait = true;
+            } else if (closingOnLoop) {
+                wait = true; /* the loop thread is closing it now */
+            } else if (!isLoopThreadLocked()) {
+                throw new IllegalStateException("close(): call it on the loop thread \"" + loopThreadName()
+                        + "\" (or from any thread while it runs)");
+            } else {
+                wait = false;
             }
         }
-        releaseAll();
-        freeNative();
+        if (wait) {
+            /* the run returns, closes the tool on its thread, then we go on */
+            try {
+                closedLatch.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        closeNow();
     }
 
     private boolean isLoopThreadLocked() {

@@ -160,6 +160,24 @@ final class Values {
         return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * A string that becomes a C string (error code, loop label, state key,
+     * language / module / function name): one with a NUL character would
+     * be cut there, so it is refused (README rule 5).
+     *
+     * @param s the string, or null (passed through)
+     * @param what names the argument in the message
+     * @return s
+     * @throws IllegalArgumentException if s contains a NUL character
+     */
+    static String name(String s, String what) {
+        if (s != null && s.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException(what + " contains a NUL character: \""
+                    + s.replace("\0", "\\0") + "\"");
+        }
+        return s;
+    }
+
     /** A String, or the UTF-8 bytes of one (an error code from C). */
     static String str(Object o) {
         return o instanceof String ? (String) o : fromUtf8((byte[]) o);

@@ -165,7 +165,7 @@ public class CoreTest {
     }
 
     @Test
-    public void anyOtherThrowableIsInternalErrorWithStackTrace() {
+    public void anyOtherThrowableIsInternalErrorWithItAsCause() {
         IllegalArgumentException boom = new IllegalArgumentException("boom");
         AsyncSteps root = new AsyncSteps(tool);
         root.add(asi -> {
@@ -175,9 +175,26 @@ public class CoreTest {
         assertTrue(e instanceof Errors.InternalError);
         assertSame(boom, e.getCause());
         assertSame(boom, root.lastException());
-        String info = root.errorInfo();
-        assertTrue(info, info.startsWith("java.lang.IllegalArgumentException: boom"));
-        assertTrue(info, info.contains("at org.futoin.async.CoreTest"));
+        /* error_info is the exception's text; its stack trace stays on it
+         * (issue 18: it used to be the whole trace, printed twice) */
+        assertEquals("java.lang.IllegalArgumentException: boom", root.errorInfo());
+    }
+
+    @Test
+    public void internalErrorMessageIsTheInfoAndTheTraceIsPrintedOnce() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            throw new IOException("disk full");
+        });
+        FutoInError e = runFailing(root);
+        assertEquals("InternalError: java.io.IOException: disk full", e.getMessage());
+        assertEquals("java.io.IOException: disk full", e.info());
+        java.io.StringWriter w = new java.io.StringWriter();
+        e.printStackTrace(new java.io.PrintWriter(w));
+        String text = w.toString();
+        String site = "at org.futoin.async.CoreTest.lambda$internalErrorMessageIsTheInfoAndTheTraceIsPrintedOnce$";
+        assertEquals(text, 1, text.split(java.util.regex.Pattern.quote(site), -1).length - 1);
+        assertTrue(text, text.contains("Caused by: java.io.IOException: disk full"));
     }
 
     @Test
@@ -393,6 +410,123 @@ public class CoreTest {
             root.add((asi, v) -> asi.success(v == null ? 1 : (Integer) v + 1));
         }
         assertEquals(100_000, root.run());
+    }
+
+    // ---- loop signals (issue 18: public, sane when caught) -----------------------
+
+    @Test
+    public void loopSignalIsPublicAndRecognisable() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.loop(outer -> outer.repeat(5, (asi, i) -> {
+            try {
+                asi.breakLoop("outer");
+            } catch (RuntimeException e) {
+                LoopSignal s = (LoopSignal) e; // a public type: recognised, let go
+                log.add(i + " " + (s.isBreak() ? "break" : "continue") + " " + s.label());
+                throw s;
+            }
+        }), "outer");
+        root.add(asi -> log.add("after"));
+        root.run();
+        assertEquals(List.of("0 break outer", "after"), log);
+        log.clear();
+        AsyncSteps root2 = new AsyncSteps(tool);
+        root2.repeat(3, (asi, i) -> {
+            try {
+                asi.continueLoop();
+            } catch (LoopSignal s) {
+                log.add(i + " " + (s.isBreak() ? "break" : "continue") + " " + s.label() + " " + s.getMessage());
+                throw s;
+            }
+        });
+        root2.run();
+        assertEquals(List.of("0 continue null continueLoop()", "1 continue null continueLoop()",
+                "2 continue null continueLoop()"), log);
+    }
+
+    @Test
+    public void swallowedBreakStillBreaksAndTheHandleIsOver() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.repeat(5, (asi, i) -> {
+            log.add("body " + i);
+            try {
+                asi.breakLoop();
+            } catch (Throwable swallowed) {
+                log.add("swallowed " + swallowed.getClass().getSimpleName());
+            }
+            try {
+                asi.success();
+            } catch (IllegalStateException e) {
+                log.add("refused: " + e.getMessage().contains("already ended with breakLoop()"));
+            }
+            try {
+                asi.add(a -> log.add("never"));
+            } catch (IllegalStateException e) {
+                log.add("add refused");
+            }
+        });
+        root.add(asi -> log.add("after the loop"));
+        root.run();
+        assertEquals(List.of("body 0", "swallowed LoopSignal", "refused: true", "add refused", "after the loop"), log);
+        assertEquals(0, tool.misuseCount());
+    }
+
+    @Test
+    public void swallowedContinueStillContinues() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.repeat(3, (asi, i) -> {
+            try {
+                asi.continueLoop();
+            } catch (LoopSignal swallowed) {
+                log.add("iteration " + i);
+            }
+        });
+        root.run();
+        assertEquals(List.of("iteration 0", "iteration 1", "iteration 2"), log);
+    }
+
+    @Test
+    public void aSignalThrownFromAnotherStepIsAnError() {
+        LoopSignal[] kept = new LoopSignal[1];
+        AsyncSteps root = new AsyncSteps(tool);
+        root.loop(asi -> {
+            try {
+                asi.breakLoop();
+            } catch (LoopSignal s) {
+                kept[0] = s;
+            }
+        });
+        root.add(asi -> {
+            throw kept[0]; // not loop control here: no loop, not its step
+        });
+        FutoInError e = runFailing(root);
+        assertTrue(e instanceof Errors.InternalError);
+        assertSame(kept[0], e.getCause());
+    }
+
+    @Test
+    public void swallowedErrorEndsTheStepAndLaterExceptionsAreNotLost() {
+        List<Throwable> uncaught = new ArrayList<>();
+        Thread.UncaughtExceptionHandler old = Thread.currentThread().getUncaughtExceptionHandler();
+        Thread.currentThread().setUncaughtExceptionHandler((t, x) -> uncaught.add(x));
+        try {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> {
+                try {
+                    asi.error("First", "info");
+                } catch (FutoInError swallowed) {
+                    log.add("swallowed " + swallowed.code());
+                }
+                asi.add(a -> log.add("never")); // throws: the step is over
+            });
+            FutoInError e = runFailing(root);
+            assertEquals("First", e.code());
+        } finally {
+            Thread.currentThread().setUncaughtExceptionHandler(old);
+        }
+        assertEquals(List.of("swallowed First"), log);
+        assertEquals(1, uncaught.size());
+        assertTrue(uncaught.get(0).getMessage(), uncaught.get(0).getMessage().contains("already ended with error()"));
     }
 
     // ---- promise / await ------------------------------------------------------------

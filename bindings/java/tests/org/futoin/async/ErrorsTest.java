@@ -1,9 +1,14 @@
 package org.futoin.async;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.Test;
 
@@ -41,6 +46,61 @@ public class ErrorsTest {
         assertTrue(new Errors.Timeout() instanceof RuntimeException);
         Throwable cause = new Exception("c");
         assertSame(cause, new Errors.InternalError("x", cause).getCause());
+    }
+
+    /* README rule 4: any non-empty code without a NUL can be raised from a
+     * step, reaches handlers unchanged, and is recognised by name
+     * (e.is(code), code()); a standard code also by its class. */
+    @Test
+    public void anyCodeIsRaisedAndRecognisedByName() {
+        String longCode = "L".repeat(500);
+        List<String> codes = List.of("NotFound", "My.Custom-Code_1", "\u041e\u0448\u0438\u0431\u043a\u0430 \ud83d\ude00",
+                "x", longCode, "Timeout", "InternalError", "LoopBreakish", " spaced code ");
+        try (Tool tool = new Tool()) {
+            for (String code : codes) {
+                List<String> seen = new ArrayList<>();
+                AsyncSteps root = new AsyncSteps(tool);
+                root.add(asi -> asi.add(a -> a.error(code, "info of " + code), (a, c) -> {
+                    seen.add(c); // the handler gets it unchanged
+                    throw new FutoInError(c, "again"); // thrown, not error(): the same
+                }));
+                try {
+                    root.run();
+                    fail(code);
+                } catch (FutoInError e) {
+                    assertTrue(code, e.is(code));
+                    assertEquals(code, e.code());
+                    assertEquals("again", e.info());
+                    assertFalse(e.is(code + "!"));
+                    assertEquals(Errors.CODES.contains(code), e.getClass() != FutoInError.class);
+                    if (code.equals("Timeout")) {
+                        assertTrue(e instanceof Errors.Timeout);
+                    }
+                }
+                assertEquals(List.of(code), seen);
+                root.close();
+            }
+        }
+    }
+
+    @Test
+    public void emptyCodeIsRefused() {
+        try {
+            new FutoInError("");
+            fail();
+        } catch (IllegalArgumentException e) {
+            assertTrue(e.getMessage().contains("empty"));
+        }
+        try (Tool tool = new Tool()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.add(asi -> asi.error(""));
+            try {
+                root.run();
+                fail();
+            } catch (Errors.InternalError e) {
+                assertTrue(e.getCause() instanceof IllegalArgumentException);
+            }
+        }
     }
 
     @Test

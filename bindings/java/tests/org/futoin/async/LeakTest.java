@@ -4,6 +4,8 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import java.lang.management.ManagementFactory;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.ReferenceQueue;
 import java.lang.management.MemoryMXBean;
 import java.util.ArrayList;
 import java.util.List;
@@ -106,19 +108,36 @@ public class LeakTest {
     public void rootsNobodyClosesAreFreedAfterGc() throws InterruptedException {
         try (Tool tool = new Tool()) {
             long refs0 = FutoInNative.global_refs();
+            List<PhantomReference<AsyncSteps>> gone = new ArrayList<>();
+            ReferenceQueue<AsyncSteps> q = new ReferenceQueue<>();
             for (int i = 0; i < 10_000; ++i) {
                 AsyncSteps root = new AsyncSteps(tool);
                 root.state().put("k", new Object()); // a state map: one global ref
                 root.add(asi -> asi.success(new Object()));
                 root.execute();
+                gone.add(new PhantomReference<>(root, q));
             }
             tool.run();
             assertTrue(FutoInNative.global_refs() > refs0);
             assertTrue(tool.roots.size() > 0);
-            for (int i = 0; i < 50 && !tool.roots.isEmpty(); ++i) {
+            /* Counted, not timed: a full GC finds every unreachable root at
+             * once (refersTo(null) once it cleared the reference); a root
+             * still referenced after several is a leak. */
+            int gcs = 0;
+            while (gcs < 10 && !gone.stream().allMatch(r -> r.refersTo(null))) {
                 System.gc();
-                Thread.sleep(20);
-                tool.run(); // the cleaner posted the frees to the loop
+                ++gcs;
+            }
+            assertTrue("roots still reachable after " + gcs + " full GCs",
+                    gone.stream().allMatch(r -> r.refersTo(null)));
+            /* The cleaner thread now runs each root's clean-up, which
+             * posts the free to the loop: wait for that event (the JDK runs
+             * the clean-up of every cleared reference), run the loop. */
+            while (!tool.roots.isEmpty()) {
+                tool.run();
+                if (!tool.roots.isEmpty()) {
+                    Thread.sleep(1); // the cleaner thread's turn; not an ordering
+                }
             }
             assertEquals(0, tool.roots.size());
             assertEquals(refs0, FutoInNative.global_refs());

@@ -1,6 +1,8 @@
 package org.futoin.async;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -44,6 +46,107 @@ public class MisuseTest {
         }
         fail("expected " + type.getSimpleName());
         return null;
+    }
+
+    // ---- strings with a NUL character (README rule 5): refused, never cut ----
+
+    private static final String NUL = "a\0b";
+
+    /** Runs `body` as a step and returns what it threw. */
+    private Throwable inStep(Step body) {
+        Throwable[] got = new Throwable[1];
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            try {
+                body.execute(asi);
+            } catch (Throwable t) {
+                got[0] = t;
+            }
+        });
+        root.run();
+        root.close();
+        return got[0];
+    }
+
+    private static void refused(Throwable t, String what) {
+        assertTrue(String.valueOf(t), t instanceof IllegalArgumentException);
+        assertTrue(t.getMessage(), t.getMessage().contains(what) && t.getMessage().contains("NUL"));
+    }
+
+    @Test
+    public void nulInErrorCodesIsRefused() {
+        refused(inStep(asi -> asi.error(NUL)), "error code");
+        refused(inStep(asi -> asi.error("Code", NUL)), "error info");
+        expect(IllegalArgumentException.class, "NUL", () -> new FutoInError(NUL));
+        expect(IllegalArgumentException.class, "NUL", () -> new FutoInError("X", NUL));
+        expect(IllegalArgumentException.class, "NUL", () -> FutoInError.of(NUL, null));
+        expect(IllegalArgumentException.class, "NUL", () -> new Errors.Timeout(NUL));
+        /* and from outside the step's callback */
+        AsyncSteps root = new AsyncSteps(tool);
+        Throwable[] got = new Throwable[1];
+        root.add(asi -> {
+            asi.waitExternal();
+            tool.immediate(() -> {
+                try {
+                    asi.error(NUL);
+                } catch (IllegalArgumentException e) {
+                    got[0] = e;
+                    asi.success();
+                }
+            });
+        });
+        root.run();
+        refused(got[0], "error code");
+    }
+
+    @Test
+    public void nulInLoopLabelsIsRefused() {
+        refused(inStep(asi -> asi.loop(a -> a.breakLoop(), NUL)), "loop() label");
+        refused(inStep(asi -> asi.repeat(1, (a, i) -> { }, NUL)), "repeat() label");
+        refused(inStep(asi -> asi.forEach(List.of(1), (a, k, v) -> { }, NUL)), "repeat() label");
+        List<Throwable> got = new ArrayList<>();
+        AsyncSteps root = new AsyncSteps(tool);
+        root.loop(asi -> {
+            try {
+                asi.breakLoop(NUL);
+            } catch (IllegalArgumentException e) {
+                got.add(e);
+            }
+            try {
+                asi.continueLoop(NUL);
+            } catch (IllegalArgumentException e) {
+                got.add(e);
+            }
+            asi.breakLoop();
+        }, "a");
+        root.run();
+        assertEquals(2, got.size());
+        refused(got.get(0), "breakLoop() label");
+        refused(got.get(1), "continueLoop() label");
+    }
+
+    @Test
+    public void nulInStateKeysIsRefused() {
+        AsyncSteps root = new AsyncSteps(tool);
+        root.state().put("a", 1);
+        java.util.Map<String, Object> st = root.state();
+        expect(IllegalArgumentException.class, "state() key", () -> st.put(NUL, 2));
+        expect(IllegalArgumentException.class, "state() key", () -> st.get(NUL));
+        expect(IllegalArgumentException.class, "state() key", () -> st.remove(NUL));
+        expect(IllegalArgumentException.class, "state() key", () -> st.containsKey(NUL));
+        expect(IllegalArgumentException.class, "state() key", () -> st.putIfAbsent(NUL, 2));
+        assertEquals(1, st.get("a"));
+        assertEquals(1, st.size());
+        refused(inStep(asi -> asi.state().put(NUL, 1)), "state() key");
+    }
+
+    @Test
+    public void nulInForeignNamesIsRefused() {
+        refused(inStep(asi -> asi.addForeign("py\0thon", "m", "f")), "addForeign() language");
+        refused(inStep(asi -> asi.addForeign("c", "libm.so.6\0x", "f")), "addForeign() module");
+        refused(inStep(asi -> asi.addForeign("c", "libm.so.6", "hypot\0")), "addForeign() function");
+        expect(IllegalArgumentException.class, "addForeign() module",
+                () -> new AsyncSteps(tool).addForeign("java", NUL, "f"));
     }
 
     @Test
@@ -116,6 +219,9 @@ public class MisuseTest {
         assertEquals(0, tool.misuseCount()); // caught in Java, never reached the runtime
     }
 
+    /* A waiting step that ended by its timeout: a completion now lost the
+     * race, dropped quietly (README rule 3; it used to throw); any other
+     * call through the handle is refused as for a finished step. */
     @Test
     public void waitingStepDiesWithItsStep() {
         AsyncSteps[] kept = new AsyncSteps[1];
@@ -125,7 +231,11 @@ public class MisuseTest {
             asi.setTimeout(5);
         }, (asi, code) -> asi.success());
         root.run();
-        expect(IllegalStateException.class, "this step has finished", () -> kept[0].success());
+        assertFalse(kept[0].success());
+        assertFalse(kept[0].success(1, 2));
+        assertNull(kept[0].error("Late"));
+        expect(IllegalStateException.class, "this step has finished", () -> kept[0].add(a -> { }));
+        expect(IllegalStateException.class, "this step has finished", () -> kept[0].setTimeout(1));
         assertEquals(0, tool.misuseCount());
     }
 

@@ -56,6 +56,28 @@ public class SyncTest {
         }
     }
 
+    /* sync() takes a step of every arity add() takes: no value is lost */
+    @Test
+    public void syncPassesUpToFourValues() {
+        try (Mutex m = new Mutex()) {
+            AsyncSteps root = new AsyncSteps(tool);
+            root.successStep(1, "two", 3.0, 4L)
+                .sync(m, (asi, a, b, c, d) -> {
+                    log.add("4: " + a + " " + b + " " + c + " " + d);
+                    asi.success(a, b, c);
+                })
+                .sync(m, (asi, a, b, c) -> {
+                    log.add("3: " + a + " " + b + " " + c);
+                    asi.success(a, b, c, "x");
+                }, (asi, code) -> log.add("never " + code))
+                .sync(m, (asi, a, b, c, d) -> log.add("4h: " + d), (asi, code) -> log.add("never " + code))
+                .successStep(7, 8, 9)
+                .sync(m, (asi, a, b, c) -> log.add("3 again: " + c));
+            root.run();
+            assertEquals(List.of("4: 1 two 3.0 4", "3: 1 two 3.0", "4h: x", "3 again: 9"), log);
+        }
+    }
+
     @Test
     public void queueLimitRaisesDefenseRejected() {
         try (Mutex m = new Mutex(1, 0)) {
@@ -101,22 +123,23 @@ public class SyncTest {
         }
     }
 
+    /* Order and counts, never "within N ms": the branches enter in the
+     * order they queued, each exactly once, two per period of the
+     * Throttle's own clock (the periods it has ended, read at each entry). */
     @Test
     public void throttleLetsMaxPerPeriod() {
         Throttle t = new Throttle(tool, 2, 30, Mutex.UNLIMITED);
-        long[] at = new long[5];
-        long t0 = System.nanoTime();
+        List<String> entries = new ArrayList<>();
         AsyncSteps root = new AsyncSteps(tool);
         root.add(asi -> {
             Parallel p = asi.parallel();
             for (int i = 0; i < 5; ++i) {
                 int k = i;
-                p.add(b -> b.sync(t, c -> at[k] = System.nanoTime() - t0));
+                p.add(b -> b.sync(t, c -> entries.add(k + "@" + FutoInNative.test_sync_periods(t.ptr()))));
             }
         });
         root.run();
-        long period = 30_000_000L;
-        assertTrue(at[1] < period && at[2] >= period - 2_000_000 && at[4] >= 2 * period - 2_000_000);
+        assertEquals(List.of("0@0", "1@0", "2@1", "3@1", "4@2"), entries);
         // freed with the tool
     }
 

@@ -8,10 +8,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /** A trace of lines, compared whole with tests/expected/NAME.trace. */
 final class Trace {
+    /** Every expected trace loaded so far (SpecTest.replaysEverySpecTrace). */
+    static final Set<String> LOADED = Collections.synchronizedSet(new LinkedHashSet<>());
+
     final List<String> lines = new ArrayList<>();
 
     void add(Object... parts) {
@@ -34,6 +40,7 @@ final class Trace {
     }
 
     static List<String> load(String name) {
+        LOADED.add(name);
         try {
             return new ArrayList<>(Files.readAllLines(expectedDir().resolve(name + ".trace"),
                     StandardCharsets.UTF_8));
