@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# How C users take the library, besides pkg-config (tests/install/):
+#   1. meson subproject: a project with the checkout at
+#      subprojects/futoin_async writes dependency('futoin_async'); the
+#      subproject must not pull in Criterion nor define any test, and the
+#      consumer runs;
+#   2. CMake: find_package(futoin_async CONFIG) against a `meson install`
+#      prefix gives futoin_async::futoin_async; the consumer runs.
+# usage: tests/consumers/check.sh
+# Last line: consumers: N passed, M failed
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+here=$src/tests/consumers
+work=$(mktemp -d "${TMPDIR:-/tmp}/futoin-consumers.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+# 1. meson subproject
+proj=$work/meson
+mkdir -p "$proj/subprojects"
+cp "$here/meson/meson.build" "$src/tests/install/consumer.c" "$proj/"
+ln -s "$src" "$proj/subprojects/futoin_async"
+if meson setup "$proj/build" "$proj" >"$work/meson-setup.log" 2>&1 \
+   && ninja -C "$proj/build" >"$work/meson-ninja.log" 2>&1; then
+  out=$("$proj/build/consumer" 2>&1)
+  if [ $? = 0 ] && grep -qx "consumer got 42" <<<"$out"; then ok "meson subproject consumer ran: ${out//$'\n'/; }"
+  else bad "meson subproject consumer printed: $out"; fi
+  deps=$(meson introspect --dependencies "$proj/build")
+  if grep -qi criterion <<<"$deps" || grep -qi criterion "$proj/build/meson-logs/meson-log.txt"; then
+    bad "the subproject looked for Criterion"
+  else ok "no Criterion in the consumer's build"; fi
+  ntests=$(meson introspect --tests "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+  nbench=$(meson introspect --benchmarks "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+  if [ "$ntests" = 0 ] && [ "$nbench" = 0 ]; then ok "the subproject defines no tests and no benchmarks"
+  else bad "the subproject defines $ntests tests and $nbench benchmarks"; fi
+  ntargets=$(meson introspect --targets "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+  echo "meson subproject: $ntargets build targets in the consumer's build"
+else
+  tail -20 "$work/meson-setup.log" "$work/meson-ninja.log"
+  bad "meson subproject consumer did not build"
+fi
+
+# 2. CMake against a meson install
+prefix=$work/prefix
+if meson setup "$work/core" "$src" --prefix "$prefix" --libdir lib >"$work/core-setup.log" 2>&1 \
+   && ninja -C "$work/core" runtime/libfutoin_async.so.0.3.0 >"$work/core-ninja.log" 2>&1 \
+   && meson install -C "$work/core" --no-rebuild --quiet >"$work/core-install.log" 2>&1; then
+  mkdir -p "$work/cmake"
+  cp "$here/cmake/CMakeLists.txt" "$src/tests/install/consumer.c" "$work/cmake/"
+  if cmake -S "$work/cmake" -B "$work/cmake/build" -DCMAKE_PREFIX_PATH="$prefix" \
+        >"$work/cmake.log" 2>&1 && cmake --build "$work/cmake/build" >>"$work/cmake.log" 2>&1; then
+    out=$("$work/cmake/build/consumer" 2>&1)
+    if [ $? = 0 ] && grep -qx "consumer got 42" <<<"$out"; then ok "CMake consumer ran: ${out//$'\n'/; }"
+    else bad "CMake consumer printed: $out"; fi
+  else
+    tail -20 "$work/cmake.log"; bad "CMake consumer did not build"
+  fi
+else
+  tail -20 "$work"/core-*.log; bad "meson install for the CMake consumer failed"
+fi
+echo "consumers: $pass passed, $fail failed"
+[ "$fail" = 0 ]
