@@ -60,7 +60,7 @@ __all__ = [
 # "from futoin_async import *" never shadows the builtin; use
 # futoin_async.NotImplemented.
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 UNLIMITED: int = _core.futoin_bind_unlimited()
 
 

@@ -1,7 +1,9 @@
 """ONE runtime per process: the wheel carries libfutoin_async.so.0 next to
 _core, which links to it dynamically (RUNPATH $ORIGIN) instead of having
 the runtime compiled in."""
+import importlib.metadata
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -11,6 +13,25 @@ import futoin_async
 from futoin_async import _core
 
 PKG = pathlib.Path(futoin_async.__file__).resolve().parent
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def project_version():
+    """The project's version, from the top meson.build (tests/run_all.sh
+    copies it next to bindings/ with the sources it builds from)."""
+    top = ROOT / "meson.build"
+    assert top.is_file(), f"{top} is missing: copy the top meson.build too"
+    m = re.search(r"project\(\s*'futoin_async'.*?\bversion:\s*'([^']+)'",
+                  top.read_text(), re.S)
+    assert m, "no version in the top meson.build's project()"
+    return m.group(1)
+
+
+def test_the_package_carries_the_project_version():
+    want = project_version()
+    assert futoin_async.__version__ == want
+    assert importlib.metadata.version("futoin_async") == want  # the wheel's
+    assert futoin_async.version() == want  # the bundled library's
 
 
 def test_core_links_the_bundled_runtime():
