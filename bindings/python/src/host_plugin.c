@@ -174,7 +174,7 @@ static void package_parent(char* out, size_t len)
         }
     }
     if (strlen(path) < len && !strpbrk(path, "'\\\n")) {
-        strcpy(out, path);
+        memcpy(out, path, strlen(path) + 1);
     }
 }
 
