@@ -80,8 +80,10 @@ class Errors:
     Timeout: str
 
 class State(dict[str, Any]):
+    # the flow's last error, read live (read-only; not items of the dict)
     error_info: Optional[str]
     last_exception: Any
+    async_stack: Optional[AsyncStack]
     def __init__(self, *args: Any, **kw: Any) -> None: ...
     def __getitem__(self, key: Any) -> Any: ...
     def __setitem__(self, key: Any, value: Any) -> None: ...

@@ -317,9 +317,23 @@ PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi);
  * there is none or no handle reaches the root. */
 PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
 /** Publish `value` (NULL or `missing`: remove); returns what the other
- * languages now see (a fresh object), or `missing`. */
+ * languages now see (a fresh object), `missing` when they see nothing, or
+ * `unreachable` when no handle reaches the root (nothing published). */
 PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
-                        PyObject* missing);
+                        PyObject* missing, PyObject* unreachable);
+/** True if a handle reaches the root of State `st` now. */
+PyObject* fpy_state_reachable(PyObject* st);
+/** error_info / last_exception / async_stack of the flow of State `st`,
+ * read through its handle as the accessors read them; None when no handle
+ * reaches the root. */
+PyObject* fpy_state_error(PyObject* st, PyObject* key);
+/** The State of the flow of `bsi` if it exists (borrowed), else NULL;
+ * never creates it. Loop thread. */
+PyObject* fpy_state_peek(FutoInAsyncSteps* bsi);
+/** error_info, last_exception of the last error of `bsi`'s root (the
+ * accessors' values). */
+PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi);
+PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi);
 /** add_foreign(language, module, function): futoin_host_add(). */
 PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
                           PyObject* function);

@@ -495,8 +495,6 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
 /* What follows `asi` in the call; built after the GIL is taken. */
 enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
 
-static void sync_error_state(FutoInAsyncSteps* bsi);
-
 /* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
  * (in_flow: its exceptions and return value go to the flow) or a cancel
  * handler. */
@@ -528,7 +526,6 @@ static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
         }
         break;
     case EXTRA_CODE:
-        sync_error_state(bsi);
         if (!(stack[n] = PyUnicode_FromString(code ? code : ""))) {
             goto fail;
         }
@@ -794,7 +791,7 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 }
 
 /* error_info of the last error (str), or None. */
-static PyObject* error_info_of(FutoInAsyncSteps* bsi)
+PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi)
 {
     const char* info = futoin_wrap_error_info(bsi);
     if (info) {
@@ -804,7 +801,7 @@ static PyObject* error_info_of(FutoInAsyncSteps* bsi)
 }
 
 /* The Python exception of the last error, else its code, else None. */
-static PyObject* last_exception_of(FutoInAsyncSteps* bsi)
+PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi)
 {
     PyObject* o = fpy_custom_of(futoin_wrap_last_exception(bsi));
     const char* code;
@@ -914,8 +911,8 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
     fpy_gil g;
     PyObject *res = NULL, *ei, *le, *exc = NULL;
     fpy_gil_enter(&g);
-    ei = error_info_of(bsi);
-    le = last_exception_of(bsi);
+    ei = fpy_error_info_of(bsi);
+    le = fpy_last_exception_of(bsi);
     if (!ei || !le) {
         PyErr_Clear();
     } else if (e->unhandled) {
@@ -1023,25 +1020,44 @@ static PyObject* state_dict(FutoInAsyncSteps* bsi)
                                    st_cleanup);
 }
 
-/* Mirror error_info / last_exception into the Python state (spec §1.7). */
-static void sync_error_state(FutoInAsyncSteps* bsi)
+PyObject* fpy_state_peek(FutoInAsyncSteps* bsi)
 {
-    PyObject* d = state_dict(bsi);
-    PyObject *ei, *le;
-    if (!d) {
+    if (!futoin_wrap_is_ours(bsi)) {
+        return NULL;
+    }
+    return bsi->api->stateVariable(bsi, NULL, "python.state", NULL, NULL);
+}
+
+/* Values assigned to the flow's State where no handle reached the shared
+ * store (a State kept from a step, written from a timer) are published
+ * through `bsi`, a handle of the flow, before it completes. Loop thread. */
+static void flush_state(FutoInAsyncSteps* bsi)
+{
+    static PyObject *s_pending, *s_flush;
+    PyObject *d, *pending, *r;
+    FutoInAsyncSteps* prev;
+    if (!s_pending && (!(s_pending = PyUnicode_InternFromString("_pending"))
+                       || !(s_flush = PyUnicode_InternFromString("_flush")))) {
         PyErr_Clear();
         return;
     }
-    ei = error_info_of(bsi);
-    le = last_exception_of(bsi);
-    if (ei) {
-        PyDict_SetItemString(d, "error_info", ei);
-        Py_DECREF(ei);
+    d = fpy_state_peek(bsi);
+    pending = d ? PyObject_GetAttr(d, s_pending) : NULL;
+    if (!pending) {
+        PyErr_Clear();
+        return;
     }
-    if (le) {
-        PyDict_SetItemString(d, "last_exception", le);
-        Py_DECREF(le);
+    if (PyObject_IsTrue(pending) == 1) {
+        prev = fpy_T.cur;
+        fpy_T.cur = bsi; /* State reaches the store through this handle */
+        r = PyObject_CallMethodNoArgs(d, s_flush);
+        fpy_T.cur = prev;
+        if (!r) {
+            PyErr_WriteUnraisable(d);
+        }
+        Py_XDECREF(r);
     }
+    Py_DECREF(pending);
     PyErr_Clear();
 }
 
@@ -1247,6 +1263,9 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
             || (info && info != Py_None && str_arg(info, "error(): info", &cinfo) < 0)) {
             return NULL;
         }
+    }
+    if (same_thread(s) && futoin_wrap_is_ours(s->bsi) && s->bsi->api->isValid(s->bsi)) {
+        flush_state(s->bsi);
     }
     /* The library decides at once, from any thread (a claim on the step):
      * 1 taken, 0 the step had already ended (a lost race, dropped
@@ -1770,19 +1789,22 @@ PyObject* fpy_state(fpy_steps* s)
         }
         return NULL;
     }
-    if (s->kind == FPY_ROOT) {
-        /* State reaches the shared store through its root outside steps */
-        static PyObject* s_rootref;
-        PyObject* ref;
-        if (!s_rootref && !(s_rootref = PyUnicode_InternFromString("_rootref"))) {
+    if (s->kind == FPY_ROOT || s->bsi != fpy_T.cur) {
+        /* Outside the flow's steps (a root, or a step's handle used from
+         * a timer) State reaches the shared store through this handle */
+        static PyObject *s_rootref, *s_stepref;
+        PyObject *name, *ref;
+        if (!s_rootref && (!(s_rootref = PyUnicode_InternFromString("_rootref"))
+                           || !(s_stepref = PyUnicode_InternFromString("_stepref")))) {
             return NULL;
         }
-        ref = PyObject_GetAttr(d, s_rootref);
+        name = s->kind == FPY_ROOT ? s_rootref : s_stepref;
+        ref = PyObject_GetAttr(d, name);
         if (!ref) {
             PyErr_Clear();
         } else if (!PyWeakref_Check(ref) || PyWeakref_GetObject(ref) != (PyObject*)s) {
             PyObject* w = PyWeakref_NewRef((PyObject*)s, NULL);
-            if (!w || PyObject_GenericSetAttr(d, s_rootref, w) < 0) {
+            if (!w || PyObject_GenericSetAttr(d, name, w) < 0) {
                 PyErr_Clear();
             }
             Py_XDECREF(w);
@@ -1824,14 +1846,14 @@ PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
 
 PyObject* fpy_error_info(fpy_steps* s)
 {
-    return live(s) && not_other_thread(s, "error_info") ? error_info_of(s->bsi)
+    return live(s) && not_other_thread(s, "error_info") ? fpy_error_info_of(s->bsi)
                                                         : NULL;
 }
 
 PyObject* fpy_last_exception(fpy_steps* s)
 {
     return live(s) && not_other_thread(s, "last_exception")
-                   ? last_exception_of(s->bsi)
+                   ? fpy_last_exception_of(s->bsi)
                    : NULL;
 }
 

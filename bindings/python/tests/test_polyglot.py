@@ -281,6 +281,19 @@ def test_a_value_another_language_wrote_wins(tool, cfrag):
     assert root.state.get("from_c", 7) == 7
 
 
+def test_a_state_write_from_a_timer_reaches_the_next_c_step(tool, cfrag):
+    def wait(asi):
+        st = asi.state  # kept: no handle reaches the store from the timer
+        st["key"] = 1
+        asi.wait_external()
+
+        def later():
+            st["key"] = 7
+            asi.success()
+        tool.call_soon(later)
+    assert run_flow(tool, wait, ("c", cfrag, "read_state")) == 7
+
+
 def test_state_off_the_loop_thread_is_refused(tool):
     import threading
     root = AsyncSteps(tool)
