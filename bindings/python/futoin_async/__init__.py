@@ -486,6 +486,8 @@ class Tool(_core.ToolBase):
         are cancelled and the exception is raised here. The first
         unhandled error of a root executed without an unhandled callback
         is raised here too."""
+        if self.closed:
+            raise InvalidStateError("the Tool is closed")
         if (threading.current_thread() is not threading.main_thread()
                 or self._sig_w == -1):
             return super().run()

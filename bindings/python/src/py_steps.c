@@ -214,12 +214,69 @@ static PyObject* as_new(FutoInAsyncSteps* bsi)
     return (PyObject*)s;
 }
 
+/* A handle kept past its callback (by a timer, a worker, a closure) must
+ * never call through its FutoInAsyncSteps* once the step has ended: the
+ * record is pooled and, after its quarantine, serves another step, so a
+ * late success() would complete that one, and a tool freed by close()
+ * takes the records with it. The handle therefore anchors a small stack()
+ * allocation to its step whose cleanup, run by the runtime when the step's
+ * frame ends (completion, timeout, cancel, root freed, tool closed), marks
+ * the handle ended and drops the pointer. It holds the GIL meanwhile, so a
+ * worker that holds the GIL while it completes the step sees either the
+ * live record or an ended handle. */
+static void keep_cleanup(void* slot)
+{
+    fpy_gil g;
+    fpy_steps* s;
+    fpy_gil_enter(&g);
+    s = *(fpy_steps**)slot;
+    if (s) {
+        s->keep = NULL;
+        s->bsi = NULL;
+        s->ended = 1;
+    }
+    fpy_gil_leave(&g);
+}
+
+static void keep_track(fpy_steps* s)
+{
+    fpy_steps** slot;
+    fpy_tool* t;
+    if (s->keep || !s->bsi || !futoin_wrap_is_ours(s->bsi)
+        || !s->bsi->api->is_same_thread(s->bsi)) {
+        return;
+    }
+    fpy_check_begin();
+    slot = s->bsi->api->stack(s->bsi, sizeof(*slot), keep_cleanup);
+    --fpy_T.expect;
+    fpy_T.misused = 0; /* refused (the step ended): nothing to anchor */
+    if (!slot) {
+        return;
+    }
+    *slot = s;
+    s->keep = (void**)slot;
+    if (!s->tool_obj && (t = fpy_tool_find(futoin_async_tool(s->bsi))) != NULL) {
+        s->tool_obj = Py_NewRef((PyObject*)t); /* counts its late completions */
+    }
+}
+
+void fpy_steps_unkeep(fpy_steps* s)
+{
+    if (s->keep) {
+        *s->keep = NULL; /* the runtime frees the slot with the step */
+        s->keep = NULL;
+    }
+}
+
 static void as_done(PyObject* o)
 {
     if (Py_REFCNT(o) == 1 && !as_cache && Py_TYPE(o) == step_type) {
         ((fpy_steps*)o)->bsi = NULL; /* a cached object refers to nothing */
         as_cache = o;
         return;
+    }
+    if (Py_REFCNT(o) > 1) {
+        keep_track((fpy_steps*)o); /* kept by the step's code */
     }
     Py_DECREF(o);
 }
@@ -286,6 +343,7 @@ void fpy_steps_free_root(fpy_steps* s)
 /* Dealloc: free an owned root (which releases what it still holds). */
 void fpy_steps_clear(fpy_steps* s)
 {
+    fpy_steps_unkeep(s);
     fpy_steps_free_root(s);
     Py_CLEAR(s->tool_obj);
 }
@@ -320,6 +378,9 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
     if (tool && tool != Py_None) {
         s->tool_obj = Py_NewRef(tool);
         s->tool = NULL; /* a wrapped root is not kept alive by execute() */
+    }
+    if (!own) {
+        keep_track(s); /* a step or parallel() handle of ours */
     }
     return o;
 }
@@ -473,8 +534,9 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
     }
     if (s->did) {
         const char* what = (s->did & FPY_DID_COMPLETE) ? "success()/error()"
-                           : (s->did & FPY_DID_WAIT)   ? "wait_external()"
-                                                       : "add()";
+                           : (s->did & FPY_DID_WAIT)
+                                   ? "wait_external()/set_timeout()/set_cancel()"
+                                   : "add()";
         PyErr_Format(PyExc_TypeError,
                      "a step returned %.60R after it called %s: return a "
                      "value only instead of completing the step otherwise",
@@ -1066,11 +1128,37 @@ static void flush_state(FutoInAsyncSteps* bsi)
 static int live(fpy_steps* s)
 {
     if (!s->bsi) {
-        fpy_invalid_state("the AsyncSteps handle is closed (its step finished "
-                          "or its root was freed)");
+        fpy_invalid_state(s->ended ? "the AsyncSteps handle is closed: its step "
+                                     "ended (completed, timed out, cancelled, "
+                                     "or its root or tool went away)"
+                                   : "the AsyncSteps handle is closed (its step "
+                                     "finished or its root was freed)");
         return 0;
     }
     return 1;
+}
+
+/* success()/error() through a kept handle whose step ended (bsi NULL): a
+ * late completion if the step waited and this handle had not completed it
+ * (its timeout, a cancel of its flow, or close() of its tool won: False,
+ * counted, from any thread); misuse otherwise (a second completion, or a
+ * step that completed by returning or ran sub-steps). */
+static PyObject* complete_ended(fpy_steps* s, const char* what)
+{
+    if (s->ended && (s->did & FPY_DID_WAIT) && !(s->did & FPY_DID_COMPLETE)) {
+        if (s->tool_obj && PyObject_TypeCheck(s->tool_obj, &fpy_tool_type)) {
+            ++((fpy_tool*)s->tool_obj)->late;
+        }
+        Py_RETURN_FALSE;
+    }
+    if (s->ended) {
+        return fpy_invalid_state("%s on a step that already %s", what,
+                                 (s->did & FPY_DID_COMPLETE)
+                                         ? "completed through this handle"
+                                         : "completed (or is not waiting)");
+    }
+    live(s);
+    return NULL;
 }
 
 /* The loop thread of the handle's tool? (foreign: its own answer) */
@@ -1238,6 +1326,9 @@ PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
     }
     s->did |= FPY_DID_ADD;
     o = obj_for(step_type, p, FPY_BORROWED);
+    if (o) {
+        keep_track((fpy_steps*)o); /* the caller keeps it by design */
+    }
     return o;
 }
 
@@ -1287,7 +1378,9 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
         return fpy_invalid_state("%s refused: the step is not waiting",
                                  code ? "error()" : "success()");
     }
-    s->did |= FPY_DID_COMPLETE;
+    if (rc > 0) {
+        s->did |= FPY_DID_COMPLETE;
+    }
     return PyBool_FromLong(rc > 0);
 }
 
@@ -1295,8 +1388,7 @@ PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
     if (!s->bsi) {
-        live(s);
-        return NULL;
+        return complete_ended(s, "success()");
     }
     if (n > 4) {
         PyErr_Format(PyExc_TypeError,
@@ -1364,8 +1456,8 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
     const char* cinfo = NULL;
     FutoInBinaryValue ex;
     PyObject* exc;
-    if (!live(s)) {
-        return NULL;
+    if (!s->bsi) {
+        return complete_ended(s, "error()");
     }
     if (!info) {
         info = Py_None;
@@ -1429,6 +1521,7 @@ PyObject* fpy_set_timeout(fpy_steps* s, PyObject* arg)
     if (fpy_check_end() < 0) {
         return NULL;
     }
+    s->did |= FPY_DID_WAIT;
     Py_RETURN_NONE;
 }
 
@@ -1443,6 +1536,7 @@ PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn)
     if (fpy_check_end() < 0) {
         return NULL;
     }
+    s->did |= FPY_DID_WAIT;
     Py_RETURN_NONE;
 }
 
@@ -1692,11 +1786,12 @@ static void tr_posted_cancel(void* data)
 PyObject* fpy_cancel(fpy_steps* s)
 {
     int executing;
-    if (!live(s)) {
-        return NULL;
-    }
     if (s->kind != FPY_ROOT) {
-        return fpy_invalid_state("cancel() is for a root, not a step");
+        return live(s) ? fpy_invalid_state("cancel() is for a root, not a step")
+                       : NULL;
+    }
+    if (!s->bsi) {
+        Py_RETURN_FALSE; /* freed (or its tool closed): nothing executes */
     }
     if (!same_thread(s)) {
         futoin_tool* t = futoin_async_tool(s->bsi);

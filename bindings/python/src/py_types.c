@@ -701,7 +701,8 @@ static PyObject* t_stats(PyObject* self, PyObject* unused)
         return NULL;
     }
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n}", "misuse", (Py_ssize_t)st.misuse,
-                         "late_completions", (Py_ssize_t)st.late_completions,
+                         "late_completions",
+                         (Py_ssize_t)(st.late_completions + t->late),
                          "live_roots", (Py_ssize_t)st.live_roots,
                          "live_steps", (Py_ssize_t)st.live_steps,
                          "pool_bytes", (Py_ssize_t)st.pool_bytes,

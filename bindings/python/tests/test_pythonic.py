@@ -183,6 +183,18 @@ def test_step_returning_a_value_and_completing_is_an_error(tool):
         AsyncSteps(tool).add(wait_and_return).run()
     assert isinstance(ei.value.__cause__, TypeError)
 
+    # set_timeout()/set_cancel() alone make the step wait too (rule 1, §1.3)
+    for wait in (lambda asi: asi.set_timeout(1000),
+                 lambda asi: asi.set_cancel(lambda asi: None)):
+        def waits_and_returns(asi, wait=wait):
+            wait(asi)
+            return 4
+        with pytest.raises(FutoInError) as ei:
+            AsyncSteps(tool).add(waits_and_returns).run()
+        assert ei.value.code == "InternalError"
+        assert isinstance(ei.value.__cause__, TypeError)
+        assert "set_timeout()/set_cancel()" in str(ei.value.__cause__)
+
 
 def test_async_def_step_is_awaited():
     async def fetch(asi, v):
