@@ -71,21 +71,60 @@ def version() -> str:
 
 # -- errors ---------------------------------------------------------------------
 
-class FutoInError(Exception):
+class _ErrorMeta(type):
+    """``FutoInError(code, info)`` makes an instance of the code's class
+    (``Timeout``, ``errors.NotFound``...), so that an error is caught by
+    its name however it was made."""
+
+    def __call__(cls, *args: Any, **kw: Any) -> Any:
+        if cls is FutoInError:
+            code = args[0] if args else kw.get("code")
+            if type(code) is str:
+                _check_code(code)
+                sub = _error_class(code)
+                if sub is not FutoInError:
+                    rest = list(args[1:])
+                    if "info" in kw:
+                        rest.append(kw.pop("info"))
+                    kw.pop("code", None)
+                    if kw or len(rest) > 1:
+                        raise TypeError("FutoInError(code, info=None)")
+                    return sub(*rest)
+        return super().__call__(*args, **kw)
+
+
+def _check_code(code: str) -> None:
+    if not code:
+        raise ValueError("an error code must not be empty")
+    if "\0" in code:
+        raise ValueError("an error code must not contain NUL characters")
+
+
+class FutoInError(Exception, metaclass=_ErrorMeta):
     """An FTN12 error: ``code`` (e.g. ``"Timeout"``) and ``info``.
 
-    ``asi.error(code, info)`` reports the error to the flow and raises it
-    (as the standard code's subclass when there is one); raising it
-    yourself in a step does the same. ``FutoInError(code)`` keeps any code;
-    the subclasses take ``info`` only (``raise InvalidRequest("bad id")``).
+    Every code has its class (``futoin_async.errors.<Code>``: the standard
+    ones below, any other made on first use and kept), and an error of a
+    code is an instance of its class however it was made:
+    ``FutoInError("NotFound", "x")`` is an ``errors.NotFound``, and so is
+    what run() raises for a flow that failed with "NotFound" in any
+    language. The classes take ``info`` only: ``raise
+    errors.NotFound("no such id")`` fails the step with that code.
+
+    ``asi.error(code, info)`` is not caught as a FutoInError in step code:
+    it reports the error to the flow and leaves the calling code with a
+    private BaseException (as ``break_loop()`` does), which ``except
+    Exception:`` and ``except FutoInError:`` do not stop (``finally:``
+    blocks and ``with`` exits run). The flow's error handlers, run() and
+    ``await`` see the FutoInError.
     """
 
-    _handled = False
     #: where the error was raised, across languages (set on the exception
     #: a flow's unhandled error raises from run()/await), or None
     async_stack: Optional[AsyncStack] = None
 
     def __init__(self, code: str, info: Optional[str] = None) -> None:
+        _check_code(code)
         super().__init__(code, info)
         self.code = code
         self.info = info
@@ -111,26 +150,38 @@ _EXTRA_BASES: dict = {
     "Unauthorized": (PermissionError,),
     "InvalidRequest": (ValueError,),
 }
+# code -> its class: the standard ones, and every other code once used
+# (kept, so that the class of a code is always the same object)
 _ERROR_CLASSES: dict = {}
 
 
-def _standard_error(code: str, doc: str) -> type:
+def _code_class(code: str, doc: str, module: str) -> type:
     def __init__(self: FutoInError, info: Optional[str] = None) -> None:
         FutoInError.__init__(self, code, info)
 
-    cls = type(code, (FutoInError,) + _EXTRA_BASES.get(code, ()), {
+    return type(code, (FutoInError,) + _EXTRA_BASES.get(code, ()), {
         "__init__": __init__,
-        "__doc__": f"FTN12 standard error {code!r}: {doc}.",
-        "__module__": __name__,
+        "__doc__": doc,
+        "__module__": module,
     })
+
+
+def _error_class(code: str) -> type:
+    """The class of error code `code` (made on first use, then kept)."""
+    cls = _ERROR_CLASSES.get(code)
+    if cls is None:
+        _check_code(code)
+        cls = _ERROR_CLASSES[code] = _code_class(
+            code, f"FTN12 error {code!r} (made on first use).", __name__ + ".errors")
     return cls
 
 
 for _i in range(_core.futoin_error_count()):
     _code = _core.futoin_error_code_at(_i)
     setattr(Errors, _code, _code)
-    _ERROR_CLASSES[_code] = globals()[_code] = _standard_error(
-        _code, _core.futoin_error_description_at(_i))
+    _ERROR_CLASSES[_code] = globals()[_code] = _code_class(
+        _code, f"FTN12 standard error {_code!r}: "
+        f"{_core.futoin_error_description_at(_i)}.", __name__)
 del _i, _code
 
 ConnectError: type = _ERROR_CLASSES["ConnectError"]
@@ -147,8 +198,7 @@ Timeout: type = _ERROR_CLASSES["Timeout"]
 
 
 def _make_error(code: str, info: Optional[str] = None) -> FutoInError:
-    cls = _ERROR_CLASSES.get(code)
-    return cls(info) if cls is not None else FutoInError(code, info)
+    return _error_class(code)(info) if code else FutoInError("InternalError", info)
 
 
 class CancelledError(asyncio.CancelledError):
@@ -163,10 +213,12 @@ class InvalidStateError(RuntimeError, asyncio.InvalidStateError):
     handle of a finished step, ``execute()`` twice..."""
 
 
-class _LoopControl(BaseException):
-    """break_loop()/continue_loop() leave the calling code with this; the
-    step trampoline drops it. Not an Exception, so ``except Exception``
-    in step code does not catch it."""
+class _Unwind(BaseException):
+    """asi.error(), break_loop() and continue_loop() leave the calling code
+    with this once the flow knows the outcome; the step trampoline drops
+    it. A BaseException, as asyncio.CancelledError is: ``except
+    Exception``/``except FutoInError`` in step code do not stop it. After
+    asi.error() it carries the error (``args[0]``)."""
 
 
 def _flow_error(code: str, info: Optional[str], last: Any,
@@ -176,7 +228,6 @@ def _flow_error(code: str, info: Optional[str], last: Any,
     shows)."""
     if isinstance(last, FutoInError) and last.code == code:
         # the very exception the step raised (asi.error() or raise)
-        last.__dict__.pop("_handled", None)
         err: FutoInError = last
     else:
         err = _make_error(code, info)
@@ -335,18 +386,18 @@ class State(dict):
         if type(key) is str:
             if key in _ERROR_KEYS:
                 raise TypeError(f"state[{key!r}] is read-only: the flow's last error")
-            dict.__setitem__(self, key, value)
             if self._pending:
                 self._flush()
-            self._publish(key, value)
-        else:
-            dict.__setitem__(self, key, value)
+            self._publish(key, value)  # first: a refused name stores nothing
+        dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: Any) -> None:
         if type(key) is str and key in _ERROR_KEYS:
             raise TypeError(f"state[{key!r}] is read-only: the flow's last error")
         shared = False
         if type(key) is str:
+            if "\0" in key:
+                raise ValueError("state: a name must not contain NUL characters")
             if self._pending:
                 self._flush()
             if not _state_reachable(self):
@@ -800,7 +851,13 @@ def _count(what: str, v: Any, limit: int = 2**63 - 1) -> int:
 
 
 def _q(what: str, v: Optional[int]) -> int:
+    """A queue limit: None is no limit."""
     return UNLIMITED if v is None else _count(what, v)
+
+
+def _d(what: str, v: Optional[int], default: int, limit: int = 2**63 - 1) -> int:
+    """Any other optional number: None is its default."""
+    return default if v is None else _count(what, v, limit)
 
 
 _MS = 2**32 - 1  # periods are uint32 milliseconds
@@ -808,43 +865,48 @@ _MS = 2**32 - 1  # periods are uint32 milliseconds
 
 class Mutex(_SyncObject):
     """Mutex(max=1, max_queue=None): at most ``max`` flows inside; more
-    wait in a queue of at most ``max_queue`` (None: unlimited), beyond
-    which sync() fails with DefenseRejected."""
+    wait in a queue of at most ``max_queue``, beyond which sync() fails
+    with DefenseRejected. None: ``max`` 1, ``max_queue`` no limit."""
     _free = staticmethod(_core.futoin_bind_mutex_free)
 
-    def __init__(self, max: int = 1, max_queue: Optional[int] = None) -> None:
+    def __init__(self, max: Optional[int] = 1, max_queue: Optional[int] = None) -> None:
         super().__init__(_core.futoin_bind_mutex_new(
-            _count("Mutex(max)", max), _q("Mutex(max_queue)", max_queue)))
+            _d("Mutex(max)", max, 1), _q("Mutex(max_queue)", max_queue)))
 
 
 class Throttle(_SyncObject):
     """Throttle(max, period_ms=1000, max_queue=None, tool=None): at most
-    ``max`` entries per period of ``period_ms`` milliseconds."""
+    ``max`` entries per period of ``period_ms`` milliseconds; more wait in
+    a queue of at most ``max_queue``. None: ``period_ms`` 1000,
+    ``max_queue`` no limit."""
     _free = staticmethod(_core.futoin_bind_throttle_free)
 
-    def __init__(self, max: int, period_ms: int = 1000,
+    def __init__(self, max: int, period_ms: Optional[int] = 1000,
                  max_queue: Optional[int] = None, tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
         super().__init__(_core.futoin_bind_throttle_new(
             tool.ptr, _count("Throttle(max)", max),
-            _count("Throttle(period_ms)", period_ms, _MS),
+            _d("Throttle(period_ms)", period_ms, 1000, _MS),
             _q("Throttle(max_queue)", max_queue)), tool)
 
 
 class Limiter(_SyncObject):
     """Limiter(concurrent=1, max_queue=0, rate=1, period_ms=1000, burst=0,
-    tool=None): a Mutex and a Throttle in one."""
+    tool=None): a Mutex(concurrent, max_queue) and a Throttle(rate,
+    period_ms, burst) in one (§1.11.7). The two queue limits, ``max_queue``
+    and ``burst``, take None for no limit; ``concurrent``, ``rate`` and
+    ``period_ms`` take None for their default."""
     _free = staticmethod(_core.futoin_bind_limiter_free)
 
-    def __init__(self, concurrent: int = 1, max_queue: int = 0, rate: int = 1,
-                 period_ms: int = 1000, burst: int = 0,
-                 tool: Optional[Tool] = None) -> None:
+    def __init__(self, concurrent: Optional[int] = 1, max_queue: Optional[int] = 0,
+                 rate: Optional[int] = 1, period_ms: Optional[int] = 1000,
+                 burst: Optional[int] = 0, tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
         super().__init__(_core.futoin_bind_limiter_new(
-            tool.ptr, _count("Limiter(concurrent)", concurrent),
-            _q("Limiter(max_queue)", max_queue), _count("Limiter(rate)", rate),
-            _count("Limiter(period_ms)", period_ms, _MS),
-            _count("Limiter(burst)", burst)), tool)
+            tool.ptr, _d("Limiter(concurrent)", concurrent, 1),
+            _q("Limiter(max_queue)", max_queue), _d("Limiter(rate)", rate, 1),
+            _d("Limiter(period_ms)", period_ms, 1000, _MS),
+            _q("Limiter(burst)", burst)), tool)
 
 
 _state_get = _core._state_get
@@ -853,13 +915,16 @@ _state_reachable = _core._state_reachable
 _state_error = _core._state_error
 _UNREACHABLE: Any = object()
 
+from . import errors  # noqa: E402 - after _error_class, which it uses
+
 _core._set_types(State, {
     "make_stack": _make_stack,
     "default_tool": default_tool,
     "make_error": _make_error,
     "flow_error": _flow_error,
     "CancelledError": CancelledError,
-    "LoopControl": _LoopControl,
+    "Unwind": _Unwind,
+    "FutoInError": FutoInError,
     "await_step": _await_step,
     "InvalidStateError": InvalidStateError,
     "Future": asyncio.Future,

@@ -326,27 +326,41 @@ static FutoInAsyncSteps* state_handle(PyObject* st, int* err)
     return h;
 }
 
-static const char* key_of(PyObject* key)
+/* The UTF-8 of a state name that can be shared (a non-empty str), or
+ * NULL; -1 (ValueError) for a str with NUL, refused wherever it is used
+ * (rule 5), whether or not a handle reaches the store. */
+static int key_of(PyObject* key, const char** out)
 {
     Py_ssize_t n;
     const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &n) : NULL;
-    if (!k || !*k || strlen(k) != (size_t)n) {
+    *out = NULL;
+    if (!k) {
         PyErr_Clear();
-        return NULL;
+        return 0;
     }
-    return k;
+    if (strlen(k) != (size_t)n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "state: a name must not contain NUL characters");
+        return -1;
+    }
+    *out = *k ? k : NULL;
+    return 0;
 }
 
 PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing)
 {
     int err;
-    FutoInAsyncSteps* h = state_handle(st, &err);
+    FutoInAsyncSteps* h;
     const FutoInBinaryValue* v;
     const char* k;
+    if (key_of(key, &k) < 0) {
+        return NULL;
+    }
+    h = state_handle(st, &err);
     if (err) {
         return NULL;
     }
-    if (!h || !(k = key_of(key))) {
+    if (!h || !k) {
         return Py_NewRef(missing);
     }
     v = futoin_state_get(h, k);
@@ -360,17 +374,21 @@ PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
                         PyObject* missing, PyObject* unreachable)
 {
     int err, rc;
-    FutoInAsyncSteps* h = state_handle(st, &err);
+    FutoInAsyncSteps* h;
     FutoInBinaryValue bv;
     const FutoInBinaryValue* g;
     const char* k;
+    if (key_of(key, &k) < 0) {
+        return NULL;
+    }
+    h = state_handle(st, &err);
     if (err) {
         return NULL;
     }
     if (!h) {
         return Py_NewRef(unreachable);
     }
-    if (!(k = key_of(key))) {
+    if (!k) {
         return Py_NewRef(missing);
     }
     memset(&bv, 0, sizeof(bv));

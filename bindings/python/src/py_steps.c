@@ -10,12 +10,15 @@
  * the trampolines keep one spare object (as_cache) and reuse it whenever
  * the step did not keep a reference to its `asi`.
  *
- * "error() raises": asi.error() calls handle_error, then raises the error's
- * exception marked as handled, which the trampoline swallows; break_loop()
- * and continue_loop() raise a private BaseException the same way. Any other
- * exception becomes InternalError with its text in error_info and the
+ * "error() raises": asi.error() calls handle_error (the code's exception
+ * as last_exception), then leaves the calling code with the private Unwind,
+ * a BaseException that `except Exception`/`except FutoInError` in step
+ * code do not stop and the trampoline swallows; break_loop() and
+ * continue_loop() raise it the same way. Any other exception becomes its
+ * FutoInError code, or InternalError with its text in error_info, and the
  * exception itself as last_exception. KeyboardInterrupt and SystemExit
- * cancel the root and are re-raised from run() (py_gil.c keeps them).
+ * cancel the root and are re-raised from run() (py_gil.c keeps them); in a
+ * flow hosted by another language they fail the step (on_fatal).
  *
  * Misuse is raised at the call site: calls that only a step's own callback
  * may make are checked against the handle whose callback runs now
@@ -66,7 +69,9 @@ static PyObject* state_type;     /* State(dict) */
 static PyObject* make_error;     /* make_error(code, info) -> FutoInError */
 static PyObject* flow_error;     /* flow_error(code, info, last) -> exception */
 static PyObject* cancelled_type; /* CancelledError */
-static PyObject* loopctl_type;   /* the private break/continue exception */
+static PyObject* unwind_type;    /* the private exception error(),
+                                    break_loop(), continue_loop() raise */
+static PyObject* error_type;     /* FutoInError */
 static PyObject* await_step;     /* await_step(asi, awaitable) */
 static PyObject* invalid_state;  /* InvalidStateError */
 static PyObject* future_type;    /* asyncio.Future */
@@ -91,11 +96,13 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     PyObject* me = hook(hooks, "make_error");
     PyObject* fe = hook(hooks, "flow_error");
     PyObject* ct = hook(hooks, "CancelledError");
-    PyObject* lc = hook(hooks, "LoopControl");
+    PyObject* lc = hook(hooks, "Unwind");
+    PyObject* fe2 = hook(hooks, "FutoInError");
     PyObject* aw = hook(hooks, "await_step");
     PyObject* is = hook(hooks, "InvalidStateError");
     PyObject* ft = hook(hooks, "Future");
-    if (!me || !fe || !ct || !lc || !aw || !is || !ft) {
+    if (!me || !fe || !ct || !lc || !aw || !is || !ft || !fe2) {
+        Py_XDECREF(fe2);
         Py_XDECREF(ft);
         Py_XDECREF(me);
         Py_XDECREF(fe);
@@ -110,10 +117,11 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     Py_XSETREF(make_error, me);
     Py_XSETREF(flow_error, fe);
     Py_XSETREF(cancelled_type, ct);
-    Py_XSETREF(loopctl_type, lc);
+    Py_XSETREF(unwind_type, lc);
     Py_XSETREF(await_step, aw);
     Py_XSETREF(invalid_state, is);
     Py_XSETREF(future_type, ft);
+    Py_XSETREF(error_type, fe2);
     return 0;
 }
 
@@ -428,8 +436,8 @@ static void on_exception(FutoInAsyncSteps* bsi)
         on_fatal(bsi);
         return;
     }
-    if (loopctl_type && PyErr_ExceptionMatches(loopctl_type)) {
-        PyErr_Clear(); /* break_loop()/continue_loop(): the runtime knows */
+    if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
+        PyErr_Clear(); /* error()/break_loop()/continue_loop(): the runtime knows */
         return;
     }
     PyErr_Fetch(&t, &v, &tb);
@@ -437,14 +445,7 @@ static void on_exception(FutoInAsyncSteps* bsi)
     if (tb && v) {
         PyException_SetTraceback(v, tb);
     }
-    if (v && PyObject_HasAttrString(v, "_handled")) {
-        PyObject* h = PyObject_GetAttrString(v, "_handled");
-        int handled = h && PyObject_IsTrue(h) == 1;
-        Py_XDECREF(h);
-        PyErr_Clear();
-        if (handled) {
-            goto out; /* asi.error() already called handle_error */
-        }
+    if (v && error_type && PyObject_TypeCheck(v, (PyTypeObject*)error_type)) {
         code = PyObject_GetAttrString(v, "code");
         info = PyObject_GetAttrString(v, "info");
         PyErr_Clear();
@@ -472,7 +473,6 @@ static void on_exception(FutoInAsyncSteps* bsi)
         futoin_wrap_set_last_exception(bsi, &ex);
     }
     bsi->api->handle_error(bsi, ccode, cinfo);
-out:
     PyErr_Clear();
     Py_XDECREF(code);
     Py_XDECREF(info);
@@ -488,6 +488,8 @@ static void on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn)
 {
     if (fpy_is_fatal()) {
         on_fatal(bsi);
+    } else if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
+        PyErr_Clear(); /* error() there: the runtime has it (or refused it) */
     } else {
         PyErr_WriteUnraisable(fn);
     }
@@ -1252,6 +1254,19 @@ static int str_arg(PyObject* o, const char* what, const char** out)
     return 0;
 }
 
+/* An error code: a non-empty str without NUL (rule 4). */
+static int code_arg(PyObject* o, const char* what, const char** out)
+{
+    if (str_arg(o, what, out) < 0) {
+        return -1;
+    }
+    if (!**out) {
+        PyErr_Format(PyExc_ValueError, "%s must not be empty", what);
+        return -1;
+    }
+    return 0;
+}
+
 static int label_arg(PyObject* o, const char** out)
 {
     *out = NULL;
@@ -1350,7 +1365,7 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
                                  code ? "error()" : "success()");
     }
     if (code) {
-        if (str_arg(code, "error(): code", &ccode) < 0
+        if (code_arg(code, "error(): code", &ccode) < 0
             || (info && info != Py_None && str_arg(info, "error(): info", &cinfo) < 0)) {
             return NULL;
         }
@@ -1437,19 +1452,11 @@ PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
     return Py_NewRef(s);
 }
 
-/* The error's exception marked as handled: the trampoline that catches it
- * does not report it again. */
-static PyObject* handled_error(PyObject* code, PyObject* info)
-{
-    PyObject* exc = PyObject_CallFunctionObjArgs(make_error, code, info, NULL);
-    if (exc && PyObject_SetAttrString(exc, "_handled", Py_True) < 0) {
-        Py_CLEAR(exc);
-    }
-    return exc;
-}
-
-/* error(code, info=None): handle_error, then raise the error's exception.
- * Completing a waiting step from elsewhere returns True/False instead. */
+/* error(code, info=None): handle_error with the code's exception as
+ * last_exception, then leave the calling code with the private Unwind (a
+ * BaseException: `except Exception`/`except FutoInError` in step code do
+ * not stop it), which the trampoline drops. Completing a waiting step
+ * from elsewhere returns True/False instead. */
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
 {
     const char* ccode;
@@ -1465,13 +1472,13 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
     if (s->bsi != fpy_T.cur) {
         return complete_external(s, NULL, code, info);
     }
-    if (str_arg(code, "error(): code", &ccode) < 0) {
+    if (code_arg(code, "error(): code", &ccode) < 0) {
         return NULL;
     }
     if (info != Py_None && str_arg(info, "error(): info", &cinfo) < 0) {
         return NULL;
     }
-    exc = handled_error(code, info);
+    exc = PyObject_CallFunctionObjArgs(make_error, code, info, NULL);
     if (!exc) {
         return NULL;
     }
@@ -1484,7 +1491,7 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
         return NULL;
     }
     s->did |= FPY_DID_COMPLETE;
-    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    PyErr_SetObject(unwind_type, exc);
     Py_DECREF(exc);
     return NULL;
 }
@@ -1604,8 +1611,8 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 
 /* break_loop()/continue_loop() leave the calling Python code as the JS
  * reference's break()/continue() do: the runtime is told first, then the
- * private LoopControl (a BaseException, so `except Exception` does not
- * catch it) unwinds to the trampoline, which drops it. */
+ * private Unwind (a BaseException, so `except Exception` does not catch
+ * it) unwinds to the trampoline, which drops it. */
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue)
 {
     const char* what = is_continue ? "continue_loop()" : "break_loop()";
@@ -1632,7 +1639,7 @@ PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue)
         return NULL;
     }
     s->did |= FPY_DID_COMPLETE;
-    PyErr_SetNone(loopctl_type);
+    PyErr_SetNone(unwind_type);
     return NULL;
 }
 

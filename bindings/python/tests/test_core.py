@@ -60,16 +60,18 @@ def test_error_raises_and_handler(tool, trace):
     def step(asi):
         try:
             asi.error("MyError", "my info")
-        except FutoInError as e:
-            trace("raised", e.code, e.info)
-            raise
+        except FutoInError as e:  # not a FutoInError in the step: the unwind
+            trace("caught", e.code)
+        finally:
+            trace("left the step")
         trace("not reached")
     def onerror(asi, code):
         trace("onerror", code, asi.state.error_info, asi.state["error_info"])
         assert isinstance(asi.state.last_exception, FutoInError)
+        assert asi.state.last_exception.info == "my info"
         asi.success("recovered")
     assert AsyncSteps(tool).add(step, onerror).run() == "recovered"
-    assert trace == ["raised MyError my info", "onerror MyError my info my info"]
+    assert trace == ["left the step", "onerror MyError my info my info"]
 
 
 def test_raise_futoin_error_directly(tool):
@@ -286,6 +288,61 @@ def test_throttle_and_limiter(tool):
         .add(lambda asi, v: asi.add_sync(lim, lambda asi: asi.success(v + 1))).run() == 2
     thr.close()
     lim.close()
+
+
+def run_contenders(tool, obj, n=3):
+    """n flows enter `obj` at once, each holding it until a timer; the
+    codes of the ones refused."""
+    codes = []
+
+    def hold(asi):
+        asi.wait_external()
+        tool.deferred(1, asi.success)
+
+    def refused(asi, code):
+        codes.append(code)
+        asi.success()
+    roots = [AsyncSteps(tool).add(lambda asi: asi.sync(obj, hold), refused)
+             for _ in range(n)]
+    for r in roots:
+        r.execute()
+    tool.run()
+    obj.close()
+    return codes
+
+
+def test_none_means_no_limit_or_the_default_in_sync_objects(tool, monkeypatch):
+    """Queue limits (max_queue, burst) take None for no limit; concurrent,
+    max, rate and period_ms take None for their default (before:
+    Limiter(burst=None) and most others were TypeError)."""
+    fast = dict(concurrent=5, rate=1, period_ms=1, tool=tool)
+    assert run_contenders(tool, Limiter(max_queue=0, **dict(fast, concurrent=1))) \
+        == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Limiter(max_queue=None, **dict(fast, concurrent=1))) == []
+    # burst: flows waiting for the rate (1 per ms here)
+    assert run_contenders(tool, Limiter(max_queue=None, burst=0, **fast)) \
+        == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Limiter(max_queue=None, burst=None, **fast)) == []
+    assert run_contenders(tool, Mutex(max_queue=0)) == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Mutex(max_queue=None)) == []
+    assert run_contenders(tool, Throttle(1, 1, max_queue=0, tool=tool)) == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Throttle(1, 1, max_queue=None, tool=tool)) == []
+    # the others: None gives the library exactly what the default gives
+    made = []
+    for name in ("mutex", "throttle", "limiter"):
+        real = getattr(_core, f"futoin_bind_{name}_new")
+        monkeypatch.setattr(_core, f"futoin_bind_{name}_new",
+                            lambda *a, real=real: (made.append(a), real(*a))[1])
+    for default, with_none in (
+            (lambda: Mutex(), lambda: Mutex(None)),
+            (lambda: Throttle(3, tool=tool), lambda: Throttle(3, None, tool=tool)),
+            (lambda: Limiter(tool=tool), lambda: Limiter(None, 0, None, None, 0, tool=tool))):
+        default().close()
+        with_none().close()
+        assert made[-1] == made[-2]
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises((TypeError, ValueError)):
+            Limiter(burst=bad, tool=tool)
 
 
 def test_loop_on_other_thread_no_deadlock():

@@ -146,6 +146,12 @@ def test_onerror_of_add_foreign_is_python(tool, cfrag):
     assert seen == [("FragmentError", "c")]
 
 
+def test_an_error_of_a_c_step_is_caught_by_its_code_class(tool, cfrag):
+    with pytest.raises(fa.errors.FragmentError) as ei:
+        run_flow(tool, ("c", cfrag, "fail"))
+    assert ei.value.code == "FragmentError" and ei.value.info == "c"
+
+
 def test_a_python_error_is_caught_by_a_c_handler(tool, cfrag, pymod):
     mod = pymod("pg_fail", """
         def fail(asi):

@@ -80,7 +80,7 @@ def test_the_state_view_of_the_last_error_agrees_with_the_accessors(tool):
         both(asi, "after the loop")
     root = AsyncSteps(tool).add(lambda asi: asi.loop(body)).add(after)
     root.run()
-    assert seen == [("handler", "the info", "FutoInError"),
+    assert seen == [("handler", "the info", "Oops"),  # errors.Oops
                     ("after the loop", None, "NoneType")]
     assert root.state.error_info is None and root.error_info is None
 
