@@ -411,9 +411,11 @@ static PyMethodDef steps_methods[] = {
       "Add a step that only calls success(*values). Returns self."),
     M("error", m_error, FC,
       "error($self, code, info=None)\n--\n\n"
-      "Fail the step with an FTN12 error code and raise its exception\n"
-      "(FutoInError or the standard code's subclass), which leaves the\n"
-      "step's code; the flow's error handlers take it from there.\n\n"
+      "Fail the step with an FTN12 error code, then leave the step's code\n"
+      "with a private BaseException that ``except Exception`` and\n"
+      "``except FutoInError`` do not stop (``finally`` runs); the flow's\n"
+      "error handlers, ``last_exception`` and run() get the code's\n"
+      "FutoInError (``futoin_async.errors.<code>``).\n\n"
       "Completing a waiting step from elsewhere (a timer, another thread)\n"
       "does not raise: it returns True if accepted, False if the step had\n"
       "already ended."),
