@@ -411,6 +411,49 @@ static void on_fatal(FutoInAsyncSteps* bsi)
     }
 }
 
+/* A flow that no Python run() drives, on a tool Python did not make: a
+ * program in another language hosts it (the plug-in), and no run() is
+ * there to re-raise KeyboardInterrupt/SystemExit. */
+static int hosted_elsewhere(FutoInAsyncSteps* bsi)
+{
+    return !fpy_in_run() && !fpy_tool_find(futoin_async_tool(bsi));
+}
+
+/* KeyboardInterrupt / SystemExit in a step of a flow hosted by another
+ * language: the step fails with InternalError, its info naming the
+ * exception ("SystemExit: 3", "KeyboardInterrupt") and the exception as
+ * last_exception. Neither the process nor the flow is ended here: what an
+ * interrupt means is the host program's to decide. */
+static void fail_fatal(FutoInAsyncSteps* bsi)
+{
+    PyObject *t, *v, *tb, *text = NULL, *info;
+    FutoInBinaryValue ex;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb && v) {
+        PyException_SetTraceback(v, tb);
+    }
+    text = v ? PyObject_Str(v) : NULL;
+    if (text && PyUnicode_GET_LENGTH(text) > 0) {
+        info = PyUnicode_FromFormat("%s: %U", ((PyTypeObject*)t)->tp_name, text);
+    } else {
+        info = PyUnicode_FromString(((PyTypeObject*)t)->tp_name);
+    }
+    PyErr_Clear();
+    if (v) {
+        fpy_set_custom(&ex, v);
+        futoin_wrap_set_last_exception(bsi, &ex);
+    }
+    bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                           info ? PyUnicode_AsUTF8(info) : "KeyboardInterrupt or SystemExit");
+    PyErr_Clear();
+    Py_XDECREF(info);
+    Py_XDECREF(text);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+}
+
 /* A str without NUL as UTF-8 (borrowed from `o`), or NULL. */
 static const char* c_str(PyObject* o)
 {
@@ -433,7 +476,11 @@ static void on_exception(FutoInAsyncSteps* bsi)
     const char* cinfo = NULL;
 
     if (fpy_is_fatal()) {
-        on_fatal(bsi);
+        if (hosted_elsewhere(bsi)) {
+            fail_fatal(bsi);
+        } else {
+            on_fatal(bsi);
+        }
         return;
     }
     if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
@@ -486,7 +533,7 @@ static void on_exception(FutoInAsyncSteps* bsi)
  * callbacks): fatal ones are kept for run(), others printed. */
 static void on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn)
 {
-    if (fpy_is_fatal()) {
+    if (fpy_is_fatal() && !hosted_elsewhere(bsi)) {
         on_fatal(bsi);
     } else if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
         PyErr_Clear(); /* error() there: the runtime has it (or refused it) */

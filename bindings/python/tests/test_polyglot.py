@@ -486,3 +486,24 @@ def test_a_python_error_in_a_c_program_carries_the_python_frame(c_host, tmp_path
     lines = r.stdout.splitlines()
     assert lines[0] == "error InternalError: 20"
     assert lines[1] == f"  at python fails ({tmp_path / 'pg_c_host3.py'}:2)"
+
+
+@pytest.mark.parametrize("raise_it, info", [
+    ("raise SystemExit(3)", "SystemExit: 3"),
+    ("sys.exit('bye')", "SystemExit: bye"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+])
+def test_system_exit_or_interrupt_in_a_c_program_fails_the_step(c_host, tmp_path, raise_it,
+                                                               info):
+    """No Python run() is there to re-raise them: the step fails with
+    InternalError naming the exception (before: counted as a success), and
+    the C program decides what to do (here: it goes on and exits 0)."""
+    r = run_c_host(c_host, tmp_path, "pg_c_host_exit", "leave", f"""
+        import sys
+        def leave(asi, v):
+            {raise_it}
+    """)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"error InternalError: {info}", r.stdout
+    assert "value" not in r.stdout
