@@ -507,3 +507,82 @@ def test_system_exit_or_interrupt_in_a_c_program_fails_the_step(c_host, tmp_path
     lines = r.stdout.splitlines()
     assert lines[0] == f"error InternalError: {info}", r.stdout
     assert "value" not in r.stdout
+
+
+C_HOST_MIXED = r"""
+#include <futoin/async.h>
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+#include <stdio.h>
+#include <string.h>
+
+static const FutoInType ty_double = {FTN_TYPE_DOUBLE, NULL};
+static void give(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs o;
+    memset(&o, 0, sizeof(o));
+    o.arg0.type = o.arg1.type = &ty_double;
+    o.arg0.d = 3.0;
+    o.arg1.d = 4.0;
+    as->api->success(as, &o);
+}
+static void show(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    printf("%s value %g\n", (const char*)d, a->arg0.type ? a->arg0.d : -1.0);
+}
+static void on_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    printf("error %s: %s\n", code, futoin_async_ext(as)->error_info(as));
+}
+/* One flow: a step of `language` by name, then print what it gave. */
+static void flow(futoin_tool* tool, const char* language, const char* module,
+                 const char* function)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    as->api->add(as, NULL, give, NULL);
+    futoin_host_add(as, language, module, function);
+    as->api->add(as, (void*)language, show, NULL);
+    as->api->execute(as, NULL, on_error);
+    futoin_tool_run(tool);
+    as->api->free(as);
+}
+int main(int argc, char** argv)
+{
+    futoin_tool* tool;
+    futoin_tool_new(&tool, NULL);
+    flow(tool, "python", argv[1], argv[2]);
+    flow(tool, "c", "libm.so.6", "double hypot(double, double)");
+    flow(tool, "python", argv[1], argv[2]);
+    futoin_host_shutdown();
+    printf("exit\n");
+    return futoin_tool_free(tool);
+}
+"""
+
+
+def test_cpython_that_cannot_start_fails_the_step_not_the_program(tmp_path):
+    """A broken PYTHONHOME: Py_InitializeEx() would exit the C program with
+    status 1 (it did). The Python steps fail with InvalidRequest naming
+    why, now and later; the program's other steps go on."""
+    if not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    (tmp_path / "mixed.c").write_text(C_HOST_MIXED)
+    exe = tmp_path / "mixed"
+    subprocess.run(["cc", "-std=c11", "-O1", "-I", str(ROOT / "abi"), "-o", str(exe),
+                    str(tmp_path / "mixed.c"), str(PKG / "libfutoin_async.so.0"),
+                    f"-Wl,-rpath,{PKG}"], check=True)
+    (tmp_path / "pg_mixed.py").write_text("def half(asi, a, b):\n    return a / 2\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent))
+    ok = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
+                        env=env, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines() == ["python value 1.5", "c value 5", "python value 1.5",
+                                      "exit"]
+    r = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
+                       env=dict(env, PYTHONHOME=str(tmp_path / "no-such-home")), timeout=60)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    why = ("error InvalidRequest: python: cannot start CPython: init_fs_encoding: "
+           "failed to get the Python codec of the filesystem encoding")
+    assert lines[0].startswith(why) and "(adding pg_mixed.half)" in lines[0], lines
+    assert lines[1:] == ["c value 5", lines[0], "exit"], lines  # the same, later too
