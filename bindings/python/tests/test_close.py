@@ -22,8 +22,7 @@ def in_thread(fn):
             box.append(("raised", e))
     t = threading.Thread(target=run)
     t.start()
-    t.join(30)
-    assert box, "the worker hangs"
+    t.join()
     kind, v = box[0]
     if kind == "raised":
         raise v
@@ -57,8 +56,7 @@ def test_success_through_a_kept_handle_after_close_does_not_crash(where):
             t.join()
         print(out)
     """)
-    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True)
     assert r.returncode == 0, (r.returncode, r.stderr)
     assert r.stdout.strip() == "[False]"  # its flow was cancelled by close()
 

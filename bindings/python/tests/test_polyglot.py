@@ -449,7 +449,7 @@ def run_c_host(exe, tmp_path, module, function, source=None, **env):
         (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
     e = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent), **env)
     return subprocess.run([str(exe), module, function], capture_output=True, text=True,
-                          env=e, timeout=60)
+                          env=e)
 
 
 def test_a_c_program_runs_a_python_step_through_the_plugin(c_host, tmp_path):
@@ -574,12 +574,12 @@ def test_cpython_that_cannot_start_fails_the_step_not_the_program(tmp_path):
     (tmp_path / "pg_mixed.py").write_text("def half(asi, a, b):\n    return a / 2\n")
     env = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent))
     ok = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
-                        env=env, timeout=60)
+                        env=env)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.splitlines() == ["python value 1.5", "c value 5", "python value 1.5",
                                       "exit"]
     r = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
-                       env=dict(env, PYTHONHOME=str(tmp_path / "no-such-home")), timeout=60)
+                       env=dict(env, PYTHONHOME=str(tmp_path / "no-such-home")))
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     lines = r.stdout.splitlines()
     why = ("error InvalidRequest: python: cannot start CPython: init_fs_encoding: "

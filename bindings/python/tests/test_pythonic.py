@@ -111,7 +111,7 @@ def test_no_swig_internals_leak(tool):
 def test_stubtest_passes():
     pytest.importorskip("mypy")  # python3-mypy (listed in .ci/setup)
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "futoin_async"],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -138,7 +138,7 @@ def test_noreturn_and_result_typing(tmp_path):
     """))
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
                         "--cache-dir", str(tmp_path / "cache"), str(prog)],
-                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                       capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
