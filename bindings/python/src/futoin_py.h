@@ -242,6 +242,9 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
 PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
+/** execute(unhandled=None, on_success=None): on_success(*values) gets the
+ * root's final values when the flow succeeds. */
+PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_success);
 /** execute(); the outcome goes into the asyncio future `fut`, whose done
  * callback `cb` is removed first. */
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);

@@ -55,6 +55,7 @@ typedef struct fpy_exec
     int refs;
     int settled;
     PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
+    PyObject* on_success; /* the user's on_success(*values), or NULL */
     PyObject* on_result;  /* on_result(exc, value), or NULL */
     int mode;             /* what on_result is: EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER */
     PyObject* fut_cb;     /* EXEC_FUTURE: the future's done callback */
@@ -934,6 +935,7 @@ static void exec_unref(fpy_exec* e)
         return;
     }
     Py_XDECREF(e->unhandled);
+    Py_XDECREF(e->on_success);
     Py_XDECREF(e->on_result);
     Py_XDECREF(e->fut_cb);
     PyMem_Free(e);
@@ -986,7 +988,7 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
     PyObject* value = NULL;
     int n = 0;
     fpy_gil_enter(&g);
-    if (e->on_result) {
+    if (e->on_result || e->on_success) {
         for (; args && n < 4 && args->args[n].type; ++n) {
             if (!(v[n] = futoin_py_from_binval(&args->args[n]))) {
                 break;
@@ -995,16 +997,35 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
         if (PyErr_Occurred()) {
             PyErr_Clear();
         }
-        if (n == 1) {
-            value = v[0];
-        } else if (n > 1) {
-            value = PyTuple_New(n);
-            for (int i = 0; i < n; ++i) {
-                if (value) {
-                    PyTuple_SET_ITEM(value, i, v[i]);
-                } else {
-                    Py_DECREF(v[i]);
-                }
+    }
+    if (e->on_success && !e->settled) {
+        /* the root's values, without run(): on_success(*values) */
+        PyObject* fn = e->on_success;
+        PyObject* res;
+        e->on_success = NULL; /* once */
+        res = PyObject_Vectorcall(fn, v, (size_t)n, NULL);
+        if (res) {
+            Py_DECREF(res);
+        } else {
+            on_callback_exception(bsi, fn);
+        }
+        Py_DECREF(fn);
+    }
+    if (!e->on_result) {
+        for (int i = 0; i < n; ++i) {
+            Py_DECREF(v[i]);
+        }
+        n = 0;
+    }
+    if (n == 1) {
+        value = v[0];
+    } else if (n > 1) {
+        value = PyTuple_New(n);
+        for (int i = 0; i < n; ++i) {
+            if (value) {
+                PyTuple_SET_ITEM(value, i, v[i]);
+            } else {
+                Py_DECREF(v[i]);
             }
         }
     }
@@ -1740,6 +1761,20 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
     return execute(s, unhandled, on_result, EXEC_CALL, NULL);
+}
+
+PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_success)
+{
+    PyObject* r;
+    on_success = none_to_null(on_success);
+    if (check_callables("execute(unhandled=None, on_success=None)", on_success, NULL) < 0) {
+        return NULL;
+    }
+    r = execute(s, unhandled, NULL, EXEC_CALL, NULL);
+    if (r && on_success && s->exec) {
+        s->exec->on_success = Py_NewRef(on_success);
+    }
+    return r;
 }
 
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)

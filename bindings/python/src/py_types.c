@@ -276,8 +276,8 @@ static PyObject* m_sync(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 static PyObject* m_execute(PyObject* self, PyObject* const* args,
                            Py_ssize_t nargs, PyObject* kwnames)
 {
-    PARSE("execute", 0, "unhandled");
-    return fpy_execute(S(self), a_[0], NULL);
+    PARSE("execute", 0, "unhandled", "on_success");
+    return fpy_execute_with(S(self), a_[0], a_[1]);
 }
 
 static PyObject* m__execute(PyObject* self, PyObject* arg)
@@ -448,10 +448,12 @@ static PyMethodDef steps_methods[] = {
       "sync($self, obj, step, onerror=None)\n--\n\n"
       "Add a step that runs inside a Mutex, Throttle or Limiter."),
     M("execute", m_execute, FC,
-      "execute($self, unhandled=None)\n--\n\n"
+      "execute($self, unhandled=None, on_success=None)\n--\n\n"
       "Start a root's flow on its tool's loop. ``unhandled(code, info,\n"
       "last_exception)`` gets an error no handler took; without it the\n"
-      "tool's run() raises that error."),
+      "tool's run() raises that error. ``on_success(*values)`` gets the\n"
+      "last step's values when the flow succeeds (run() returns the same);\n"
+      "neither runs for a cancelled flow."),
     M("_execute", m__execute, METH_O,
       "_execute($self, on_result, /)\n--\n\n"
       "execute(); ``on_result(exc, value)`` runs once when the flow ends."),

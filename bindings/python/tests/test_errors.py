@@ -155,6 +155,54 @@ def test_cancelled_flow_raises_cancellation(tool):
     assert isinstance(ei.value, asyncio.CancelledError)
 
 
+def test_root_cancel_returns_whether_it_cancelled_and_run_raises_cancellation(tool):
+    """Rule 2: cancel() is a bool (True only when the root was executing
+    and is now cancelled); run() of a cancelled root raises the binding's
+    cancellation error; the root can run again."""
+    root = AsyncSteps(tool)
+    assert root.cancel() is False  # nothing executes yet
+    said = []
+
+    def step(asi):
+        asi.set_cancel(lambda asi: said.append("cancel handler"))
+        tool.immediate(lambda: said.append(root.cancel()))
+    root.add(step)
+    with pytest.raises(fa.CancelledError) as ei:
+        root.run()
+    assert isinstance(ei.value, asyncio.CancelledError)
+    assert not isinstance(ei.value, Exception)  # as asyncio's, since 3.8
+    assert said == ["cancel handler", True]
+    assert root.cancel() is False  # no longer executing
+    assert root.add(lambda asi: asi.success("again")).run() == "again"
+    assert root.cancel() is False  # finished
+    root.free()
+    assert root.cancel() is False  # freed
+
+
+def test_root_values_without_run(tool):
+    """Rule 2: the root's final values reach execute()'s on_success
+    callback (as a step's arguments); it does not run for an error or a
+    cancel."""
+    got = []
+    for values in ((), (1,), ("a", 2.5, True)):
+        root = AsyncSteps(tool).add(lambda asi, values=values: asi.success(*values))
+        root.execute(on_success=lambda *v: got.append(v))
+        tool.run()
+    assert got == [(), (1,), ("a", 2.5, True)]
+    errors = []
+    root = AsyncSteps(tool).add(lambda asi: asi.error("Nope"))
+    root.execute(lambda code, info, last: errors.append(code),
+                 on_success=lambda *v: got.append(("error!", v)))
+    tool.run()
+    root = AsyncSteps(tool).add(lambda asi: asi.wait_external())
+    root.execute(on_success=lambda *v: got.append(("cancel!", v)))
+    tool.immediate(root.cancel)
+    tool.run()
+    assert errors == ["Nope"] and len(got) == 3
+    with pytest.raises(TypeError):
+        AsyncSteps(tool).execute(on_success=42)
+
+
 def test_cancelled_flow_awaited_raises_cancellation():
     async def main():
         tool = futoin_async.Tool()
