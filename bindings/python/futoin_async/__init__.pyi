@@ -15,6 +15,8 @@ __all__ = [
     "AsyncFrame", "AsyncStack", "host_path",
 ]
 
+from . import errors as errors
+
 def version() -> str: ...
 def host_path() -> str: ...
 
