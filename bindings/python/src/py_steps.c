@@ -77,6 +77,7 @@ static PyObject* await_step;     /* await_step(asi, awaitable) */
 static PyObject* invalid_state;  /* InvalidStateError */
 static PyObject* future_type;    /* asyncio.Future */
 static PyObject* as_cache;       /* one spare step object */
+static const FutoInAsyncStepsAPI* root_api; /* the table of our roots */
 
 static PyObject* hook(PyObject* hooks, const char* name)
 {
@@ -307,6 +308,7 @@ int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
         PyErr_NoMemory();
         return -1;
     }
+    root_api = s->bsi->api;
     s->kind = FPY_ROOT;
     s->tool_obj = Py_NewRef(tool_obj);
     s->tool = tool;
@@ -388,8 +390,10 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
         s->tool_obj = Py_NewRef(tool);
         s->tool = NULL; /* a wrapped root is not kept alive by execute() */
     }
-    if (!own) {
-        keep_track(s); /* a step or parallel() handle of ours */
+    if (!own && b->api != root_api) {
+        /* a step or parallel() handle of ours (a root's handle lives as
+         * long as the root: an anchor per wrap() would pile up on it) */
+        keep_track(s);
     }
     return o;
 }
