@@ -150,7 +150,7 @@ say "Python binding (wheel, venv, pytest)"
 pytmp=$(mktemp -d)
 py_log="$pytmp/pytest.log"
 mkdir -p "$pytmp/src"
-cp -r abi runtime bindings tests .ci "$pytmp/src/"
+cp -r meson.build abi runtime bindings tests .ci "$pytmp/src/"
 if /usr/bin/python3 -m build --no-isolation --wheel --outdir "$pytmp/dist" \
      "$pytmp/src/bindings/python" >"$pytmp/build.log" 2>&1 \
    && /usr/bin/python3 -m venv --system-site-packages "$pytmp/venv" \

@@ -55,9 +55,19 @@ static PyObject* _state_get(PyObject* st, PyObject* key, PyObject* missing)
     return fpy_state_get(st, key, missing);
 }
 static PyObject* _state_put(PyObject* st, PyObject* key, PyObject* value,
-                            PyObject* missing)
+                            PyObject* missing, PyObject* unreachable)
 {
-    return fpy_state_put(st, key, value, missing);
+    return fpy_state_put(st, key, value, missing, unreachable);
+}
+/* Does State reach the shared store now (a handle of its flow)? */
+static PyObject* _state_reachable(PyObject* st)
+{
+    return fpy_state_reachable(st);
+}
+/* error_info / last_exception / async_stack of State's flow, live. */
+static PyObject* _state_error(PyObject* st, PyObject* key)
+{
+    return fpy_state_error(st, key);
 }
 /* (starts, stops, live step data) of the python language host. */
 static PyObject* _host_counters(void) { return fpy_host_counters(); }

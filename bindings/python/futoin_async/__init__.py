@@ -60,7 +60,7 @@ __all__ = [
 # "from futoin_async import *" never shadows the builtin; use
 # futoin_async.NotImplemented.
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 UNLIMITED: int = _core.futoin_bind_unlimited()
 
 
@@ -71,21 +71,60 @@ def version() -> str:
 
 # -- errors ---------------------------------------------------------------------
 
-class FutoInError(Exception):
+class _ErrorMeta(type):
+    """``FutoInError(code, info)`` makes an instance of the code's class
+    (``Timeout``, ``errors.NotFound``...), so that an error is caught by
+    its name however it was made."""
+
+    def __call__(cls, *args: Any, **kw: Any) -> Any:
+        if cls is FutoInError:
+            code = args[0] if args else kw.get("code")
+            if type(code) is str:
+                _check_code(code)
+                sub = _error_class(code)
+                if sub is not FutoInError:
+                    rest = list(args[1:])
+                    if "info" in kw:
+                        rest.append(kw.pop("info"))
+                    kw.pop("code", None)
+                    if kw or len(rest) > 1:
+                        raise TypeError("FutoInError(code, info=None)")
+                    return sub(*rest)
+        return super().__call__(*args, **kw)
+
+
+def _check_code(code: str) -> None:
+    if not code:
+        raise ValueError("an error code must not be empty")
+    if "\0" in code:
+        raise ValueError("an error code must not contain NUL characters")
+
+
+class FutoInError(Exception, metaclass=_ErrorMeta):
     """An FTN12 error: ``code`` (e.g. ``"Timeout"``) and ``info``.
 
-    ``asi.error(code, info)`` reports the error to the flow and raises it
-    (as the standard code's subclass when there is one); raising it
-    yourself in a step does the same. ``FutoInError(code)`` keeps any code;
-    the subclasses take ``info`` only (``raise InvalidRequest("bad id")``).
+    Every code has its class (``futoin_async.errors.<Code>``: the standard
+    ones below, any other made on first use and kept), and an error of a
+    code is an instance of its class however it was made:
+    ``FutoInError("NotFound", "x")`` is an ``errors.NotFound``, and so is
+    what run() raises for a flow that failed with "NotFound" in any
+    language. The classes take ``info`` only: ``raise
+    errors.NotFound("no such id")`` fails the step with that code.
+
+    ``asi.error(code, info)`` is not caught as a FutoInError in step code:
+    it reports the error to the flow and leaves the calling code with a
+    private BaseException (as ``break_loop()`` does), which ``except
+    Exception:`` and ``except FutoInError:`` do not stop (``finally:``
+    blocks and ``with`` exits run). The flow's error handlers, run() and
+    ``await`` see the FutoInError.
     """
 
-    _handled = False
     #: where the error was raised, across languages (set on the exception
     #: a flow's unhandled error raises from run()/await), or None
     async_stack: Optional[AsyncStack] = None
 
     def __init__(self, code: str, info: Optional[str] = None) -> None:
+        _check_code(code)
         super().__init__(code, info)
         self.code = code
         self.info = info
@@ -111,26 +150,38 @@ _EXTRA_BASES: dict = {
     "Unauthorized": (PermissionError,),
     "InvalidRequest": (ValueError,),
 }
+# code -> its class: the standard ones, and every other code once used
+# (kept, so that the class of a code is always the same object)
 _ERROR_CLASSES: dict = {}
 
 
-def _standard_error(code: str, doc: str) -> type:
+def _code_class(code: str, doc: str, module: str) -> type:
     def __init__(self: FutoInError, info: Optional[str] = None) -> None:
         FutoInError.__init__(self, code, info)
 
-    cls = type(code, (FutoInError,) + _EXTRA_BASES.get(code, ()), {
+    return type(code, (FutoInError,) + _EXTRA_BASES.get(code, ()), {
         "__init__": __init__,
-        "__doc__": f"FTN12 standard error {code!r}: {doc}.",
-        "__module__": __name__,
+        "__doc__": doc,
+        "__module__": module,
     })
+
+
+def _error_class(code: str) -> type:
+    """The class of error code `code` (made on first use, then kept)."""
+    cls = _ERROR_CLASSES.get(code)
+    if cls is None:
+        _check_code(code)
+        cls = _ERROR_CLASSES[code] = _code_class(
+            code, f"FTN12 error {code!r} (made on first use).", __name__ + ".errors")
     return cls
 
 
 for _i in range(_core.futoin_error_count()):
     _code = _core.futoin_error_code_at(_i)
     setattr(Errors, _code, _code)
-    _ERROR_CLASSES[_code] = globals()[_code] = _standard_error(
-        _code, _core.futoin_error_description_at(_i))
+    _ERROR_CLASSES[_code] = globals()[_code] = _code_class(
+        _code, f"FTN12 standard error {_code!r}: "
+        f"{_core.futoin_error_description_at(_i)}.", __name__)
 del _i, _code
 
 ConnectError: type = _ERROR_CLASSES["ConnectError"]
@@ -147,8 +198,7 @@ Timeout: type = _ERROR_CLASSES["Timeout"]
 
 
 def _make_error(code: str, info: Optional[str] = None) -> FutoInError:
-    cls = _ERROR_CLASSES.get(code)
-    return cls(info) if cls is not None else FutoInError(code, info)
+    return _error_class(code)(info) if code else FutoInError("InternalError", info)
 
 
 class CancelledError(asyncio.CancelledError):
@@ -163,10 +213,12 @@ class InvalidStateError(RuntimeError, asyncio.InvalidStateError):
     handle of a finished step, ``execute()`` twice..."""
 
 
-class _LoopControl(BaseException):
-    """break_loop()/continue_loop() leave the calling code with this; the
-    step trampoline drops it. Not an Exception, so ``except Exception``
-    in step code does not catch it."""
+class _Unwind(BaseException):
+    """asi.error(), break_loop() and continue_loop() leave the calling code
+    with this once the flow knows the outcome; the step trampoline drops
+    it. A BaseException, as asyncio.CancelledError is: ``except
+    Exception``/``except FutoInError`` in step code do not stop it. After
+    asi.error() it carries the error (``args[0]``)."""
 
 
 def _flow_error(code: str, info: Optional[str], last: Any,
@@ -176,7 +228,6 @@ def _flow_error(code: str, info: Optional[str], last: Any,
     shows)."""
     if isinstance(last, FutoInError) and last.code == code:
         # the very exception the step raised (asi.error() or raise)
-        last.__dict__.pop("_handled", None)
         err: FutoInError = last
     else:
         err = _make_error(code, info)
@@ -250,11 +301,18 @@ def host_path() -> str:
 _MISSING: Any = object()
 
 
+_ERROR_KEYS = frozenset(("error_info", "last_exception", "async_stack"))
+
+
 class State(dict):
     """The flow's state: a dict whose keys are also attributes.
 
-    ``error_info`` and ``last_exception`` are set when an error reaches a
-    Python error handler (spec §1.7).
+    ``error_info``, ``last_exception`` and ``async_stack`` (spec §1.7) are
+    the flow's own, read live through the flow's handle: the same values as
+    ``asi.error_info``, ``asi.last_exception`` and ``asi.async_stack`` at
+    every moment (None before an error and once a loop took a
+    ``break_loop()``/``continue_loop()``). They are read-only and not items
+    of the dict (iterating does not show them).
 
     Shared with the flow's steps in other languages: assigning a value
     that crosses as an FTN12 value (``int``, ``float``, ``bool``, ``str``,
@@ -262,55 +320,106 @@ class State(dict):
     library's shared store (``futoin_state_set``), and reading a key gives
     what another language set there since. Anything else stays in this
     dict only. A list is shared as a copy when assigned: changing it in
-    place later changes only Python's. Use item or attribute access (and
-    ``get``, ``in``, ``del``, ``pop``, ``setdefault``, ``update``) inside
-    the flow's steps or through its root on the loop thread; iterating
-    shows Python's keys and the shared ones Python has read.
+    place later changes only Python's. The state reaches the store through
+    the step whose callback runs, or the handle it was last read through
+    (``asi.state`` in a timer, ``root.state``); a value assigned where no
+    handle reaches the store (a state object kept from a step, written from
+    a timer) is kept, and published as soon as one does: when the flow
+    next reads or writes its state, or the waiting step is completed.
     """
 
-    __slots__ = ("_rootref", "_pub")
+    __slots__ = ("_rootref", "_stepref", "_pub", "_pending")
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__()
-        object.__setattr__(self, "_rootref", None)  # the root, for the store
+        object.__setattr__(self, "_rootref", None)  # a root, for the store
+        object.__setattr__(self, "_stepref", None)  # a step, for the store
         object.__setattr__(self, "_pub", {})        # key -> shared value seen
+        object.__setattr__(self, "_pending", set())  # keys not yet published
         if args or kw:
             self.update(*args, **kw)
 
+    def _flush(self) -> None:
+        """Publish the values assigned while no handle reached the store,
+        if one does now."""
+        if not _state_reachable(self):
+            return
+        pending = list(self._pending)
+        self._pending.clear()
+        for key in pending:
+            if dict.__contains__(self, key):
+                self._publish(key, dict.__getitem__(self, key))
+            else:
+                _state_put(self, key, _MISSING, _MISSING, _MISSING)
+                self._pub.pop(key, None)
+
+    def _publish(self, key: str, value: Any) -> None:
+        seen = _state_put(self, key, value, _MISSING, _UNREACHABLE)
+        if seen is _UNREACHABLE:
+            self._pending.add(key)  # kept: published when a handle reaches
+            self._pub.pop(key, None)
+        elif seen is _MISSING:
+            self._pub.pop(key, None)
+        else:
+            self._pub[key] = seen
+
     def __getitem__(self, key: Any) -> Any:
         if type(key) is str:
-            v = _state_get(self, key, _MISSING)
-            if v is not _MISSING:
-                pub = self._pub.get(key, _MISSING)
-                if (type(pub) is type(v) and pub == v
-                        and dict.__contains__(self, key)):
-                    return dict.__getitem__(self, key)  # Python's own value
-                # set by another language since
-                dict.__setitem__(self, key, v)
-                self._pub[key] = list(v) if type(v) is list else v
-                return v
+            if key in _ERROR_KEYS:
+                return _state_error(self, key)
+            if self._pending:
+                self._flush()
+            if key not in self._pending:
+                v = _state_get(self, key, _MISSING)
+                if v is not _MISSING:
+                    pub = self._pub.get(key, _MISSING)
+                    if (type(pub) is type(v) and pub == v
+                            and dict.__contains__(self, key)):
+                        return dict.__getitem__(self, key)  # Python's own value
+                    # set by another language since
+                    dict.__setitem__(self, key, v)
+                    self._pub[key] = list(v) if type(v) is list else v
+                    return v
         return dict.__getitem__(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        dict.__setitem__(self, key, value)
         if type(key) is str:
-            seen = _state_put(self, key, value, _MISSING)
-            if seen is _MISSING:
-                self._pub.pop(key, None)
-            else:
-                self._pub[key] = seen
+            if key in _ERROR_KEYS:
+                raise TypeError(f"state[{key!r}] is read-only: the flow's last error")
+            if self._pending:
+                self._flush()
+            self._publish(key, value)  # first: a refused name stores nothing
+        dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: Any) -> None:
-        shared = type(key) is str and _state_get(self, key, _MISSING) is not _MISSING
-        if shared:
-            _state_put(self, key, _MISSING, _MISSING)
-            self._pub.pop(key, None)
+        if type(key) is str and key in _ERROR_KEYS:
+            raise TypeError(f"state[{key!r}] is read-only: the flow's last error")
+        shared = False
+        if type(key) is str:
+            if "\0" in key:
+                raise ValueError("state: a name must not contain NUL characters")
+            if self._pending:
+                self._flush()
+            if not _state_reachable(self):
+                if dict.__contains__(self, key):
+                    self._pending.add(key)  # removed from the store later
+            elif _state_get(self, key, _MISSING) is not _MISSING:
+                shared = True
+                _state_put(self, key, _MISSING, _MISSING, _MISSING)
+                self._pub.pop(key, None)
         if dict.__contains__(self, key):
             dict.__delitem__(self, key)
         elif not shared:
             raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
+        if type(key) is str:
+            if key in _ERROR_KEYS:
+                return _state_error(self, key) is not None
+            if self._pending:
+                self._flush()
+            if key in self._pending:
+                return dict.__contains__(self, key)
         return dict.__contains__(self, key) or (
             type(key) is str and _state_get(self, key, _MISSING) is not _MISSING)
 
@@ -349,8 +458,6 @@ class State(dict):
         try:
             return self[name]
         except KeyError:
-            if name in ("error_info", "last_exception"):
-                return None
             raise AttributeError(name) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -430,6 +537,8 @@ class Tool(_core.ToolBase):
         are cancelled and the exception is raised here. The first
         unhandled error of a root executed without an unhandled callback
         is raised here too."""
+        if self.closed:
+            raise InvalidStateError("the Tool is closed")
         if (threading.current_thread() is not threading.main_thread()
                 or self._sig_w == -1):
             return super().run()
@@ -742,7 +851,13 @@ def _count(what: str, v: Any, limit: int = 2**63 - 1) -> int:
 
 
 def _q(what: str, v: Optional[int]) -> int:
+    """A queue limit: None is no limit."""
     return UNLIMITED if v is None else _count(what, v)
+
+
+def _d(what: str, v: Optional[int], default: int, limit: int = 2**63 - 1) -> int:
+    """Any other optional number: None is its default."""
+    return default if v is None else _count(what, v, limit)
 
 
 _MS = 2**32 - 1  # periods are uint32 milliseconds
@@ -750,47 +865,57 @@ _MS = 2**32 - 1  # periods are uint32 milliseconds
 
 class Mutex(_SyncObject):
     """Mutex(max=1, max_queue=None): at most ``max`` flows inside; more
-    wait in a queue of at most ``max_queue`` (None: unlimited), beyond
-    which sync() fails with DefenseRejected."""
+    wait in a queue of at most ``max_queue``, beyond which sync() fails
+    with DefenseRejected. None: ``max`` 1, ``max_queue`` no limit."""
     _free = staticmethod(_core.futoin_bind_mutex_free)
 
-    def __init__(self, max: int = 1, max_queue: Optional[int] = None) -> None:
+    def __init__(self, max: Optional[int] = 1, max_queue: Optional[int] = None) -> None:
         super().__init__(_core.futoin_bind_mutex_new(
-            _count("Mutex(max)", max), _q("Mutex(max_queue)", max_queue)))
+            _d("Mutex(max)", max, 1), _q("Mutex(max_queue)", max_queue)))
 
 
 class Throttle(_SyncObject):
     """Throttle(max, period_ms=1000, max_queue=None, tool=None): at most
-    ``max`` entries per period of ``period_ms`` milliseconds."""
+    ``max`` entries per period of ``period_ms`` milliseconds; more wait in
+    a queue of at most ``max_queue``. None: ``period_ms`` 1000,
+    ``max_queue`` no limit."""
     _free = staticmethod(_core.futoin_bind_throttle_free)
 
-    def __init__(self, max: int, period_ms: int = 1000,
+    def __init__(self, max: int, period_ms: Optional[int] = 1000,
                  max_queue: Optional[int] = None, tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
         super().__init__(_core.futoin_bind_throttle_new(
             tool.ptr, _count("Throttle(max)", max),
-            _count("Throttle(period_ms)", period_ms, _MS),
+            _d("Throttle(period_ms)", period_ms, 1000, _MS),
             _q("Throttle(max_queue)", max_queue)), tool)
 
 
 class Limiter(_SyncObject):
     """Limiter(concurrent=1, max_queue=0, rate=1, period_ms=1000, burst=0,
-    tool=None): a Mutex and a Throttle in one."""
+    tool=None): a Mutex(concurrent, max_queue) and a Throttle(rate,
+    period_ms, burst) in one (§1.11.7). The two queue limits, ``max_queue``
+    and ``burst``, take None for no limit; ``concurrent``, ``rate`` and
+    ``period_ms`` take None for their default."""
     _free = staticmethod(_core.futoin_bind_limiter_free)
 
-    def __init__(self, concurrent: int = 1, max_queue: int = 0, rate: int = 1,
-                 period_ms: int = 1000, burst: int = 0,
-                 tool: Optional[Tool] = None) -> None:
+    def __init__(self, concurrent: Optional[int] = 1, max_queue: Optional[int] = 0,
+                 rate: Optional[int] = 1, period_ms: Optional[int] = 1000,
+                 burst: Optional[int] = 0, tool: Optional[Tool] = None) -> None:
         tool = tool or default_tool()
         super().__init__(_core.futoin_bind_limiter_new(
-            tool.ptr, _count("Limiter(concurrent)", concurrent),
-            _q("Limiter(max_queue)", max_queue), _count("Limiter(rate)", rate),
-            _count("Limiter(period_ms)", period_ms, _MS),
-            _count("Limiter(burst)", burst)), tool)
+            tool.ptr, _d("Limiter(concurrent)", concurrent, 1),
+            _q("Limiter(max_queue)", max_queue), _d("Limiter(rate)", rate, 1),
+            _d("Limiter(period_ms)", period_ms, 1000, _MS),
+            _q("Limiter(burst)", burst)), tool)
 
 
 _state_get = _core._state_get
 _state_put = _core._state_put
+_state_reachable = _core._state_reachable
+_state_error = _core._state_error
+_UNREACHABLE: Any = object()
+
+from . import errors  # noqa: E402 - after _error_class, which it uses
 
 _core._set_types(State, {
     "make_stack": _make_stack,
@@ -798,7 +923,8 @@ _core._set_types(State, {
     "make_error": _make_error,
     "flow_error": _flow_error,
     "CancelledError": CancelledError,
-    "LoopControl": _LoopControl,
+    "Unwind": _Unwind,
+    "FutoInError": FutoInError,
     "await_step": _await_step,
     "InvalidStateError": InvalidStateError,
     "Future": asyncio.Future,

@@ -36,9 +36,9 @@ enum { FPY_STEP = 0, FPY_ROOT = 1, FPY_BORROWED = 2 };
 /* What step code did through one step object (fpy_steps.did), so that a
  * step that also returns a value can be told apart from one that does not. */
 enum {
-    FPY_DID_COMPLETE = 1u << 0, /* success()/error() */
+    FPY_DID_COMPLETE = 1u << 0, /* success()/error() (accepted) */
     FPY_DID_ADD = 1u << 1,      /* add()/parallel()/loop()/repeat()/sync() */
-    FPY_DID_WAIT = 1u << 2      /* wait_external() */
+    FPY_DID_WAIT = 1u << 2      /* wait_external()/set_timeout()/set_cancel() */
 };
 
 struct fpy_exec;
@@ -47,15 +47,21 @@ struct fpy_exec;
 typedef struct fpy_steps
 {
     PyObject_HEAD
-    FutoInAsyncSteps* bsi;  /* NULL once closed */
-    PyObject* tool_obj;     /* roots of our Tool: the Tool object (owned) */
+    FutoInAsyncSteps* bsi;  /* NULL once closed (or its step ended) */
+    void** keep;            /* a handle kept past its callback: the slot of a
+                               stack() allocation of its step that points
+                               back here (py_steps.c: keep_track) */
+    PyObject* tool_obj;     /* roots of our Tool, and kept step handles of
+                               one: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
     struct fpy_exec* exec;  /* roots: the execution in progress, or NULL */
     PyObject* weakrefs;     /* weakref support */
     unsigned long exec_gen; /* roots: counts execute() calls */
     struct fpy_steps *next_root, *prev_root; /* roots of our Tool: its list */
     unsigned short kind;    /* FPY_STEP, FPY_ROOT (freed with us), FPY_BORROWED */
-    unsigned short did;     /* FPY_DID_* during the current callback */
+    unsigned short did;     /* FPY_DID_* during the current callback (a
+                               kept handle: since its callback started) */
+    unsigned short ended;   /* a kept handle whose step ended (bsi NULL) */
 } fpy_steps;
 
 /** ToolBase: one futoin_tool (one libuv loop). */
@@ -82,6 +88,8 @@ typedef struct fpy_tool
     PyObject* atimer;  /* its TimerHandle for libuv's next timer, or NULL */
     int afd;           /* libuv's backend fd it watches, or -1 */
     int ascheduled;    /* a pass is queued with call_soon */
+    size_t late;       /* late completions through kept handles whose step
+                          had ended, which the binding decided itself */
 } fpy_tool;
 
 /* ---- py_types.c: the two types ------------------------------------------ */
@@ -209,6 +217,8 @@ PyObject* fpy_hook(const char* name);
 
 /** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
 int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
+/** Dealloc of a kept step handle: its step must not point back to it. */
+void fpy_steps_unkeep(fpy_steps* s);
 /** Free the FTN12 root of `s` now (cancelling its flow); `s` is closed. */
 void fpy_steps_free_root(fpy_steps* s);
 void fpy_steps_clear(fpy_steps* s);
@@ -232,6 +242,9 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
 PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
+/** execute(unhandled=None, on_success=None): on_success(*values) gets the
+ * root's final values when the flow succeeds. */
+PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_success);
 /** execute(); the outcome goes into the asyncio future `fut`, whose done
  * callback `cb` is removed first. */
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
@@ -317,9 +330,23 @@ PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi);
  * there is none or no handle reaches the root. */
 PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
 /** Publish `value` (NULL or `missing`: remove); returns what the other
- * languages now see (a fresh object), or `missing`. */
+ * languages now see (a fresh object), `missing` when they see nothing, or
+ * `unreachable` when no handle reaches the root (nothing published). */
 PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
-                        PyObject* missing);
+                        PyObject* missing, PyObject* unreachable);
+/** True if a handle reaches the root of State `st` now. */
+PyObject* fpy_state_reachable(PyObject* st);
+/** error_info / last_exception / async_stack of the flow of State `st`,
+ * read through its handle as the accessors read them; None when no handle
+ * reaches the root. */
+PyObject* fpy_state_error(PyObject* st, PyObject* key);
+/** The State of the flow of `bsi` if it exists (borrowed), else NULL;
+ * never creates it. Loop thread. */
+PyObject* fpy_state_peek(FutoInAsyncSteps* bsi);
+/** error_info, last_exception of the last error of `bsi`'s root (the
+ * accessors' values). */
+PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi);
+PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi);
 /** add_foreign(language, module, function): futoin_host_add(). */
 PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
                           PyObject* function);

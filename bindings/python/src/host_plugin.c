@@ -12,9 +12,13 @@
  *  - else dlopen() libpython (FUTOIN_LIBPYTHON, or the one the package was
  *    built for) with RTLD_GLOBAL, so that extension modules imported
  *    later (futoin_async._core itself, which like every Debian extension
- *    module does not link libpython) find its symbols, and start it with
- *    Py_InitializeEx(0): no signal handlers (the host program owns them;
- *    a JVM in the process needs SIGSEGV for itself);
+ *    module does not link libpython) find its symbols, and start it as
+ *    Py_InitializeEx(0) does: no signal handlers (the host program owns
+ *    them; a JVM in the process needs SIGSEGV for itself), but through
+ *    Py_InitializeFromConfig(), which returns why CPython cannot start (a
+ *    broken PYTHONHOME) where Py_InitializeEx() would exit the process:
+ *    start() then fails (InvalidRequest naming why), now and for good,
+ *    and the host program and its other languages go on;
  *
  * then imports futoin_async (the package this plug-in ships in is added
  * to sys.path when it is not importable otherwise) and forwards to the
@@ -31,9 +35,13 @@
  * finalised: extension modules cannot be initialised twice in a process,
  * so a later start() attaches to it again.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+/* Python.h for the layout of PyConfig and PyStatus only (and first, as
+ * it wants): the plug-in links no libpython, it calls what it needs
+ * through dlsym() and checks that the loaded libpython is the version it
+ * was built for before it hands it a PyConfig. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
 #include "py_host_export.h"
 
 #include <dlfcn.h>
@@ -58,7 +66,6 @@ PLUGIN_EXPORT int python_host_counters(int* starts, int* stops, int* live);
 typedef struct py_fns
 {
     int (*IsInitialized)(void);
-    void (*InitializeEx)(int);
     int (*GILState_Ensure)(void);
     void (*GILState_Release)(int);
     void* (*Eval_SaveThread)(void);
@@ -74,10 +81,26 @@ typedef struct py_fns
     int (*Run_SimpleString)(const char*);
 } py_fns;
 
+/* Starting CPython without letting it end the process: Py_InitializeEx()
+ * calls exit(1) when the interpreter cannot start (a broken PYTHONHOME, a
+ * missing standard library); Py_InitializeFromConfig() returns why. The
+ * config is the one Py_InitializeEx() uses (the "compat" config: the
+ * PYTHON* variables apply, no locale coercion), without signal handlers. */
+typedef struct py_init_fns
+{
+    const unsigned long* Version;
+    void (*Config_Init)(PyConfig*);
+    PyStatus (*InitializeFromConfig)(const PyConfig*);
+    void (*Config_Clear)(PyConfig*);
+    int (*Status_Exception)(PyStatus);
+} py_init_fns;
+
 static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 static py_fns py;
 static const fpy_host_export* core; /* _core's table, once imported */
 static int started;                 /* start()s not yet stopped */
+static char start_failed[768];      /* why CPython could not start: for
+                                       good (it cannot be tried again) */
 
 static int load_fns(void* lib, char* err, size_t errlen)
 {
@@ -88,7 +111,6 @@ static int load_fns(void* lib, char* err, size_t errlen)
     } names[] = {
 #define F(n, f) {n, offsetof(py_fns, f)}
             F("Py_IsInitialized", IsInitialized),
-            F("Py_InitializeEx", InitializeEx),
             F("PyGILState_Ensure", GILState_Ensure),
             F("PyGILState_Release", GILState_Release),
             F("PyEval_SaveThread", Eval_SaveThread),
@@ -115,6 +137,72 @@ static int load_fns(void* lib, char* err, size_t errlen)
         memcpy((char*)&py + names[i].off, &p, sizeof(p));
     }
     return FUTOIN_OK;
+}
+
+static int load_init_fns(void* lib, py_init_fns* f, char* err, size_t errlen)
+{
+    void* p;
+    f->Version = dlsym(lib, "Py_Version");
+    if (!f->Version) {
+        snprintf(err, errlen, "python: the loaded libpython is older than "
+                 "CPython 3.11 (this plug-in is built for %d.%d)",
+                 PY_MAJOR_VERSION, PY_MINOR_VERSION);
+        return FUTOIN_EINVAL;
+    }
+    if ((*f->Version >> 16) != ((unsigned long)PY_VERSION_HEX >> 16)) {
+        snprintf(err, errlen, "python: the loaded libpython is CPython %lu.%lu, "
+                 "this plug-in (and futoin_async) is built for %d.%d",
+                 *f->Version >> 24, (*f->Version >> 16) & 0xff,
+                 PY_MAJOR_VERSION, PY_MINOR_VERSION);
+        return FUTOIN_EINVAL;
+    }
+    /* the config of Py_InitializeEx(), exported though private; the
+     * public python config coerces the C locale of the whole process */
+    p = dlsym(lib, "_PyConfig_InitCompatConfig");
+    if (!p) {
+        p = dlsym(lib, "PyConfig_InitPythonConfig");
+    }
+    memcpy(&f->Config_Init, &p, sizeof(p));
+    p = dlsym(lib, "Py_InitializeFromConfig");
+    memcpy(&f->InitializeFromConfig, &p, sizeof(p));
+    p = dlsym(lib, "PyConfig_Clear");
+    memcpy(&f->Config_Clear, &p, sizeof(p));
+    p = dlsym(lib, "PyStatus_Exception");
+    memcpy(&f->Status_Exception, &p, sizeof(p));
+    if (!f->Config_Init || !f->InitializeFromConfig || !f->Config_Clear
+        || !f->Status_Exception) {
+        snprintf(err, errlen, "python: the loaded libpython lacks the "
+                 "PyConfig API");
+        return FUTOIN_EINVAL;
+    }
+    return FUTOIN_OK;
+}
+
+/* Py_InitializeEx(0), returning why it failed instead of exiting. */
+static int initialize(void* lib, char* err, size_t errlen)
+{
+    py_init_fns f;
+    PyConfig config;
+    PyStatus st;
+    if (load_init_fns(lib, &f, err, errlen) != FUTOIN_OK) {
+        return FUTOIN_EINVAL;
+    }
+    f.Config_Init(&config);
+    config.install_signal_handlers = 0; /* the host program owns them */
+    st = f.InitializeFromConfig(&config);
+    f.Config_Clear(&config);
+    if (!f.Status_Exception(st)) {
+        return FUTOIN_OK;
+    }
+    if (st.err_msg) {
+        snprintf(err, errlen, "python: cannot start CPython: %s%s%s (check "
+                 "PYTHONHOME and PYTHONPATH)", st.func ? st.func : "",
+                 st.func ? ": " : "", st.err_msg);
+    } else {
+        snprintf(err, errlen, "python: cannot start CPython: it asked to exit "
+                 "with status %d", st.exitcode);
+    }
+    return FUTOIN_EINVAL;
 }
 
 /* "<prefix><ExceptionType>: <text>" of the pending Python exception. */
@@ -174,7 +262,7 @@ static void package_parent(char* out, size_t len)
         }
     }
     if (strlen(path) < len && !strpbrk(path, "'\\\n")) {
-        strcpy(out, path);
+        memcpy(out, path, strlen(path) + 1);
     }
 }
 
@@ -265,7 +353,13 @@ static int start_python(char* err, size_t errlen)
         return FUTOIN_EINVAL;
     }
     if (!py.IsInitialized()) {
-        py.InitializeEx(0); /* no signal handlers */
+        rc = initialize(lib, err, errlen); /* no signal handlers */
+        if (rc != FUTOIN_OK) {
+            /* a half-started interpreter cannot be started again: every
+             * later start() fails the same way, other languages go on */
+            snprintf(start_failed, sizeof(start_failed), "%s", err);
+            return rc;
+        }
         rc = import_core(err, errlen);
         /* the loop thread keeps its thread state; the GIL is taken per
          * callback */
@@ -282,7 +376,10 @@ static int host_start(futoin_tool* tool, char* err, size_t errlen)
 {
     int rc = FUTOIN_OK;
     pthread_mutex_lock(&mx);
-    if (!core) {
+    if (start_failed[0]) {
+        snprintf(err, errlen, "%s", start_failed);
+        rc = FUTOIN_EINVAL;
+    } else if (!core) {
         rc = start_python(err, errlen);
     }
     if (rc == FUTOIN_OK) {

@@ -278,6 +278,10 @@ PyObject* fpy_promise(fpy_steps* s)
     if (!t || s->kind != FPY_ROOT) {
         return fpy_invalid_state("promise(): not a root of this library's Tool");
     }
+    if (!s->bsi || !t->tool) {
+        return fpy_invalid_state("promise(): the root is closed (freed, or its "
+                                 "Tool closed)");
+    }
     if (!(get_loop = fpy_hook("get_running_loop"))) {
         return NULL;
     }

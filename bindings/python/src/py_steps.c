@@ -10,12 +10,15 @@
  * the trampolines keep one spare object (as_cache) and reuse it whenever
  * the step did not keep a reference to its `asi`.
  *
- * "error() raises": asi.error() calls handle_error, then raises the error's
- * exception marked as handled, which the trampoline swallows; break_loop()
- * and continue_loop() raise a private BaseException the same way. Any other
- * exception becomes InternalError with its text in error_info and the
+ * "error() raises": asi.error() calls handle_error (the code's exception
+ * as last_exception), then leaves the calling code with the private Unwind,
+ * a BaseException that `except Exception`/`except FutoInError` in step
+ * code do not stop and the trampoline swallows; break_loop() and
+ * continue_loop() raise it the same way. Any other exception becomes its
+ * FutoInError code, or InternalError with its text in error_info, and the
  * exception itself as last_exception. KeyboardInterrupt and SystemExit
- * cancel the root and are re-raised from run() (py_gil.c keeps them).
+ * cancel the root and are re-raised from run() (py_gil.c keeps them); in a
+ * flow hosted by another language they fail the step (on_fatal).
  *
  * Misuse is raised at the call site: calls that only a step's own callback
  * may make are checked against the handle whose callback runs now
@@ -52,6 +55,7 @@ typedef struct fpy_exec
     int refs;
     int settled;
     PyObject* unhandled;  /* the user's unhandled(code, info, last), or NULL */
+    PyObject* on_success; /* the user's on_success(*values), or NULL */
     PyObject* on_result;  /* on_result(exc, value), or NULL */
     int mode;             /* what on_result is: EXEC_CALL, EXEC_FUTURE, EXEC_AWAITER */
     PyObject* fut_cb;     /* EXEC_FUTURE: the future's done callback */
@@ -66,11 +70,14 @@ static PyObject* state_type;     /* State(dict) */
 static PyObject* make_error;     /* make_error(code, info) -> FutoInError */
 static PyObject* flow_error;     /* flow_error(code, info, last) -> exception */
 static PyObject* cancelled_type; /* CancelledError */
-static PyObject* loopctl_type;   /* the private break/continue exception */
+static PyObject* unwind_type;    /* the private exception error(),
+                                    break_loop(), continue_loop() raise */
+static PyObject* error_type;     /* FutoInError */
 static PyObject* await_step;     /* await_step(asi, awaitable) */
 static PyObject* invalid_state;  /* InvalidStateError */
 static PyObject* future_type;    /* asyncio.Future */
 static PyObject* as_cache;       /* one spare step object */
+static const FutoInAsyncStepsAPI* root_api; /* the table of our roots */
 
 static PyObject* hook(PyObject* hooks, const char* name)
 {
@@ -91,11 +98,13 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     PyObject* me = hook(hooks, "make_error");
     PyObject* fe = hook(hooks, "flow_error");
     PyObject* ct = hook(hooks, "CancelledError");
-    PyObject* lc = hook(hooks, "LoopControl");
+    PyObject* lc = hook(hooks, "Unwind");
+    PyObject* fe2 = hook(hooks, "FutoInError");
     PyObject* aw = hook(hooks, "await_step");
     PyObject* is = hook(hooks, "InvalidStateError");
     PyObject* ft = hook(hooks, "Future");
-    if (!me || !fe || !ct || !lc || !aw || !is || !ft) {
+    if (!me || !fe || !ct || !lc || !aw || !is || !ft || !fe2) {
+        Py_XDECREF(fe2);
         Py_XDECREF(ft);
         Py_XDECREF(me);
         Py_XDECREF(fe);
@@ -110,10 +119,11 @@ int fpy_set_types(PyObject* state_cls, PyObject* hooks)
     Py_XSETREF(make_error, me);
     Py_XSETREF(flow_error, fe);
     Py_XSETREF(cancelled_type, ct);
-    Py_XSETREF(loopctl_type, lc);
+    Py_XSETREF(unwind_type, lc);
     Py_XSETREF(await_step, aw);
     Py_XSETREF(invalid_state, is);
     Py_XSETREF(future_type, ft);
+    Py_XSETREF(error_type, fe2);
     return 0;
 }
 
@@ -214,12 +224,69 @@ static PyObject* as_new(FutoInAsyncSteps* bsi)
     return (PyObject*)s;
 }
 
+/* A handle kept past its callback (by a timer, a worker, a closure) must
+ * never call through its FutoInAsyncSteps* once the step has ended: the
+ * record is pooled and, after its quarantine, serves another step, so a
+ * late success() would complete that one, and a tool freed by close()
+ * takes the records with it. The handle therefore anchors a small stack()
+ * allocation to its step whose cleanup, run by the runtime when the step's
+ * frame ends (completion, timeout, cancel, root freed, tool closed), marks
+ * the handle ended and drops the pointer. It holds the GIL meanwhile, so a
+ * worker that holds the GIL while it completes the step sees either the
+ * live record or an ended handle. */
+static void keep_cleanup(void* slot)
+{
+    fpy_gil g;
+    fpy_steps* s;
+    fpy_gil_enter(&g);
+    s = *(fpy_steps**)slot;
+    if (s) {
+        s->keep = NULL;
+        s->bsi = NULL;
+        s->ended = 1;
+    }
+    fpy_gil_leave(&g);
+}
+
+static void keep_track(fpy_steps* s)
+{
+    fpy_steps** slot;
+    fpy_tool* t;
+    if (s->keep || !s->bsi || !futoin_wrap_is_ours(s->bsi)
+        || !s->bsi->api->is_same_thread(s->bsi)) {
+        return;
+    }
+    fpy_check_begin();
+    slot = s->bsi->api->stack(s->bsi, sizeof(*slot), keep_cleanup);
+    --fpy_T.expect;
+    fpy_T.misused = 0; /* refused (the step ended): nothing to anchor */
+    if (!slot) {
+        return;
+    }
+    *slot = s;
+    s->keep = (void**)slot;
+    if (!s->tool_obj && (t = fpy_tool_find(futoin_async_tool(s->bsi))) != NULL) {
+        s->tool_obj = Py_NewRef((PyObject*)t); /* counts its late completions */
+    }
+}
+
+void fpy_steps_unkeep(fpy_steps* s)
+{
+    if (s->keep) {
+        *s->keep = NULL; /* the runtime frees the slot with the step */
+        s->keep = NULL;
+    }
+}
+
 static void as_done(PyObject* o)
 {
     if (Py_REFCNT(o) == 1 && !as_cache && Py_TYPE(o) == step_type) {
         ((fpy_steps*)o)->bsi = NULL; /* a cached object refers to nothing */
         as_cache = o;
         return;
+    }
+    if (Py_REFCNT(o) > 1) {
+        keep_track((fpy_steps*)o); /* kept by the step's code */
     }
     Py_DECREF(o);
 }
@@ -241,6 +308,7 @@ int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
         PyErr_NoMemory();
         return -1;
     }
+    root_api = s->bsi->api;
     s->kind = FPY_ROOT;
     s->tool_obj = Py_NewRef(tool_obj);
     s->tool = tool;
@@ -286,6 +354,7 @@ void fpy_steps_free_root(fpy_steps* s)
 /* Dealloc: free an owned root (which releases what it still holds). */
 void fpy_steps_clear(fpy_steps* s)
 {
+    fpy_steps_unkeep(s);
     fpy_steps_free_root(s);
     Py_CLEAR(s->tool_obj);
 }
@@ -321,6 +390,11 @@ PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int own,
         s->tool_obj = Py_NewRef(tool);
         s->tool = NULL; /* a wrapped root is not kept alive by execute() */
     }
+    if (!own && b->api != root_api) {
+        /* a step or parallel() handle of ours (a root's handle lives as
+         * long as the root: an anchor per wrap() would pile up on it) */
+        keep_track(s);
+    }
     return o;
 }
 
@@ -340,6 +414,49 @@ static void on_fatal(FutoInAsyncSteps* bsi)
     if (tool && fpy_in_run()) {
         uv_stop(futoin_tool_uv_loop(tool));
     }
+}
+
+/* A flow that no Python run() drives, on a tool Python did not make: a
+ * program in another language hosts it (the plug-in), and no run() is
+ * there to re-raise KeyboardInterrupt/SystemExit. */
+static int hosted_elsewhere(FutoInAsyncSteps* bsi)
+{
+    return !fpy_in_run() && !fpy_tool_find(futoin_async_tool(bsi));
+}
+
+/* KeyboardInterrupt / SystemExit in a step of a flow hosted by another
+ * language: the step fails with InternalError, its info naming the
+ * exception ("SystemExit: 3", "KeyboardInterrupt") and the exception as
+ * last_exception. Neither the process nor the flow is ended here: what an
+ * interrupt means is the host program's to decide. */
+static void fail_fatal(FutoInAsyncSteps* bsi)
+{
+    PyObject *t, *v, *tb, *text = NULL, *info;
+    FutoInBinaryValue ex;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb && v) {
+        PyException_SetTraceback(v, tb);
+    }
+    text = v ? PyObject_Str(v) : NULL;
+    if (text && PyUnicode_GET_LENGTH(text) > 0) {
+        info = PyUnicode_FromFormat("%s: %U", ((PyTypeObject*)t)->tp_name, text);
+    } else {
+        info = PyUnicode_FromString(((PyTypeObject*)t)->tp_name);
+    }
+    PyErr_Clear();
+    if (v) {
+        fpy_set_custom(&ex, v);
+        futoin_wrap_set_last_exception(bsi, &ex);
+    }
+    bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                           info ? PyUnicode_AsUTF8(info) : "KeyboardInterrupt or SystemExit");
+    PyErr_Clear();
+    Py_XDECREF(info);
+    Py_XDECREF(text);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
 }
 
 /* A str without NUL as UTF-8 (borrowed from `o`), or NULL. */
@@ -364,11 +481,15 @@ static void on_exception(FutoInAsyncSteps* bsi)
     const char* cinfo = NULL;
 
     if (fpy_is_fatal()) {
-        on_fatal(bsi);
+        if (hosted_elsewhere(bsi)) {
+            fail_fatal(bsi);
+        } else {
+            on_fatal(bsi);
+        }
         return;
     }
-    if (loopctl_type && PyErr_ExceptionMatches(loopctl_type)) {
-        PyErr_Clear(); /* break_loop()/continue_loop(): the runtime knows */
+    if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
+        PyErr_Clear(); /* error()/break_loop()/continue_loop(): the runtime knows */
         return;
     }
     PyErr_Fetch(&t, &v, &tb);
@@ -376,14 +497,7 @@ static void on_exception(FutoInAsyncSteps* bsi)
     if (tb && v) {
         PyException_SetTraceback(v, tb);
     }
-    if (v && PyObject_HasAttrString(v, "_handled")) {
-        PyObject* h = PyObject_GetAttrString(v, "_handled");
-        int handled = h && PyObject_IsTrue(h) == 1;
-        Py_XDECREF(h);
-        PyErr_Clear();
-        if (handled) {
-            goto out; /* asi.error() already called handle_error */
-        }
+    if (v && error_type && PyObject_TypeCheck(v, (PyTypeObject*)error_type)) {
         code = PyObject_GetAttrString(v, "code");
         info = PyObject_GetAttrString(v, "info");
         PyErr_Clear();
@@ -411,7 +525,6 @@ static void on_exception(FutoInAsyncSteps* bsi)
         futoin_wrap_set_last_exception(bsi, &ex);
     }
     bsi->api->handle_error(bsi, ccode, cinfo);
-out:
     PyErr_Clear();
     Py_XDECREF(code);
     Py_XDECREF(info);
@@ -425,8 +538,10 @@ out:
  * callbacks): fatal ones are kept for run(), others printed. */
 static void on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn)
 {
-    if (fpy_is_fatal()) {
+    if (fpy_is_fatal() && !hosted_elsewhere(bsi)) {
         on_fatal(bsi);
+    } else if (unwind_type && PyErr_ExceptionMatches(unwind_type)) {
+        PyErr_Clear(); /* error() there: the runtime has it (or refused it) */
     } else {
         PyErr_WriteUnraisable(fn);
     }
@@ -473,8 +588,9 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
     }
     if (s->did) {
         const char* what = (s->did & FPY_DID_COMPLETE) ? "success()/error()"
-                           : (s->did & FPY_DID_WAIT)   ? "wait_external()"
-                                                       : "add()";
+                           : (s->did & FPY_DID_WAIT)
+                                   ? "wait_external()/set_timeout()/set_cancel()"
+                                   : "add()";
         PyErr_Format(PyExc_TypeError,
                      "a step returned %.60R after it called %s: return a "
                      "value only instead of completing the step otherwise",
@@ -494,8 +610,6 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
 
 /* What follows `asi` in the call; built after the GIL is taken. */
 enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
-
-static void sync_error_state(FutoInAsyncSteps* bsi);
 
 /* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
  * (in_flow: its exceptions and return value go to the flow) or a cancel
@@ -528,7 +642,6 @@ static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
         }
         break;
     case EXTRA_CODE:
-        sync_error_state(bsi);
         if (!(stack[n] = PyUnicode_FromString(code ? code : ""))) {
             goto fail;
         }
@@ -794,7 +907,7 @@ static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 }
 
 /* error_info of the last error (str), or None. */
-static PyObject* error_info_of(FutoInAsyncSteps* bsi)
+PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi)
 {
     const char* info = futoin_wrap_error_info(bsi);
     if (info) {
@@ -804,7 +917,7 @@ static PyObject* error_info_of(FutoInAsyncSteps* bsi)
 }
 
 /* The Python exception of the last error, else its code, else None. */
-static PyObject* last_exception_of(FutoInAsyncSteps* bsi)
+PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi)
 {
     PyObject* o = fpy_custom_of(futoin_wrap_last_exception(bsi));
     const char* code;
@@ -826,6 +939,7 @@ static void exec_unref(fpy_exec* e)
         return;
     }
     Py_XDECREF(e->unhandled);
+    Py_XDECREF(e->on_success);
     Py_XDECREF(e->on_result);
     Py_XDECREF(e->fut_cb);
     PyMem_Free(e);
@@ -878,7 +992,7 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
     PyObject* value = NULL;
     int n = 0;
     fpy_gil_enter(&g);
-    if (e->on_result) {
+    if (e->on_result || e->on_success) {
         for (; args && n < 4 && args->args[n].type; ++n) {
             if (!(v[n] = futoin_py_from_binval(&args->args[n]))) {
                 break;
@@ -887,16 +1001,35 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
         if (PyErr_Occurred()) {
             PyErr_Clear();
         }
-        if (n == 1) {
-            value = v[0];
-        } else if (n > 1) {
-            value = PyTuple_New(n);
-            for (int i = 0; i < n; ++i) {
-                if (value) {
-                    PyTuple_SET_ITEM(value, i, v[i]);
-                } else {
-                    Py_DECREF(v[i]);
-                }
+    }
+    if (e->on_success && !e->settled) {
+        /* the root's values, without run(): on_success(*values) */
+        PyObject* fn = e->on_success;
+        PyObject* res;
+        e->on_success = NULL; /* once */
+        res = PyObject_Vectorcall(fn, v, (size_t)n, NULL);
+        if (res) {
+            Py_DECREF(res);
+        } else {
+            on_callback_exception(bsi, fn);
+        }
+        Py_DECREF(fn);
+    }
+    if (!e->on_result) {
+        for (int i = 0; i < n; ++i) {
+            Py_DECREF(v[i]);
+        }
+        n = 0;
+    }
+    if (n == 1) {
+        value = v[0];
+    } else if (n > 1) {
+        value = PyTuple_New(n);
+        for (int i = 0; i < n; ++i) {
+            if (value) {
+                PyTuple_SET_ITEM(value, i, v[i]);
+            } else {
+                Py_DECREF(v[i]);
             }
         }
     }
@@ -914,8 +1047,8 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
     fpy_gil g;
     PyObject *res = NULL, *ei, *le, *exc = NULL;
     fpy_gil_enter(&g);
-    ei = error_info_of(bsi);
-    le = last_exception_of(bsi);
+    ei = fpy_error_info_of(bsi);
+    le = fpy_last_exception_of(bsi);
     if (!ei || !le) {
         PyErr_Clear();
     } else if (e->unhandled) {
@@ -1023,25 +1156,44 @@ static PyObject* state_dict(FutoInAsyncSteps* bsi)
                                    st_cleanup);
 }
 
-/* Mirror error_info / last_exception into the Python state (spec §1.7). */
-static void sync_error_state(FutoInAsyncSteps* bsi)
+PyObject* fpy_state_peek(FutoInAsyncSteps* bsi)
 {
-    PyObject* d = state_dict(bsi);
-    PyObject *ei, *le;
-    if (!d) {
+    if (!futoin_wrap_is_ours(bsi)) {
+        return NULL;
+    }
+    return bsi->api->stateVariable(bsi, NULL, "python.state", NULL, NULL);
+}
+
+/* Values assigned to the flow's State where no handle reached the shared
+ * store (a State kept from a step, written from a timer) are published
+ * through `bsi`, a handle of the flow, before it completes. Loop thread. */
+static void flush_state(FutoInAsyncSteps* bsi)
+{
+    static PyObject *s_pending, *s_flush;
+    PyObject *d, *pending, *r;
+    FutoInAsyncSteps* prev;
+    if (!s_pending && (!(s_pending = PyUnicode_InternFromString("_pending"))
+                       || !(s_flush = PyUnicode_InternFromString("_flush")))) {
         PyErr_Clear();
         return;
     }
-    ei = error_info_of(bsi);
-    le = last_exception_of(bsi);
-    if (ei) {
-        PyDict_SetItemString(d, "error_info", ei);
-        Py_DECREF(ei);
+    d = fpy_state_peek(bsi);
+    pending = d ? PyObject_GetAttr(d, s_pending) : NULL;
+    if (!pending) {
+        PyErr_Clear();
+        return;
     }
-    if (le) {
-        PyDict_SetItemString(d, "last_exception", le);
-        Py_DECREF(le);
+    if (PyObject_IsTrue(pending) == 1) {
+        prev = fpy_T.cur;
+        fpy_T.cur = bsi; /* State reaches the store through this handle */
+        r = PyObject_CallMethodNoArgs(d, s_flush);
+        fpy_T.cur = prev;
+        if (!r) {
+            PyErr_WriteUnraisable(d);
+        }
+        Py_XDECREF(r);
     }
+    Py_DECREF(pending);
     PyErr_Clear();
 }
 
@@ -1050,11 +1202,37 @@ static void sync_error_state(FutoInAsyncSteps* bsi)
 static int live(fpy_steps* s)
 {
     if (!s->bsi) {
-        fpy_invalid_state("the AsyncSteps handle is closed (its step finished "
-                          "or its root was freed)");
+        fpy_invalid_state(s->ended ? "the AsyncSteps handle is closed: its step "
+                                     "ended (completed, timed out, cancelled, "
+                                     "or its root or tool went away)"
+                                   : "the AsyncSteps handle is closed (its step "
+                                     "finished or its root was freed)");
         return 0;
     }
     return 1;
+}
+
+/* success()/error() through a kept handle whose step ended (bsi NULL): a
+ * late completion if the step waited and this handle had not completed it
+ * (its timeout, a cancel of its flow, or close() of its tool won: False,
+ * counted, from any thread); misuse otherwise (a second completion, or a
+ * step that completed by returning or ran sub-steps). */
+static PyObject* complete_ended(fpy_steps* s, const char* what)
+{
+    if (s->ended && (s->did & FPY_DID_WAIT) && !(s->did & FPY_DID_COMPLETE)) {
+        if (s->tool_obj && PyObject_TypeCheck(s->tool_obj, &fpy_tool_type)) {
+            ++((fpy_tool*)s->tool_obj)->late;
+        }
+        Py_RETURN_FALSE;
+    }
+    if (s->ended) {
+        return fpy_invalid_state("%s on a step that already %s", what,
+                                 (s->did & FPY_DID_COMPLETE)
+                                         ? "completed through this handle"
+                                         : "completed (or is not waiting)");
+    }
+    live(s);
+    return NULL;
 }
 
 /* The loop thread of the handle's tool? (foreign: its own answer) */
@@ -1148,6 +1326,19 @@ static int str_arg(PyObject* o, const char* what, const char** out)
     return 0;
 }
 
+/* An error code: a non-empty str without NUL (rule 4). */
+static int code_arg(PyObject* o, const char* what, const char** out)
+{
+    if (str_arg(o, what, out) < 0) {
+        return -1;
+    }
+    if (!**out) {
+        PyErr_Format(PyExc_ValueError, "%s must not be empty", what);
+        return -1;
+    }
+    return 0;
+}
+
 static int label_arg(PyObject* o, const char** out)
 {
     *out = NULL;
@@ -1222,6 +1413,9 @@ PyObject* fpy_parallel(fpy_steps* s, PyObject* eh)
     }
     s->did |= FPY_DID_ADD;
     o = obj_for(step_type, p, FPY_BORROWED);
+    if (o) {
+        keep_track((fpy_steps*)o); /* the caller keeps it by design */
+    }
     return o;
 }
 
@@ -1243,10 +1437,13 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
                                  code ? "error()" : "success()");
     }
     if (code) {
-        if (str_arg(code, "error(): code", &ccode) < 0
+        if (code_arg(code, "error(): code", &ccode) < 0
             || (info && info != Py_None && str_arg(info, "error(): info", &cinfo) < 0)) {
             return NULL;
         }
+    }
+    if (same_thread(s) && futoin_wrap_is_ours(s->bsi) && s->bsi->api->isValid(s->bsi)) {
+        flush_state(s->bsi);
     }
     /* The library decides at once, from any thread (a claim on the step):
      * 1 taken, 0 the step had already ended (a lost race, dropped
@@ -1268,7 +1465,9 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
         return fpy_invalid_state("%s refused: the step is not waiting",
                                  code ? "error()" : "success()");
     }
-    s->did |= FPY_DID_COMPLETE;
+    if (rc > 0) {
+        s->did |= FPY_DID_COMPLETE;
+    }
     return PyBool_FromLong(rc > 0);
 }
 
@@ -1276,8 +1475,7 @@ PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
     if (!s->bsi) {
-        live(s);
-        return NULL;
+        return complete_ended(s, "success()");
     }
     if (n > 4) {
         PyErr_Format(PyExc_TypeError,
@@ -1326,27 +1524,19 @@ PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
     return Py_NewRef(s);
 }
 
-/* The error's exception marked as handled: the trampoline that catches it
- * does not report it again. */
-static PyObject* handled_error(PyObject* code, PyObject* info)
-{
-    PyObject* exc = PyObject_CallFunctionObjArgs(make_error, code, info, NULL);
-    if (exc && PyObject_SetAttrString(exc, "_handled", Py_True) < 0) {
-        Py_CLEAR(exc);
-    }
-    return exc;
-}
-
-/* error(code, info=None): handle_error, then raise the error's exception.
- * Completing a waiting step from elsewhere returns True/False instead. */
+/* error(code, info=None): handle_error with the code's exception as
+ * last_exception, then leave the calling code with the private Unwind (a
+ * BaseException: `except Exception`/`except FutoInError` in step code do
+ * not stop it), which the trampoline drops. Completing a waiting step
+ * from elsewhere returns True/False instead. */
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
 {
     const char* ccode;
     const char* cinfo = NULL;
     FutoInBinaryValue ex;
     PyObject* exc;
-    if (!live(s)) {
-        return NULL;
+    if (!s->bsi) {
+        return complete_ended(s, "error()");
     }
     if (!info) {
         info = Py_None;
@@ -1354,13 +1544,13 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
     if (s->bsi != fpy_T.cur) {
         return complete_external(s, NULL, code, info);
     }
-    if (str_arg(code, "error(): code", &ccode) < 0) {
+    if (code_arg(code, "error(): code", &ccode) < 0) {
         return NULL;
     }
     if (info != Py_None && str_arg(info, "error(): info", &cinfo) < 0) {
         return NULL;
     }
-    exc = handled_error(code, info);
+    exc = PyObject_CallFunctionObjArgs(make_error, code, info, NULL);
     if (!exc) {
         return NULL;
     }
@@ -1373,7 +1563,7 @@ PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info)
         return NULL;
     }
     s->did |= FPY_DID_COMPLETE;
-    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    PyErr_SetObject(unwind_type, exc);
     Py_DECREF(exc);
     return NULL;
 }
@@ -1410,6 +1600,7 @@ PyObject* fpy_set_timeout(fpy_steps* s, PyObject* arg)
     if (fpy_check_end() < 0) {
         return NULL;
     }
+    s->did |= FPY_DID_WAIT;
     Py_RETURN_NONE;
 }
 
@@ -1424,6 +1615,7 @@ PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn)
     if (fpy_check_end() < 0) {
         return NULL;
     }
+    s->did |= FPY_DID_WAIT;
     Py_RETURN_NONE;
 }
 
@@ -1491,8 +1683,8 @@ PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
 
 /* break_loop()/continue_loop() leave the calling Python code as the JS
  * reference's break()/continue() do: the runtime is told first, then the
- * private LoopControl (a BaseException, so `except Exception` does not
- * catch it) unwinds to the trampoline, which drops it. */
+ * private Unwind (a BaseException, so `except Exception` does not catch
+ * it) unwinds to the trampoline, which drops it. */
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue)
 {
     const char* what = is_continue ? "continue_loop()" : "break_loop()";
@@ -1519,7 +1711,7 @@ PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue)
         return NULL;
     }
     s->did |= FPY_DID_COMPLETE;
-    PyErr_SetNone(loopctl_type);
+    PyErr_SetNone(unwind_type);
     return NULL;
 }
 
@@ -1573,6 +1765,20 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
     return execute(s, unhandled, on_result, EXEC_CALL, NULL);
+}
+
+PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_success)
+{
+    PyObject* r;
+    on_success = none_to_null(on_success);
+    if (check_callables("execute(unhandled=None, on_success=None)", on_success, NULL) < 0) {
+        return NULL;
+    }
+    r = execute(s, unhandled, NULL, EXEC_CALL, NULL);
+    if (r && on_success && s->exec) {
+        s->exec->on_success = Py_NewRef(on_success);
+    }
+    return r;
 }
 
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)
@@ -1673,11 +1879,12 @@ static void tr_posted_cancel(void* data)
 PyObject* fpy_cancel(fpy_steps* s)
 {
     int executing;
-    if (!live(s)) {
-        return NULL;
-    }
     if (s->kind != FPY_ROOT) {
-        return fpy_invalid_state("cancel() is for a root, not a step");
+        return live(s) ? fpy_invalid_state("cancel() is for a root, not a step")
+                       : NULL;
+    }
+    if (!s->bsi) {
+        Py_RETURN_FALSE; /* freed (or its tool closed): nothing executes */
     }
     if (!same_thread(s)) {
         futoin_tool* t = futoin_async_tool(s->bsi);
@@ -1770,19 +1977,22 @@ PyObject* fpy_state(fpy_steps* s)
         }
         return NULL;
     }
-    if (s->kind == FPY_ROOT) {
-        /* State reaches the shared store through its root outside steps */
-        static PyObject* s_rootref;
-        PyObject* ref;
-        if (!s_rootref && !(s_rootref = PyUnicode_InternFromString("_rootref"))) {
+    if (s->kind == FPY_ROOT || s->bsi != fpy_T.cur) {
+        /* Outside the flow's steps (a root, or a step's handle used from
+         * a timer) State reaches the shared store through this handle */
+        static PyObject *s_rootref, *s_stepref;
+        PyObject *name, *ref;
+        if (!s_rootref && (!(s_rootref = PyUnicode_InternFromString("_rootref"))
+                           || !(s_stepref = PyUnicode_InternFromString("_stepref")))) {
             return NULL;
         }
-        ref = PyObject_GetAttr(d, s_rootref);
+        name = s->kind == FPY_ROOT ? s_rootref : s_stepref;
+        ref = PyObject_GetAttr(d, name);
         if (!ref) {
             PyErr_Clear();
         } else if (!PyWeakref_Check(ref) || PyWeakref_GetObject(ref) != (PyObject*)s) {
             PyObject* w = PyWeakref_NewRef((PyObject*)s, NULL);
-            if (!w || PyObject_GenericSetAttr(d, s_rootref, w) < 0) {
+            if (!w || PyObject_GenericSetAttr(d, name, w) < 0) {
                 PyErr_Clear();
             }
             Py_XDECREF(w);
@@ -1824,14 +2034,14 @@ PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
 
 PyObject* fpy_error_info(fpy_steps* s)
 {
-    return live(s) && not_other_thread(s, "error_info") ? error_info_of(s->bsi)
+    return live(s) && not_other_thread(s, "error_info") ? fpy_error_info_of(s->bsi)
                                                         : NULL;
 }
 
 PyObject* fpy_last_exception(fpy_steps* s)
 {
     return live(s) && not_other_thread(s, "last_exception")
-                   ? last_exception_of(s->bsi)
+                   ? fpy_last_exception_of(s->bsi)
                    : NULL;
 }
 

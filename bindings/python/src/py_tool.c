@@ -491,8 +491,8 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 {
     fpy_timer* tm;
     PyObject* fn;
-    if (closed(t)) {
-        return NULL;
+    if (!t->tool) {
+        Py_RETURN_FALSE; /* close() dropped every pending call */
     }
     fn = PyDict_GetItemWithError(t->timers, key);
     if (!fn) {

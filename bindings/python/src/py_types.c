@@ -276,8 +276,8 @@ static PyObject* m_sync(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 static PyObject* m_execute(PyObject* self, PyObject* const* args,
                            Py_ssize_t nargs, PyObject* kwnames)
 {
-    PARSE("execute", 0, "unhandled");
-    return fpy_execute(S(self), a_[0], NULL);
+    PARSE("execute", 0, "unhandled", "on_success");
+    return fpy_execute_with(S(self), a_[0], a_[1]);
 }
 
 static PyObject* m__execute(PyObject* self, PyObject* arg)
@@ -411,9 +411,11 @@ static PyMethodDef steps_methods[] = {
       "Add a step that only calls success(*values). Returns self."),
     M("error", m_error, FC,
       "error($self, code, info=None)\n--\n\n"
-      "Fail the step with an FTN12 error code and raise its exception\n"
-      "(FutoInError or the standard code's subclass), which leaves the\n"
-      "step's code; the flow's error handlers take it from there.\n\n"
+      "Fail the step with an FTN12 error code, then leave the step's code\n"
+      "with a private BaseException that ``except Exception`` and\n"
+      "``except FutoInError`` do not stop (``finally`` runs); the flow's\n"
+      "error handlers, ``last_exception`` and run() get the code's\n"
+      "FutoInError (``futoin_async.errors.<code>``).\n\n"
       "Completing a waiting step from elsewhere (a timer, another thread)\n"
       "does not raise: it returns True if accepted, False if the step had\n"
       "already ended."),
@@ -446,10 +448,12 @@ static PyMethodDef steps_methods[] = {
       "sync($self, obj, step, onerror=None)\n--\n\n"
       "Add a step that runs inside a Mutex, Throttle or Limiter."),
     M("execute", m_execute, FC,
-      "execute($self, unhandled=None)\n--\n\n"
+      "execute($self, unhandled=None, on_success=None)\n--\n\n"
       "Start a root's flow on its tool's loop. ``unhandled(code, info,\n"
       "last_exception)`` gets an error no handler took; without it the\n"
-      "tool's run() raises that error."),
+      "tool's run() raises that error. ``on_success(*values)`` gets the\n"
+      "last step's values when the flow succeeds (run() returns the same);\n"
+      "neither runs for a cancelled flow."),
     M("_execute", m__execute, METH_O,
       "_execute($self, on_result, /)\n--\n\n"
       "execute(); ``on_result(exc, value)`` runs once when the flow ends."),
@@ -701,7 +705,8 @@ static PyObject* t_stats(PyObject* self, PyObject* unused)
         return NULL;
     }
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n}", "misuse", (Py_ssize_t)st.misuse,
-                         "late_completions", (Py_ssize_t)st.late_completions,
+                         "late_completions",
+                         (Py_ssize_t)(st.late_completions + t->late),
                          "live_roots", (Py_ssize_t)st.live_roots,
                          "live_steps", (Py_ssize_t)st.live_steps,
                          "pool_bytes", (Py_ssize_t)st.pool_bytes,

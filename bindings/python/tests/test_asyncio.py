@@ -102,15 +102,17 @@ def test_await_after_a_step_that_passed_values(loop_class):
 
 def test_cancel_flow_cancels_future(loop_class):
     async def main():
-        assert isinstance(asyncio.get_running_loop(), loop_class)
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, loop_class)
         tool = Tool()
-        fut = asyncio.get_running_loop().create_future()
-        root = AsyncSteps(tool).await_(fut)
+        fut, reached = loop.create_future(), loop.create_future()
+        root = AsyncSteps(tool).add(lambda asi: reached.set_result(None)).await_(fut)
         p = root.promise()
-        await asyncio.sleep(0.005)
+        await reached  # the flow runs: the await_() step takes `fut` next
         p.cancel()
-        await asyncio.sleep(0.005)
-        assert fut.cancelled()
+        with pytest.raises(asyncio.CancelledError):
+            await fut  # the event itself, no sleep-then-check
+        assert fut.cancelled() and p.cancelled()
     asyncio.run(main())
 
 
@@ -121,21 +123,23 @@ def test_cancel_awaiting_task_cancels_flow(loop_class):
         fut = asyncio.get_running_loop().create_future()
         cancelled = []
 
+        reached = asyncio.get_running_loop().create_future()
+
         def step(asi):
             asi.set_cancel(lambda asi: cancelled.append("flow"))
-            asi.add(lambda asi: asi.await_(fut))
+            asi.add(lambda asi: (reached.set_result(None), asi.await_(fut))[1])
         root = AsyncSteps(tool).add(step)
 
         async def waiter():
             return await root
         task = asyncio.create_task(waiter())
-        await asyncio.sleep(0.005)
+        await reached  # the flow waits for `fut` now
         assert not task.done() and not fut.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await asyncio.sleep(0.005)
-        assert fut.cancelled()
+        with pytest.raises(asyncio.CancelledError):
+            await fut  # the event itself, no sleep-then-check
         assert cancelled == ["flow"]
     asyncio.run(main())
 
@@ -183,7 +187,7 @@ def test_closing_the_tool_cancels_an_awaited_flow(loop_class):
         tool.close()  # the root still referenced here is freed too
         assert not root.is_valid()
         with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(fut, 5)
+            await fut
     asyncio.run(main())
 
 

@@ -60,16 +60,18 @@ def test_error_raises_and_handler(tool, trace):
     def step(asi):
         try:
             asi.error("MyError", "my info")
-        except FutoInError as e:
-            trace("raised", e.code, e.info)
-            raise
+        except FutoInError as e:  # not a FutoInError in the step: the unwind
+            trace("caught", e.code)
+        finally:
+            trace("left the step")
         trace("not reached")
     def onerror(asi, code):
         trace("onerror", code, asi.state.error_info, asi.state["error_info"])
         assert isinstance(asi.state.last_exception, FutoInError)
+        assert asi.state.last_exception.info == "my info"
         asi.success("recovered")
     assert AsyncSteps(tool).add(step, onerror).run() == "recovered"
-    assert trace == ["raised MyError my info", "onerror MyError my info my info"]
+    assert trace == ["left the step", "onerror MyError my info my info"]
 
 
 def test_raise_futoin_error_directly(tool):
@@ -288,6 +290,61 @@ def test_throttle_and_limiter(tool):
     lim.close()
 
 
+def run_contenders(tool, obj, n=3):
+    """n flows enter `obj` at once, each holding it until a timer; the
+    codes of the ones refused."""
+    codes = []
+
+    def hold(asi):
+        asi.wait_external()
+        tool.deferred(1, asi.success)
+
+    def refused(asi, code):
+        codes.append(code)
+        asi.success()
+    roots = [AsyncSteps(tool).add(lambda asi: asi.sync(obj, hold), refused)
+             for _ in range(n)]
+    for r in roots:
+        r.execute()
+    tool.run()
+    obj.close()
+    return codes
+
+
+def test_none_means_no_limit_or_the_default_in_sync_objects(tool, monkeypatch):
+    """Queue limits (max_queue, burst) take None for no limit; concurrent,
+    max, rate and period_ms take None for their default (before:
+    Limiter(burst=None) and most others were TypeError)."""
+    fast = dict(concurrent=5, rate=1, period_ms=1, tool=tool)
+    assert run_contenders(tool, Limiter(max_queue=0, **dict(fast, concurrent=1))) \
+        == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Limiter(max_queue=None, **dict(fast, concurrent=1))) == []
+    # burst: flows waiting for the rate (1 per ms here)
+    assert run_contenders(tool, Limiter(max_queue=None, burst=0, **fast)) \
+        == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Limiter(max_queue=None, burst=None, **fast)) == []
+    assert run_contenders(tool, Mutex(max_queue=0)) == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Mutex(max_queue=None)) == []
+    assert run_contenders(tool, Throttle(1, 1, max_queue=0, tool=tool)) == ["DefenseRejected"] * 2
+    assert run_contenders(tool, Throttle(1, 1, max_queue=None, tool=tool)) == []
+    # the others: None gives the library exactly what the default gives
+    made = []
+    for name in ("mutex", "throttle", "limiter"):
+        real = getattr(_core, f"futoin_bind_{name}_new")
+        monkeypatch.setattr(_core, f"futoin_bind_{name}_new",
+                            lambda *a, real=real: (made.append(a), real(*a))[1])
+    for default, with_none in (
+            (lambda: Mutex(), lambda: Mutex(None)),
+            (lambda: Throttle(3, tool=tool), lambda: Throttle(3, None, tool=tool)),
+            (lambda: Limiter(tool=tool), lambda: Limiter(None, 0, None, None, 0, tool=tool))):
+        default().close()
+        with_none().close()
+        assert made[-1] == made[-2]
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises((TypeError, ValueError)):
+            Limiter(burst=bad, tool=tool)
+
+
 def test_loop_on_other_thread_no_deadlock():
     tool = Tool()
     holder = []
@@ -300,10 +357,9 @@ def test_loop_on_other_thread_no_deadlock():
     root.execute()
     t = threading.Thread(target=tool.run)
     t.start()
-    assert ready.wait(5)
+    ready.wait()  # events and joins without deadlines: order only
     holder[0].success("from main")  # completes from another thread
-    t.join(5)
-    assert not t.is_alive()
+    t.join()
     assert holder[1] == "from main"
 
 
@@ -411,15 +467,18 @@ def test_finished_roots_are_released_before_the_loop_idles(tool):
     ref = weakref.ref(quick)
     del quick
 
+    waiting = []
+
     def wait(asi):
-        asi.wait_external()
-        tool.deferred(30, lambda: asi.success())
+        asi.wait_external()  # until completed below: no deadline
+        waiting.append(asi)
     slow = AsyncSteps(tool).add(wait)
     slow.execute()
     assert tool.executing == 2
     while ref() is not None:
         assert tool.run_nowait()  # the slow root keeps the loop busy
     assert done == ["quick"] and tool.executing == 1
+    assert waiting[0].success() is True
     tool.run()
     assert tool.executing == 0
 

@@ -146,6 +146,12 @@ def test_onerror_of_add_foreign_is_python(tool, cfrag):
     assert seen == [("FragmentError", "c")]
 
 
+def test_an_error_of_a_c_step_is_caught_by_its_code_class(tool, cfrag):
+    with pytest.raises(fa.errors.FragmentError) as ei:
+        run_flow(tool, ("c", cfrag, "fail"))
+    assert ei.value.code == "FragmentError" and ei.value.info == "c"
+
+
 def test_a_python_error_is_caught_by_a_c_handler(tool, cfrag, pymod):
     mod = pymod("pg_fail", """
         def fail(asi):
@@ -279,6 +285,19 @@ def test_a_value_another_language_wrote_wins(tool, cfrag):
     root.state.setdefault("from_c", "again")
     assert root.state.pop("from_c") == "again"
     assert root.state.get("from_c", 7) == 7
+
+
+def test_a_state_write_from_a_timer_reaches_the_next_c_step(tool, cfrag):
+    def wait(asi):
+        st = asi.state  # kept: no handle reaches the store from the timer
+        st["key"] = 1
+        asi.wait_external()
+
+        def later():
+            st["key"] = 7
+            asi.success()
+        tool.call_soon(later)
+    assert run_flow(tool, wait, ("c", cfrag, "read_state")) == 7
 
 
 def test_state_off_the_loop_thread_is_refused(tool):
@@ -430,7 +449,7 @@ def run_c_host(exe, tmp_path, module, function, source=None, **env):
         (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
     e = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent), **env)
     return subprocess.run([str(exe), module, function], capture_output=True, text=True,
-                          env=e, timeout=60)
+                          env=e)
 
 
 def test_a_c_program_runs_a_python_step_through_the_plugin(c_host, tmp_path):
@@ -467,3 +486,103 @@ def test_a_python_error_in_a_c_program_carries_the_python_frame(c_host, tmp_path
     lines = r.stdout.splitlines()
     assert lines[0] == "error InternalError: 20"
     assert lines[1] == f"  at python fails ({tmp_path / 'pg_c_host3.py'}:2)"
+
+
+@pytest.mark.parametrize("raise_it, info", [
+    ("raise SystemExit(3)", "SystemExit: 3"),
+    ("sys.exit('bye')", "SystemExit: bye"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+])
+def test_system_exit_or_interrupt_in_a_c_program_fails_the_step(c_host, tmp_path, raise_it,
+                                                               info):
+    """No Python run() is there to re-raise them: the step fails with
+    InternalError naming the exception (before: counted as a success), and
+    the C program decides what to do (here: it goes on and exits 0)."""
+    r = run_c_host(c_host, tmp_path, "pg_c_host_exit", "leave", f"""
+        import sys
+        def leave(asi, v):
+            {raise_it}
+    """)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"error InternalError: {info}", r.stdout
+    assert "value" not in r.stdout
+
+
+C_HOST_MIXED = r"""
+#include <futoin/async.h>
+#include <futoin/sys/ext.h>
+#include <futoin/sys/host.h>
+#include <stdio.h>
+#include <string.h>
+
+static const FutoInType ty_double = {FTN_TYPE_DOUBLE, NULL};
+static void give(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs o;
+    memset(&o, 0, sizeof(o));
+    o.arg0.type = o.arg1.type = &ty_double;
+    o.arg0.d = 3.0;
+    o.arg1.d = 4.0;
+    as->api->success(as, &o);
+}
+static void show(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    printf("%s value %g\n", (const char*)d, a->arg0.type ? a->arg0.d : -1.0);
+}
+static void on_error(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    printf("error %s: %s\n", code, futoin_async_ext(as)->error_info(as));
+}
+/* One flow: a step of `language` by name, then print what it gave. */
+static void flow(futoin_tool* tool, const char* language, const char* module,
+                 const char* function)
+{
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    as->api->add(as, NULL, give, NULL);
+    futoin_host_add(as, language, module, function);
+    as->api->add(as, (void*)language, show, NULL);
+    as->api->execute(as, NULL, on_error);
+    futoin_tool_run(tool);
+    as->api->free(as);
+}
+int main(int argc, char** argv)
+{
+    futoin_tool* tool;
+    futoin_tool_new(&tool, NULL);
+    flow(tool, "python", argv[1], argv[2]);
+    flow(tool, "c", "libm.so.6", "double hypot(double, double)");
+    flow(tool, "python", argv[1], argv[2]);
+    futoin_host_shutdown();
+    printf("exit\n");
+    return futoin_tool_free(tool);
+}
+"""
+
+
+def test_cpython_that_cannot_start_fails_the_step_not_the_program(tmp_path):
+    """A broken PYTHONHOME: Py_InitializeEx() would exit the C program with
+    status 1 (it did). The Python steps fail with InvalidRequest naming
+    why, now and later; the program's other steps go on."""
+    if not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    (tmp_path / "mixed.c").write_text(C_HOST_MIXED)
+    exe = tmp_path / "mixed"
+    subprocess.run(["cc", "-std=c11", "-O1", "-I", str(ROOT / "abi"), "-o", str(exe),
+                    str(tmp_path / "mixed.c"), str(PKG / "libfutoin_async.so.0"),
+                    f"-Wl,-rpath,{PKG}"], check=True)
+    (tmp_path / "pg_mixed.py").write_text("def half(asi, a, b):\n    return a / 2\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), FUTOIN_HOST_PATH=str(PLUGIN.parent))
+    ok = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
+                        env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines() == ["python value 1.5", "c value 5", "python value 1.5",
+                                      "exit"]
+    r = subprocess.run([str(exe), "pg_mixed", "half"], capture_output=True, text=True,
+                       env=dict(env, PYTHONHOME=str(tmp_path / "no-such-home")))
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    why = ("error InvalidRequest: python: cannot start CPython: init_fs_encoding: "
+           "failed to get the Python codec of the filesystem encoding")
+    assert lines[0].startswith(why) and "(adding pg_mixed.half)" in lines[0], lines
+    assert lines[1:] == ["c value 5", lines[0], "exit"], lines  # the same, later too

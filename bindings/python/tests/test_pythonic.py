@@ -111,7 +111,7 @@ def test_no_swig_internals_leak(tool):
 def test_stubtest_passes():
     pytest.importorskip("mypy")  # python3-mypy (listed in .ci/setup)
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "futoin_async"],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -138,7 +138,7 @@ def test_noreturn_and_result_typing(tmp_path):
     """))
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
                         "--cache-dir", str(tmp_path / "cache"), str(prog)],
-                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                       capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -182,6 +182,18 @@ def test_step_returning_a_value_and_completing_is_an_error(tool):
     with pytest.raises(FutoInError) as ei:
         AsyncSteps(tool).add(wait_and_return).run()
     assert isinstance(ei.value.__cause__, TypeError)
+
+    # set_timeout()/set_cancel() alone make the step wait too (rule 1, §1.3)
+    for wait in (lambda asi: asi.set_timeout(1000),
+                 lambda asi: asi.set_cancel(lambda asi: None)):
+        def waits_and_returns(asi, wait=wait):
+            wait(asi)
+            return 4
+        with pytest.raises(FutoInError) as ei:
+            AsyncSteps(tool).add(waits_and_returns).run()
+        assert ei.value.code == "InternalError"
+        assert isinstance(ei.value.__cause__, TypeError)
+        assert "set_timeout()/set_cancel()" in str(ei.value.__cause__)
 
 
 def test_async_def_step_is_awaited():

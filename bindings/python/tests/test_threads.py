@@ -2,8 +2,9 @@
 from a worker return whether the completion was accepted; other step
 methods from a worker raise RuntimeError.
 
-Every wait is bounded (join/Event timeouts, a flow timeout as a guard),
-so a regression fails instead of hanging the suite."""
+No wait has a wall-clock deadline (no join/Event timeouts, no flow
+timeout as a guard): the tests check order and counts, waiting for the
+event itself, so a loaded machine cannot make them fail."""
 import threading
 
 import pytest
@@ -22,8 +23,7 @@ def in_thread(fn, *args):
             box["e"] = e
     t = threading.Thread(target=run, daemon=True)
     t.start()
-    t.join(10)
-    assert not t.is_alive(), "the worker hangs"
+    t.join()
     if "e" in box:
         raise box["e"]
     return box.get("r")
@@ -35,8 +35,7 @@ def test_root_cancel_from_another_thread(tool, capfd):
     root = AsyncSteps(tool)
 
     def step(asi):
-        asi.set_timeout(5000)  # a guard: never reached when cancel works
-        asi.set_cancel(lambda asi: seen.append(threading.get_ident()))
+        asi.set_cancel(lambda asi: seen.append(threading.get_ident()))  # waits
         threading.Thread(target=root.cancel, daemon=True).start()
     root.add(step, lambda asi, code: seen.append(code))
     with pytest.raises(BaseException) as ei:  # CancelledError is one, as asyncio's
@@ -53,17 +52,15 @@ def test_root_cancel_from_the_main_thread_while_a_worker_runs_the_loop():
     root = AsyncSteps(tool)
 
     def step(asi):
-        asi.set_timeout(5000)
         asi.set_cancel(lambda asi: seen.append(threading.current_thread().name))
         started.set()
     root.add(step)
     root.execute(lambda code, info, last: seen.append(code))
     t = threading.Thread(target=tool.run, name="loop", daemon=True)
     t.start()
-    assert started.wait(10)
+    started.wait()
     root.cancel()  # the main thread is not the loop thread now
-    t.join(10)
-    assert not t.is_alive(), "run() hangs after a cross-thread cancel"
+    t.join()  # run() returns after a cross-thread cancel
     assert seen == ["loop"]
 
 
@@ -71,12 +68,12 @@ def test_success_and_error_from_a_worker_report_acceptance(tool, capfd):
     results = []
 
     def hand_off(asi):
-        asi.set_timeout(5000)
+        asi.wait_external()
         threading.Thread(target=lambda: results.append(asi.success("w")),
                          daemon=True).start()
 
     def fail_off(asi, v):
-        asi.set_timeout(5000)
+        asi.wait_external()
         threading.Thread(target=lambda: results.append(asi.error("MyError", "from worker")),
                          daemon=True).start()
     root = AsyncSteps(tool).add(hand_off).add(fail_off)
@@ -101,11 +98,11 @@ def test_completion_that_lost_the_race_returns_false(tool, capfd):
 
     def wait_for_worker(asi, code):
         kept.append(asi)
-        asi.set_timeout(5000)
+        asi.wait_external()
         go.set()
 
     def worker():
-        assert go.wait(10)
+        go.wait()
         late.append(kept[0].success("too late"))
         late.append(kept[0].error("TooLate"))
         late.append(kept[1].success("in time"))
@@ -113,7 +110,7 @@ def test_completion_that_lost_the_race_returns_false(tool, capfd):
     th.start()
     root = AsyncSteps(tool).add(wait_short, recover).add(wait_for_worker)
     assert root.run() == "in time"
-    th.join(10)
+    th.join()
     assert late == [False, False, True]
     assert capfd.readouterr().err == ""  # no misuse line for a lost race
     stats = tool.stats()
@@ -125,7 +122,7 @@ def test_other_step_methods_from_a_worker_raise(tool):
     kept = []
 
     def step(asi):
-        asi.set_timeout(5000)
+        asi.wait_external()
         kept.append(asi)
 
         def worker():
@@ -162,7 +159,7 @@ def test_call_soon_threadsafe(tool):
     root = AsyncSteps(tool)
 
     def step(asi):
-        asi.set_timeout(5000)
+        asi.wait_external()
         threading.Thread(target=lambda: tool.call_soon_threadsafe(
             lambda v: (got.append(threading.get_ident()), asi.success(v)), 7),
             daemon=True).start()
@@ -205,7 +202,7 @@ def test_accepted_means_the_completion_decided_the_step(tool, capfd):
         r.execute()
     tool.run()
     for t in workers:
-        t.join(10)
+        t.join()
     assert len(said) == n and len(got) == n
     for i in range(n):
         assert got[i] == (i if said[i] else "Timeout"), (i, said[i], got[i])
