@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Java binding with Debian's JDK 17 and nothing from the network:
-#   1. SWIG (-java, C mode) generates the JNI layer from futoin_java.i
-#   2. gen/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
+#   1. SWIG (-java, C mode) generates the JNI layer from interface/futoin_java.i
+#   2. interface/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
 #      the host plug-in libfutoin_host_java.so (polyglot flows, src/host_plugin.c)
@@ -67,10 +67,10 @@ mkdir -p "$out/gen/java/org/futoin/async" "$out/gen/c" "$out/classes" \
 # 1. SWIG
 swig -java -DSWIGWORDSIZE64 -I"$repo/abi" -I"$here/src" \
   -package org.futoin.async -outdir "$out/gen/java/org/futoin/async" \
-  -o "$out/gen/c/futoin_java_wrap.c" "$here/futoin_java.i"
+  -o "$out/gen/c/futoin_java_wrap.c" "$here/interface/futoin_java.i"
 
 # 2. Errors.java from the one X-macro list
-$CC -std=c11 -Wall -I"$repo/abi" "$here/gen/gen_errors.c" -o "$out/gen/gen_errors"
+$CC -std=c11 -Wall -I"$repo/abi" "$here/interface/gen_errors.c" -o "$out/gen/gen_errors"
 "$out/gen/gen_errors" >"$out/gen/java/org/futoin/async/Errors.java"
 # ... and the version (Version.binding()) from meson.build
 cat >"$out/gen/java/org/futoin/async/BuildInfo.java" <<EOF

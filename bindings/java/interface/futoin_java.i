@@ -39,7 +39,7 @@
 %rename(loopControl) fj_break;
 %rename("%(strip:[fj_])s") "";
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 /* The entry points, declared once (parsed by SWIG, compiled by C). */
 %include "fj_api.h"
