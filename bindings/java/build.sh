@@ -65,7 +65,7 @@ mkdir -p "$out/gen/java/org/futoin/async" "$out/gen/c" "$out/classes" \
          "$out/test-classes" "$out/native/$platform"
 
 # 1. SWIG
-swig -java -DSWIGWORDSIZE64 -I"$repo/abi" -I"$here/src" \
+swig -java -DSWIGWORDSIZE64 -I"$repo/abi" -I"$here/glue" \
   -package org.futoin.async -outdir "$out/gen/java/org/futoin/async" \
   -o "$out/gen/c/futoin_java_wrap.c" "$here/interface/futoin_java.i"
 
@@ -90,10 +90,10 @@ EOF
 cflags=(-std=c11 -O2 -g -fPIC -fvisibility=hidden -D_POSIX_C_SOURCE=200809L
         -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
         -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/src")
+        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/src")
 ldflags=(-Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack)
 $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
-  "$out/gen/c/futoin_java_wrap.c" "$here"/src/jni_*.c \
+  "$out/gen/c/futoin_java_wrap.c" "$here"/glue/jni_*.c "$here"/src/jni_*.c \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   "${ldflags[@]}" -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"

@@ -3,7 +3,7 @@
  *
  * The language-neutral part (version, error codes, sync objects) comes from
  * bindings/futoin_async.i. This file declares the entry points of the C
- * support code (src/futoin_java.h: trampolines, values, the Tool), which
+ * support code (glue/futoin_java.h: trampolines, values, the Tool), which
  * SWIG turns into `native` methods of the package-private class
  * org.futoin.async.FutoInNativeJNI, with the module class FutoInNative
  * forwarding to them. The idiomatic Java layer (java/org/futoin/async)

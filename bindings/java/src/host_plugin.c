@@ -223,7 +223,7 @@ static void exception_text(JNIEnv* env, const char* what, char* err,
 
 /* A thread this plug-in attached (or made the JVM on) is detached when it
  * ends: a thread that ends attached leaves the JVM a dead thread to wait
- * for. (The binding's own attachments do the same, src/jni_env.c.) */
+ * for. (The binding's own attachments do the same, glue/jni_env.c.) */
 static pthread_key_t detach_key;
 static pthread_once_t detach_once = PTHREAD_ONCE_INIT;
 

@@ -109,12 +109,12 @@ public final class AsyncSteps implements AutoCloseable {
      * through the handle are refused; null otherwise. Loop thread. */
     private String ended;
     /* A success() kept for the trampoline to apply when the callback
-     * returns (src/jni_steps.c, after_step): no values, or one small
+     * returns (glue/jni_steps.c, after_step): no values, or one small
      * scalar; saves a JNI down-call per step. Applied here first if any
      * other call reaches the runtime through this handle. */
     private long pending;
     private static final long PENDING_NONE = 0xFEL << 56;
-    /* The next step's handle, written by FutoInNative.chain() (src/jni_steps.c). */
+    /* The next step's handle, written by FutoInNative.chain() (glue/jni_steps.c). */
     @SuppressWarnings("unused")
     long chained;
     private static final long LOW56 = (1L << 56) - 1;

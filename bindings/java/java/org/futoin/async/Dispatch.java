@@ -1,7 +1,7 @@
 package org.futoin.async;
 
 /**
- * The up-calls of the C trampolines (src/jni_steps.c, src/jni_tool.c):
+ * The up-calls of the C trampolines (glue/jni_steps.c, glue/jni_tool.c):
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
  * no Java exception may travel back through C frames. A step's exceptions
  * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
