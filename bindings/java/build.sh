@@ -4,7 +4,7 @@
 #   2. interface/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
-#      the host plug-in libfutoin_host_java.so (polyglot flows, src/host_plugin.c)
+#      the host plug-in libfutoin_host_java.so (polyglot flows, host/host_plugin.c)
 #   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
 #      and the POM under META-INF/maven/; the POM also next to the jar; the
 #      javadoc jar (doclint warnings are errors)
@@ -90,17 +90,17 @@ EOF
 cflags=(-std=c11 -O2 -g -fPIC -fvisibility=hidden -D_POSIX_C_SOURCE=200809L
         -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
         -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/src")
+        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/host")
 ldflags=(-Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack)
 $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
-  "$out/gen/c/futoin_java_wrap.c" "$here"/glue/jni_*.c "$here"/src/jni_*.c \
+  "$out/gen/c/futoin_java_wrap.c" "$here"/glue/jni_*.c "$here"/host/jni_host.c \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   "${ldflags[@]}" -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
 # 3b. the host plug-in libfutoin_host_java.so (next to the jar it puts on
 #     the class path of the JVM it starts): links neither the JVM nor the
 #     runtime, both are in the process already or dlopen()ed
-$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/src/host_plugin.c" \
+$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/host/host_plugin.c" \
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar

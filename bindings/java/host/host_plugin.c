@@ -17,7 +17,7 @@
  * ends. Then org.futoin.async.Polyglot.hostTable() loads the binding into
  * that JVM (its NativeLoader binds the glue to the libfutoin_async already
  * in the process, never a second copy) and returns the binding's own
- * "java" host table (src/jni_host.c), to which start/resolve/stop are
+ * "java" host table (host/jni_host.c), to which start/resolve/stop are
  * forwarded. The calling thread (the loop thread) is attached to the JVM
  * once and detached when it ends (a thread-specific key's destructor; the
  * main thread of a program is never detached, the process ends with it).
