@@ -104,7 +104,7 @@ $CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/host/host_plu
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
-find "$here/java" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"
+find "$here/lib" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -Werror -d "$out/classes" @"$out/gen/sources.txt"
 mkdir -p "$out/classes/native/$platform" "$out/classes/META-INF/maven/org.futoin/futoin-async"
 cp "$out/native/$platform"/*.so* "$out/classes/native/$platform/"
@@ -124,7 +124,7 @@ cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
 rm -rf "$out/javadoc"
 "$JAVA_HOME/bin/javadoc" -encoding UTF-8 -docencoding UTF-8 -charset UTF-8 -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
-  -sourcepath "$here/java:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
+  -sourcepath "$here/lib:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
   || { cat "$out/gen/javadoc.log"; exit 1; }
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
 

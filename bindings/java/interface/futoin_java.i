@@ -6,7 +6,7 @@
  * support code (glue/futoin_java.h: trampolines, values, the Tool), which
  * SWIG turns into `native` methods of the package-private class
  * org.futoin.async.FutoInNativeJNI, with the module class FutoInNative
- * forwarding to them. The idiomatic Java layer (java/org/futoin/async)
+ * forwarding to them. The idiomatic Java layer (lib/org/futoin/async)
  * calls FutoInNative; nothing generated is public.
  *
  * Handles cross as Java `long` (jlong); strings that reach C as C strings
