@@ -10,7 +10,7 @@
  * One JVM per process: the "no JVM" case must come first.
  *
  * Environment as for c_host (FUTOIN_HOST_PATH, FUTOIN_JAVA_CLASSPATH with
- * the fragments and bindings/java/polyglot's classes). Last line
+ * the fragments and bindings/java/tests/polyglot's classes). Last line
  * "polyglot-java-plugin: N passed, M failed".
  */
 #include <futoin/async.h>
