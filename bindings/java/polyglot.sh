@@ -43,7 +43,7 @@ build)
   "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
     $(find "$here/tests/polyglot" -name '*.java')
   core=$(cd "$core" && pwd)
-  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" \
     -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"

@@ -23,23 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
+
 static futoin_tool* tool;
 static char code[64], info[4096];
 static int64_t value;
 static int values;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
 {
@@ -239,6 +228,5 @@ int main(void)
         CHECK(c.stops == 1, "stops %lld", (long long)c.stops);
     }
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    printf("polyglot-java-plugin: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("polyglot-java-plugin");
 }
