@@ -1,7 +1,12 @@
 package org.futoin.async;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import static org.futoin.async.StepStates.DEAD;
+import static org.futoin.async.StepStates.LIVE;
+import static org.futoin.async.StepStates.LIVE_WAIT;
+import static org.futoin.async.StepStates.LOST;
+import static org.futoin.async.StepStates.ST;
+import static org.futoin.async.StepStates.WAITING;
+
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.AbstractMap;
@@ -74,45 +79,32 @@ import java.util.function.Consumer;
 public final class AsyncSteps implements AutoCloseable {
     static final Cleaner CLEANER = Cleaner.create();
 
-    private static final int ROOT = 0, STEP = 1, BORROWED = 2;
-    /* Step handle states: LIVE (its callback runs), LIVE_WAIT (and it
-     * waits), WAITING (returned, waits), DEAD (finished normally or
-     * completed: another completion is misuse), LOST (it waited and ended
-     * by its timeout or a cancel without a completion: a completion now is
-     * late, dropped quietly). Written on the loop thread; a completion from
-     * outside the callback moves LIVE_WAIT/WAITING to DEAD by
-     * compare-and-set, so exactly one completion gets through Java. */
-    private static final int LIVE = 0, LIVE_WAIT = 1, WAITING = 2, DEAD = 3, LOST = 4;
-    private static final VarHandle ST;
+    static final int ROOT = 0, STEP = 1, BORROWED = 2;
 
-    static {
-        try {
-            ST = MethodHandles.lookup().findVarHandle(AsyncSteps.class, "st", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
+    /* The fields that are not private are shared with the package-private
+     * classes that hold the rest of the implementation, one concern each:
+     * StepStates (a step handle's states, the checks of every call). */
     private final long bsi;        /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
-    private final Tool tool;       /* null for a foreign borrowed handle */
-    private final Rec rec;         /* steps: the record that runs them */
-    private final int kind;
+    final Tool tool;               /* null for a foreign borrowed handle */
+    final Rec rec;                 /* steps: the record that runs them */
+    final int kind;
     /* the loop thread of a step of a flow without a Tool of ours, or null */
     private final Thread loop;
-    @SuppressWarnings("unused")
-    private int st;
-    private Rec cancelRec;
+    /* a step's state (StepStates: LIVE ... LOST), only through StepStates.ST */
+    int st;
+    /* its cancel handler's record: a waiting step dies with that one too */
+    Rec cancelRec;
     private StateMap state;
     /* What ended the step inside its callback ("error()", "breakLoop()",
      * "continueLoop()") when its exception was caught, so later flow calls
      * through the handle are refused; null otherwise. Loop thread. */
-    private String ended;
+    String ended;
     /* A success() kept for the trampoline to apply when the callback
      * returns (glue/jni_steps.c, after_step): no values, or one small
      * scalar; saves a JNI down-call per step. Applied here first if any
      * other call reaches the runtime through this handle. */
-    private long pending;
+    long pending;
     private static final long PENDING_NONE = 0xFEL << 56;
     /* The next step's handle, written by FutoInNative.chain() (glue/jni_steps.c). */
     @SuppressWarnings("unused")
@@ -184,13 +176,15 @@ public final class AsyncSteps implements AutoCloseable {
         return new AsyncSteps(address, tool, false);
     }
 
-    // ---- checks ----------------------------------------------------------
+    // ---- checks (StepStates) ---------------------------------------------
 
-    private long handle() {
+    /** The native handle: a root's (0 once freed), a step's, a borrowed one. */
+    long handle() {
         return kind == ROOT ? ctl.bsi : bsi;
     }
 
-    private boolean onLoopThread() {
+    /** Is the caller on the thread that runs this handle's flow? */
+    boolean onLoopThread() {
         Tool t = tool;
         if (t != null) {
             return t.isLoopThread();
@@ -202,50 +196,20 @@ public final class AsyncSteps implements AutoCloseable {
         return b != 0 && FutoInNative.is_same_thread(b);
     }
 
-    private static IllegalStateException finished(String what) {
-        return new IllegalStateException(what + ": this step has finished; its AsyncSteps handle is no longer valid");
-    }
-
-    private IllegalStateException endedBy(String what) {
-        return new IllegalStateException(what + ": this step already ended with " + ended
-                + " (its exception was caught); the step is over, return from the callback");
-    }
-
-    private IllegalStateException wrongThread(String what) {
-        return new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
-                + "\", not the loop thread" + (tool == null ? "" : " \"" + tool.loopThreadName() + "\""));
-    }
-
-    /** The handle for a loop-thread call, or an exception. */
     private long check(String what) {
-        long b = handle();
-        if (b == 0) {
-            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
-        }
-        if (kind == STEP && (int) ST.getAcquire(this) >= DEAD) {
-            throw finished(what);
-        }
-        if (!onLoopThread()) {
-            throw wrongThread(what);
-        }
-        if (pending != 0) {
-            flush();
-        }
-        return b;
+        return StepStates.check(this, what);
     }
 
-    /** check() for a call that acts on the flow (adds, waits, completes):
-     *  refused once the step ended with a caught error/loop signal. */
     private long flowCheck(String what) {
-        long b = check(what);
-        if (ended != null) {
-            throw endedBy(what);
-        }
-        return b;
+        return StepStates.flowCheck(this, what);
+    }
+
+    private long checkRoot(String what) {
+        return StepStates.checkRoot(this, what);
     }
 
     /** Apply a kept success() now (loop thread). */
-    private void flush() {
+    void flush() {
         long p = pending;
         pending = 0;
         if (p == PENDING_NONE) {
@@ -314,13 +278,6 @@ public final class AsyncSteps implements AutoCloseable {
         }
     }
 
-    private long checkRoot(String what) {
-        if (kind != ROOT) {
-            throw new IllegalStateException(what + ": only a root can do this, not a step");
-        }
-        return check(what);
-    }
-
     /**
      * Serializes completions from other threads with the loop thread's end
      * of a waiting step (its record released, its cancel handler, a root
@@ -352,7 +309,7 @@ public final class AsyncSteps implements AutoCloseable {
                 throw new IllegalStateException(what + ": is for steps, not for a root");
             }
             if (!onLoopThread()) {
-                throw wrongThread(what);
+                throw StepStates.wrongThread(this, what);
             }
             return b;
         }
@@ -364,10 +321,10 @@ public final class AsyncSteps implements AutoCloseable {
             return 0; /* its callback has returned */
         }
         if (s == DEAD) {
-            throw finished(what);
+            throw StepStates.finished(what);
         }
         if (ended != null) {
-            throw endedBy(what);
+            throw StepStates.endedBy(this, what);
         }
         if (pending != 0) {
             flush();
@@ -438,39 +395,7 @@ public final class AsyncSteps implements AutoCloseable {
         return external(what, h -> FutoInNative.try_error(h, c, i, exc));
     }
 
-    private void waits() {
-        if (kind == STEP) {
-            ST.compareAndSet(this, LIVE, LIVE_WAIT);
-        }
-    }
-
     // ---- trampoline side -------------------------------------------------
-
-    /** After its callback: the handle dies, or waits for a completion. */
-    void leave() {
-        int s = (int) ST.getAcquire(this);
-        if (s == LIVE || (ended != null && s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, DEAD))) {
-            ST.setRelease(this, DEAD); /* an error or a loop signal ended it: no waiting */
-        } else if (s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, WAITING)) {
-            rec.addWaiter(this);
-            if (cancelRec != null) {
-                cancelRec.addWaiter(this);
-            }
-        }
-    }
-
-    /** Its step is gone (released, cancelled): a waiting handle lost its
-     *  chance (a completion now is late), any other is finished. Under
-     *  COMPLETION_LOCK (or for a handle nobody else has). */
-    void kill() {
-        for (;;) {
-            int s = (int) ST.getAcquire(this);
-            int to = s == LIVE_WAIT || s == WAITING ? LOST : s == LIVE ? DEAD : s;
-            if (to == s || ST.compareAndSet(this, s, to)) {
-                return;
-            }
-        }
-    }
 
     /** A Throwable left a step: the flow's error (unless this step's
      *  error()/breakLoop()/continueLoop() made it: reported already). */
@@ -1035,7 +960,7 @@ public final class AsyncSteps implements AutoCloseable {
             throw new IllegalArgumentException("setTimeout(): negative timeout");
         }
         FutoInNative.set_timeout(flowCheck("setTimeout()"), ms);
-        waits();
+        StepStates.waits(this);
     }
 
     /**
@@ -1057,7 +982,7 @@ public final class AsyncSteps implements AutoCloseable {
         Rec r = new Rec(handler, 0, null, tool, null);
         FutoInNative.set_cancel(b, r);
         cancelRec = r;
-        waits();
+        StepStates.waits(this);
     }
 
     /** The step waits for an external event: no implicit success; complete
@@ -1065,7 +990,7 @@ public final class AsyncSteps implements AutoCloseable {
      *  thread. */
     public void waitExternal() {
         FutoInNative.wait_external(flowCheck("waitExternal()"));
-        waits();
+        StepStates.waits(this);
     }
 
     // ---- loops -----------------------------------------------------------

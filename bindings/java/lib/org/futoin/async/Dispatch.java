@@ -115,7 +115,7 @@ final class Dispatch {
         for (;;) {
             long p = asi.takePending();
             long b = asi.chained;
-            asi.leave();
+            StepStates.leave(asi);
             asi = new AsyncSteps(b, rec.tool, rec);
             run1(rec, asi, AsyncSteps.keptTag(p), AsyncSteps.keptBits(p), null);
             if ((rec = asi.chainNext()) == null) {
@@ -123,14 +123,14 @@ final class Dispatch {
             }
         }
         asi.flushKept();
-        asi.leave();
+        StepStates.leave(asi);
         return 0;
     }
 
     /** After a callback: its kept success() (applied by the trampoline). */
     private static long done(AsyncSteps asi) {
         long p = asi.takePending();
-        asi.leave();
+        StepStates.leave(asi);
         return p;
     }
 
@@ -160,7 +160,7 @@ final class Dispatch {
         } catch (Throwable t) {
             Tool.uncaught(t);
         }
-        asi.kill();
+        StepStates.kill(asi);
     }
 
     static long loop(Rec rec, long bsi, long i) {
