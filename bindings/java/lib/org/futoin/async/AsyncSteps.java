@@ -83,8 +83,9 @@ public final class AsyncSteps implements AutoCloseable {
 
     /* The fields that are not private are shared with the package-private
      * classes that hold the rest of the implementation, one concern each:
-     * StepStates (a step handle's states, the checks of every call). */
-    private final long bsi;        /* steps and borrowed handles */
+     * StepStates (a step handle's states, the checks of every call),
+     * KeptSuccess (a success() kept for the trampoline). */
+    final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
     final Rec rec;                 /* steps: the record that runs them */
@@ -100,16 +101,11 @@ public final class AsyncSteps implements AutoCloseable {
      * "continueLoop()") when its exception was caught, so later flow calls
      * through the handle are refused; null otherwise. Loop thread. */
     String ended;
-    /* A success() kept for the trampoline to apply when the callback
-     * returns (glue/jni_steps.c, after_step): no values, or one small
-     * scalar; saves a JNI down-call per step. Applied here first if any
-     * other call reaches the runtime through this handle. */
+    /* A success() kept for the trampoline (KeptSuccess), or 0. */
     long pending;
-    private static final long PENDING_NONE = 0xFEL << 56;
     /* The next step's handle, written by FutoInNative.chain() (glue/jni_steps.c). */
     @SuppressWarnings("unused")
     long chained;
-    private static final long LOW56 = (1L << 56) - 1;
 
     /**
      * A new root on {@code tool}. Loop thread of the tool.
@@ -208,76 +204,6 @@ public final class AsyncSteps implements AutoCloseable {
         return StepStates.checkRoot(this, what);
     }
 
-    /** Apply a kept success() now (loop thread). */
-    void flush() {
-        long p = pending;
-        pending = 0;
-        if (p == PENDING_NONE) {
-            FutoInNative.success0(bsi);
-        } else if (p != 0) {
-            FutoInNative.success1(bsi, (int) (p >>> 56), (p << 8) >> 8, null);
-        }
-    }
-
-    /** Apply a kept success() now, if any (callbacks that return nothing). */
-    void flushKept() {
-        if (pending != 0) {
-            flush();
-        }
-    }
-
-    /** The kept success() for the trampoline; the callback has returned. */
-    long takePending() {
-        long p = pending;
-        pending = 0;
-        return p;
-    }
-
-    /**
-     * After a step's callback returned: complete the step as its kept
-     * success() (or implicit success) asks and start the next step, if that
-     * is a Java step the runtime lets run now (ext chain(), see
-     * Dispatch.chain). Returns the next step's Rec, its handle in
-     * {@link #chained}, or null having done nothing. Loop thread.
-     */
-    Rec chainNext() {
-        if (kind != STEP || (int) ST.getAcquire(this) != LIVE) {
-            return null;
-        }
-        return (Rec) FutoInNative.chain(bsi, this);
-    }
-
-    /** The tag of a kept success()'s value (0: none). */
-    static int keptTag(long p) {
-        return p == PENDING_NONE || p == 0 ? 0 : (int) (p >>> 56);
-    }
-
-    /** The payload of a kept success()'s value. */
-    static long keptBits(long p) {
-        return (p << 8) >> 8;
-    }
-
-    /** May success() be kept for the trampoline? Loop thread, in the callback. */
-    private boolean canKeep() {
-        return kind == STEP && pending == 0 && (int) ST.getAcquire(this) == LIVE;
-    }
-
-    /** A scalar that fits the kept form, or 0. */
-    private static long keepable(int tag, long bits) {
-        switch (tag) {
-            case Values.INT32:
-            case Values.INT16:
-            case Values.INT8:
-            case Values.BOOL:
-            case Values.FLOAT:
-                return ((long) tag << 56) | (bits & LOW56);
-            case Values.INT64:
-                return bits >= -(1L << 55) && bits < (1L << 55) ? ((long) tag << 56) | (bits & LOW56) : 0;
-            default:
-                return 0;
-        }
-    }
-
     /**
      * Serializes completions from other threads with the loop thread's end
      * of a waiting step (its record released, its cancel handler, a root
@@ -326,9 +252,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (ended != null) {
             throw StepStates.endedBy(this, what);
         }
-        if (pending != 0) {
-            flush();
-        }
+        KeptSuccess.apply(this);
         if (s != LIVE) {
             ST.setRelease(this, DEAD);
         }
@@ -415,9 +339,7 @@ public final class AsyncSteps implements AutoCloseable {
             Tool.uncaught(t);
             return;
         }
-        if (pending != 0) {
-            flush(); /* success() then a throw: the runtime sees both, in order */
-        }
+        KeptSuccess.apply(this); /* success() then a throw: the runtime sees both, in order */
         String code;
         String info;
         if (t instanceof FutoInError) {
@@ -813,9 +735,7 @@ public final class AsyncSteps implements AutoCloseable {
     public boolean success() {
         long b = completing("success()");
         if (b != 0) {
-            if (canKeep()) {
-                pending = PENDING_NONE;
-            } else {
+            if (!KeptSuccess.keepNoValues(this)) {
                 FutoInNative.success0(b);
             }
             return true;
@@ -834,14 +754,9 @@ public final class AsyncSteps implements AutoCloseable {
         long b = completing("success()");
         if (b != 0) {
             int t = Values.tag(value);
-            if (canKeep()) {
-                long k = keepable(t, Values.bits(value, t));
-                if (k != 0) {
-                    pending = k;
-                    return true;
-                }
+            if (!KeptSuccess.keepValue(this, value, t)) {
+                FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
             }
-            FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
             return true;
         }
         return external("success()", new Packed(new Object[] {value})::tryOn);
@@ -1211,9 +1126,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD) || !onLoopThread()) {
             return 0;
         }
-        if (pending != 0) {
-            flush();
-        }
+        KeptSuccess.apply(this);
         return b;
     }
 

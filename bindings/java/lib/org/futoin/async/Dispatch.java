@@ -5,7 +5,7 @@ package org.futoin.async;
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
  * no Java exception may travel back through C frames. A step's exceptions
  * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
- * callbacks return the success() the step kept (see AsyncSteps.pending).
+ * callbacks return the success() the step kept (see KeptSuccess).
  */
 final class Dispatch {
     private Dispatch() {
@@ -99,7 +99,7 @@ final class Dispatch {
 
     /** After a step's callback: the next Java steps, or its kept success(). */
     private static long doneStep(AsyncSteps asi) {
-        Rec next = asi.chainNext();
+        Rec next = KeptSuccess.chainNext(asi);
         return next == null ? done(asi) : chain(asi, next);
     }
 
@@ -113,23 +113,23 @@ final class Dispatch {
      */
     private static long chain(AsyncSteps asi, Rec rec) {
         for (;;) {
-            long p = asi.takePending();
+            long p = KeptSuccess.take(asi);
             long b = asi.chained;
             StepStates.leave(asi);
             asi = new AsyncSteps(b, rec.tool, rec);
-            run1(rec, asi, AsyncSteps.keptTag(p), AsyncSteps.keptBits(p), null);
-            if ((rec = asi.chainNext()) == null) {
+            run1(rec, asi, KeptSuccess.tag(p), KeptSuccess.bits(p), null);
+            if ((rec = KeptSuccess.chainNext(asi)) == null) {
                 break;
             }
         }
-        asi.flushKept();
+        KeptSuccess.apply(asi);
         StepStates.leave(asi);
         return 0;
     }
 
     /** After a callback: its kept success() (applied by the trampoline). */
     private static long done(AsyncSteps asi) {
-        long p = asi.takePending();
+        long p = KeptSuccess.take(asi);
         StepStates.leave(asi);
         return p;
     }
@@ -156,7 +156,7 @@ final class Dispatch {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             ((CancelHandler) rec.fn).cancel(asi);
-            asi.flushKept(); /* a success() here is misuse: let the runtime say so */
+            KeptSuccess.apply(asi); /* a success() here is misuse: let the runtime say so */
         } catch (Throwable t) {
             Tool.uncaught(t);
         }

@@ -64,9 +64,7 @@ final class StepStates {
         if (!a.onLoopThread()) {
             throw wrongThread(a, what);
         }
-        if (a.pending != 0) {
-            a.flush();
-        }
+        KeptSuccess.apply(a);
         return b;
     }
 
