@@ -1,12 +1,5 @@
 package org.futoin.async;
 
-import static org.futoin.async.StepStates.DEAD;
-import static org.futoin.async.StepStates.LIVE;
-import static org.futoin.async.StepStates.LIVE_WAIT;
-import static org.futoin.async.StepStates.LOST;
-import static org.futoin.async.StepStates.ST;
-import static org.futoin.async.StepStates.WAITING;
-
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.AbstractMap;
@@ -84,7 +77,8 @@ public final class AsyncSteps implements AutoCloseable {
     /* The fields that are not private are shared with the package-private
      * classes that hold the rest of the implementation, one concern each:
      * StepStates (a step handle's states, the checks of every call),
-     * KeptSuccess (a success() kept for the trampoline). */
+     * KeptSuccess (a success() kept for the trampoline), Completions
+     * (success()/error() inside the callback or from outside it). */
     final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
@@ -92,7 +86,7 @@ public final class AsyncSteps implements AutoCloseable {
     final int kind;
     /* the loop thread of a step of a flow without a Tool of ours, or null */
     private final Thread loop;
-    /* a step's state (StepStates: LIVE ... LOST), only through StepStates.ST */
+    /* a step's state (StepStates.LIVE ... LOST), only through StepStates.ST */
     int st;
     /* its cancel handler's record: a waiting step dies with that one too */
     Rec cancelRec;
@@ -202,158 +196,6 @@ public final class AsyncSteps implements AutoCloseable {
 
     private long checkRoot(String what) {
         return StepStates.checkRoot(this, what);
-    }
-
-    /**
-     * Serializes completions from other threads with the loop thread's end
-     * of a waiting step (its record released, its cancel handler, a root
-     * freed): a completion either reaches the runtime while the step's
-     * record is still that step's, or finds the handle dead. Without it a
-     * late completion could be posted for a record the runtime has
-     * recycled for another step.
-     */
-    static final Object COMPLETION_LOCK = new Object();
-
-    /** A native completion that says whether it was taken (try_success,
-     *  try_error: 1 taken, 0 lost its race, < 0 misuse), run with the
-     *  step's handle. */
-    private interface Completion {
-        int run(long bsi);
-    }
-
-    /** The handle for success()/error() inside the step's own callback (on
-     *  the loop thread), or 0 when the completion comes from outside it:
-     *  another thread, or a later event on the loop thread (then see
-     *  {@link #external}). */
-    private long completing(String what) {
-        long b = handle();
-        if (b == 0) {
-            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
-        }
-        if (kind != STEP) {
-            if (kind == ROOT) {
-                throw new IllegalStateException(what + ": is for steps, not for a root");
-            }
-            if (!onLoopThread()) {
-                throw StepStates.wrongThread(this, what);
-            }
-            return b;
-        }
-        if (!onLoopThread()) {
-            return 0;
-        }
-        int s = (int) ST.getAcquire(this);
-        if (s == WAITING || s == LOST) {
-            return 0; /* its callback has returned */
-        }
-        if (s == DEAD) {
-            throw StepStates.finished(what);
-        }
-        if (ended != null) {
-            throw StepStates.endedBy(this, what);
-        }
-        KeptSuccess.apply(this);
-        if (s != LIVE) {
-            ST.setRelease(this, DEAD);
-        }
-        return b;
-    }
-
-    /** Tests only: runs between reading a waiting step's state and taking
-     *  it, to widen the race with {@link #leave()} (ThreadsTest). */
-    static volatile Runnable offThreadRaceHook;
-
-    /**
-     * Completes a waiting step from outside its callback (another thread,
-     * or a later event on the loop thread): exactly one completion passes.
-     * A step that ended by its timeout or a cancel meanwhile makes this a
-     * late completion: false, quietly (README rule 3). A second completion,
-     * or one of a step that did not wait, is misuse: IllegalStateException.
-     */
-    private boolean external(String what, Completion c) {
-        synchronized (COMPLETION_LOCK) {
-            for (;;) {
-                int s = (int) ST.getAcquire(this);
-                if (s == LIVE_WAIT || s == WAITING) {
-                    Runnable hook = offThreadRaceHook;
-                    if (hook != null) {
-                        hook.run();
-                    }
-                    if (ST.compareAndSet(this, s, DEAD)) {
-                        /* the runtime decides (another thread's is posted to
-                         * the loop thread): its timeout may have won already */
-                        int rc = c.run(bsi);
-                        if (rc == 1) {
-                            return true;
-                        }
-                        if (rc == 0) {
-                            ST.setRelease(this, LOST);
-                            return false;
-                        }
-                        throw new IllegalStateException(what + ": refused by the runtime (" + rc + ")");
-                    }
-                    /* leave() moved LIVE_WAIT to WAITING meanwhile (it does
-                     * not take the lock): still waiting, take it again */
-                    continue;
-                }
-                if (s == LOST) {
-                    return false;
-                }
-                if (s == DEAD) {
-                    throw new IllegalStateException(what + ": this step has completed already (or finished"
-                            + " without waiting); a second completion is misuse");
-                }
-                break;
-            }
-        }
-        throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
-                + "\" for a step that does not wait; only a step that called waitExternal(), "
-                + "setTimeout() or setCancel() may be completed from another thread");
-    }
-
-    /** An error of a waiting step from outside its callback; `exc` becomes
-     *  last_exception when taken on the loop thread. */
-    private boolean externalError(String what, String code, String info, Throwable exc) {
-        byte[] c = Values.cstr(code);
-        byte[] i = Values.cstr(info);
-        return external(what, h -> FutoInNative.try_error(h, c, i, exc));
-    }
-
-    // ---- trampoline side -------------------------------------------------
-
-    /** A Throwable left a step: the flow's error (unless this step's
-     *  error()/breakLoop()/continueLoop() made it: reported already). */
-    void fail(Throwable t) {
-        if ((t instanceof LoopSignal && ((LoopSignal) t).from == this)
-                || (t instanceof FutoInError && ((FutoInError) t).reportedBy == this)) {
-            return;
-        }
-        long b = handle();
-        if (b == 0) {
-            return;
-        }
-        if (ended != null) {
-            /* the step ended with an error or a loop signal that was caught;
-             * nothing can fail it now, so the exception is not lost: it goes
-             * where uncaught exceptions go */
-            Tool.uncaught(t);
-            return;
-        }
-        KeptSuccess.apply(this); /* success() then a throw: the runtime sees both, in order */
-        String code;
-        String info;
-        if (t instanceof FutoInError) {
-            code = ((FutoInError) t).code();
-            info = ((FutoInError) t).info();
-        } else {
-            code = Errors.INTERNAL_ERROR;
-            info = ErrorState.infoOf(t); /* its text; the trace stays on t */
-        }
-        try {
-            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);
-        } catch (Throwable again) {
-            Tool.uncaught(again);
-        }
     }
 
     // ---- adding steps ----------------------------------------------------
@@ -664,7 +506,7 @@ public final class AsyncSteps implements AutoCloseable {
         final Throwable err = t;
         final String code = err instanceof FutoInError ? ((FutoInError) err).code() : Errors.INTERNAL_ERROR;
         final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(err);
-        Runnable onLoop = () -> externalError("await()", code, info, err);
+        Runnable onLoop = () -> Completions.externalError(this, "await()", code, info, err);
         if (tool != null && !onLoopThread()) {
             try {
                 tool.execute(onLoop); // keeps the Throwable for last_exception
@@ -733,14 +575,15 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success() {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
             if (!KeptSuccess.keepNoValues(this)) {
                 FutoInNative.success0(b);
             }
             return true;
         }
-        return external("success()", h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
+        return Completions.external(this, "success()",
+                h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
     }
 
     /**
@@ -751,7 +594,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object value) {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
             int t = Values.tag(value);
             if (!KeptSuccess.keepValue(this, value, t)) {
@@ -759,7 +602,7 @@ public final class AsyncSteps implements AutoCloseable {
             }
             return true;
         }
-        return external("success()", new Packed(new Object[] {value})::tryOn);
+        return Completions.external(this, "success()", new Packed(new Object[] {value})::tryOn);
     }
 
     /**
@@ -807,12 +650,12 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     private boolean successN(Object[] values) {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
             nativeValues(b, values, false);
             return true;
         }
-        return external("success()", new Packed(values)::tryOn);
+        return Completions.external(this, "success()", new Packed(values)::tryOn);
     }
 
     /**
@@ -852,7 +695,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public FutoInError error(String code, String info) {
         FutoInError e = Errors.create(code, info, null); /* checks code and info */
-        long b = completing("error()");
+        long b = Completions.completing(this, "error()");
         if (b != 0) {
             e.reportedBy = this;
             FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
@@ -861,7 +704,7 @@ public final class AsyncSteps implements AutoCloseable {
             }
             throw e;
         }
-        return externalError("error()", code, info, onLoopThread() ? e : null) ? e : null;
+        return Completions.externalError(this, "error()", code, info, onLoopThread() ? e : null) ? e : null;
     }
 
     /**
@@ -1123,7 +966,7 @@ public final class AsyncSteps implements AutoCloseable {
     /** For StateMap: the handle while it may be used here and now, else 0. */
     long liveHandle() {
         long b = handle();
-        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD) || !onLoopThread()) {
+        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD) || !onLoopThread()) {
             return 0;
         }
         KeptSuccess.apply(this);
@@ -1374,7 +1217,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public boolean isValid() {
         long b = handle();
-        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD)) {
+        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD)) {
             return false;
         }
         return !onLoopThread() || FutoInNative.is_valid(b);

@@ -4,7 +4,7 @@ package org.futoin.async;
  * The up-calls of the C trampolines (glue/jni_steps.c, glue/jni_tool.c):
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
  * no Java exception may travel back through C frames. A step's exceptions
- * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
+ * become the flow's error here ({@link Completions#fail}). Step
  * callbacks return the success() the step kept (see KeptSuccess).
  */
 final class Dispatch {
@@ -22,7 +22,7 @@ final class Dispatch {
                 call(rec, asi, 0, 0, 0, 0, 0, null, null, null, null);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return doneStep(asi);
     }
@@ -43,7 +43,7 @@ final class Dispatch {
                 call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
     }
 
@@ -54,7 +54,7 @@ final class Dispatch {
         try {
             call(rec, asi, tags, b0, b1, b2, b3, o0, o1, o2, o3);
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return doneStep(asi);
     }
@@ -144,13 +144,13 @@ final class Dispatch {
         try {
             rec.eh.handle(asi, Values.str(code));
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return done(asi);
     }
 
     static void cancel(Rec rec, long bsi) {
-        synchronized (AsyncSteps.COMPLETION_LOCK) {
+        synchronized (Completions.LOCK) {
             rec.killWaiters(); /* a completion from now on is a lost race */
         }
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
@@ -172,14 +172,14 @@ final class Dispatch {
                 ((RepeatBody) rec.fn).execute(asi, (int) i);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return done(asi);
     }
 
     static void released(Rec rec) {
         try {
-            synchronized (AsyncSteps.COMPLETION_LOCK) {
+            synchronized (Completions.LOCK) {
                 rec.killWaiters();
             }
         } catch (Throwable t) {

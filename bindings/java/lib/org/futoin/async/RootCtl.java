@@ -206,7 +206,7 @@ final class RootCtl implements Runnable {
         bsi = 0;
         tool.roots.remove(this);
         try {
-            synchronized (AsyncSteps.COMPLETION_LOCK) { /* no completion mid-free */
+            synchronized (Completions.LOCK) { /* no completion mid-free */
                 FutoInNative.free(b);
             }
         } finally {

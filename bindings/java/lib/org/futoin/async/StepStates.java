@@ -108,7 +108,7 @@ final class StepStates {
 
     /** Its step is gone (released, cancelled): a waiting handle lost its
      *  chance (a completion now is late), any other is finished. Under
-     *  COMPLETION_LOCK (or for a handle nobody else has). */
+     *  Completions.LOCK (or for a handle nobody else has). */
     static void kill(AsyncSteps a) {
         for (;;) {
             int s = of(a);
