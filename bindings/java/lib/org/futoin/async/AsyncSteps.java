@@ -78,7 +78,8 @@ public final class AsyncSteps implements AutoCloseable {
      * classes that hold the rest of the implementation, one concern each:
      * StepStates (a step handle's states, the checks of every call),
      * KeptSuccess (a success() kept for the trampoline), Completions
-     * (success()/error() inside the callback or from outside it). */
+     * (success()/error() inside the callback or from outside it);
+     * PackedValues holds values in the form the native calls take. */
     final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
@@ -450,7 +451,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps successStep(Object... values) {
         long b = flowCheck("successStep()");
-        nativeValues(b, values, true);
+        new PackedValues(values).successStepOn(b);
         return this;
     }
 
@@ -520,45 +521,6 @@ public final class AsyncSteps implements AutoCloseable {
 
     // ---- completing a step ------------------------------------------------
 
-    private static void tooMany() {
-        throw new IllegalArgumentException("at most 4 values (FTN12 FutoInArgs)");
-    }
-
-    /** The values in native form: tags, bits[4], objs[4]. */
-    private static final class Packed {
-        int tags;
-        final long[] bits = new long[4];
-        final Object[] objs = new Object[4];
-
-        Packed(Object[] v) {
-            if (v.length > 4) {
-                tooMany();
-            }
-            for (int i = 0; i < v.length; ++i) {
-                int t = Values.tag(v[i]);
-                tags |= t << (8 * i);
-                bits[i] = Values.bits(v[i], t);
-                objs[i] = Values.obj(v[i], t);
-            }
-        }
-
-        int tryOn(long h) {
-            return FutoInNative.try_success(h, tags, bits[0], bits[1], bits[2], bits[3],
-                    objs[0], objs[1], objs[2], objs[3]);
-        }
-    }
-
-    private static void nativeValues(long b, Object[] v, boolean asStep) {
-        Packed p = new Packed(v);
-        if (asStep) {
-            FutoInNative.success_step(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
-                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
-        } else {
-            FutoInNative.success(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
-                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
-        }
-    }
-
     /**
      * Completes the step successfully with no values.
      *
@@ -602,7 +564,7 @@ public final class AsyncSteps implements AutoCloseable {
             }
             return true;
         }
-        return Completions.external(this, "success()", new Packed(new Object[] {value})::tryOn);
+        return Completions.external(this, "success()", new PackedValues(new Object[] {value})::tryOn);
     }
 
     /**
@@ -644,7 +606,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public boolean success(Object... values) {
         if (values.length > 4) {
-            tooMany();
+            PackedValues.tooMany();
         }
         return successN(values);
     }
@@ -652,10 +614,10 @@ public final class AsyncSteps implements AutoCloseable {
     private boolean successN(Object[] values) {
         long b = Completions.completing(this, "success()");
         if (b != 0) {
-            nativeValues(b, values, false);
+            new PackedValues(values).successOn(b);
             return true;
         }
-        return Completions.external(this, "success()", new Packed(values)::tryOn);
+        return Completions.external(this, "success()", new PackedValues(values)::tryOn);
     }
 
     /**
