@@ -78,8 +78,9 @@ public final class AsyncSteps implements AutoCloseable {
      * classes that hold the rest of the implementation, one concern each:
      * StepStates (a step handle's states, the checks of every call),
      * KeptSuccess (a success() kept for the trampoline), Completions
-     * (success()/error() inside the callback or from outside it);
-     * PackedValues holds values in the form the native calls take. */
+     * (success()/error() inside the callback or from outside it),
+     * AwaitStep (the step of await()); PackedValues holds values in the
+     * form the native calls take. */
     final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
@@ -480,43 +481,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps await(CompletionStage<?> stage, ErrorHandler onerror) {
         Objects.requireNonNull(stage, "await(): stage is null");
-        Step s = asi -> {
-            CompletableFuture<?> f = stage.toCompletableFuture();
-            asi.setCancel(a -> f.cancel(false));
-            asi.waitExternal();
-            f.whenComplete(asi::completeWith);
-        };
-        return addRec("await()", s, 0, onerror);
-    }
-
-    /** The outcome of an awaited stage; on any thread. A completion that
-     *  lost its race to the step's timeout or a cancel is dropped. */
-    private void completeWith(Object value, Throwable ex) {
-        if (ex == null) {
-            if (value == null) {
-                success();
-            } else {
-                success(value);
-            }
-            return;
-        }
-        Throwable t = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
-        if (t instanceof CancellationException) {
-            t = new Errors.InternalError("awaited stage was cancelled", t);
-        }
-        final Throwable err = t;
-        final String code = err instanceof FutoInError ? ((FutoInError) err).code() : Errors.INTERNAL_ERROR;
-        final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(err);
-        Runnable onLoop = () -> Completions.externalError(this, "await()", code, info, err);
-        if (tool != null && !onLoopThread()) {
-            try {
-                tool.execute(onLoop); // keeps the Throwable for last_exception
-            } catch (RuntimeException closed) {
-                // the tool is closed: the flow is gone
-            }
-        } else {
-            onLoop.run();
-        }
+        return addRec("await()", AwaitStep.of(stage), 0, onerror);
     }
 
     // ---- completing a step ------------------------------------------------
