@@ -10,9 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -80,7 +78,7 @@ public final class AsyncSteps implements AutoCloseable {
      * KeptSuccess (a success() kept for the trampoline), Completions
      * (success()/error() inside the callback or from outside it),
      * AwaitStep (the step of await()); PackedValues holds values in the
-     * form the native calls take. */
+     * form the native calls take; RootCtl a root's life and run(). */
     final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
@@ -1036,53 +1034,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (kind != ROOT) {
             throw new IllegalStateException("run(): only a root can do this, not a step");
         }
-        CompletableFuture<Object> f;
-        if (tool.isDedicated()) {
-            if (tool.isLoopThread()) {
-                throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
-            }
-            f = awaitOnItsThread();
-        } else {
-            f = promise();
-            tool.runFor(ctl, "run()"); /* throws CancellationException when interrupted */
-            if (!f.isDone() && ctl.bsi != 0) {
-                ctl.cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
-            }
-        }
-        if (!f.isDone()) {
-            throw new IllegalStateException("run(): the loop stopped before the flow finished");
-        }
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException) {
-                throw (RuntimeException) e.getCause();
-            }
-            throw e;
-        }
-    }
-
-    /** run() of a root of a tool on its own thread: start it there and wait. */
-    private CompletableFuture<Object> awaitOnItsThread() {
-        CompletableFuture<CompletableFuture<Object>> started = tool.call(this::promise);
-        try {
-            CompletableFuture<Object> f = started.get();
-            try {
-                f.get(); /* FlowFuture: an interrupt here cancels the flow */
-            } catch (ExecutionException | CancellationException settled) {
-                // rethrown by run()
-            }
-            return f;
-        } catch (InterruptedException e) {
-            started.thenAccept(f -> f.cancel(false)); /* cancels the root, once it started */
-            Thread.currentThread().interrupt();
-            throw new CancellationException("run(): interrupted; its flow was cancelled");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException) {
-                throw (RuntimeException) e.getCause();
-            }
-            throw new IllegalStateException("run(): " + e.getCause(), e.getCause());
-        }
+        return ctl.runUntilDone(this);
     }
 
     /**
