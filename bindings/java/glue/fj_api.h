@@ -15,22 +15,7 @@
 /* ---- AsyncSteps (jni_steps.c) ---- */
 void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
-void fj_success0(JNIEnv* env, jlong bsi);
 jobject fj_chain(JNIEnv* env, jlong bsi, jobject asi);
-void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
-void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                jobject o3);
-void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                     jobject o3);
-void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
-                     jobject exc);
-jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                    jobject o3);
-jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
-                  jobject exc);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_wait_external(JNIEnv* env, jlong bsi);
@@ -56,6 +41,23 @@ jboolean fj_is_ours(jlong bsi);
 jint fj_foreign_flags(jlong holder);
 jlong fj_foreign_address(jlong holder);
 void fj_foreign_free(jlong holder);
+
+/* ---- completing a step (jni_complete.c) ---- */
+void fj_success0(JNIEnv* env, jlong bsi);
+void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
+void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                jobject o3);
+void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                     jobject o3);
+void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                     jobject exc);
+jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3);
+jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                  jobject exc);
 
 /* ---- Tool (jni_tool.c) ---- */
 jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive);

@@ -12,6 +12,7 @@
  * Files: jni_env.c (JNI_OnLoad cache, JNIEnv per thread, attach/detach,
  * counted global refs, misuse reporting at the call site), jni_values.c
  * (conversion), jni_steps.c (trampolines and AsyncSteps operations),
+ * jni_complete.c (success/error of a step, also from outside its callback),
  * jni_tool.c (the Tool: loop, posts from other threads, timers, sync
  * objects), jni_testhooks.c (C-side helpers the JUnit suite drives).
  *
@@ -149,6 +150,11 @@ enum
  *  null. Returns 0, or -1 with a Java exception pending. */
 int fj_to_binval(JNIEnv* env, int tag, jlong bits, jobject obj,
                  FutoInBinaryValue* v);
+
+/** A NUL-terminated malloc'd copy of a Java byte[] (UTF-8: a label, an
+ *  error code or info) in *out, NULL for null; the caller frees it.
+ *  Returns 0, or -1 with an OutOfMemoryError pending. */
+int fj_cstr_of(JNIEnv* env, jbyteArray b, char** out);
 
 /** FutoInBinaryValue -> (tag, bits, obj) for Dispatch; `*obj` is a new
  *  local ref the caller deletes (or NULL), or our custom global ref passed

@@ -401,3 +401,23 @@ int fj_args_from(JNIEnv* env, jint tags, const jlong* bits,
     }
     return 0;
 }
+
+/* A NUL-terminated copy of a Java byte[] (UTF-8), or NULL for null.
+ * Returns -1 with an exception pending when out of memory. */
+int fj_cstr_of(JNIEnv* env, jbyteArray b, char** out)
+{
+    jsize n;
+    *out = NULL;
+    if (!b) {
+        return 0;
+    }
+    n = (*env)->GetArrayLength(env, b);
+    *out = malloc((size_t)n + 1);
+    if (!*out) {
+        fj_throw(env, fj.ex_oom, "futoin: out of native memory");
+        return -1;
+    }
+    (*env)->GetByteArrayRegion(env, b, 0, n, (jbyte*)*out);
+    (*out)[n] = 0;
+    return 0;
+}
