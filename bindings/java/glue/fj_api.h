@@ -30,14 +30,18 @@ void fj_cancel(JNIEnv* env, jlong bsi);
 jlong fj_root_new(JNIEnv* env, jlong tool);
 jlong fj_new_instance(JNIEnv* env, jlong bsi);
 void fj_free(JNIEnv* env, jlong bsi);
-jobject fj_state(JNIEnv* env, jlong bsi);
-jbyteArray fj_error_info(JNIEnv* env, jlong bsi);
-jbyteArray fj_error_code(JNIEnv* env, jlong bsi);
-jobject fj_last_exception(JNIEnv* env, jlong bsi);
 jlong fj_root_id(jlong bsi);
 jboolean fj_is_valid(jlong bsi);
 jboolean fj_is_same_thread(jlong bsi);
 jboolean fj_is_ours(jlong bsi);
+
+/* ---- the state and the error state (jni_state.c) ---- */
+jobject fj_state(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_info(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_code(JNIEnv* env, jlong bsi);
+jobject fj_last_exception(JNIEnv* env, jlong bsi);
+
+/* ---- ForeignValue holders (jni_values.c) ---- */
 jint fj_foreign_flags(jlong holder);
 jlong fj_foreign_address(jlong holder);
 void fj_foreign_free(jlong holder);

@@ -13,7 +13,7 @@
  * counted global refs, misuse reporting at the call site), jni_values.c
  * (conversion), jni_steps.c (trampolines and AsyncSteps operations),
  * jni_complete.c (success/error of a step, also from outside its callback),
- * jni_tool.c (the Tool: loop, posts from other threads, timers, sync
+ * jni_state.c (the state map, error_info, last_exception), jni_tool.c (the Tool: loop, posts from other threads, timers, sync
  * objects), jni_testhooks.c (C-side helpers the JUnit suite drives).
  *
  * Conventions:

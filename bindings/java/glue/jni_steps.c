@@ -25,7 +25,6 @@
 #include "fj_api.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define BSI(h) ((FutoInAsyncSteps*)(uintptr_t)(h))
 #define JBSI(b) ((jlong)(uintptr_t)(b))
@@ -488,84 +487,6 @@ void fj_free(JNIEnv* env, jlong h)
     fj_guard_end(env);
 }
 
-/* ---- state and error state ------------------------------------------------ */
-
-static void* st_alloc(void* data)
-{
-    JNIEnv* env = fj_env();
-    jobject m, g;
-    (void)data;
-    if (!env) {
-        return NULL;
-    }
-    m = (*env)->CallStaticObjectMethod(env, fj.dispatch, fj.d_new_state);
-    if (fj_upcall_failed(env) || !m) {
-        return NULL;
-    }
-    g = fj_gref(env, m);
-    (*env)->DeleteLocalRef(env, m);
-    return g;
-}
-
-static void st_cleanup(void* data, void* value)
-{
-    JNIEnv* env = fj_env();
-    (void)data;
-    if (env) {
-        fj_gref_drop(env, value);
-    }
-}
-
-/* The flow's state map (shared by every step, branch and language that
- * asks for "java.state"); a local reference. */
-jobject fj_state(JNIEnv* env, jlong h)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    jobject g = bsi->api->stateVariable(bsi, NULL, "java.state", st_alloc,
-                                        st_cleanup);
-    if (!g) {
-        fj_throw(env, fj.ex_state, "state() is not available");
-        return NULL;
-    }
-    return (*env)->NewLocalRef(env, g);
-}
-
-static jbyteArray bytes_of(JNIEnv* env, const char* s)
-{
-    jbyteArray b;
-    jsize n;
-    if (!s) {
-        return NULL;
-    }
-    n = (jsize)strlen(s);
-    b = (*env)->NewByteArray(env, n);
-    if (b) {
-        (*env)->SetByteArrayRegion(env, b, 0, n, (const jbyte*)s);
-    }
-    return b;
-}
-
-jbyteArray fj_error_info(JNIEnv* env, jlong h)
-{
-    return bytes_of(env, futoin_wrap_error_info(BSI(h)));
-}
-
-jbyteArray fj_error_code(JNIEnv* env, jlong h)
-{
-    return bytes_of(env, futoin_wrap_error_code(BSI(h)));
-}
-
-/* last_exception: the Java object kept by error() (or by a Throwable
- * converted to InternalError); null when none or another language's. */
-jobject fj_last_exception(JNIEnv* env, jlong h)
-{
-    const FutoInBinaryValue* v = futoin_wrap_last_exception(BSI(h));
-    if (fj_is_java_custom(v) && v->p) {
-        return (*env)->NewLocalRef(env, (jobject)v->p);
-    }
-    return NULL;
-}
-
 /* ---- small queries ----------------------------------------------------------- */
 
 jlong fj_root_id(jlong h)
@@ -589,29 +510,4 @@ jboolean fj_is_same_thread(jlong h)
 jboolean fj_is_ours(jlong h)
 {
     return futoin_wrap_is_ours(BSI(h)) ? JNI_TRUE : JNI_FALSE;
-}
-
-/* ---- ForeignValue holders ----------------------------------------------------- */
-
-jint fj_foreign_flags(jlong holder)
-{
-    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
-    return v && v->type ? v->type->flags : -1;
-}
-
-jlong fj_foreign_address(jlong holder)
-{
-    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
-    return v && v->type ? (jlong)(uintptr_t)v->p : 0;
-}
-
-/* Clean up what the holder still holds and free it. Exactly once (the
- * Java side guarantees it). */
-void fj_foreign_free(jlong holder)
-{
-    FutoInBinaryValue* v = (FutoInBinaryValue*)(uintptr_t)holder;
-    if (v) {
-        futoin_reset_binval(v);
-        free(v);
-    }
 }

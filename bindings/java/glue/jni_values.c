@@ -421,3 +421,28 @@ int fj_cstr_of(JNIEnv* env, jbyteArray b, char** out)
     (*out)[n] = 0;
     return 0;
 }
+
+/* ---- ForeignValue holders ----------------------------------------------------- */
+
+jint fj_foreign_flags(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? v->type->flags : -1;
+}
+
+jlong fj_foreign_address(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? (jlong)(uintptr_t)v->p : 0;
+}
+
+/* Clean up what the holder still holds and free it. Exactly once (the
+ * Java side guarantees it). */
+void fj_foreign_free(jlong holder)
+{
+    FutoInBinaryValue* v = (FutoInBinaryValue*)(uintptr_t)holder;
+    if (v) {
+        futoin_reset_binval(v);
+        free(v);
+    }
+}
