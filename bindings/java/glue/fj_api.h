@@ -1,8 +1,9 @@
 /*
  * The JNI entry points of the Java binding: every function SWIG turns into
- * a `native` method of org.futoin.async.FutoInNativeJNI (futoin_java.i
- * %includes this file). `JNIEnv* env` is filled in by SWIG and does not
- * appear in Java. Handles are jlong; C strings cross as UTF-8 byte[].
+ * a `native` method of org.futoin.async.FutoInNativeJNI
+ * (interface/futoin_java.i %includes this file). `JNIEnv* env` is filled
+ * in by SWIG and does not appear in Java. Handles are jlong; C strings
+ * cross as UTF-8 byte[].
  * Thread rules: loop thread, except fj_tool_post (any thread) and the
  * calls the runtime itself allows from any thread (success/handle_error of
  * a waiting step).
@@ -80,7 +81,7 @@ jlong fj_global_refs(void);
 jlong fj_attached_threads(void);
 jlong fj_detached_threads(void);
 
-/* ---- polyglot (jni_host.c) ---- */
+/* ---- polyglot (host/jni_host.c) ---- */
 jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
                     jint line);
 jobject fj_lambda_target(JNIEnv* env, jobject cls);
