@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Java binding with Debian's JDK 17 and nothing from the network:
-#   1. SWIG (-java, C mode) generates the JNI layer from futoin_java.i
-#   2. gen/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
+#   1. SWIG (-java, C mode) generates the JNI layer from interface/futoin_java.i
+#   2. interface/gen_errors.c generates Errors.java from FUTOIN_ERROR_MAP
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
-#      the host plug-in libfutoin_host_java.so (polyglot flows, src/host_plugin.c)
+#      the host plug-in libfutoin_host_java.so (polyglot flows, host/host_plugin.c)
 #   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
 #      and the POM under META-INF/maven/; the POM also next to the jar; the
 #      javadoc jar (doclint warnings are errors)
@@ -65,12 +65,12 @@ mkdir -p "$out/gen/java/org/futoin/async" "$out/gen/c" "$out/classes" \
          "$out/test-classes" "$out/native/$platform"
 
 # 1. SWIG
-swig -java -DSWIGWORDSIZE64 -I"$repo/abi" -I"$here/src" \
+swig -java -DSWIGWORDSIZE64 -I"$repo/abi" -I"$here/glue" \
   -package org.futoin.async -outdir "$out/gen/java/org/futoin/async" \
-  -o "$out/gen/c/futoin_java_wrap.c" "$here/futoin_java.i"
+  -o "$out/gen/c/futoin_java_wrap.c" "$here/interface/futoin_java.i"
 
 # 2. Errors.java from the one X-macro list
-$CC -std=c11 -Wall -I"$repo/abi" "$here/gen/gen_errors.c" -o "$out/gen/gen_errors"
+$CC -std=c11 -Wall -I"$repo/abi" "$here/interface/gen_errors.c" -o "$out/gen/gen_errors"
 "$out/gen/gen_errors" >"$out/gen/java/org/futoin/async/Errors.java"
 # ... and the version (Version.binding()) from meson.build
 cat >"$out/gen/java/org/futoin/async/BuildInfo.java" <<EOF
@@ -90,21 +90,21 @@ EOF
 cflags=(-std=c11 -O2 -g -fPIC -fvisibility=hidden -D_POSIX_C_SOURCE=200809L
         -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
         -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/src")
+        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/host")
 ldflags=(-Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack)
 $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
-  "$out/gen/c/futoin_java_wrap.c" "$here"/src/jni_*.c \
+  "$out/gen/c/futoin_java_wrap.c" "$here"/glue/jni_*.c "$here"/host/jni_host.c \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   "${ldflags[@]}" -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
 # 3b. the host plug-in libfutoin_host_java.so (next to the jar it puts on
 #     the class path of the JVM it starts): links neither the JVM nor the
 #     runtime, both are in the process already or dlopen()ed
-$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/src/host_plugin.c" \
+$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/host/host_plugin.c" \
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
-find "$here/java" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"
+find "$here/lib" "$out/gen/java" -name '*.java' >"$out/gen/sources.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -Werror -d "$out/classes" @"$out/gen/sources.txt"
 mkdir -p "$out/classes/native/$platform" "$out/classes/META-INF/maven/org.futoin/futoin-async"
 cp "$out/native/$platform"/*.so* "$out/classes/native/$platform/"
@@ -124,13 +124,14 @@ cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
 rm -rf "$out/javadoc"
 "$JAVA_HOME/bin/javadoc" -encoding UTF-8 -docencoding UTF-8 -charset UTF-8 -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
-  -sourcepath "$here/java:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
+  -sourcepath "$here/lib:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
   || { cat "$out/gen/javadoc.log"; exit 1; }
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
 
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
-find "$here/tests" -name '*.java' >"$out/gen/tests.txt"
+# (tests/polyglot/ is the polyglot matrix's, built by polyglot.sh)
+find "$here/tests" -path "$here/tests/polyglot" -prune -o -name '*.java' -print >"$out/gen/tests.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
   -cp "$out/futoin-async.jar:$junit" @"$out/gen/tests.txt"
 

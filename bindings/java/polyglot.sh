@@ -5,7 +5,7 @@
 #       builds the binding (bindings/java/build.sh: futoin-async.jar and the
 #       host plug-in libfutoin_host_java.so, both in OUTDIR), the Java
 #       fragments (tests/polyglot/fragments/java -> OUTDIR/fragments) and
-#       the Java host test (bindings/java/polyglot -> OUTDIR/host-test);
+#       the Java host test (bindings/java/tests/polyglot -> OUTDIR/host-test);
 #       prints the environment the other hosts need, one VAR=value a line:
 #         FUTOIN_HOST_PATH_JAVA=OUTDIR        (a directory for FUTOIN_HOST_PATH)
 #         FUTOIN_JAVA_CLASSPATH=OUTDIR/fragments  (the plug-in adds the jar)
@@ -15,8 +15,8 @@
 #       environment the runner set (FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH,
 #       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
 #       once plain and once under -Xcheck:jni, then the plug-in in a C
-#       program (bindings/java/polyglot/plugin_test.c: clear errors where a
-#       Java step is resolved, no JVM, counters); last line
+#       program (bindings/java/tests/polyglot/plugin_test.c: clear errors
+#       where a Java step is resolved, no JVM, counters); last line
 #       "polyglot-java: N passed, M failed".
 #
 # OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
@@ -41,10 +41,10 @@ build)
   "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/fragments" -cp "$out/futoin-async.jar" \
     $(find "$repo/tests/polyglot/fragments/java" -name '*.java')
   "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
-    $(find "$here/polyglot" -name '*.java')
+    $(find "$here/tests/polyglot" -name '*.java')
   core=$(cd "$core" && pwd)
-  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" \
-    -o "$out/plugin_test" "$here/polyglot/plugin_test.c" \
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" \
+    -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"

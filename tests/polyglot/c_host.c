@@ -458,7 +458,7 @@ static void cell_state(void)
 
 /* ---- the plug-ins' own counters ---------------------------------------- */
 
-/* What bindings/java/src/fj_host.h calls fj_host_counters (the Java
+/* What bindings/java/host/fj_host.h calls fj_host_counters (the Java
  * plug-in's futoin_host_java_counters() fills it). */
 typedef struct java_counters
 {

@@ -20,18 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
 
 static atomic_size_t misuse_seen;
 static void on_misuse(void* d, const char* code, const char* msg)
@@ -289,6 +278,5 @@ int main(void)
     scenario_completions();
     scenario_root_ops();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    printf("hammer: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("hammer");
 }

@@ -22,7 +22,7 @@ import org.junit.Test;
  * (the "java" host the binding registers), C functions by declaration,
  * clear errors for what cannot be resolved, origins and async stacks of
  * Java steps, and state() over the store every language shares. The
- * matrix with Python and Lua is bindings/java/polyglot (polyglot.sh).
+ * matrix with Python and Lua is bindings/java/tests/polyglot (polyglot.sh).
  */
 public class PolyglotTest {
     private Tool tool;

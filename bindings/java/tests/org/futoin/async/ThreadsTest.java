@@ -102,7 +102,7 @@ public class ThreadsTest {
     public void completionRacingTheEndOfItsCallbackGetsThrough() throws Exception {
         CountDownLatch readState = new CountDownLatch(1);
         CountDownLatch left = new CountDownLatch(1);
-        AsyncSteps.offThreadRaceHook = () -> {
+        Completions.offThreadRaceHook = () -> {
             readState.countDown();
             try {
                 left.await();
@@ -141,7 +141,7 @@ public class ThreadsTest {
             assertEquals(42, done.get());
             assertEquals(0, tool.misuseCount());
         } finally {
-            AsyncSteps.offThreadRaceHook = null;
+            Completions.offThreadRaceHook = null;
         }
     }
 

@@ -401,3 +401,48 @@ int fj_args_from(JNIEnv* env, jint tags, const jlong* bits,
     }
     return 0;
 }
+
+/* A NUL-terminated copy of a Java byte[] (UTF-8), or NULL for null.
+ * Returns -1 with an exception pending when out of memory. */
+int fj_cstr_of(JNIEnv* env, jbyteArray b, char** out)
+{
+    jsize n;
+    *out = NULL;
+    if (!b) {
+        return 0;
+    }
+    n = (*env)->GetArrayLength(env, b);
+    *out = malloc((size_t)n + 1);
+    if (!*out) {
+        fj_throw(env, fj.ex_oom, "futoin: out of native memory");
+        return -1;
+    }
+    (*env)->GetByteArrayRegion(env, b, 0, n, (jbyte*)*out);
+    (*out)[n] = 0;
+    return 0;
+}
+
+/* ---- ForeignValue holders ----------------------------------------------------- */
+
+jint fj_foreign_flags(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? v->type->flags : -1;
+}
+
+jlong fj_foreign_address(jlong holder)
+{
+    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
+    return v && v->type ? (jlong)(uintptr_t)v->p : 0;
+}
+
+/* Clean up what the holder still holds and free it. Exactly once (the
+ * Java side guarantees it). */
+void fj_foreign_free(jlong holder)
+{
+    FutoInBinaryValue* v = (FutoInBinaryValue*)(uintptr_t)holder;
+    if (v) {
+        futoin_reset_binval(v);
+        free(v);
+    }
+}

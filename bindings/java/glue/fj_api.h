@@ -1,8 +1,9 @@
 /*
  * The JNI entry points of the Java binding: every function SWIG turns into
- * a `native` method of org.futoin.async.FutoInNativeJNI (futoin_java.i
- * %includes this file). `JNIEnv* env` is filled in by SWIG and does not
- * appear in Java. Handles are jlong; C strings cross as UTF-8 byte[].
+ * a `native` method of org.futoin.async.FutoInNativeJNI
+ * (interface/futoin_java.i %includes this file). `JNIEnv* env` is filled
+ * in by SWIG and does not appear in Java. Handles are jlong; C strings
+ * cross as UTF-8 byte[].
  * Thread rules: loop thread, except fj_tool_post (any thread) and the
  * calls the runtime itself allows from any thread (success/handle_error of
  * a waiting step).
@@ -15,22 +16,7 @@
 /* ---- AsyncSteps (jni_steps.c) ---- */
 void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
-void fj_success0(JNIEnv* env, jlong bsi);
 jobject fj_chain(JNIEnv* env, jlong bsi, jobject asi);
-void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
-void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                jobject o3);
-void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                     jobject o3);
-void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
-                     jobject exc);
-jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
-                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                    jobject o3);
-jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
-                  jobject exc);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_wait_external(JNIEnv* env, jlong bsi);
@@ -45,17 +31,38 @@ void fj_cancel(JNIEnv* env, jlong bsi);
 jlong fj_root_new(JNIEnv* env, jlong tool);
 jlong fj_new_instance(JNIEnv* env, jlong bsi);
 void fj_free(JNIEnv* env, jlong bsi);
-jobject fj_state(JNIEnv* env, jlong bsi);
-jbyteArray fj_error_info(JNIEnv* env, jlong bsi);
-jbyteArray fj_error_code(JNIEnv* env, jlong bsi);
-jobject fj_last_exception(JNIEnv* env, jlong bsi);
 jlong fj_root_id(jlong bsi);
 jboolean fj_is_valid(jlong bsi);
 jboolean fj_is_same_thread(jlong bsi);
 jboolean fj_is_ours(jlong bsi);
+
+/* ---- the state and the error state (jni_state.c) ---- */
+jobject fj_state(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_info(JNIEnv* env, jlong bsi);
+jbyteArray fj_error_code(JNIEnv* env, jlong bsi);
+jobject fj_last_exception(JNIEnv* env, jlong bsi);
+
+/* ---- ForeignValue holders (jni_values.c) ---- */
 jint fj_foreign_flags(jlong holder);
 jlong fj_foreign_address(jlong holder);
 void fj_foreign_free(jlong holder);
+
+/* ---- completing a step (jni_complete.c) ---- */
+void fj_success0(JNIEnv* env, jlong bsi);
+void fj_success1(JNIEnv* env, jlong bsi, jint tag, jlong bits, jobject obj);
+void fj_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                jobject o3);
+void fj_success_step(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                     jobject o3);
+void fj_handle_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                     jobject exc);
+jint fj_try_success(JNIEnv* env, jlong bsi, jint tags, jlong b0, jlong b1,
+                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
+                    jobject o3);
+jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
+                  jobject exc);
 
 /* ---- Tool (jni_tool.c) ---- */
 jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive);
@@ -74,7 +81,7 @@ jlong fj_global_refs(void);
 jlong fj_attached_threads(void);
 jlong fj_detached_threads(void);
 
-/* ---- polyglot (jni_host.c) ---- */
+/* ---- polyglot (host/jni_host.c) ---- */
 jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
                     jint line);
 jobject fj_lambda_target(JNIEnv* env, jobject cls);

@@ -1,6 +1,6 @@
 /*
  * What the Java binding (libfutoin_java.so) hands to its host plug-in
- * (libfutoin_host_java.so, src/host_plugin.c): the "java" language host
+ * (libfutoin_host_java.so, host/host_plugin.c): the "java" language host
  * table plus counters for leak checks. The plug-in starts or finds the
  * JVM, then asks org.futoin.async.Polyglot.hostTable() for the address of
  * this struct and forwards the library's calls to it, so the same code

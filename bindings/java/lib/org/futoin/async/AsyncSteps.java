@@ -1,7 +1,5 @@
 package org.futoin.async;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.AbstractMap;
@@ -12,9 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -74,50 +70,36 @@ import java.util.function.Consumer;
 public final class AsyncSteps implements AutoCloseable {
     static final Cleaner CLEANER = Cleaner.create();
 
-    private static final int ROOT = 0, STEP = 1, BORROWED = 2;
-    /* Step handle states: LIVE (its callback runs), LIVE_WAIT (and it
-     * waits), WAITING (returned, waits), DEAD (finished normally or
-     * completed: another completion is misuse), LOST (it waited and ended
-     * by its timeout or a cancel without a completion: a completion now is
-     * late, dropped quietly). Written on the loop thread; a completion from
-     * outside the callback moves LIVE_WAIT/WAITING to DEAD by
-     * compare-and-set, so exactly one completion gets through Java. */
-    private static final int LIVE = 0, LIVE_WAIT = 1, WAITING = 2, DEAD = 3, LOST = 4;
-    private static final VarHandle ST;
+    static final int ROOT = 0, STEP = 1, BORROWED = 2;
 
-    static {
-        try {
-            ST = MethodHandles.lookup().findVarHandle(AsyncSteps.class, "st", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private final long bsi;        /* steps and borrowed handles */
+    /* The fields that are not private are shared with the package-private
+     * classes that hold the rest of the implementation, one concern each:
+     * StepStates (a step handle's states, the checks of every call),
+     * KeptSuccess (a success() kept for the trampoline), Completions
+     * (success()/error() inside the callback or from outside it),
+     * AwaitStep (the step of await()); PackedValues holds values in the
+     * form the native calls take; RootCtl a root's life and run(). */
+    final long bsi;                /* steps and borrowed handles */
     private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
-    private final Tool tool;       /* null for a foreign borrowed handle */
-    private final Rec rec;         /* steps: the record that runs them */
-    private final int kind;
+    final Tool tool;               /* null for a foreign borrowed handle */
+    final Rec rec;                 /* steps: the record that runs them */
+    final int kind;
     /* the loop thread of a step of a flow without a Tool of ours, or null */
     private final Thread loop;
-    @SuppressWarnings("unused")
-    private int st;
-    private Rec cancelRec;
+    /* a step's state (StepStates.LIVE ... LOST), only through StepStates.ST */
+    int st;
+    /* its cancel handler's record: a waiting step dies with that one too */
+    Rec cancelRec;
     private StateMap state;
     /* What ended the step inside its callback ("error()", "breakLoop()",
      * "continueLoop()") when its exception was caught, so later flow calls
      * through the handle are refused; null otherwise. Loop thread. */
-    private String ended;
-    /* A success() kept for the trampoline to apply when the callback
-     * returns (src/jni_steps.c, after_step): no values, or one small
-     * scalar; saves a JNI down-call per step. Applied here first if any
-     * other call reaches the runtime through this handle. */
-    private long pending;
-    private static final long PENDING_NONE = 0xFEL << 56;
-    /* The next step's handle, written by FutoInNative.chain() (src/jni_steps.c). */
+    String ended;
+    /* A success() kept for the trampoline (KeptSuccess), or 0. */
+    long pending;
+    /* The next step's handle, written by FutoInNative.chain() (glue/jni_steps.c). */
     @SuppressWarnings("unused")
     long chained;
-    private static final long LOW56 = (1L << 56) - 1;
 
     /**
      * A new root on {@code tool}. Loop thread of the tool.
@@ -184,13 +166,15 @@ public final class AsyncSteps implements AutoCloseable {
         return new AsyncSteps(address, tool, false);
     }
 
-    // ---- checks ----------------------------------------------------------
+    // ---- checks (StepStates) ---------------------------------------------
 
-    private long handle() {
+    /** The native handle: a root's (0 once freed), a step's, a borrowed one. */
+    long handle() {
         return kind == ROOT ? ctl.bsi : bsi;
     }
 
-    private boolean onLoopThread() {
+    /** Is the caller on the thread that runs this handle's flow? */
+    boolean onLoopThread() {
         Tool t = tool;
         if (t != null) {
             return t.isLoopThread();
@@ -202,311 +186,16 @@ public final class AsyncSteps implements AutoCloseable {
         return b != 0 && FutoInNative.is_same_thread(b);
     }
 
-    private static IllegalStateException finished(String what) {
-        return new IllegalStateException(what + ": this step has finished; its AsyncSteps handle is no longer valid");
-    }
-
-    private IllegalStateException endedBy(String what) {
-        return new IllegalStateException(what + ": this step already ended with " + ended
-                + " (its exception was caught); the step is over, return from the callback");
-    }
-
-    private IllegalStateException wrongThread(String what) {
-        return new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
-                + "\", not the loop thread" + (tool == null ? "" : " \"" + tool.loopThreadName() + "\""));
-    }
-
-    /** The handle for a loop-thread call, or an exception. */
     private long check(String what) {
-        long b = handle();
-        if (b == 0) {
-            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
-        }
-        if (kind == STEP && (int) ST.getAcquire(this) >= DEAD) {
-            throw finished(what);
-        }
-        if (!onLoopThread()) {
-            throw wrongThread(what);
-        }
-        if (pending != 0) {
-            flush();
-        }
-        return b;
+        return StepStates.check(this, what);
     }
 
-    /** check() for a call that acts on the flow (adds, waits, completes):
-     *  refused once the step ended with a caught error/loop signal. */
     private long flowCheck(String what) {
-        long b = check(what);
-        if (ended != null) {
-            throw endedBy(what);
-        }
-        return b;
-    }
-
-    /** Apply a kept success() now (loop thread). */
-    private void flush() {
-        long p = pending;
-        pending = 0;
-        if (p == PENDING_NONE) {
-            FutoInNative.success0(bsi);
-        } else if (p != 0) {
-            FutoInNative.success1(bsi, (int) (p >>> 56), (p << 8) >> 8, null);
-        }
-    }
-
-    /** Apply a kept success() now, if any (callbacks that return nothing). */
-    void flushKept() {
-        if (pending != 0) {
-            flush();
-        }
-    }
-
-    /** The kept success() for the trampoline; the callback has returned. */
-    long takePending() {
-        long p = pending;
-        pending = 0;
-        return p;
-    }
-
-    /**
-     * After a step's callback returned: complete the step as its kept
-     * success() (or implicit success) asks and start the next step, if that
-     * is a Java step the runtime lets run now (ext chain(), see
-     * Dispatch.chain). Returns the next step's Rec, its handle in
-     * {@link #chained}, or null having done nothing. Loop thread.
-     */
-    Rec chainNext() {
-        if (kind != STEP || (int) ST.getAcquire(this) != LIVE) {
-            return null;
-        }
-        return (Rec) FutoInNative.chain(bsi, this);
-    }
-
-    /** The tag of a kept success()'s value (0: none). */
-    static int keptTag(long p) {
-        return p == PENDING_NONE || p == 0 ? 0 : (int) (p >>> 56);
-    }
-
-    /** The payload of a kept success()'s value. */
-    static long keptBits(long p) {
-        return (p << 8) >> 8;
-    }
-
-    /** May success() be kept for the trampoline? Loop thread, in the callback. */
-    private boolean canKeep() {
-        return kind == STEP && pending == 0 && (int) ST.getAcquire(this) == LIVE;
-    }
-
-    /** A scalar that fits the kept form, or 0. */
-    private static long keepable(int tag, long bits) {
-        switch (tag) {
-            case Values.INT32:
-            case Values.INT16:
-            case Values.INT8:
-            case Values.BOOL:
-            case Values.FLOAT:
-                return ((long) tag << 56) | (bits & LOW56);
-            case Values.INT64:
-                return bits >= -(1L << 55) && bits < (1L << 55) ? ((long) tag << 56) | (bits & LOW56) : 0;
-            default:
-                return 0;
-        }
+        return StepStates.flowCheck(this, what);
     }
 
     private long checkRoot(String what) {
-        if (kind != ROOT) {
-            throw new IllegalStateException(what + ": only a root can do this, not a step");
-        }
-        return check(what);
-    }
-
-    /**
-     * Serializes completions from other threads with the loop thread's end
-     * of a waiting step (its record released, its cancel handler, a root
-     * freed): a completion either reaches the runtime while the step's
-     * record is still that step's, or finds the handle dead. Without it a
-     * late completion could be posted for a record the runtime has
-     * recycled for another step.
-     */
-    static final Object COMPLETION_LOCK = new Object();
-
-    /** A native completion that says whether it was taken (try_success,
-     *  try_error: 1 taken, 0 lost its race, < 0 misuse), run with the
-     *  step's handle. */
-    private interface Completion {
-        int run(long bsi);
-    }
-
-    /** The handle for success()/error() inside the step's own callback (on
-     *  the loop thread), or 0 when the completion comes from outside it:
-     *  another thread, or a later event on the loop thread (then see
-     *  {@link #external}). */
-    private long completing(String what) {
-        long b = handle();
-        if (b == 0) {
-            throw new IllegalStateException(what + ": the AsyncSteps root is closed");
-        }
-        if (kind != STEP) {
-            if (kind == ROOT) {
-                throw new IllegalStateException(what + ": is for steps, not for a root");
-            }
-            if (!onLoopThread()) {
-                throw wrongThread(what);
-            }
-            return b;
-        }
-        if (!onLoopThread()) {
-            return 0;
-        }
-        int s = (int) ST.getAcquire(this);
-        if (s == WAITING || s == LOST) {
-            return 0; /* its callback has returned */
-        }
-        if (s == DEAD) {
-            throw finished(what);
-        }
-        if (ended != null) {
-            throw endedBy(what);
-        }
-        if (pending != 0) {
-            flush();
-        }
-        if (s != LIVE) {
-            ST.setRelease(this, DEAD);
-        }
-        return b;
-    }
-
-    /** Tests only: runs between reading a waiting step's state and taking
-     *  it, to widen the race with {@link #leave()} (ThreadsTest). */
-    static volatile Runnable offThreadRaceHook;
-
-    /**
-     * Completes a waiting step from outside its callback (another thread,
-     * or a later event on the loop thread): exactly one completion passes.
-     * A step that ended by its timeout or a cancel meanwhile makes this a
-     * late completion: false, quietly (README rule 3). A second completion,
-     * or one of a step that did not wait, is misuse: IllegalStateException.
-     */
-    private boolean external(String what, Completion c) {
-        synchronized (COMPLETION_LOCK) {
-            for (;;) {
-                int s = (int) ST.getAcquire(this);
-                if (s == LIVE_WAIT || s == WAITING) {
-                    Runnable hook = offThreadRaceHook;
-                    if (hook != null) {
-                        hook.run();
-                    }
-                    if (ST.compareAndSet(this, s, DEAD)) {
-                        /* the runtime decides (another thread's is posted to
-                         * the loop thread): its timeout may have won already */
-                        int rc = c.run(bsi);
-                        if (rc == 1) {
-                            return true;
-                        }
-                        if (rc == 0) {
-                            ST.setRelease(this, LOST);
-                            return false;
-                        }
-                        throw new IllegalStateException(what + ": refused by the runtime (" + rc + ")");
-                    }
-                    /* leave() moved LIVE_WAIT to WAITING meanwhile (it does
-                     * not take the lock): still waiting, take it again */
-                    continue;
-                }
-                if (s == LOST) {
-                    return false;
-                }
-                if (s == DEAD) {
-                    throw new IllegalStateException(what + ": this step has completed already (or finished"
-                            + " without waiting); a second completion is misuse");
-                }
-                break;
-            }
-        }
-        throw new IllegalStateException(what + ": called from thread \"" + Thread.currentThread().getName()
-                + "\" for a step that does not wait; only a step that called waitExternal(), "
-                + "setTimeout() or setCancel() may be completed from another thread");
-    }
-
-    /** An error of a waiting step from outside its callback; `exc` becomes
-     *  last_exception when taken on the loop thread. */
-    private boolean externalError(String what, String code, String info, Throwable exc) {
-        byte[] c = Values.cstr(code);
-        byte[] i = Values.cstr(info);
-        return external(what, h -> FutoInNative.try_error(h, c, i, exc));
-    }
-
-    private void waits() {
-        if (kind == STEP) {
-            ST.compareAndSet(this, LIVE, LIVE_WAIT);
-        }
-    }
-
-    // ---- trampoline side -------------------------------------------------
-
-    /** After its callback: the handle dies, or waits for a completion. */
-    void leave() {
-        int s = (int) ST.getAcquire(this);
-        if (s == LIVE || (ended != null && s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, DEAD))) {
-            ST.setRelease(this, DEAD); /* an error or a loop signal ended it: no waiting */
-        } else if (s == LIVE_WAIT && ST.compareAndSet(this, LIVE_WAIT, WAITING)) {
-            rec.addWaiter(this);
-            if (cancelRec != null) {
-                cancelRec.addWaiter(this);
-            }
-        }
-    }
-
-    /** Its step is gone (released, cancelled): a waiting handle lost its
-     *  chance (a completion now is late), any other is finished. Under
-     *  COMPLETION_LOCK (or for a handle nobody else has). */
-    void kill() {
-        for (;;) {
-            int s = (int) ST.getAcquire(this);
-            int to = s == LIVE_WAIT || s == WAITING ? LOST : s == LIVE ? DEAD : s;
-            if (to == s || ST.compareAndSet(this, s, to)) {
-                return;
-            }
-        }
-    }
-
-    /** A Throwable left a step: the flow's error (unless this step's
-     *  error()/breakLoop()/continueLoop() made it: reported already). */
-    void fail(Throwable t) {
-        if ((t instanceof LoopSignal && ((LoopSignal) t).from == this)
-                || (t instanceof FutoInError && ((FutoInError) t).reportedBy == this)) {
-            return;
-        }
-        long b = handle();
-        if (b == 0) {
-            return;
-        }
-        if (ended != null) {
-            /* the step ended with an error or a loop signal that was caught;
-             * nothing can fail it now, so the exception is not lost: it goes
-             * where uncaught exceptions go */
-            Tool.uncaught(t);
-            return;
-        }
-        if (pending != 0) {
-            flush(); /* success() then a throw: the runtime sees both, in order */
-        }
-        String code;
-        String info;
-        if (t instanceof FutoInError) {
-            code = ((FutoInError) t).code();
-            info = ((FutoInError) t).info();
-        } else {
-            code = Errors.INTERNAL_ERROR;
-            info = ErrorState.infoOf(t); /* its text; the trace stays on t */
-        }
-        try {
-            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);
-        } catch (Throwable again) {
-            Tool.uncaught(again);
-        }
+        return StepStates.checkRoot(this, what);
     }
 
     // ---- adding steps ----------------------------------------------------
@@ -761,7 +450,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps successStep(Object... values) {
         long b = flowCheck("successStep()");
-        nativeValues(b, values, true);
+        new PackedValues(values).successStepOn(b);
         return this;
     }
 
@@ -790,85 +479,10 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps await(CompletionStage<?> stage, ErrorHandler onerror) {
         Objects.requireNonNull(stage, "await(): stage is null");
-        Step s = asi -> {
-            CompletableFuture<?> f = stage.toCompletableFuture();
-            asi.setCancel(a -> f.cancel(false));
-            asi.waitExternal();
-            f.whenComplete(asi::completeWith);
-        };
-        return addRec("await()", s, 0, onerror);
-    }
-
-    /** The outcome of an awaited stage; on any thread. A completion that
-     *  lost its race to the step's timeout or a cancel is dropped. */
-    private void completeWith(Object value, Throwable ex) {
-        if (ex == null) {
-            if (value == null) {
-                success();
-            } else {
-                success(value);
-            }
-            return;
-        }
-        Throwable t = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
-        if (t instanceof CancellationException) {
-            t = new Errors.InternalError("awaited stage was cancelled", t);
-        }
-        final Throwable err = t;
-        final String code = err instanceof FutoInError ? ((FutoInError) err).code() : Errors.INTERNAL_ERROR;
-        final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(err);
-        Runnable onLoop = () -> externalError("await()", code, info, err);
-        if (tool != null && !onLoopThread()) {
-            try {
-                tool.execute(onLoop); // keeps the Throwable for last_exception
-            } catch (RuntimeException closed) {
-                // the tool is closed: the flow is gone
-            }
-        } else {
-            onLoop.run();
-        }
+        return addRec("await()", AwaitStep.of(stage), 0, onerror);
     }
 
     // ---- completing a step ------------------------------------------------
-
-    private static void tooMany() {
-        throw new IllegalArgumentException("at most 4 values (FTN12 FutoInArgs)");
-    }
-
-    /** The values in native form: tags, bits[4], objs[4]. */
-    private static final class Packed {
-        int tags;
-        final long[] bits = new long[4];
-        final Object[] objs = new Object[4];
-
-        Packed(Object[] v) {
-            if (v.length > 4) {
-                tooMany();
-            }
-            for (int i = 0; i < v.length; ++i) {
-                int t = Values.tag(v[i]);
-                tags |= t << (8 * i);
-                bits[i] = Values.bits(v[i], t);
-                objs[i] = Values.obj(v[i], t);
-            }
-        }
-
-        int tryOn(long h) {
-            return FutoInNative.try_success(h, tags, bits[0], bits[1], bits[2], bits[3],
-                    objs[0], objs[1], objs[2], objs[3]);
-        }
-    }
-
-    private static void nativeValues(long b, Object[] v, boolean asStep) {
-        Packed p = new Packed(v);
-        if (asStep) {
-            FutoInNative.success_step(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
-                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
-        } else {
-            FutoInNative.success(b, p.tags, p.bits[0], p.bits[1], p.bits[2], p.bits[3],
-                    p.objs[0], p.objs[1], p.objs[2], p.objs[3]);
-        }
-    }
 
     /**
      * Completes the step successfully with no values.
@@ -886,16 +500,15 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success() {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
-            if (canKeep()) {
-                pending = PENDING_NONE;
-            } else {
+            if (!KeptSuccess.keepNoValues(this)) {
                 FutoInNative.success0(b);
             }
             return true;
         }
-        return external("success()", h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
+        return Completions.external(this, "success()",
+                h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
     }
 
     /**
@@ -906,20 +519,15 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object value) {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
             int t = Values.tag(value);
-            if (canKeep()) {
-                long k = keepable(t, Values.bits(value, t));
-                if (k != 0) {
-                    pending = k;
-                    return true;
-                }
+            if (!KeptSuccess.keepValue(this, value, t)) {
+                FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
             }
-            FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
             return true;
         }
-        return external("success()", new Packed(new Object[] {value})::tryOn);
+        return Completions.external(this, "success()", new PackedValues(new Object[] {value})::tryOn);
     }
 
     /**
@@ -961,18 +569,18 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public boolean success(Object... values) {
         if (values.length > 4) {
-            tooMany();
+            PackedValues.tooMany();
         }
         return successN(values);
     }
 
     private boolean successN(Object[] values) {
-        long b = completing("success()");
+        long b = Completions.completing(this, "success()");
         if (b != 0) {
-            nativeValues(b, values, false);
+            new PackedValues(values).successOn(b);
             return true;
         }
-        return external("success()", new Packed(values)::tryOn);
+        return Completions.external(this, "success()", new PackedValues(values)::tryOn);
     }
 
     /**
@@ -1012,7 +620,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public FutoInError error(String code, String info) {
         FutoInError e = Errors.create(code, info, null); /* checks code and info */
-        long b = completing("error()");
+        long b = Completions.completing(this, "error()");
         if (b != 0) {
             e.reportedBy = this;
             FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
@@ -1021,7 +629,7 @@ public final class AsyncSteps implements AutoCloseable {
             }
             throw e;
         }
-        return externalError("error()", code, info, onLoopThread() ? e : null) ? e : null;
+        return Completions.externalError(this, "error()", code, info, onLoopThread() ? e : null) ? e : null;
     }
 
     /**
@@ -1035,7 +643,7 @@ public final class AsyncSteps implements AutoCloseable {
             throw new IllegalArgumentException("setTimeout(): negative timeout");
         }
         FutoInNative.set_timeout(flowCheck("setTimeout()"), ms);
-        waits();
+        StepStates.waits(this);
     }
 
     /**
@@ -1057,7 +665,7 @@ public final class AsyncSteps implements AutoCloseable {
         Rec r = new Rec(handler, 0, null, tool, null);
         FutoInNative.set_cancel(b, r);
         cancelRec = r;
-        waits();
+        StepStates.waits(this);
     }
 
     /** The step waits for an external event: no implicit success; complete
@@ -1065,7 +673,7 @@ public final class AsyncSteps implements AutoCloseable {
      *  thread. */
     public void waitExternal() {
         FutoInNative.wait_external(flowCheck("waitExternal()"));
-        waits();
+        StepStates.waits(this);
     }
 
     // ---- loops -----------------------------------------------------------
@@ -1283,12 +891,10 @@ public final class AsyncSteps implements AutoCloseable {
     /** For StateMap: the handle while it may be used here and now, else 0. */
     long liveHandle() {
         long b = handle();
-        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD) || !onLoopThread()) {
+        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD) || !onLoopThread()) {
             return 0;
         }
-        if (pending != 0) {
-            flush();
-        }
+        KeptSuccess.apply(this);
         return b;
     }
 
@@ -1428,53 +1034,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (kind != ROOT) {
             throw new IllegalStateException("run(): only a root can do this, not a step");
         }
-        CompletableFuture<Object> f;
-        if (tool.isDedicated()) {
-            if (tool.isLoopThread()) {
-                throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
-            }
-            f = awaitOnItsThread();
-        } else {
-            f = promise();
-            tool.runFor(ctl, "run()"); /* throws CancellationException when interrupted */
-            if (!f.isDone() && ctl.bsi != 0) {
-                ctl.cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
-            }
-        }
-        if (!f.isDone()) {
-            throw new IllegalStateException("run(): the loop stopped before the flow finished");
-        }
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException) {
-                throw (RuntimeException) e.getCause();
-            }
-            throw e;
-        }
-    }
-
-    /** run() of a root of a tool on its own thread: start it there and wait. */
-    private CompletableFuture<Object> awaitOnItsThread() {
-        CompletableFuture<CompletableFuture<Object>> started = tool.call(this::promise);
-        try {
-            CompletableFuture<Object> f = started.get();
-            try {
-                f.get(); /* FlowFuture: an interrupt here cancels the flow */
-            } catch (ExecutionException | CancellationException settled) {
-                // rethrown by run()
-            }
-            return f;
-        } catch (InterruptedException e) {
-            started.thenAccept(f -> f.cancel(false)); /* cancels the root, once it started */
-            Thread.currentThread().interrupt();
-            throw new CancellationException("run(): interrupted; its flow was cancelled");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException) {
-                throw (RuntimeException) e.getCause();
-            }
-            throw new IllegalStateException("run(): " + e.getCause(), e.getCause());
-        }
+        return ctl.runUntilDone(this);
     }
 
     /**
@@ -1536,7 +1096,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public boolean isValid() {
         long b = handle();
-        if (b == 0 || (kind == STEP && (int) ST.getAcquire(this) == DEAD)) {
+        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD)) {
             return false;
         }
         return !onLoopThread() || FutoInNative.is_valid(b);

@@ -4,6 +4,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -206,11 +208,66 @@ final class RootCtl implements Runnable {
         bsi = 0;
         tool.roots.remove(this);
         try {
-            synchronized (AsyncSteps.COMPLETION_LOCK) { /* no completion mid-free */
+            synchronized (Completions.LOCK) { /* no completion mid-free */
                 FutoInNative.free(b);
             }
         } finally {
             cancelled();
+        }
+    }
+
+    /**
+     * AsyncSteps.run() of this root ({@code root}): executes it and runs
+     * its tool's loop on this thread until the flow is done (a Tool on its
+     * own thread: waits for it); the flow's values, or its error thrown.
+     */
+    Object runUntilDone(AsyncSteps root) {
+        CompletableFuture<Object> f;
+        if (tool.isDedicated()) {
+            if (tool.isLoopThread()) {
+                throw new IllegalStateException("run(): would block the loop thread; use promise() or execute()");
+            }
+            f = awaitOnItsThread(root);
+        } else {
+            f = root.promise();
+            tool.runFor(this, "run()"); /* throws CancellationException when interrupted */
+            if (!f.isDone() && bsi != 0) {
+                cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
+            }
+        }
+        if (!f.isDone()) {
+            throw new IllegalStateException("run(): the loop stopped before the flow finished");
+        }
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            throw e;
+        }
+    }
+
+    /** run() of a root of a tool on its own thread: start it there and wait. */
+    private CompletableFuture<Object> awaitOnItsThread(AsyncSteps root) {
+        CompletableFuture<CompletableFuture<Object>> started = tool.call(root::promise);
+        try {
+            CompletableFuture<Object> f = started.get();
+            try {
+                f.get(); /* FlowFuture: an interrupt here cancels the flow */
+            } catch (ExecutionException | CancellationException settled) {
+                // rethrown by run()
+            }
+            return f;
+        } catch (InterruptedException e) {
+            started.thenAccept(f -> f.cancel(false)); /* cancels the root, once it started */
+            Thread.currentThread().interrupt();
+            throw new CancellationException("run(): interrupted; its flow was cancelled");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            throw new IllegalStateException("run(): " + e.getCause(), e.getCause());
         }
     }
 

@@ -10,7 +10,7 @@
  * One JVM per process: the "no JVM" case must come first.
  *
  * Environment as for c_host (FUTOIN_HOST_PATH, FUTOIN_JAVA_CLASSPATH with
- * the fragments and bindings/java/polyglot's classes). Last line
+ * the fragments and bindings/java/tests/polyglot's classes). Last line
  * "polyglot-java-plugin: N passed, M failed".
  */
 #include <futoin/async.h>
@@ -23,23 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
+
 static futoin_tool* tool;
 static char code[64], info[4096];
 static int64_t value;
 static int values;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
 {
@@ -239,6 +228,5 @@ int main(void)
         CHECK(c.stops == 1, "stops %lld", (long long)c.stops);
     }
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    printf("polyglot-java-plugin: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("polyglot-java-plugin");
 }

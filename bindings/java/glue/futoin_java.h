@@ -2,18 +2,23 @@
  * Internal interface of the Java binding's C support code (JNI glue).
  *
  * SWIG generates the JNI entry points (FutoInNativeJNI, package
- * org.futoin.async) from bindings/java/futoin_java.i: argument marshalling
- * of primitives, arrays and objects. Their bodies call the functions
- * declared here, which hold what SWIG cannot generate: the trampolines that
- * run Java callbacks as steps (C -> Java up-calls), the per-thread JNIEnv
- * discipline of the loop thread, the release of global references, and the
- * FutoInBinaryValue <-> Java conversion.
+ * org.futoin.async) from bindings/java/interface/futoin_java.i: argument
+ * marshalling of primitives, arrays and objects. Their bodies call the
+ * functions declared here, which hold what SWIG cannot generate: the
+ * trampolines that run Java callbacks as steps (C -> Java up-calls), the
+ * per-thread JNIEnv discipline of the loop thread, the release of global
+ * references, and the FutoInBinaryValue <-> Java conversion.
  *
- * Files: jni_env.c (JNI_OnLoad cache, JNIEnv per thread, attach/detach,
- * counted global refs, misuse reporting at the call site), jni_values.c
- * (conversion), jni_steps.c (trampolines and AsyncSteps operations),
+ * Files (glue/): jni_env.c (JNI_OnLoad cache, JNIEnv per thread,
+ * attach/detach, counted global refs, misuse reporting at the call site),
+ * jni_values.c (conversion, ForeignValue holders), jni_steps.c
+ * (trampolines, the operations that add steps and drive roots),
+ * jni_complete.c (success/error of a step, also from outside its
+ * callback), jni_state.c (the state map, error_info, last_exception),
  * jni_tool.c (the Tool: loop, posts from other threads, timers, sync
- * objects), jni_testhooks.c (C-side helpers the JUnit suite drives).
+ * objects), jni_testhooks.c (C-side helpers the JUnit suite drives); and
+ * host/jni_host.c (polyglot flows: the "java" host, step origins,
+ * addForeign, the shared state).
  *
  * Conventions:
  *  - handles cross as jlong (a FutoInAsyncSteps* / fj_tool* / FutoInSync*);
@@ -125,7 +130,7 @@ void fj_rec_release(void* data);
 /** The step trampoline for a Rec of `arity` (Rec.ALL: -1). */
 FutoInAsyncSteps_execute_callback fj_step_tr(jint arity);
 
-/* ---- jni_host.c --------------------------------------------------------- */
+/* ---- host/jni_host.c ---------------------------------------------------- */
 
 /** The class of Java steps (release + origin), for add_classed(). */
 extern const futoin_step_class fj_step_class;
@@ -149,6 +154,11 @@ enum
  *  null. Returns 0, or -1 with a Java exception pending. */
 int fj_to_binval(JNIEnv* env, int tag, jlong bits, jobject obj,
                  FutoInBinaryValue* v);
+
+/** A NUL-terminated malloc'd copy of a Java byte[] (UTF-8: a label, an
+ *  error code or info) in *out, NULL for null; the caller frees it.
+ *  Returns 0, or -1 with an OutOfMemoryError pending. */
+int fj_cstr_of(JNIEnv* env, jbyteArray b, char** out);
 
 /** FutoInBinaryValue -> (tag, bits, obj) for Dispatch; `*obj` is a new
  *  local ref the caller deletes (or NULL), or our custom global ref passed

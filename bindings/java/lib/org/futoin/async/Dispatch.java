@@ -1,11 +1,11 @@
 package org.futoin.async;
 
 /**
- * The up-calls of the C trampolines (src/jni_steps.c, src/jni_tool.c):
+ * The up-calls of the C trampolines (glue/jni_steps.c, glue/jni_tool.c):
  * their method IDs are cached in JNI_OnLoad. Each one catches everything:
  * no Java exception may travel back through C frames. A step's exceptions
- * become the flow's error here ({@link AsyncSteps#fail(Throwable)}). Step
- * callbacks return the success() the step kept (see AsyncSteps.pending).
+ * become the flow's error here ({@link Completions#fail}). Step
+ * callbacks return the success() the step kept (see KeptSuccess).
  */
 final class Dispatch {
     private Dispatch() {
@@ -22,7 +22,7 @@ final class Dispatch {
                 call(rec, asi, 0, 0, 0, 0, 0, null, null, null, null);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return doneStep(asi);
     }
@@ -43,7 +43,7 @@ final class Dispatch {
                 call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
     }
 
@@ -54,7 +54,7 @@ final class Dispatch {
         try {
             call(rec, asi, tags, b0, b1, b2, b3, o0, o1, o2, o3);
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return doneStep(asi);
     }
@@ -99,7 +99,7 @@ final class Dispatch {
 
     /** After a step's callback: the next Java steps, or its kept success(). */
     private static long doneStep(AsyncSteps asi) {
-        Rec next = asi.chainNext();
+        Rec next = KeptSuccess.chainNext(asi);
         return next == null ? done(asi) : chain(asi, next);
     }
 
@@ -113,24 +113,24 @@ final class Dispatch {
      */
     private static long chain(AsyncSteps asi, Rec rec) {
         for (;;) {
-            long p = asi.takePending();
+            long p = KeptSuccess.take(asi);
             long b = asi.chained;
-            asi.leave();
+            StepStates.leave(asi);
             asi = new AsyncSteps(b, rec.tool, rec);
-            run1(rec, asi, AsyncSteps.keptTag(p), AsyncSteps.keptBits(p), null);
-            if ((rec = asi.chainNext()) == null) {
+            run1(rec, asi, KeptSuccess.tag(p), KeptSuccess.bits(p), null);
+            if ((rec = KeptSuccess.chainNext(asi)) == null) {
                 break;
             }
         }
-        asi.flushKept();
-        asi.leave();
+        KeptSuccess.apply(asi);
+        StepStates.leave(asi);
         return 0;
     }
 
     /** After a callback: its kept success() (applied by the trampoline). */
     private static long done(AsyncSteps asi) {
-        long p = asi.takePending();
-        asi.leave();
+        long p = KeptSuccess.take(asi);
+        StepStates.leave(asi);
         return p;
     }
 
@@ -144,23 +144,23 @@ final class Dispatch {
         try {
             rec.eh.handle(asi, Values.str(code));
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return done(asi);
     }
 
     static void cancel(Rec rec, long bsi) {
-        synchronized (AsyncSteps.COMPLETION_LOCK) {
+        synchronized (Completions.LOCK) {
             rec.killWaiters(); /* a completion from now on is a lost race */
         }
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
         try {
             ((CancelHandler) rec.fn).cancel(asi);
-            asi.flushKept(); /* a success() here is misuse: let the runtime say so */
+            KeptSuccess.apply(asi); /* a success() here is misuse: let the runtime say so */
         } catch (Throwable t) {
             Tool.uncaught(t);
         }
-        asi.kill();
+        StepStates.kill(asi);
     }
 
     static long loop(Rec rec, long bsi, long i) {
@@ -172,14 +172,14 @@ final class Dispatch {
                 ((RepeatBody) rec.fn).execute(asi, (int) i);
             }
         } catch (Throwable t) {
-            asi.fail(t);
+            Completions.fail(asi, t);
         }
         return done(asi);
     }
 
     static void released(Rec rec) {
         try {
-            synchronized (AsyncSteps.COMPLETION_LOCK) {
+            synchronized (Completions.LOCK) {
                 rec.killWaiters();
             }
         } catch (Throwable t) {

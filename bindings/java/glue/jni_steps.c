@@ -1,7 +1,8 @@
 /*
  * AsyncSteps for Java: the trampolines that run Java callbacks as steps,
  * error, cancel and loop callbacks, and the operations behind the JNI
- * entry points of AsyncSteps (declared in bindings/java/futoin_java.i).
+ * entry points of AsyncSteps (declared in fj_api.h) that add steps, loops
+ * and waits and drive roots. Completing a step is jni_complete.c's.
  *
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
@@ -24,7 +25,6 @@
 #include "fj_api.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define BSI(h) ((FutoInAsyncSteps*)(uintptr_t)(h))
 #define JBSI(b) ((jlong)(uintptr_t)(b))
@@ -284,26 +284,6 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 
 /* ---- helpers for the entry points ----------------------------------------- */
 
-/* A NUL-terminated copy of a Java byte[] (UTF-8), or NULL for null.
- * Returns -1 with an exception pending when out of memory. */
-static int cstr_of(JNIEnv* env, jbyteArray b, char** out)
-{
-    jsize n;
-    *out = NULL;
-    if (!b) {
-        return 0;
-    }
-    n = (*env)->GetArrayLength(env, b);
-    *out = malloc((size_t)n + 1);
-    if (!*out) {
-        fj_throw(env, fj.ex_oom, "futoin: out of native memory");
-        return -1;
-    }
-    (*env)->GetByteArrayRegion(env, b, 0, n, (jbyte*)*out);
-    (*out)[n] = 0;
-    return 0;
-}
-
 static jobject rec_ref(JNIEnv* env, jobject rec)
 {
     jobject g = fj_gref(env, rec);
@@ -371,153 +351,6 @@ jobject fj_chain(JNIEnv* env, jlong h, jobject asi)
     return (jobject)data; /* the step's Rec (a global reference) */
 }
 
-void fj_success0(JNIEnv* env, jlong h)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    fj_guard_begin();
-    bsi->api->success(bsi, NULL);
-    fj_guard_end(env);
-}
-
-void fj_success1(JNIEnv* env, jlong h, jint tag, jlong bits, jobject obj)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    FutoInArgs a;
-    fj_args_clear(&a);
-    if (fj_to_binval(env, tag, bits, obj, &a.arg0) < 0) {
-        return;
-    }
-    fj_guard_begin();
-    bsi->api->success(bsi, &a);
-    futoin_reset_binval(&a.arg0); /* no-op after a move; frees if refused */
-    fj_guard_end(env);
-}
-
-void fj_success(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1, jlong b2,
-                jlong b3, jobject o0, jobject o1, jobject o2, jobject o3)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    const jlong bits[4] = {b0, b1, b2, b3};
-    const jobject objs[4] = {o0, o1, o2, o3};
-    FutoInArgs a;
-    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
-        return;
-    }
-    fj_guard_begin();
-    bsi->api->success(bsi, &a);
-    fj_args_reset(&a);
-    fj_guard_end(env);
-}
-
-void fj_success_step(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
-                     jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                     jobject o3)
-{
-    const jlong bits[4] = {b0, b1, b2, b3};
-    const jobject objs[4] = {o0, o1, o2, o3};
-    FutoInArgs a;
-    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
-        return;
-    }
-    fj_guard_begin();
-    futoin_wrap_success_step(BSI(h), &a);
-    fj_args_reset(&a);
-    fj_guard_end(env);
-}
-
-/* ---- completions from outside the step's callback ------------------------ */
-
-/*
- * A waiting step completed by a worker thread or a later event of the
- * loop (futoin_wrap_try_success/try_error, any thread): 1 taken, 0 lost
- * a race to the step's timeout or a cancel (dropped quietly, the normal
- * outcome), < 0 misuse (a step that completed normally or was completed
- * already), for which the runtime's report becomes an
- * IllegalStateException here (the guard).
- */
-jint fj_try_success(JNIEnv* env, jlong h, jint tags, jlong b0, jlong b1,
-                    jlong b2, jlong b3, jobject o0, jobject o1, jobject o2,
-                    jobject o3)
-{
-    const jlong bits[4] = {b0, b1, b2, b3};
-    const jobject objs[4] = {o0, o1, o2, o3};
-    FutoInArgs a;
-    int rc;
-    if (fj_args_from(env, tags, bits, objs, &a) < 0) {
-        return FUTOIN_ENOMEM;
-    }
-    fj_guard_begin();
-    rc = futoin_wrap_try_success(BSI(h), &a);
-    fj_args_reset(&a); /* no-op after the move */
-    fj_guard_end(env);
-    return rc;
-}
-
-/* The C copies of an error's code and info (UTF-8 byte[], may be null).
- * Returns -1 with an exception pending when out of memory. */
-static int code_info(JNIEnv* env, jbyteArray code, jbyteArray info, char** c,
-                     char** i)
-{
-    if (cstr_of(env, code, c) < 0 || cstr_of(env, info, i) < 0) {
-        free(*c);
-        *c = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Keep the Java exception `exc` as the root's last_exception (moved). */
-static void keep_exception(JNIEnv* env, FutoInAsyncSteps* bsi, jobject exc)
-{
-    FutoInBinaryValue ex;
-    fj_set_custom(env, &ex, exc);
-    futoin_wrap_set_last_exception(bsi, &ex);
-    futoin_reset_binval(&ex); /* no-op after the move */
-}
-
-/* The error's Java exception `exc` (may be null) becomes last_exception
- * once the error was taken, on the loop thread only (another thread's
- * completion is applied later, on the loop thread: code and info only). */
-jint fj_try_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
-                  jobject exc)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    char *c = NULL, *i = NULL;
-    int rc;
-    if (code_info(env, code, info, &c, &i) < 0) {
-        return FUTOIN_ENOMEM;
-    }
-    fj_guard_begin();
-    rc = futoin_wrap_try_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
-    if (rc == 1 && exc && futoin_wrap_is_ours(bsi) && bsi->api->is_same_thread(bsi)) {
-        keep_exception(env, bsi, exc);
-    }
-    fj_guard_end(env);
-    free(c);
-    free(i);
-    return rc;
-}
-
-/* error(): keep `exc` (the Java exception, may be null) as last_exception,
- * then handle_error(code, info). */
-void fj_handle_error(JNIEnv* env, jlong h, jbyteArray code, jbyteArray info,
-                     jobject exc)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    char *c = NULL, *i = NULL;
-    if (code_info(env, code, info, &c, &i) < 0) {
-        return;
-    }
-    fj_guard_begin();
-    if (exc && futoin_wrap_is_ours(bsi)) {
-        keep_exception(env, bsi, exc);
-    }
-    bsi->api->handle_error(bsi, c ? c : FUTOIN_ERR_INTERNAL_ERROR, i);
-    fj_guard_end(env);
-    free(c);
-    free(i);
-}
-
 void fj_set_timeout(JNIEnv* env, jlong h, jlong ms)
 {
     FutoInAsyncSteps* bsi = BSI(h);
@@ -549,7 +382,7 @@ void fj_loop(JNIEnv* env, jlong h, jobject rec, jbyteArray label)
 {
     char* l;
     jobject g;
-    if (cstr_of(env, label, &l) < 0) {
+    if (fj_cstr_of(env, label, &l) < 0) {
         return;
     }
     if ((g = rec_ref(env, rec)) != NULL) {
@@ -564,7 +397,7 @@ void fj_repeat(JNIEnv* env, jlong h, jobject rec, jlong count, jbyteArray label)
 {
     char* l;
     jobject g;
-    if (cstr_of(env, label, &l) < 0) {
+    if (fj_cstr_of(env, label, &l) < 0) {
         return;
     }
     if ((g = rec_ref(env, rec)) != NULL) {
@@ -580,7 +413,7 @@ void fj_break(JNIEnv* env, jlong h, jbyteArray label, jboolean cont)
 {
     FutoInAsyncSteps* bsi = BSI(h);
     char* l;
-    if (cstr_of(env, label, &l) < 0) {
+    if (fj_cstr_of(env, label, &l) < 0) {
         return;
     }
     fj_guard_begin();
@@ -654,84 +487,6 @@ void fj_free(JNIEnv* env, jlong h)
     fj_guard_end(env);
 }
 
-/* ---- state and error state ------------------------------------------------ */
-
-static void* st_alloc(void* data)
-{
-    JNIEnv* env = fj_env();
-    jobject m, g;
-    (void)data;
-    if (!env) {
-        return NULL;
-    }
-    m = (*env)->CallStaticObjectMethod(env, fj.dispatch, fj.d_new_state);
-    if (fj_upcall_failed(env) || !m) {
-        return NULL;
-    }
-    g = fj_gref(env, m);
-    (*env)->DeleteLocalRef(env, m);
-    return g;
-}
-
-static void st_cleanup(void* data, void* value)
-{
-    JNIEnv* env = fj_env();
-    (void)data;
-    if (env) {
-        fj_gref_drop(env, value);
-    }
-}
-
-/* The flow's state map (shared by every step, branch and language that
- * asks for "java.state"); a local reference. */
-jobject fj_state(JNIEnv* env, jlong h)
-{
-    FutoInAsyncSteps* bsi = BSI(h);
-    jobject g = bsi->api->stateVariable(bsi, NULL, "java.state", st_alloc,
-                                        st_cleanup);
-    if (!g) {
-        fj_throw(env, fj.ex_state, "state() is not available");
-        return NULL;
-    }
-    return (*env)->NewLocalRef(env, g);
-}
-
-static jbyteArray bytes_of(JNIEnv* env, const char* s)
-{
-    jbyteArray b;
-    jsize n;
-    if (!s) {
-        return NULL;
-    }
-    n = (jsize)strlen(s);
-    b = (*env)->NewByteArray(env, n);
-    if (b) {
-        (*env)->SetByteArrayRegion(env, b, 0, n, (const jbyte*)s);
-    }
-    return b;
-}
-
-jbyteArray fj_error_info(JNIEnv* env, jlong h)
-{
-    return bytes_of(env, futoin_wrap_error_info(BSI(h)));
-}
-
-jbyteArray fj_error_code(JNIEnv* env, jlong h)
-{
-    return bytes_of(env, futoin_wrap_error_code(BSI(h)));
-}
-
-/* last_exception: the Java object kept by error() (or by a Throwable
- * converted to InternalError); null when none or another language's. */
-jobject fj_last_exception(JNIEnv* env, jlong h)
-{
-    const FutoInBinaryValue* v = futoin_wrap_last_exception(BSI(h));
-    if (fj_is_java_custom(v) && v->p) {
-        return (*env)->NewLocalRef(env, (jobject)v->p);
-    }
-    return NULL;
-}
-
 /* ---- small queries ----------------------------------------------------------- */
 
 jlong fj_root_id(jlong h)
@@ -755,29 +510,4 @@ jboolean fj_is_same_thread(jlong h)
 jboolean fj_is_ours(jlong h)
 {
     return futoin_wrap_is_ours(BSI(h)) ? JNI_TRUE : JNI_FALSE;
-}
-
-/* ---- ForeignValue holders ----------------------------------------------------- */
-
-jint fj_foreign_flags(jlong holder)
-{
-    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
-    return v && v->type ? v->type->flags : -1;
-}
-
-jlong fj_foreign_address(jlong holder)
-{
-    const FutoInBinaryValue* v = (const FutoInBinaryValue*)(uintptr_t)holder;
-    return v && v->type ? (jlong)(uintptr_t)v->p : 0;
-}
-
-/* Clean up what the holder still holds and free it. Exactly once (the
- * Java side guarantees it). */
-void fj_foreign_free(jlong holder)
-{
-    FutoInBinaryValue* v = (FutoInBinaryValue*)(uintptr_t)holder;
-    if (v) {
-        futoin_reset_binval(v);
-        free(v);
-    }
 }

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Java value <-> FTN12 binary value, the Java half (the C half is
- * src/jni_values.c). A value crosses as a tag (an FTN12 type-flag byte),
+ * glue/jni_values.c). A value crosses as a tag (an FTN12 type-flag byte),
  * the raw bits of a scalar and, for strings, arrays and objects, one
  * object. Classifying here is cheap ({@code instanceof}); doing it from C
  * would cost a JNI call per test.

@@ -1,8 +1,5 @@
 package org.futoin.async;
 
-import java.io.IOException;
-import java.nio.channels.AsynchronousCloseException;
-import java.nio.channels.spi.AbstractInterruptibleChannel;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -55,15 +52,16 @@ public final class Tool implements Executor, AutoCloseable {
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean wake = new AtomicBoolean();
-    private final Object life = new Object();
+    /* guards the life of the loop and its runs (RunInterruptor too) */
+    final Object life = new Object();
     private volatile boolean closed;
     private boolean closeAfterRun;
     /* close() asked for during a run is being carried out (loop thread) */
     private boolean closingOnLoop;
-    private volatile boolean running;
+    volatile boolean running;
     /* Runs are numbered (under `life`) so that a stop or an interrupt is
      * applied to the run it was meant for, never to a later one. */
-    private long runGen;
+    long runGen;
     private volatile boolean stopRequested;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
@@ -237,7 +235,7 @@ public final class Tool implements Executor, AutoCloseable {
             throw new IllegalStateException(what + ": this Tool runs on its own thread");
         }
         long gen = enter(what);
-        Interruptor intr = new Interruptor(gen, only);
+        RunInterruptor intr = new RunInterruptor(this, gen, only);
         try {
             do {
                 drain();
@@ -287,69 +285,13 @@ public final class Tool implements Executor, AutoCloseable {
     }
 
     /** Under `life`: stop run `gen` if it is the one in progress. */
-    private boolean requestStop(long gen) {
+    boolean requestStop(long gen) {
         if (!running || gen != runGen || closed || ptr == 0) {
             return false;
         }
         stopRequested = true;
         FutoInNative.tool_stop(ptr, gen);
         return true;
-    }
-
-    /**
-     * Hears of an interrupt of the thread blocked in run(): the JDK calls
-     * {@link #implCloseChannel()} from {@code Thread.interrupt()} (on the
-     * interrupting thread) while this thread is between {@code begin()} and
-     * {@code end()}, or at once when it enters with its interrupt status
-     * set. What it does is posted to the loop thread: cancel the flows the
-     * run waits for, then stop the run.
-     */
-    private final class Interruptor extends AbstractInterruptibleChannel {
-        private final long gen;
-        private final RootCtl only;
-        /** Loop thread: the interrupt cancelled the flows of this run. */
-        boolean cancelled;
-
-        Interruptor(long gen, RootCtl only) {
-            this.gen = gen;
-            this.only = only;
-        }
-
-        void blocking() {
-            begin();
-        }
-
-        void done() {
-            try {
-                end(true);
-            } catch (AsynchronousCloseException interrupted) {
-                // seen: the posted task cancels and stops
-            }
-        }
-
-        @Override
-        protected void implCloseChannel() throws IOException {
-            post(this::onLoop);
-        }
-
-        private void onLoop() {
-            synchronized (life) {
-                if (!running || gen != runGen) {
-                    return; /* that run is over: nothing to interrupt */
-                }
-            }
-            cancelled = true;
-            if (only != null) {
-                only.cancelOnLoop();
-            } else {
-                for (RootCtl c : new ArrayList<>(executing.keySet())) {
-                    c.cancelOnLoop();
-                }
-            }
-            synchronized (life) {
-                requestStop(gen);
-            }
-        }
     }
 
     /**

@@ -17,7 +17,7 @@
  * ends. Then org.futoin.async.Polyglot.hostTable() loads the binding into
  * that JVM (its NativeLoader binds the glue to the libfutoin_async already
  * in the process, never a second copy) and returns the binding's own
- * "java" host table (src/jni_host.c), to which start/resolve/stop are
+ * "java" host table (host/jni_host.c), to which start/resolve/stop are
  * forwarded. The calling thread (the loop thread) is attached to the JVM
  * once and detached when it ends (a thread-specific key's destructor; the
  * main thread of a program is never detached, the process ends with it).
@@ -223,7 +223,7 @@ static void exception_text(JNIEnv* env, const char* what, char* err,
 
 /* A thread this plug-in attached (or made the JVM on) is detached when it
  * ends: a thread that ends attached leaves the JVM a dead thread to wait
- * for. (The binding's own attachments do the same, src/jni_env.c.) */
+ * for. (The binding's own attachments do the same, glue/jni_env.c.) */
 static pthread_key_t detach_key;
 static pthread_once_t detach_once = PTHREAD_ONCE_INIT;
 

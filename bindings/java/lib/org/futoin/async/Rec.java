@@ -55,10 +55,10 @@ final class Rec {
         Object w = waiters;
         waiters = null;
         if (w instanceof AsyncSteps) {
-            ((AsyncSteps) w).kill();
+            StepStates.kill((AsyncSteps) w);
         } else if (w != null) {
             for (AsyncSteps a : (ArrayList<AsyncSteps>) w) {
-                a.kill();
+                StepStates.kill(a);
             }
         }
     }

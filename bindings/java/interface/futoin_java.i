@@ -3,10 +3,10 @@
  *
  * The language-neutral part (version, error codes, sync objects) comes from
  * bindings/futoin_async.i. This file declares the entry points of the C
- * support code (src/futoin_java.h: trampolines, values, the Tool), which
+ * support code (glue/futoin_java.h: trampolines, values, the Tool), which
  * SWIG turns into `native` methods of the package-private class
  * org.futoin.async.FutoInNativeJNI, with the module class FutoInNative
- * forwarding to them. The idiomatic Java layer (java/org/futoin/async)
+ * forwarding to them. The idiomatic Java layer (lib/org/futoin/async)
  * calls FutoInNative; nothing generated is public.
  *
  * Handles cross as Java `long` (jlong); strings that reach C as C strings
@@ -39,7 +39,7 @@
 %rename(loopControl) fj_break;
 %rename("%(strip:[fj_])s") "";
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 /* The entry points, declared once (parsed by SWIG, compiled by C). */
 %include "fj_api.h"

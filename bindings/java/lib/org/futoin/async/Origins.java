@@ -13,7 +13,7 @@ import java.io.InputStream;
  * life of the process: add() costs nothing more.
  *
  * <p>A lambda or method reference is a hidden class whose constant pool
- * names the method it calls (read through JNI, src/jni_host.c); the line is
+ * names the method it calls (read through JNI, host/jni_host.c); the line is
  * the first line of that method in the LineNumberTable of its class file.
  * Whatever cannot be found (no class file, no debug info) is left out.
  */

@@ -1,0 +1,48 @@
+/*
+ * The CHECK macro of the plain C test programs (the ones that are not
+ * Criterion suites: tests/tsan/threads_hammer.c and the host plug-in
+ * tests bindings/<lang>/tests/polyglot/plugin_test.c), defined once.
+ *
+ * CHECK(cond, fmt, ...) counts a passed check, or counts a failed one and
+ * prints "FAIL file:line: cond: <message>" to stderr; either way the
+ * program goes on. futoin_check_summary(label) prints the last line the
+ * runners read, "<label>: N passed, M failed", and returns the program's
+ * exit status (0: nothing failed, else 1):
+ *
+ *     CHECK(rc == FUTOIN_OK, "futoin_tool_free() returned %d", rc);
+ *     ...
+ *     return futoin_check_summary("hammer");
+ *
+ * The counters are the including file's own (static): one file of a
+ * program checks. Not thread-safe: check on one thread (join workers and
+ * check what they counted).
+ */
+#ifndef FUTOIN_TESTS_CHECK_H
+#define FUTOIN_TESTS_CHECK_H
+
+#include <stdio.h>
+
+/* The checks of this program that passed and that failed so far. */
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            ++passed;                                                          \
+        } else {                                                               \
+            ++failed;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+/* Prints "<label>: N passed, M failed" (stdout) and returns the exit
+ * status: 0 if no check failed, else 1. */
+static inline int futoin_check_summary(const char* label)
+{
+    printf("%s: %d passed, %d failed\n", label, passed, failed);
+    return failed ? 1 : 0;
+}
+
+#endif
