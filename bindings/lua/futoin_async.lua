@@ -25,7 +25,7 @@ local co_create, co_resume, co_yield, co_running, co_status, co_close =
     coroutine.status, coroutine.close
 local pack, unpack = table.pack, table.unpack
 
-local M = { _VERSION = "0.1.0" }
+local M = { _VERSION = "0.3.0" } -- the rock's version, the library's (meson.build)
 
 M.core = core
 

@@ -6,11 +6,16 @@
 #   - the stack protector: the library calls __stack_chk_fail;
 #   - _FORTIFY_SOURCE=2 (optimised builds): checked variants (__*_chk) of
 #     the libc calls it makes, and none of the unchecked ones they replace.
-# Usage: tests/abi/check_hardening.sh BUILD_DIR ; last line
-# "hardening: N passed, M failed".
+# Usage: tests/abi/check_hardening.sh BUILD_DIR|ELF_FILE [--fortify] ; last
+# line "hardening: N passed, M failed". An ELF file (a binding's module or
+# host plug-in, a packaged copy of the library) is checked as it is.
 set -uo pipefail
 build=${1:-build}
-lib=$(ls "$build"/runtime/libfutoin_async.so.*.*.* 2>/dev/null | head -n1)
+if [ -f "$build" ]; then
+  lib=$build
+else
+  lib=$(ls "$build"/runtime/libfutoin_async.so.*.*.* 2>/dev/null | head -n1)
+fi
 pass=0; fail=0
 ok() { echo "hardening: ok: $*"; pass=$((pass + 1)); }
 bad() { echo "hardening: FAIL: $*"; fail=$((fail + 1)); }

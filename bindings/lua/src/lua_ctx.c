@@ -530,12 +530,19 @@ int fl_msgh(lua_State* L)
 void fl_on_misuse(void* data, const char* code, const char* message)
 {
     fl_ctx* ctx = data;
+    const char* m = message ? message : "API misuse";
+    size_t n = strlen(m);
     (void)code;
     if (!ctx) {
         return;
     }
-    snprintf(ctx->misuse_msg, sizeof(ctx->misuse_msg), "%s",
-             message ? message : "API misuse");
+    /* a copy, cut to fit (no formatting: nothing for _FORTIFY_SOURCE to
+     * leave unchecked) */
+    if (n >= sizeof(ctx->misuse_msg)) {
+        n = sizeof(ctx->misuse_msg) - 1;
+    }
+    memcpy(ctx->misuse_msg, m, n);
+    ctx->misuse_msg[n] = 0;
     ctx->misuse = 1;
 }
 

@@ -16,6 +16,42 @@ describe("module", function()
         assert.is_nil(so:find("build", #tree + 1, true))
     end)
 
+    it("carries the project's version: rock, module and library (top meson.build)", function()
+        local f = assert(io.open(H.repo .. "/meson.build"))
+        local top = f:read("a"):match("project%b()"):match("version:%s*'([^']+)'")
+        f:close()
+        assert.are.equal("0.3.0", top)
+        assert.are.equal(top, fa.version())   -- the library the rock carries
+        assert.are.equal(top, fa._VERSION)    -- the Lua module
+        -- the installed rock (luarocks' manifest of the tree the suite runs
+        -- from; the sanitizer and valgrind modes install by hand)
+        if os.getenv("FUTOIN_LUA_ROCK") ~= "1" then
+            return
+        end
+        local tree = assert(os.getenv("FUTOIN_LUA_TREE"))
+        local p = io.popen("ls '" .. tree .. "/lib/luarocks/rocks-5.4/futoin_async'")
+        local versions = p:read("a")
+        p:close()
+        assert.are.equal(top .. "-1\n", versions)
+    end)
+
+    it("is built hardened: core.so, the host plug-in and the runtime it carries", function()
+        -- tests/abi/check_hardening.sh reads the flags back from each ELF
+        -- file (stack protector, full RELRO + BIND_NOW, non-executable
+        -- stack; _FORTIFY_SOURCE where the build is optimised)
+        local dir = package.searchpath("futoin_async.core", package.cpath):match("^(.*)/core%.so$")
+        local fortify = os.getenv("FUTOIN_LUA_FORTIFY") == "1" and " --fortify" or ""
+        for _, elf in ipairs({ dir .. "/core.so", dir .. "/futoin-hosts/libfutoin_host_lua.so",
+            dir .. "/libfutoin_async.so.0" }) do
+            local p = io.popen(("bash '%s/tests/abi/check_hardening.sh' '%s'%s 2>&1"):format(
+                H.repo, elf, fortify))
+            local out = p:read("a")
+            local ok = p:close()
+            assert.is_true(ok, elf .. ":\n" .. out)
+            assert.truthy(out:find("hardening: %d+ passed, 0 failed"), out)
+        end
+    end)
+
     it("reports the library version and the standard error codes", function()
         assert.are.equal("0.3.0", fa.version())
         assert.are.equal("Timeout", fa.Errors.Timeout)

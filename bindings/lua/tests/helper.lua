@@ -8,6 +8,7 @@ local H = { fa = fa }
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 H.expected_dir = os.getenv("FUTOIN_EXPECTED_DIR") or (here .. "../../../tests/expected/")
+H.repo = H.expected_dir:gsub("/tests/expected/?$", "") -- the checkout
 
 local Trace = {}
 Trace.__index = Trace

@@ -87,6 +87,8 @@ EOF
   (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeA") \
     && make_ok=1
   build_foreign
+  export FUTOIN_LUA_FORTIFY=1 # a release build: _FORTIFY_SOURCE applies
+  export FUTOIN_LUA_ROCK=1     # tree B holds the installed .rock
   run_busted "$tmp/treeB"
   passed=$((passed + make_ok)); failed=$((failed + 1 - make_ok))
   ;;
@@ -121,6 +123,7 @@ EOF
     || fail_setup "the valgrind build failed" "$tmp/make.log"
   build_foreign -g
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-10000}
+  export FUTOIN_LUA_FORTIFY=1 # debugoptimized: _FORTIFY_SOURCE applies
   run_busted "$tmp/treeV" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
     --suppressions="$here/valgrind.supp"
