@@ -391,8 +391,13 @@ describe("steps", function()
             step = asi
             asi:set_timeout(5)
             asi:wait_external()
-            tool:deferred(40, function() late = asi:success("late") end)
-        end, function(asi, c) code = c; asi:success() end)
+        end, function(asi, c)
+            code = c
+            -- the timeout fired: a completion now comes late (ordered by
+            -- the loop, not by a longer timer)
+            tool:immediate(function() late = step:success("late") end)
+            asi:success()
+        end)
         root:run()
         assert.are.equal("Timeout", code)
         assert.is_false(late)
