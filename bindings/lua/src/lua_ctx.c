@@ -154,6 +154,12 @@ fl_ctx* fl_ctx_open(lua_State* L)
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;
+    lua_newtable(L); /* Tool objects by futoin_tool*: weak values */
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    ctx->tools_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     lua_pushboolean(L, 0);
