@@ -992,19 +992,7 @@ describe("misuse", function()
         end
     end)
 
-    -- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH);
-    -- returns what it printed.
-    local function run_lua(script, arg1, env)
-        local file = os.tmpname()
-        local f = assert(io.open(file, "w"))
-        f:write(script)
-        f:close()
-        local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
-        local out = p:read("a")
-        p:close()
-        os.remove(file)
-        return out
-    end
+    local run_lua = H.run_lua
 
     it("leaves another module's metatable of light userdata alone", function()
         if os.getenv("FUTOIN_LUA_FULL_HANDLES") then

@@ -38,6 +38,20 @@ function H.raises(fn, ...)
     return e
 end
 
+--- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH,
+-- `env` prefixed, e.g. "FUTOIN_LUA_FULL_HANDLES=1"); returns what it printed.
+function H.run_lua(script, arg1, env)
+    local file = os.tmpname()
+    local f = assert(io.open(file, "w"))
+    f:write(script)
+    f:close()
+    local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
+    local out = p:read("a")
+    p:close()
+    os.remove(file)
+    return out
+end
+
 --- Baseline of what the glue holds: registry refs and callback records.
 function H.settle()
     collectgarbage()
