@@ -112,7 +112,10 @@ local classes = setmetatable({}, {
 M.errors = classes
 
 local function new_error(code, info, handled)
-    return setmetatable({ code = code, info = info, handled = handled or nil }, classes[code])
+    -- a code that cannot have a class (an empty one from another
+    -- implementation) still makes an error, of the base class
+    local cls = bad_code(code) and FutoInError or classes[code]
+    return setmetatable({ code = code, info = info, handled = handled or nil }, cls)
 end
 
 --- FutoInError(code, info): a new error object, of the code's class
