@@ -112,30 +112,33 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
             assert.are.same({ "branch 1", "branch 2", "branch 3" }, log)
         end)
 
-        it(way .. " alone under a Mutex: the next flow enters after the completion", function()
-            local m = fa.Mutex()
-            local log = {}
-            local roots = {}
-            for _, name in ipairs({ "a", "b" }) do
-                local r = fa.AsyncSteps(tool)
-                r:sync(m, function(asi)
-                    log[#log + 1] = name .. " in"
-                    arm(asi, log)
-                    tool:deferred(1, function()
-                        log[#log + 1] = name .. " out"
-                        asi:success(name)
+        for _, kind in ipairs({ "Mutex", "Limiter" }) do
+            it(way .. " alone under a " .. kind .. ": the next flow enters after the completion", function()
+                local m = kind == "Mutex" and fa.Mutex()
+                    or fa.Limiter { concurrent = 1, max_queue = 1, rate = 10, tool = tool }
+                local log = {}
+                local roots = {}
+                for _, name in ipairs({ "a", "b" }) do
+                    local r = fa.AsyncSteps(tool)
+                    r:sync(m, function(asi)
+                        log[#log + 1] = name .. " in"
+                        arm(asi, log)
+                        tool:deferred(1, function()
+                            log[#log + 1] = name .. " out"
+                            asi:success(name)
+                        end)
                     end)
-                end)
-                r:add(function(_, v) log[#log + 1] = "after " .. v end)
-                r:execute()
-                roots[#roots + 1] = r
-            end
-            tool:run()
-            assert.are.same({ "a in", "a out", "after a", "b in", "b out", "after b" }, log)
-            roots = nil
-            collectgarbage()
-            m:close()
-        end)
+                    r:add(function(_, v) log[#log + 1] = "after " .. v end)
+                    r:execute()
+                    roots[#roots + 1] = r
+                end
+                tool:run()
+                assert.are.same({ "a in", "a out", "after a", "b in", "b out", "after b" }, log)
+                roots = nil
+                collectgarbage()
+                m:close()
+            end)
+        end
     end
 
     it("set_cancel() alone: cancelling the root calls the handler; a late success() returns false", function()
