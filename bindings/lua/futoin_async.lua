@@ -25,7 +25,7 @@ local co_create, co_resume, co_yield, co_running, co_status, co_close =
     coroutine.status, coroutine.close
 local pack, unpack = table.pack, table.unpack
 
-local M = { _VERSION = "0.1.0" }
+local M = { _VERSION = "0.3.0" } -- the rock's version, the library's (meson.build)
 
 M.core = core
 
@@ -59,21 +59,72 @@ function FutoInError:is(what)
 end
 
 local Errors = {}   -- code -> code, the standard FTN12 codes
-local classes = {}  -- code -> class of that standard code
 M.Errors = Errors
+
+-- Why `code` cannot be an error code (nil if it can): a non-empty string
+-- without an embedded NUL (the runtime takes C strings).
+local function bad_code(code)
+    if type(code) ~= "string" then
+        return "must be a string, got " .. type(code)
+    elseif code == "" then
+        return "must not be empty"
+    elseif code:find("\0", 1, true) then
+        return "must not contain an embedded NUL"
+    end
+end
+
+-- The class of one code: `cls(info)` makes an error of it; `e:is(cls)`,
+-- getmetatable(e) == cls.
+local function make_class(code, description)
+    local cls = setmetatable({
+        code = code,
+        description = description,
+        __futoin_error = true,
+        __name = "futoin_async." .. code,
+        __tostring = FutoInError.__tostring,
+    }, {
+        __index = FutoInError,
+        __call = function(c, info) return setmetatable({ code = code, info = info }, c) end,
+    })
+    cls.__index = cls
+    return cls
+end
+
+--- fa.errors.<Code>: the class of ANY error code, made on first use and
+-- kept, so that `e:is(fa.errors.NotFound)`, `getmetatable(e) ==
+-- fa.errors.NotFound` and `fa.errors.NotFound("why")` work for codes of
+-- every language, not only the standard FTN12 ones. Indexing with a string
+-- that cannot be a code (empty, with a NUL) raises; other keys give nil.
+local classes = setmetatable({}, {
+    __index = function(t, code)
+        if type(code) ~= "string" then
+            return nil
+        end
+        local why = bad_code(code)
+        if why then
+            error("fa.errors[code]: code " .. why, 2)
+        end
+        local cls = make_class(code)
+        rawset(t, code, cls)
+        return cls
+    end,
+})
 M.errors = classes
 
 local function new_error(code, info, handled)
-    local cls = classes[code] or FutoInError
+    -- a code that cannot have a class (an empty one from another
+    -- implementation) still makes an error, of the base class
+    local cls = bad_code(code) and FutoInError or classes[code]
     return setmetatable({ code = code, info = info, handled = handled or nil }, cls)
 end
 
---- FutoInError(code, info): a new error object (of the code's class for
--- a standard code).
+--- FutoInError(code, info): a new error object, of the code's class
+-- (fa.errors[code]).
 M.FutoInError = setmetatable({ class = FutoInError }, {
     __call = function(_, code, info)
-        if type(code) ~= "string" then
-            error("FutoInError(code, info): code must be a string", 2)
+        local why = bad_code(code)
+        if why then
+            error("FutoInError(code, info): code " .. why, 2)
         end
         return new_error(code, info)
     end,
@@ -82,18 +133,17 @@ M.FutoInError = setmetatable({ class = FutoInError }, {
 for i = 0, core.futoin_error_count() - 1 do
     local code = core.futoin_error_code_at(i)
     Errors[code] = code
-    local cls = setmetatable({
-        code = code,
-        description = core.futoin_error_description_at(i),
-        __futoin_error = true,
-        __name = "futoin_async." .. code,
-        __tostring = FutoInError.__tostring,
-    }, {
-        __index = FutoInError,
-        __call = function(_, info) return new_error(code, info) end,
-    })
-    cls.__index = cls
-    classes[code] = cls
+    rawset(classes, code, make_class(code, core.futoin_error_description_at(i)))
+end
+
+--- fa.CancelledError: the class of the error root:run() raises (and
+-- root:result() / execute()'s on_done give) for a cancelled root: code
+-- "Cancelled". fa.is_cancelled(e) tells it.
+M.CancelledError = classes.Cancelled
+
+--- is_cancelled(e): is `e` the error of a cancelled root?
+function M.is_cancelled(e)
+    return type(e) == "table" and getmetatable(e) == M.CancelledError
 end
 
 --- is_error(e [, code]): is `e` a FutoInError (with this code)?
@@ -169,16 +219,34 @@ T.call_later = T.deferred
 local Timer = { cancel = core.timer_cancel, pending = core.timer_pending }
 core.metatable("timer").__index = Timer
 
+local TOOL_OPTIONS = { loop = true, uv_loop = true }
+
 --- Tool([opts]): an AsyncTool, one libuv event loop.
 --   Tool()                 owns its loop; Tool:run() drives it
 --   Tool{ loop = "luv" }   attaches to luv's loop: uv.run() drives luv's
 --                          handles and our steps together
---   Tool{ uv_loop = ptr }  attaches to any uv_loop_t* (light userdata)
+--   Tool{ uv_loop = ptr }  attaches to any uv_loop_t* (a light userdata,
+--                          e.g. another Tool's tool:uv_loop()); nothing else
+--                          is taken for an address
+-- Unknown options and wrong types are refused.
 function M.Tool(opts)
     if opts ~= nil and type(opts) ~= "table" then
-        error("Tool(opts): opts must be a table or nil", 2)
+        error("Tool(opts): opts must be a table or nil, got " .. type(opts), 2)
     end
     opts = opts or {}
+    for k in pairs(opts) do
+        if not TOOL_OPTIONS[k] then
+            error(("Tool(opts): unknown option %s (loop, uv_loop)"):format(
+                type(k) == "string" and ("'" .. k .. "'") or tostring(k)), 2)
+        end
+    end
+    if opts.uv_loop ~= nil and type(opts.uv_loop) ~= "userdata" then
+        error("Tool{ uv_loop = ptr }: ptr must be a uv_loop_t* (a light userdata), got "
+            .. type(opts.uv_loop), 2)
+    end
+    if opts.loop ~= nil and opts.uv_loop ~= nil then
+        error("Tool(opts): give loop or uv_loop, not both", 2)
+    end
     local ok, t
     if opts.loop == "luv" then
         local has, uv = pcall(require, "luv")
@@ -219,6 +287,7 @@ end
 ------------------------------------------------------------------------------
 
 local S = {}  -- methods of roots and step handles
+local sync_objects = setmetatable({}, { __mode = "k" }) -- Mutex/Throttle/Limiter made here
 local step_mt, root_mt = core.metatable("step"), core.metatable("root")
 step_mt.__index = S
 root_mt.__index = S
@@ -226,7 +295,8 @@ root_mt.__index = S
 -- metatable of light userdata, when the module could take it, reaches the
 -- same methods.
 core.metatable("light").__index = S
-local P = { add = core.add, is_valid = core.is_valid, isValid = core.is_valid }
+local P = { add = core.add, is_valid = core.is_valid, isValid = core.is_valid,
+    tool = core._tool }
 core.metatable("parallel").__index = P
 
 local opaque_mt = core.metatable("opaque")
@@ -245,8 +315,8 @@ S.repeat_loop = core.repeat_loop
 S.break_loop = core.break_loop
 S.continue_loop = core.continue_loop
 S.state = core.state
-S.execute = core.execute
-S.cancel = core.cancel
+S.execute = core.execute -- execute([unhandled [, on_done]])
+S.cancel = core.cancel   -- true if the root was executing
 S.free = core.free
 S.root_id = core.root_id
 S.is_valid = core.is_valid
@@ -278,6 +348,10 @@ local function foreign_arg(v, i)
     if type(v) ~= "string" then
         error(("add_foreign(language, module, function, onerror): %s must be a "
             .. "string, got %s"):format(i, type(v)), 3)
+    end
+    if v:find("\0", 1, true) then
+        error(("add_foreign(language, module, function, onerror): %s must not "
+            .. "contain an embedded NUL"):format(i), 3)
     end
 end
 
@@ -434,9 +508,12 @@ end
 
 --- asi:sync(obj, step [, onerror]): a step inside a Mutex/Throttle/Limiter.
 function S.sync(asi, obj, step, onerror)
-    local ptr = type(obj) == "table" and rawget(obj, "_ptr")
-    if not ptr then
+    if not sync_objects[obj] then
         error("sync(obj, step, onerror): obj must be a Mutex, Throttle or Limiter", 2)
+    end
+    local ptr = rawget(obj, "_ptr")
+    if not ptr then
+        error("sync(obj, step, onerror): the " .. obj.kind .. " is closed", 2)
     end
     local ok, e = pcall(core._sync, asi, ptr, step, onerror)
     if not ok then
@@ -445,20 +522,38 @@ function S.sync(asi, obj, step, onerror)
     return asi
 end
 
---- root:new_instance(): a new root on the same Tool.
+--- asi:new_instance(): a new root on the Tool of this root or step (the
+-- Tool its flow runs on, see asi:tool()).
 function S.new_instance(asi)
-    local t = core._tool(asi)
-    if not t then
-        error("new_instance(): not a root of a Tool of this binding", 2)
+    local ok, t = pcall(core._tool, asi)
+    if not ok then
+        error(t, 2)
     end
-    return core.root_new(t)
+    if not t then
+        error("new_instance(): this handle has no Tool (a handle of another "
+            .. "FTN12 implementation, adopted with fa.wrap())", 2)
+    end
+    local ok2, r = pcall(core.root_new, t)
+    if not ok2 then
+        error(r, 2)
+    end
+    return r
 end
 
-local function flow_error(code, info, last, frames)
-    local e = new_error(code, info)
-    e.cause = last
-    e.async_stack = frames
-    return e
+--- root:result(): how the root's last execution ended, as pcall() says
+-- it: true and the values of its last step; or false and the error (a
+-- FutoInError: the unhandled error, with `cause` and `async_stack`; for a
+-- cancelled root an fa.CancelledError). nil while it runs or before it
+-- ever ran.
+function S.result(root)
+    local ok, r = pcall(core._result, root)
+    if not ok then
+        error(r, 2)
+    end
+    if r == nil then
+        return nil
+    end
+    return unpack(r, 1, r.n)
 end
 
 --- err:async_traceback(): the async stack of a flow's error (raised by
@@ -469,20 +564,16 @@ end
 
 --- root:run(): execute() this root and drive its Tool until the root is
 -- done. Returns the last step's values; an unhandled error is raised as a
--- FutoInError (the original Lua error, if any, as its `cause`).
+-- FutoInError (the original Lua error, if any, as its `cause`); a
+-- cancelled root raises an fa.CancelledError (fa.is_cancelled(e)).
 -- On a luv Tool, uv.run("once") is called until the root is done.
 function S.run(root)
-    local tool = core._tool(root)
-    if not tool then
+    local ok, tool = pcall(core._root_tool, root)
+    if not ok or not tool then
         error("run(): only a root AsyncSteps of a Tool can run", 2)
     end
-    local out, failed
-    local ok, e = pcall(function()
-        root:add(function(_, ...) out = pack(...) end)
-        root:execute(function(code, info, last)
-            failed = { code, info, last, core.async_stack(root) }
-        end)
-    end)
+    local e
+    ok, e = pcall(core.execute, root)
     if not ok then
         error(e, 2)
     end
@@ -498,12 +589,14 @@ function S.run(root)
     else
         tool:run()
     end
-    if failed then
-        error(flow_error(failed[1], failed[2], failed[3], failed[4]), 2)
+    local r = core._result(root)
+    if r == nil then
+        error("run(): the loop stopped but the flow did not finish", 2)
     end
-    if out then
-        return unpack(out, 1, out.n)
+    if r[1] then
+        return unpack(r, 2, r.n)
     end
+    error(r[2], 2)
 end
 
 ------------------------------------------------------------------------------
@@ -547,8 +640,13 @@ local function subscribe(x, on_ok, on_err)
         end
     end
     if getmetatable(x) == root_mt then
-        x:add(function(_, ...) ok(...) end)
-        x:execute(function(code, info, last) bad(flow_error(code, info, last)) end)
+        x:execute(nil, function(done, ...)
+            if done then
+                ok(...)
+            else
+                bad((...))
+            end
+        end)
     elseif type(x) == "function" then
         x(function(err, ...)
             if err ~= nil and err ~= false then
@@ -567,6 +665,33 @@ end
 
 local drive
 
+-- A coroutine step that waited (fa.await) returned: its values complete
+-- the step, as a step's return values do (rule 1: a handle, the chaining
+-- result, is no value; trailing nils neither). The coroutine runs outside
+-- the step's callback now: a mistake is reported into the flow, or, when
+-- the step is no longer there to take it, printed.
+local function awaited_result(asi, ...)
+    local n = select("#", ...)
+    while n > 0 and select(n, ...) == nil do
+        n = n - 1
+    end
+    if n > 0 and core._is_handle((...)) then
+        n = 0
+    end
+    local now = core.status(asi)
+    if now == "waiting" or now == "active" then
+        if n > 4 then
+            core._fail(asi, new_error("InternalError", ("a step returned %d values: "
+                .. "at most 4 (FTN12 FutoInArgs)"):format(n)), nil)
+        else
+            core.success(asi, unpack(pack(...), 1, n))
+        end
+    elseif n > 0 and now ~= "lost" then
+        io.stderr:write("futoin_async: a coroutine step returned values after it "
+            .. "completed its step itself (success()/error()); they are dropped\n")
+    end
+end
+
 -- Resume `co` with `...` and act on what it did.
 local function step_resume(st, ...)
     return drive(st, co_resume(st.co, ...))
@@ -578,16 +703,11 @@ drive = function(st, ok, ...)
         co_asi[co] = nil
         if ok then
             if not st.waited then
-                if select("#", ...) > 0 then
-                    asi:success(...)
-                end
-            else
-                local now = core.status(asi)
-                if now == "waiting" or now == "active" then
-                    core.success(asi, ...)
-                end
+                -- still inside the step's callback: what the coroutine
+                -- returned is what the step returns (its result, rule 1)
+                return ...
             end
-            return
+            return awaited_result(asi, ...)
         end
         local e = ...
         if M.is_error(e) and e.handled then
@@ -790,7 +910,7 @@ local function sync_object(kind, ptr, free, tool)
     if ptr == 0 then
         error(kind .. "(): invalid parameters", 3)
     end
-    return setmetatable({ kind = kind, _ptr = ptr, _free = free, _tool = tool }, {
+    local o = setmetatable({ kind = kind, _ptr = ptr, _free = free, _tool = tool }, {
         __index = SyncObject,
         __gc = sync_gc,
         __name = "futoin_async." .. kind,
@@ -798,16 +918,31 @@ local function sync_object(kind, ptr, free, tool)
             return "futoin_async." .. kind .. (rawget(o, "_ptr") and "" or " (closed)")
         end,
     })
+    sync_objects[o] = true
+    return o
 end
 
-local function count_arg(v, name, default, min)
+local UINT32_MAX = 0xFFFFFFFF
+
+local function count_arg(v, name, default, min, max)
     if v == nil then
         return default
     end
-    if math.type(v) ~= "integer" or v < min then
-        error(name .. " must be an integer >= " .. min, 3)
+    if math.type(v) ~= "integer" or v < min or (max and v > max) then
+        error(name .. " must be an integer >= " .. min
+            .. (max and (" and <= " .. max) or "") .. ", got " .. tostring(v), 3)
     end
     return v
+end
+
+local function tool_arg(tool, what)
+    if tool == nil then
+        return M.default_tool()
+    end
+    if getmetatable(tool) ~= core.metatable("tool") then
+        error(what .. ": tool must be a Tool, got " .. type(tool), 3)
+    end
+    return tool
 end
 
 local function queue_arg(v, name)
@@ -831,29 +966,45 @@ function M.Throttle(max, period_ms, max_queue, tool)
     if max == nil then
         error("Throttle(max, period_ms, max_queue, tool): max is required", 2)
     end
-    period_ms = count_arg(period_ms, "Throttle(...): period_ms", 1000, 1)
+    period_ms = count_arg(period_ms, "Throttle(...): period_ms", 1000, 1, UINT32_MAX)
     local q = queue_arg(max_queue, "Throttle(...): max_queue")
-    tool = tool or M.default_tool()
+    tool = tool_arg(tool, "Throttle(max, period_ms, max_queue, tool)")
+    local ok, ptr = pcall(core.tool_ptr, tool)
+    if not ok then
+        error(ptr, 2)
+    end
     return sync_object("Throttle",
-        core.futoin_bind_throttle_new(core.tool_ptr(tool), max, period_ms, q),
+        core.futoin_bind_throttle_new(ptr, max, period_ms, q),
         core.futoin_bind_throttle_free, tool)
 end
+
+local LIMITER_OPTIONS = { concurrent = true, max_queue = true, rate = true,
+    period_ms = true, burst = true, tool = true }
 
 --- Limiter{ concurrent = 1, max_queue = 0, rate = 1, period_ms = 1000,
 -- burst = 0, tool = default_tool() }.
 function M.Limiter(o)
     o = o or {}
     if type(o) ~= "table" then
-        error("Limiter(opts): opts must be a table", 2)
+        error("Limiter(opts): opts must be a table, got " .. type(o), 2)
     end
-    local tool = o.tool or M.default_tool()
-    return sync_object("Limiter", core.futoin_bind_limiter_new(core.tool_ptr(tool),
-        count_arg(o.concurrent, "Limiter{}: concurrent", 1, 1),
-        count_arg(o.max_queue, "Limiter{}: max_queue", 0, 0),
-        count_arg(o.rate, "Limiter{}: rate", 1, 1),
-        count_arg(o.period_ms, "Limiter{}: period_ms", 1000, 1),
-        count_arg(o.burst, "Limiter{}: burst", 0, 0)),
-        core.futoin_bind_limiter_free, tool)
+    for k in pairs(o) do
+        if not LIMITER_OPTIONS[k] then
+            error(("Limiter(opts): unknown option %s"):format(tostring(k)), 2)
+        end
+    end
+    local tool = tool_arg(o.tool, "Limiter{ tool }")
+    local concurrent = count_arg(o.concurrent, "Limiter{}: concurrent", 1, 1)
+    local max_queue = count_arg(o.max_queue, "Limiter{}: max_queue", 0, 0)
+    local rate = count_arg(o.rate, "Limiter{}: rate", 1, 1)
+    local period_ms = count_arg(o.period_ms, "Limiter{}: period_ms", 1000, 1, UINT32_MAX)
+    local burst = count_arg(o.burst, "Limiter{}: burst", 0, 0)
+    local ok, ptr = pcall(core.tool_ptr, tool)
+    if not ok then
+        error(ptr, 2)
+    end
+    return sync_object("Limiter", core.futoin_bind_limiter_new(ptr, concurrent,
+        max_queue, rate, period_ms, burst), core.futoin_bind_limiter_free, tool)
 end
 
 M.UNLIMITED = core.futoin_bind_unlimited()

@@ -42,6 +42,18 @@ static const char* fl_short_name(const char* n)
 {
     return strncmp(n, "fl_", 3) == 0 ? n + 3 : n;
 }
+/* SWIG's own message for an argument of the wrong type names its type
+ * with SWIG_Lua_typename(), which takes ANY full userdata (io.stdout, a
+ * luv handle) for one of SWIG's own and reads a type name through it:
+ * garbage, or a crash. luaL_typename() is the one Lua programs know. */
+#undef SWIG_fail_arg
+#define SWIG_fail_arg(func_name, argnum, type)                                 \
+    {                                                                          \
+        SWIG_Lua_pushferrstring(L, "%s(): argument %d: expected %s, got %s",   \
+                                fl_short_name(func_name), argnum, type,        \
+                                luaL_typename(L, argnum));                     \
+        goto fail;                                                             \
+    }
 #undef SWIG_check_num_args
 #define SWIG_check_num_args(func_name, a, b)                                   \
     if (lua_gettop(L) < a || lua_gettop(L) > b) {                              \
@@ -83,9 +95,10 @@ typedef int fl_nret;
 %typemap(out) fl_nret "SWIG_arg += $1;"
 %typemap(in) lua_Integer "$1 = luaL_checkinteger(L, $input);"
 %typemap(in) lua_Number "$1 = luaL_checknumber(L, $input);"
-/* A C address: a light userdata, or an integer (never a full userdata,
- * which is certainly not the C object meant here, nor a step's handle,
- * which is a light userdata that points nowhere: src/lua_handle.c). */
+/* A C address: a light userdata (what C code hands to Lua), or nil for
+ * none. Never a number (42 is no address: taking it as one would crash),
+ * a full userdata (certainly not the C object meant here) nor a step's
+ * handle (a light userdata that points nowhere: src/lua_handle.c). */
 %typemap(in) void* address {
     if (lua_islightuserdata(L, $input)) {
         $1 = lua_touserdata(L, $input);
@@ -93,13 +106,25 @@ typedef int fl_nret;
             return luaL_error(L, "%s(): expected a C address (light userdata), "
                                  "got a step handle", fl_short_name("$symname"));
         }
-    } else if (lua_isinteger(L, $input)) {
-        $1 = (void*)(uintptr_t)lua_tointeger(L, $input);
     } else if (lua_isnoneornil(L, $input)) {
         $1 = NULL;
     } else {
         return luaL_error(L, "%s(): expected a C address (light userdata), got %s",
                           fl_short_name("$symname"), luaL_typename(L, $input));
+    }
+}
+/* Strings the C side takes as C strings (names): an embedded NUL would cut
+ * them silently, so it is refused, naming the argument. nil is NULL. */
+%typemap(in, checkfn="SWIG_lua_isnilstring") const char* {
+    if (lua_isnil(L, $input)) {
+        $1 = NULL;
+    } else {
+        size_t len_;
+        $1 = ($1_ltype)lua_tolstring(L, $input, &len_);
+        if (strlen($1) != len_) {
+            return luaL_error(L, "%s(): %s must not contain an embedded NUL",
+                              fl_short_name("$symname"), "$1_name");
+        }
     }
 }
 %typemap(in) fl_steps* self "$1 = fl_check_steps(L, $input, \"$symname\");"
@@ -124,6 +149,8 @@ typedef int fl_nret;
 %rename(repeat_loop) fl_repeat;
 %rename(_sync) fl_sync;
 %rename(execute) fl_execute;
+%rename(_result) fl_result;
+%rename(_root_tool) fl_root_tool;
 %rename(cancel) fl_cancel;
 %rename(free) fl_free;
 %rename(state) fl_state;
@@ -152,9 +179,12 @@ fl_nret fl_repeat(lua_State* L, fl_steps* self, lua_Integer count, fl_idx body,
                   fl_idx label = 0);
 fl_nret break_loop(lua_State* L, fl_steps* self, fl_idx label = 0);
 fl_nret continue_loop(lua_State* L, fl_steps* self, fl_idx label = 0);
-fl_nret fl_sync(lua_State* L, fl_steps* self, void* address, fl_idx step,
+fl_nret fl_sync(lua_State* L, fl_steps* self, uintptr_t sync, fl_idx step,
                 fl_idx onerror = 0);
-fl_nret fl_execute(lua_State* L, fl_steps* self, fl_idx unhandled = 0);
+fl_nret fl_execute(lua_State* L, fl_steps* self, fl_idx unhandled = 0,
+                   fl_idx on_done = 0);
+fl_nret fl_result(lua_State* L, fl_steps* self);
+fl_nret fl_root_tool(lua_State* L, fl_steps* self);
 fl_nret fl_cancel(lua_State* L, fl_steps* self);
 fl_nret fl_free(lua_State* L, fl_steps* self);
 fl_nret fl_state(lua_State* L, fl_steps* self);
@@ -232,20 +262,29 @@ static fl_nret tool_deferred(lua_State* L, fl_tool* self, lua_Number ms, fl_idx 
 }
 static bool tool_is_same_thread(fl_tool* self)
 {
-    return self->tool && futoin_tool_is_same_thread(self->tool);
+    futoin_tool* t = fl_tool_peek(self);
+    return t && futoin_tool_is_same_thread(t);
 }
 static size_t tool_misuse_count(fl_tool* self)
 {
-    return self->tool ? futoin_tool_misuse_count(self->tool) : 0;
+    futoin_tool* t = fl_tool_peek(self);
+    return t ? futoin_tool_misuse_count(t) : 0;
 }
-/* The futoin_tool* address (for Throttle/Limiter). */
-static uintptr_t tool_ptr(fl_tool* self)
+/* The futoin_tool* address (for Throttle/Limiter), raising for a closed
+ * tool. */
+static uintptr_t tool_ptr(lua_State* L, fl_tool* self)
 {
-    return (uintptr_t)self->tool;
+    return (uintptr_t)fl_tool_get(L, self, "Tool");
 }
 static bool tool_attached(fl_tool* self)
 {
     return self->attached != 0;
+}
+
+/* Is the value a handle of this binding (root, step, parallel)? */
+static bool _is_handle(lua_State* L, fl_idx value)
+{
+    return fl_to_steps(L, value) != NULL;
 }
 
 /* The metatable of one kind of object, for the Lua layer to fill. */
@@ -436,9 +475,10 @@ fl_nret tool_immediate(lua_State* L, fl_tool* self, fl_idx fn);
 fl_nret tool_deferred(lua_State* L, fl_tool* self, lua_Number ms, fl_idx fn);
 bool tool_is_same_thread(fl_tool* self);
 size_t tool_misuse_count(fl_tool* self);
-uintptr_t tool_ptr(fl_tool* self);
+uintptr_t tool_ptr(lua_State* L, fl_tool* self);
 bool tool_attached(fl_tool* self);
 fl_nret metatable(lua_State* L, const char* kind);
+bool _is_handle(lua_State* L, fl_idx value);
 fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);
 fl_nret refs(lua_State* L);
 fl_nret roundtrip(lua_State* L, fl_idx value);

@@ -57,6 +57,7 @@ struct fl_steps
     struct fl_ctx* ctx;
     fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
     fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
+    uint32_t finishers; /* FL_ROOT: its tr_finished steps still queued */
     uint16_t flags;
     uint8_t kind;
 };
@@ -113,6 +114,8 @@ typedef struct fl_ctx
     fl_hslot* hq_tail;
     uint32_t hq_count;
     fl_steps ghost;      /* a handle whose slot moved on (lua_handle.c) */
+    int tools_ref;       /* registry ref: {lightuserdata(futoin_tool*) = Tool},
+                          * weak values (lua_tool.c) */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
@@ -302,7 +305,7 @@ enum
 enum
 {
     FL_F_ACTIVE = 1,   /* its callback is running */
-    FL_F_WAITING = 2,  /* wait_external() was called */
+    FL_F_WAITING = 2,  /* wait_external(), set_timeout() or set_cancel() */
     FL_F_DONE = 4,     /* finished: calls through it are refused */
     FL_F_SUCCESS = 8,  /* success() was called */
     FL_F_ADDED = 16,   /* something was added */
@@ -313,10 +316,25 @@ enum
     FL_F_RUNNING = 512, /* FL_ROOT: executing (kept alive by its tool) */
     FL_F_STATEMAP = 1024, /* FL_ROOT: its state variable points at it */
     FL_F_LIGHT = 2048,  /* FL_STEP: a slot of lua_handle.c (light userdata) */
-    FL_F_GHOST = 4096   /* the stand-in for a handle whose slot moved on */
+    FL_F_GHOST = 4096,  /* the stand-in for a handle whose slot moved on */
+    FL_F_ENDING = 8192  /* FL_ROOT: its on_done runs inside its flow's end */
 };
 
 
+
+/** The user values of a root of our Tool (fl_root_new). */
+enum
+{
+    FL_UV_TOOL = 1,      /* its Tool object (keeps it alive) */
+    FL_UV_UNHANDLED = 2, /* execute()'s unhandled-error callback */
+    FL_UV_STATE = 3,     /* its state() table */
+    FL_UV_DONE = 4,      /* execute()'s on_done callback */
+    FL_UV_RESULT = 5,    /* how its last execution ended (root:result()) */
+    FL_ROOT_UVS = 5
+};
+
+/** The error code of a cancelled root's result (fa.CancelledError). */
+#define FL_CANCELLED "Cancelled"
 
 extern const char fl_steps_magic;
 
@@ -465,8 +483,10 @@ int fl_wait_external(lua_State* L, fl_steps* s);
 int fl_loop(lua_State* L, fl_steps* s, int fn, int label);
 int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label);
 int fl_break(lua_State* L, fl_steps* s, int label, int cont);
-int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh);
-int fl_execute(lua_State* L, fl_steps* s, int fn);
+int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh);
+int fl_execute(lua_State* L, fl_steps* s, int fn, int done);
+int fl_result(lua_State* L, fl_steps* s);
+int fl_root_tool(lua_State* L, fl_steps* s);
 int fl_cancel(lua_State* L, fl_steps* s);
 int fl_free(lua_State* L, fl_steps* s);
 int fl_state(lua_State* L, fl_steps* s);
@@ -507,19 +527,42 @@ void fl_host_close(fl_ctx* ctx);
 
 /* ---- tool (lua_tool.c) --------------------------------------------------- */
 
+/** How a Tool object relates to its futoin_tool. */
+enum
+{
+    FL_TOOL_OWN = 0,      /* made by Tool(): its own loop, Tool:run() drives it */
+    FL_TOOL_ATTACHED = 1, /* made by Tool{}: on someone else's loop (luv's) */
+    FL_TOOL_BORROWED = 2  /* the tool of a flow this state did not make
+                           * (asi:tool() in a flow another language hosts):
+                           * never freed here */
+};
+
 struct fl_tool
 {
     const void* magic; /* &fl_tool_magic */
     futoin_tool* tool; /* NULL once closed */
     fl_ctx* ctx;
-    int attached;      /* 1: runs on someone else's loop (luv's) */
+    int attached;      /* FL_TOOL_* */
     int exec_ref;      /* registry ref: {lightuserdata(root) = root} */
     struct fl_timer* timers; /* scheduled Lua callbacks */
+    /* FL_TOOL_BORROWED: what proves the tool is alive (lua_tool.c) */
+    long roots;        /* live roots made on it from Lua */
+    int in_cb;         /* a timer of it is running its Lua callback */
+    FutoInAsyncSteps* anchor; /* an idle root kept while timers are pending */
+    int self_ref;      /* registry ref of the object while timers are pending */
 };
 
 extern const char fl_tool_magic;
 
 fl_tool* fl_check_tool(lua_State* L, int idx, const char* what);
+/** The futoin_tool of `t`, or a Lua error naming `what` (closed; or a
+ *  borrowed tool used where nothing proves it is alive). */
+futoin_tool* fl_tool_get(lua_State* L, fl_tool* t, const char* what);
+/** The same, without raising: NULL where fl_tool_get() would raise. */
+futoin_tool* fl_tool_peek(fl_tool* t);
+/** Push the Tool object of `ft` (made for a tool this state did not
+ *  make: FL_TOOL_BORROWED), the same object each time while it lives. */
+void fl_tool_push_of(lua_State* L, fl_ctx* ctx, futoin_tool* ft);
 int fl_tool_new(lua_State* L, void* uv_loop, int attached);
 int fl_tool_new_luv(lua_State* L, const char* luv_path);
 int fl_tool_gc(lua_State* L);

@@ -12,6 +12,10 @@
 
 #include <futoin/sys/host.h>
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
 #define FL_HOST_IFACE_VERSION 1u
 
 typedef struct fl_host_iface
@@ -24,5 +28,29 @@ typedef struct fl_host_iface
      *  callback records (both 0 when nothing of Lua is in use). */
     void (*counters)(long* refs, long* recs);
 } fl_host_iface;
+
+/** Write a formatted message into a caller's buffer `err` of `errlen`
+ *  bytes (cut to fit). It goes through a local buffer so that the
+ *  formatting is the checked (_FORTIFY_SOURCE) variant whatever buffer the
+ *  caller gave (tests/abi/check_hardening.sh reads that back). */
+static inline __attribute__((format(printf, 3, 4), unused)) void
+fl_errf(char* err, size_t errlen, const char* fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    size_t n;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (!err || !errlen) {
+        return;
+    }
+    n = strlen(buf);
+    if (n >= errlen) {
+        n = errlen - 1;
+    }
+    memcpy(err, buf, n);
+    err[n] = 0;
+}
 
 #endif

@@ -154,6 +154,12 @@ fl_ctx* fl_ctx_open(lua_State* L)
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;
+    lua_newtable(L); /* Tool objects by futoin_tool*: weak values */
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    ctx->tools_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     lua_pushboolean(L, 0);
     ctx->err_slot = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     lua_pushboolean(L, 0);
@@ -530,12 +536,19 @@ int fl_msgh(lua_State* L)
 void fl_on_misuse(void* data, const char* code, const char* message)
 {
     fl_ctx* ctx = data;
+    const char* m = message ? message : "API misuse";
+    size_t n = strlen(m);
     (void)code;
     if (!ctx) {
         return;
     }
-    snprintf(ctx->misuse_msg, sizeof(ctx->misuse_msg), "%s",
-             message ? message : "API misuse");
+    /* a copy, cut to fit (no formatting: nothing for _FORTIFY_SOURCE to
+     * leave unchecked) */
+    if (n >= sizeof(ctx->misuse_msg)) {
+        n = sizeof(ctx->misuse_msg) - 1;
+    }
+    memcpy(ctx->misuse_msg, m, n);
+    ctx->misuse_msg[n] = 0;
     ctx->misuse = 1;
 }
 

@@ -77,11 +77,11 @@ static int host_start(futoin_tool* tool, char* err, size_t errlen)
     (void)tool;
     pthread_mutex_lock(&host_mx);
     if (!host_ctx) {
-        snprintf(err, errlen, "lua: no Lua state to run Lua steps in (the "
+        fl_errf(err, errlen, "lua: no Lua state to run Lua steps in (the "
                               "one that offered the host was closed)");
         rc = FUTOIN_EINVAL;
     } else if (!pthread_equal(host_thread, pthread_self())) {
-        snprintf(err, errlen, "lua: the Lua state lives on another thread "
+        fl_errf(err, errlen, "lua: the Lua state lives on another thread "
                               "than this tool's loop");
         rc = FUTOIN_EINVAL;
     }
@@ -193,13 +193,13 @@ static int host_resolve(const char* module, const char* function,
     }
     pthread_mutex_unlock(&host_mx);
     if (!ctx || ctx->closed) {
-        snprintf(err, errlen, "lua: cannot resolve %s.%s: no Lua state on "
+        fl_errf(err, errlen, "lua: cannot resolve %s.%s: no Lua state on "
                               "this thread", module, function);
         return FUTOIN_EINVAL;
     }
     L = ctx->host_L ? ctx->host_L : fl_ctx_state(ctx);
     if (!lua_checkstack(L, 8)) {
-        snprintf(err, errlen, "lua: cannot resolve %s.%s: Lua stack overflow",
+        fl_errf(err, errlen, "lua: cannot resolve %s.%s: Lua stack overflow",
                  module, function);
         return FUTOIN_ENOMEM;
     }
@@ -213,7 +213,7 @@ static int host_resolve(const char* module, const char* function,
     st = lua_pcall(L, 1, 0, 0);
     if (st != LUA_OK) {
         const char* msg = lua_tostring(L, -1);
-        snprintf(err, errlen, "lua: cannot load module '%s' (for function "
+        fl_errf(err, errlen, "lua: cannot load module '%s' (for function "
                               "'%s'): %s", module, function,
                  msg ? msg : "(error object is not a string)");
         lua_settop(L, top);
@@ -224,7 +224,7 @@ static int host_resolve(const char* module, const char* function,
     }
     lua_settop(L, top);
     if (c.missing || !c.rec) {
-        snprintf(err, errlen, "lua: module '%s' has no function '%s'", module,
+        fl_errf(err, errlen, "lua: module '%s' has no function '%s'", module,
                  function);
         return FUTOIN_EINVAL;
     }

@@ -85,7 +85,7 @@ static int load_liblua(char* err, size_t errlen)
     }
     liblua = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
     if (!liblua) {
-        snprintf(err, errlen, "lua: Lua 5.4 is not installed: cannot load "
+        fl_errf(err, errlen, "lua: Lua 5.4 is not installed: cannot load "
                               "%s (%s; on Debian: apt-get install "
                               "liblua5.4-0)", name, dlerror());
         return FUTOIN_EINVAL;
@@ -93,7 +93,7 @@ static int load_liblua(char* err, size_t errlen)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
         *slots[i] = dlsym(liblua, names[i]);
         if (!*slots[i]) {
-            snprintf(err, errlen, "lua: %s has no %s() (not Lua 5.4?)", name,
+            fl_errf(err, errlen, "lua: %s has no %s() (not Lua 5.4?)", name,
                      names[i]);
             dlclose(liblua);
             liblua = NULL;
@@ -112,7 +112,12 @@ static void own_dir(char* dir, size_t len)
     dir[0] = 0;
     if (dladdr((void*)&futoin_host_get, &info) && info.dli_fname
         && (slash = strrchr(info.dli_fname, '/')) != NULL) {
-        snprintf(dir, len, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+        size_t n = (size_t)(slash - info.dli_fname);
+        if (n >= len) {
+            n = len - 1;
+        }
+        memcpy(dir, info.dli_fname, n);
+        dir[n] = 0;
     }
 }
 
@@ -134,7 +139,7 @@ static int make_state(char* err, size_t errlen)
     }
     state = lua.newstate();
     if (!state) {
-        snprintf(err, errlen, "lua: cannot make a Lua state (out of memory)");
+        fl_errf(err, errlen, "lua: cannot make a Lua state (out of memory)");
         return FUTOIN_ENOMEM;
     }
     lua.openlibs(state);
@@ -148,14 +153,14 @@ static int make_state(char* err, size_t errlen)
                  dir, dir);
     }
     if (lua.loadstring(state, boot) != LUA_OK) {
-        snprintf(err, errlen, "lua: %s", lua.tolstring(state, -1, NULL));
+        fl_errf(err, errlen, "lua: %s", lua.tolstring(state, -1, NULL));
         goto fail;
     }
     lua.pushstring(state, cpath);
     lua.pushstring(state, path);
     if (lua.pcallk(state, 2, 1, 0, 0, NULL) != LUA_OK) {
         const char* msg = lua.tolstring(state, -1, NULL);
-        snprintf(err, errlen, "lua: cannot load the Lua binding (require "
+        fl_errf(err, errlen, "lua: cannot load the Lua binding (require "
                               "\"futoin_async\"; set LUA_PATH/LUA_CPATH to "
                               "its rock tree): %s",
                  msg ? msg : "(error object is not a string)");
@@ -165,7 +170,7 @@ static int make_state(char* err, size_t errlen)
     lua.settop(state, 0);
     if (!t || t->size < sizeof(fl_host_iface) || t->version < FL_HOST_IFACE_VERSION
         || !t->host) {
-        snprintf(err, errlen, "lua: the Lua binding loaded has no usable "
+        fl_errf(err, errlen, "lua: the Lua binding loaded has no usable "
                               "host table (an older futoin_async rock?)");
         goto fail;
     }
@@ -201,7 +206,7 @@ static int plugin_resolve(const char* module, const char* function,
                           futoin_host_step* out, char* err, size_t errlen)
 {
     if (!state) {
-        snprintf(err, errlen, "lua: cannot resolve %s.%s: Lua is not started",
+        fl_errf(err, errlen, "lua: cannot resolve %s.%s: Lua is not started",
                  module, function);
         return FUTOIN_EINVAL;
     }

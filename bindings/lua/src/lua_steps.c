@@ -49,6 +49,7 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     s->ctx = ctx;
     s->rec = NULL;
     s->tool = NULL;
+    s->finishers = 0;
     s->flags = 0;
     s->kind = (uint8_t)kind;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[mt]);
@@ -65,6 +66,14 @@ int fl_not_steps(lua_State* L, int idx, const char* what)
                       what, luaL_typename(L, idx), what);
 }
 
+/* A root's FutoInAsyncSteps was freed (once). */
+static void root_freed(fl_steps* s)
+{
+    if (s->tool) {
+        --s->tool->roots;
+    }
+}
+
 int fl_steps_gc(lua_State* L)
 {
     fl_steps* s = to_steps(L, 1);
@@ -72,6 +81,7 @@ int fl_steps_gc(lua_State* L)
         FutoInAsyncSteps* b = s->bsi;
         s->bsi = NULL;
         b->api->free(b);
+        root_freed(s);
     }
     return 0;
 }
@@ -118,8 +128,7 @@ static int gate(lua_State* L, fl_steps* s, int g, const char* what)
         if (g == G_COMPLETE && (f & FL_F_LOST)) {
             return 0;
         }
-        if (g == G_COMPLETE && (f & (FL_F_SUCCESS | FL_F_FAILED))
-            && (f & FL_F_WAITING)) {
+        if (g == G_COMPLETE && (f & (FL_F_SUCCESS | FL_F_FAILED))) {
             luaL_error(L, "%s: the step was already completed", what);
         }
         luaL_error(L, "%s: the step has finished; its handle may not be used "
@@ -192,6 +201,19 @@ static int check_fn(lua_State* L, int idx, int optional, const char* what,
     return 0;
 }
 
+/* The C string of string argument `idx`, refused (a Lua error naming
+ * `name`) if an embedded NUL would cut it. */
+static const char* c_string(lua_State* L, int idx, const char* what,
+                            const char* name)
+{
+    size_t len;
+    const char* v = lua_tolstring(L, idx, &len);
+    if (strlen(v) != len) {
+        luaL_error(L, "%s: %s must not contain an embedded NUL", what, name);
+    }
+    return v;
+}
+
 static const char* label_arg(lua_State* L, int idx, const char* what)
 {
     if (!idx || lua_isnoneornil(L, idx)) {
@@ -201,7 +223,7 @@ static const char* label_arg(lua_State* L, int idx, const char* what)
         luaL_error(L, "%s: label must be a string, got %s", what,
                    luaL_typename(L, idx));
     }
-    return lua_tostring(L, idx);
+    return c_string(L, idx, what, "label");
 }
 
 /* A record anchoring the functions at fn_idx / eh_idx (0: none). */
@@ -374,19 +396,6 @@ static void push_error_info(lua_State* L, FutoInAsyncSteps* bsi)
     }
 }
 
-/* Mirror error_info / last_exception into the state table (spec §1.7). */
-static void sync_error_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
-{
-    push_state(L, ctx, bsi, NULL);
-    lua_pushliteral(L, "error_info");
-    push_error_info(L, bsi);
-    lua_rawset(L, -3);
-    lua_pushliteral(L, "last_exception");
-    push_last_exception(L, ctx, bsi);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-}
-
 /* ---- trampolines --------------------------------------------------------- */
 
 enum { CALL_STEP, CALL_ERROR, CALL_CANCEL, CALL_LOOP, CALL_REPEAT };
@@ -437,7 +446,6 @@ static int call_body(lua_State* L)
         n += fl_push_args(L, ctx, c->args);
         break;
     case CALL_ERROR:
-        sync_error_state(L, ctx, c->bsi);
         lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
         ++n;
         break;
@@ -448,8 +456,8 @@ static int call_body(lua_State* L)
     default:
         break;
     }
-    lua_call(L, n, 0);
-    return 0;
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L) - 1; /* what it returned */
 }
 
 /* Runs protected: what a failed call means for the flow. In: the value
@@ -539,10 +547,121 @@ static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
     lua_settop(L, base);
 }
 
-/* The stack is handled relative to its top (no lua_gettop): the handler
- * sits below the function and its arguments, and stays alone after a
- * call that returned, with the error value above it after one that
- * failed (call_failed() leaves the stack as it found it). */
+/* ---- a step's return value ------------------------------------------------ *
+ *
+ * Rule 1 of the cross-language contract: what a step (or an error handler,
+ * or a loop body) returns, other than nothing, is its result, as if it had
+ * called success(...) last (several values: several results). What add()
+ * and its kin return for chaining (the handle itself, a parallel() handle)
+ * is not a value. A step that also completed, waited or added sub-steps
+ * itself fails with InternalError saying so: the values would otherwise be
+ * lost. */
+
+typedef struct fl_ret
+{
+    fl_call* c;
+    FutoInArgs a;
+    int n; /* values converted into `a`, or -1: an error to report */
+} fl_ret;
+
+/* What the handle's call did that leaves no room for a returned value. */
+static const char* returned_after(uint16_t f)
+{
+    if (f & FL_F_SUCCESS) {
+        return "success()";
+    }
+    if (f & FL_F_FAILED) {
+        return "error()";
+    }
+    if (f & FL_F_ADDED) {
+        return "add() (or another call that adds steps)";
+    }
+    if (f & FL_F_WAITING) {
+        return "set_cancel(), set_timeout() or wait_external() (so it waits)";
+    }
+    return NULL;
+}
+
+/* Runs protected: (fl_ret, values...) -> the values in ret->a, or the
+ * message and the reference of an InternalError object explaining why
+ * they cannot be the result (ret->n = -1). */
+static int returned_body(lua_State* L)
+{
+    fl_ret* rt = lua_touserdata(L, 1);
+    fl_ctx* ctx = rt->c->s->ctx;
+    int n = lua_gettop(L) - 1;
+    const char* did = returned_after(rt->c->s->flags);
+    const char* msg;
+    if (!did && n <= 4) {
+        fl_args_from(L, ctx, 2, n, &rt->a); /* raises: nothing converted */
+        rt->n = n;
+        return 0;
+    }
+    if (did) {
+        msg = lua_pushfstring(L, "a step returned a value (%s) after it called %s: "
+                                 "return the values instead, or return nothing",
+                              luaL_typename(L, 2), did);
+    } else {
+        msg = lua_pushfstring(L, "a step returned %d values: at most 4 "
+                                 "(FTN12 FutoInArgs)", n);
+    }
+    fl_push_error(L, ctx, FUTOIN_ERR_INTERNAL_ERROR, msg, 0);
+    lua_pushinteger(L, fl_ref(L, ctx)); /* (msg, reference of the error) */
+    rt->n = -1;
+    return 2;
+}
+
+/* The call of `c` returned the values from `first` to the top. */
+static void call_returned(lua_State* L, fl_ctx* ctx, fl_call* c, int first)
+{
+    fl_steps* s = c->s;
+    int n = lua_gettop(L) - first + 1;
+    fl_ret rt;
+    int st;
+    if (c->kind == CALL_CANCEL || !s || (s->flags & (FL_F_DONE | FL_F_FAILED))) {
+        /* no flow takes it (a cancel handler, a cancelled flow), or the
+         * step already fails with its own error, which stands */
+        return;
+    }
+    if (fl_to_steps(L, first)) {
+        return; /* `return asi:add(...)`: the chaining result */
+    }
+    if (!lua_checkstack(L, 4)) {
+        c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                  "Lua: stack overflow");
+        s->flags |= FL_F_FAILED;
+        return;
+    }
+    rt.c = c;
+    rt.n = -1;
+    lua_pushcfunction(L, returned_body);
+    lua_insert(L, first);
+    lua_pushlightuserdata(L, &rt);
+    lua_insert(L, first + 1);
+    st = lua_pcall(L, n + 1, 2, 0);
+    if (st == LUA_OK && rt.n >= 0) {
+        s->bsi->api->success(s->bsi, rt.n ? &rt.a : NULL);
+        fl_args_reset(&rt.a);
+        s->flags |= FL_F_SUCCESS;
+    } else {
+        const char* info;
+        if (st == LUA_OK) {
+            FutoInBinaryValue ex;
+            info = lua_tostring(L, -2);
+            fl_custom_adopt(ctx, (int)lua_tointeger(L, -1), &ex);
+            futoin_wrap_set_last_exception(c->bsi, &ex);
+        } else {
+            info = lua_tostring(L, -1); /* the value could not be converted */
+        }
+        c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR, info);
+        s->flags |= FL_F_FAILED;
+    }
+    fl_clear_misuse(ctx);
+}
+
+/* The handler sits below the function and its arguments; after the call
+ * the stack goes back to where it was (`base`), whatever the call left:
+ * values it returned (call_returned) or the error value (call_failed). */
 static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
 {
     fl_rec* r = c->rec;
@@ -551,6 +670,7 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
     FutoInAsyncSteps* prev;
     int st;
     fl_steps* s;
+    int base;
 
     if (ctx->closed) {
         if (c->kind != CALL_CANCEL) {
@@ -574,6 +694,7 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
     }
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
+    base = lua_gettop(L);
     lua_pushcfunction(L, fl_msgh);
     if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
         s->rec = r;
@@ -601,7 +722,7 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
                 }
             }
             if (n >= 0) {
-                st = lua_pcall(L, n, 0, -(n + 2));
+                st = lua_pcall(L, n, LUA_MULTRET, -(n + 2));
                 goto called;
             }
             lua_settop(L, -3); /* the function and the handle: pushed nothing else */
@@ -609,7 +730,7 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
     }
     lua_pushcfunction(L, call_body);
     lua_pushlightuserdata(L, c);
-    st = lua_pcall(L, 1, 0, -3);
+    st = lua_pcall(L, 1, LUA_MULTRET, -3);
 called:
     ctx->cur_bsi = prev;
     s = c->s;
@@ -618,6 +739,16 @@ called:
     }
     if (st != LUA_OK) {
         call_failed(L, ctx, c, st);
+    } else if (lua_gettop(L) > base + 1) {
+        /* trailing nils are no values: `return nil`, `return maybe` */
+        int top = lua_gettop(L);
+        while (top > base + 1 && lua_isnil(L, top)) {
+            --top;
+        }
+        if (top > base + 1) {
+            lua_settop(L, top);
+            call_returned(L, ctx, c, base + 2);
+        }
     }
     if (s && r->live == s) {
         uint16_t f = s->flags;
@@ -628,11 +759,15 @@ called:
             s->rec = NULL;
             r->live = NULL;
             fl_handle_retire(s);
-        } else if (!(f & FL_F_WAITING) || (f & (FL_F_SUCCESS | FL_F_FAILED))) {
-            fl_rec_detach(r); /* finished (a waiting one stays usable) */
+        } else if (!(f & FL_F_WAITING)
+                   || (f & (FL_F_SUCCESS | FL_F_FAILED | FL_F_ADDED))) {
+            /* finished: it completed, or runs sub-steps, so it did not end
+             * up waiting (a waiting one stays usable, FTN12 §1.3) */
+            s->flags = (uint16_t)(f & ~FL_F_WAITING);
+            fl_rec_detach(r);
         }
     }
-    lua_settop(L, st != LUA_OK ? -3 : -2); /* the handler (and the error) */
+    lua_settop(L, base);
 }
 
 static void invoke(fl_call* c)
@@ -688,12 +823,172 @@ static void root_stopped(fl_steps* s)
     }
 }
 
-/* The last step execute() adds to a root of ours: the root has finished. */
+/* ---- how a root's execution ended ------------------------------------------- *
+ *
+ * A root of our Tool keeps how its last execution ended in its object (user
+ * value FL_UV_RESULT: {true, values..., n = } or {false, error, n = 2}),
+ * which root:result() and root:run() read, and calls execute()'s on_done
+ * (user value FL_UV_DONE) with the same values once the root is idle
+ * again: after its last step (tr_finished, which gets the final values),
+ * an unhandled error (tr_unhandled_root), or cancel()/free() of a running
+ * root (the error is a Cancelled FutoInError). The result is taken while
+ * the flow's values and error are still there; the root stops; then
+ * on_done runs. After its last step or an unhandled error it runs inside
+ * the flow's end (the runtime still runs that root): executing the root
+ * again is refused there, clearly, and works from a later callback. */
+
+/* Runs protected: (root, ok, values...) -> the root's result. */
+static int result_body(lua_State* L)
+{
+    int n = lua_gettop(L) - 1;
+    lua_createtable(L, n, 1);
+    for (int i = 1; i <= n; ++i) {
+        lua_pushvalue(L, i + 1);
+        lua_rawseti(L, -2, i);
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+    lua_setiuservalue(L, 1, FL_UV_RESULT);
+    return 0;
+}
+
+/* Runs protected: (root, args) -> the result of a root that finished with
+ * the values `args`. */
+static int finished_body(lua_State* L)
+{
+    fl_steps* s = to_steps(L, 1);
+    const FutoInArgs* a = lua_touserdata(L, 2);
+    lua_settop(L, 1);
+    lua_pushcfunction(L, result_body);
+    lua_pushvalue(L, 1);
+    lua_pushboolean(L, 1);
+    lua_call(L, 2 + fl_push_args(L, s->ctx, a), 0);
+    return 0;
+}
+
+/* Runs protected: (root, code or nil) -> the result of a root that ended
+ * with the unhandled error `code` of its flow (nil: cancelled). */
+static int failed_body(lua_State* L)
+{
+    fl_steps* s = to_steps(L, 1);
+    fl_ctx* ctx = s->ctx;
+    lua_pushcfunction(L, result_body);
+    lua_pushvalue(L, 1);
+    lua_pushboolean(L, 0);
+    if (lua_isnil(L, 2)) {
+        fl_push_error(L, ctx, FL_CANCELLED, "the root was cancelled", 0);
+    } else {
+        fl_push_error(L, ctx, lua_tostring(L, 2), futoin_wrap_error_info(s->bsi), 0);
+        push_last_exception(L, ctx, s->bsi);
+        lua_setfield(L, -2, "cause");
+        fl_push_async_stack(L, futoin_wrap_async_stack(s->bsi));
+        lua_setfield(L, -2, "async_stack");
+    }
+    lua_call(L, 3, 0);
+    return 0;
+}
+
+/* Runs protected: (root) -> on_done(result...) if there is one. */
+static int notify_body(lua_State* L)
+{
+    int n;
+    if (lua_getiuservalue(L, 1, FL_UV_DONE) == LUA_TNIL
+        || lua_getiuservalue(L, 1, FL_UV_RESULT) != LUA_TTABLE) {
+        return 0;
+    }
+    lua_getfield(L, 3, "n");
+    n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    luaL_checkstack(L, n, "on_done");
+    for (int i = 1; i <= n; ++i) {
+        lua_rawgeti(L, 3, i);
+    }
+    lua_remove(L, 3);
+    lua_call(L, n, 0);
+    return 0;
+}
+
+/* pcall `body` with the `nargs` arguments on top; an error is printed
+ * (`what` names the callback): no flow can take it. */
+static void call_printed(lua_State* L, fl_ctx* ctx, lua_CFunction body, int nargs,
+                         const char* what)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, fl_msgh);
+    lua_insert(L, base + 1);
+    lua_pushcfunction(L, body);
+    lua_insert(L, base + 2);
+    if (lua_pcall(L, nargs, 0, base + 1) != LUA_OK) {
+        fprintf(stderr, "futoin_async: error in %s: %s\n", what,
+                lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+    }
+    lua_settop(L, base);
+}
+
+/* Push the object of running root `s` (kept by its tool); 0 (nothing
+ * pushed) if it cannot be had. */
+static int push_running_root(lua_State* L, fl_steps* s)
+{
+    if (s->ctx->closed || !s->tool || s->tool->exec_ref == LUA_NOREF
+        || !lua_checkstack(L, 16)) {
+        return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->tool->exec_ref);
+    lua_pushlightuserdata(L, s);
+    if (lua_rawget(L, -2) != LUA_TUSERDATA) {
+        lua_pop(L, 2);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
+/* Root `s` (its object at `idx`) was cancelled or freed while running. */
+static void root_cancelled(lua_State* L, fl_steps* s, int idx)
+{
+    idx = lua_absindex(L, idx);
+    s->finishers = 0; /* the runtime dropped what was queued, tr_finished too */
+    lua_pushvalue(L, idx);
+    lua_pushnil(L);
+    call_printed(L, s->ctx, failed_body, 2, "cancel()");
+    root_stopped(s);
+    lua_pushvalue(L, idx);
+    call_printed(L, s->ctx, notify_body, 1, "an execute() on_done callback");
+}
+
+/* The last step execute() adds to a root of ours: the root has finished,
+ * with the flow's final values. */
 static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    (void)bsi;
-    (void)args;
-    root_stopped(data);
+    fl_steps* s = data;
+    lua_State* L;
+    if (--s->finishers > 0) {
+        /* The one of an earlier execution that an unhandled error left
+         * queued (the runtime keeps a root's unrun steps): not the end of
+         * this one. It passes the values on, as if it were not there. */
+        FutoInArgs a;
+        if (!args) {
+            bsi->api->success(bsi, NULL);
+            return;
+        }
+        memcpy(&a, args, sizeof(a));
+        memset((void*)args, 0, sizeof(*args)); /* moved out */
+        bsi->api->success(bsi, &a);
+        return;
+    }
+    if (s->ctx->closed || !push_running_root(L = fl_ctx_state(s->ctx), s)) {
+        root_stopped(s);
+        return;
+    }
+    lua_pushvalue(L, -1);
+    lua_pushlightuserdata(L, (void*)args);
+    call_printed(L, s->ctx, finished_body, 2, "execute()");
+    root_stopped(s);
+    s->flags |= FL_F_ENDING;
+    call_printed(L, s->ctx, notify_body, 1, "an execute() on_done callback");
+    s->flags &= (uint16_t)~FL_F_ENDING;
 }
 
 /* Runs protected: unhandled(code, error_info, last_exception); the
@@ -702,7 +997,6 @@ static int unhandled_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
     fl_ctx* ctx = c->s ? c->s->ctx : c->rec->ctx;
-    sync_error_state(L, ctx, c->bsi);
     lua_pushvalue(L, 2);
     lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
     push_error_info(L, c->bsi);
@@ -712,21 +1006,16 @@ static int unhandled_body(lua_State* L)
 }
 
 /* Call the unhandled-error function on top of the stack (popped). No flow
- * can take an error raised there: it is printed. */
+ * can take an error raised there: it is printed. The flow's state is the
+ * one of the callback (state(), error_info, last_exception). */
 static void call_unhandled(lua_State* L, fl_ctx* ctx, fl_call* c)
 {
-    int top = lua_gettop(L) - 1;
-    lua_pushcfunction(L, fl_msgh);
-    lua_pushcfunction(L, unhandled_body);
+    FutoInAsyncSteps* prev = ctx->cur_bsi;
+    ctx->cur_bsi = c->bsi;
     lua_pushlightuserdata(L, c);
-    lua_pushvalue(L, top + 1);
-    if (lua_pcall(L, 2, 0, top + 2) != LUA_OK) {
-        fprintf(stderr, "futoin_async: error in an unhandled-error callback: %s\n",
-                lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
-        lua_pushboolean(L, 0);
-        lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
-    }
-    lua_settop(L, top);
+    lua_insert(L, -2);
+    call_printed(L, ctx, unhandled_body, 2, "an unhandled-error callback");
+    ctx->cur_bsi = prev;
 }
 
 /* execute()'s unhandled-error callback for an adopted root: the function
@@ -753,21 +1042,26 @@ static void tr_unhandled_root(FutoInAsyncSteps* bsi, void* data, const char* cod
 {
     fl_steps* s = data;
     fl_ctx* ctx = s->ctx;
-    if (!ctx->closed && s->tool && s->tool->exec_ref != LUA_NOREF) {
-        lua_State* L = fl_ctx_state(ctx);
-        fl_call c = {bsi, NULL, NULL, code, 0, CALL_CANCEL, s};
-        if (lua_checkstack(L, 12)) {
-            int top = lua_gettop(L);
-            lua_rawgeti(L, LUA_REGISTRYINDEX, s->tool->exec_ref);
-            lua_pushlightuserdata(L, s);
-            if (lua_rawget(L, -2) == LUA_TUSERDATA
-                && lua_getiuservalue(L, -1, 2) == LUA_TFUNCTION) {
-                call_unhandled(L, ctx, &c);
-            }
-            lua_settop(L, top);
-        }
+    lua_State* L;
+    int root;
+    if (ctx->closed || !push_running_root(L = fl_ctx_state(ctx), s)) {
+        root_stopped(s);
+        return;
     }
+    root = lua_gettop(L);
+    if (lua_getiuservalue(L, root, FL_UV_UNHANDLED) != LUA_TNIL) {
+        fl_call c = {bsi, NULL, NULL, code, 0, CALL_CANCEL, s};
+        call_unhandled(L, ctx, &c);
+    } else {
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, root);
+    lua_pushstring(L, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
+    call_printed(L, ctx, failed_body, 2, "execute()");
     root_stopped(s);
+    s->flags |= FL_F_ENDING;
+    call_printed(L, ctx, notify_body, 1, "an execute() on_done callback");
+    s->flags &= (uint16_t)~FL_F_ENDING;
 }
 
 /* ---- operations behind the methods ---------------------------------------- */
@@ -776,21 +1070,20 @@ int fl_root_new(lua_State* L, fl_tool* t, int tool_idx)
 {
     FutoInAsyncSteps* b;
     fl_steps* s;
-    if (!t->tool) {
-        return luaL_error(L, "AsyncSteps(tool): the tool is closed");
-    }
-    if (!futoin_tool_is_same_thread(t->tool)) {
+    futoin_tool* ft = fl_tool_get(L, t, "AsyncSteps(tool)");
+    if (!futoin_tool_is_same_thread(ft)) {
         return luaL_error(L, "AsyncSteps(tool): not on the tool's loop thread");
     }
-    s = push_steps(L, t->ctx, NULL, FL_ROOT, 3);
-    b = futoin_root_new(t->tool);
+    s = push_steps(L, t->ctx, NULL, FL_ROOT, FL_ROOT_UVS);
+    b = futoin_root_new(ft);
     if (!b) {
         return luaL_error(L, "AsyncSteps(): out of memory");
     }
     s->bsi = b;
     s->tool = t;
+    ++t->roots; /* until root_freed() */
     lua_pushvalue(L, tool_idx); /* the root keeps its tool alive */
-    lua_setiuservalue(L, -2, 1);
+    lua_setiuservalue(L, -2, FL_UV_TOOL);
     return 1;
 }
 
@@ -967,8 +1260,7 @@ int fl_success(lua_State* L)
             s->bsi->api->success(s->bsi, n ? &a : NULL);
             s->flags |= FL_F_SUCCESS;
             fl_check_misuse(L, ctx, "success()");
-            lua_pushboolean(L, 1);
-            return 1;
+            return 0; /* inside its callback: nothing (`return asi:success(v)`) */
         }
     }
     s = fl_check_steps(L, 1, "success()");
@@ -992,23 +1284,31 @@ int fl_success(lua_State* L)
         fl_args_from(L, ctx, 2, n, &a);
     }
     fl_clear_misuse(ctx);
+    if (external) {
+        /* Completing a waiting step from outside its callback: the
+         * runtime says whether it was taken (0: it lost the race with its
+         * timeout or a cancel, which is no error). */
+        int rc = futoin_wrap_try_success(s->bsi, n ? &a : NULL);
+        if (n) {
+            fl_args_reset(&a); /* a no-op after the move */
+        }
+        s->flags |= FL_F_SUCCESS | FL_F_DONE;
+        if (s->rec && s->rec->live == s) {
+            fl_rec_detach(s->rec);
+        }
+        fl_check_misuse(L, ctx, "success()");
+        lua_pushboolean(L, rc == 1);
+        return 1;
+    }
     s->bsi->api->success(s->bsi, n ? &a : NULL);
     for (int i = 0; i < n; ++i) {
         futoin_reset_binval(&a.args[i]); /* a no-op after the move */
     }
     s->flags |= FL_F_SUCCESS;
-    if (external) {
-        s->flags |= FL_F_DONE;
-        if (s->rec && s->rec->live == s) {
-            fl_rec_detach(s->rec);
-        }
-        if (ctx->misuse) { /* lost the race with a timeout or cancel */
-            fl_clear_misuse(ctx);
-            lua_pushboolean(L, 0);
-            return 1;
-        }
-    }
     fl_check_misuse(L, ctx, "success()");
+    if (s->kind == FL_STEP) {
+        return 0; /* inside its callback: nothing (`return asi:success(v)`) */
+    }
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -1058,13 +1358,16 @@ int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
         return luaL_error(L, "error(code, info): code must be a string, got %s",
                           luaL_typename(L, code_idx));
     }
-    code = lua_tostring(L, code_idx);
+    code = c_string(L, code_idx, "error(code, info)", "code");
+    if (!*code) {
+        return luaL_error(L, "error(code, info): code must not be empty");
+    }
     if (info_idx && !lua_isnoneornil(L, info_idx)) {
         if (!lua_isstring(L, info_idx)) {
             return luaL_error(L, "error(code, info): info must be a string, got %s",
                               luaL_typename(L, info_idx));
         }
-        info = lua_tostring(L, info_idx);
+        info = c_string(L, info_idx, "error(code, info)", "info");
     }
     if (!gate(L, s, G_COMPLETE, "error()")) {
         lua_pushboolean(L, 0);
@@ -1076,23 +1379,34 @@ int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
     }
     fl_push_error(L, ctx, code, info, 1);
     fl_set_custom(L, ctx, -1, &ex);
-    futoin_wrap_set_last_exception(s->bsi, &ex);
     fl_clear_misuse(ctx);
-    s->bsi->api->handle_error(s->bsi, code, info);
-    s->flags |= FL_F_FAILED;
     if (external) {
-        s->flags |= FL_F_DONE;
+        /* Completing a waiting step from outside its callback: the
+         * runtime says whether it was taken (0: it lost the race with its
+         * timeout or a cancel, which is no error), and only then is the
+         * error object the flow's last_exception (the unwinding it starts
+         * runs later, from the loop). */
+        int rc = futoin_wrap_try_error(s->bsi, code, info);
+        if (rc == 1) {
+            futoin_wrap_set_last_exception(s->bsi, &ex);
+        } else {
+            futoin_reset_binval(&ex);
+        }
+        s->flags |= FL_F_FAILED | FL_F_DONE;
         if (s->rec && s->rec->live == s) {
             fl_rec_detach(s->rec);
         }
-        lua_pushboolean(L, !ctx->misuse);
-        fl_clear_misuse(ctx);
-        if (!in_coroutine_step(L, ctx)) {
+        fl_check_misuse(L, ctx, "error()");
+        lua_pushboolean(L, rc == 1);
+        if (rc != 1 || !in_coroutine_step(L, ctx)) {
             return 1; /* nothing to unwind: completing a waiting step */
         }
         lua_pop(L, 1);
         return lua_error(L); /* a coroutine step: leave its code */
     }
+    futoin_wrap_set_last_exception(s->bsi, &ex);
+    s->bsi->api->handle_error(s->bsi, code, info);
+    s->flags |= FL_F_FAILED;
     fl_check_misuse(L, ctx, "error()");
     if (s->kind != FL_STEP) {
         lua_pushboolean(L, 1);
@@ -1126,23 +1440,58 @@ int fl_fail(lua_State* L, fl_steps* s, int err, int tb)
         info = lua_tostring(L, tb);
     }
     fl_set_custom(L, ctx, err, &ex);
-    futoin_wrap_set_last_exception(s->bsi, &ex);
     fl_clear_misuse(ctx);
-    s->bsi->api->handle_error(s->bsi, code, info);
-    s->flags |= FL_F_FAILED;
     if (external) {
-        s->flags |= FL_F_DONE;
+        int rc = futoin_wrap_try_error(s->bsi, code, info); /* as error() */
+        if (rc == 1) {
+            futoin_wrap_set_last_exception(s->bsi, &ex);
+        } else {
+            futoin_reset_binval(&ex);
+        }
+        s->flags |= FL_F_FAILED | FL_F_DONE;
         if (s->rec && s->rec->live == s) {
             fl_rec_detach(s->rec);
         }
+        fl_clear_misuse(ctx);
+        lua_pushboolean(L, rc == 1);
+        return 1;
     }
+    futoin_wrap_set_last_exception(s->bsi, &ex);
+    s->bsi->api->handle_error(s->bsi, code, info);
+    s->flags |= FL_F_FAILED;
     lua_pushboolean(L, !ctx->misuse);
     fl_clear_misuse(ctx);
-    if (!external && s->kind == FL_STEP) {
+    if (s->kind == FL_STEP) {
         fl_push_error(L, ctx, code, info, 1);
         return lua_error(L);
     }
     return 1;
+}
+
+/* set_timeout(), set_cancel() and wait_external() each make a step wait
+ * (FTN12 §1.3: implicit success is off), unless it completes or adds
+ * sub-steps in its callback: the handle must stay usable after the
+ * callback returns, since the completion comes through it. Before the
+ * runtime call: take what may raise (a full userdata's anchor). */
+static void wait_reserve(lua_State* L, fl_steps* s)
+{
+    if (s->kind == FL_STEP && s->rec && !(s->flags & FL_F_LIGHT)) {
+        fl_rec_reserve(L, s->rec, FL_A_WAIT);
+    }
+}
+
+/* After the runtime call: the handle waits (never raises: the reference
+ * was taken by wait_reserve). */
+static void wait_mark(lua_State* L, fl_steps* s)
+{
+    if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
+        s->flags |= FL_F_WAITING;
+        if (s->rec && !(s->flags & FL_F_LIGHT) && !fl_rec_has(s->rec, FL_A_WAIT)) {
+            /* the object must outlive the callback: its completion comes
+             * through it, and the release hook marks it finished */
+            fl_rec_set(L, s->rec, FL_A_WAIT, 1);
+        }
+    }
 }
 
 int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms)
@@ -1153,9 +1502,11 @@ int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms)
         return luaL_error(L, "set_timeout(ms): ms must be >= 0");
     }
     t = ms >= (lua_Number)UINT32_MAX ? UINT32_MAX : (uint32_t)ceil(ms);
+    wait_reserve(L, s);
     fl_clear_misuse(s->ctx);
     s->bsi->api->setTimeout(s->bsi, t);
     fl_check_misuse(L, s->ctx, "set_timeout()");
+    wait_mark(L, s);
     return 0;
 }
 
@@ -1164,30 +1515,23 @@ int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
     fl_rec* r;
     gate(L, s, G_EXEC, "set_cancel()");
     check_fn(L, fn, 0, "set_cancel(handler)", "handler");
+    wait_reserve(L, s);
     r = make_rec(L, s->ctx, fn, 0);
     fl_clear_misuse(s->ctx);
     futoin_wrap_set_cancel(s->bsi, r, tr_cancel, fl_rec_release);
     fl_check_misuse(L, s->ctx, "set_cancel()");
+    wait_mark(L, s);
     return 0;
 }
 
 int fl_wait_external(lua_State* L, fl_steps* s)
 {
     gate(L, s, G_EXEC, "wait_external()");
-    if (s->rec && !(s->flags & FL_F_LIGHT)) {
-        fl_rec_reserve(L, s->rec, FL_A_WAIT); /* may raise: before the call */
-    }
+    wait_reserve(L, s);
     fl_clear_misuse(s->ctx);
     s->bsi->api->waitExternal(s->bsi);
     fl_check_misuse(L, s->ctx, "wait_external()");
-    if (s->kind == FL_STEP && !(s->flags & FL_F_WAITING)) {
-        s->flags |= FL_F_WAITING;
-        if (s->rec && !(s->flags & FL_F_LIGHT) && !fl_rec_has(s->rec, FL_A_WAIT)) {
-            /* the object must outlive the callback: its completion comes
-             * through it, and the release hook marks it finished */
-            fl_rec_set(L, s->rec, FL_A_WAIT, 1);
-        }
-    }
+    wait_mark(L, s);
     return 0;
 }
 
@@ -1247,7 +1591,7 @@ int fl_break(lua_State* L, fl_steps* s, int label, int cont)
     return lua_error(L);
 }
 
-int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh)
+int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh)
 {
     fl_rec* r;
     gate(L, s, G_ADD, "sync()");
@@ -1258,7 +1602,7 @@ int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh)
     eh = check_fn(L, eh, 1, "sync(obj, step, onerror)", "onerror");
     r = make_rec(L, s->ctx, fn, eh);
     fl_clear_misuse(s->ctx);
-    futoin_wrap_add_sync(s->bsi, sync, r, fl_tr_step, eh ? tr_error : NULL,
+    futoin_wrap_add_sync(s->bsi, (FutoInSync*)sync, r, fl_tr_step, eh ? tr_error : NULL,
                          fl_rec_release);
     s->flags |= FL_F_ADDED;
     fl_check_misuse(L, s->ctx, "sync()");
@@ -1269,7 +1613,7 @@ int fl_sync(lua_State* L, fl_steps* s, void* sync, int fn, int eh)
 /* execute(unhandled). A root of our Tool is kept alive by the tool while
  * it runs: from here until its last step, an unhandled error, cancel() or
  * free(). */
-int fl_execute(lua_State* L, fl_steps* s, int fn)
+int fl_execute(lua_State* L, fl_steps* s, int fn, int done)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r;
@@ -1280,10 +1624,20 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
     if (s->flags & FL_F_RUNNING) {
         return luaL_error(L, "execute(): the root is already running");
     }
+    if (s->flags & FL_F_ENDING) {
+        return luaL_error(L, "execute(): the root is ending (its on_done runs "
+                             "inside its last step): execute it again from a "
+                             "later callback, e.g. tool:immediate()");
+    }
     if (s->tool && (!s->tool->tool || !futoin_tool_is_same_thread(s->tool->tool))) {
         return luaL_error(L, "execute(): not on the tool's loop thread");
     }
-    fn = check_fn(L, fn, 1, "execute(unhandled)", "unhandled");
+    fn = check_fn(L, fn, 1, "execute(unhandled, on_done)", "unhandled");
+    done = check_fn(L, done, 1, "execute(unhandled, on_done)", "on_done");
+    if (done && !(s->tool && s->kind == FL_ROOT)) {
+        return luaL_error(L, "execute(unhandled, on_done): on_done needs a root "
+                             "of a Tool of this binding (not an adopted handle)");
+    }
     fl_handles_check(L, ctx);
     fl_clear_misuse(ctx);
     if (s->tool && s->kind == FL_ROOT) {
@@ -1292,11 +1646,20 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
         } else {
             lua_pushnil(L);
         }
-        lua_setiuservalue(L, 1, 2);
+        lua_setiuservalue(L, 1, FL_UV_UNHANDLED);
+        if (done) {
+            lua_pushvalue(L, done);
+        } else {
+            lua_pushnil(L);
+        }
+        lua_setiuservalue(L, 1, FL_UV_DONE);
+        lua_pushnil(L); /* a new execution: no result yet */
+        lua_setiuservalue(L, 1, FL_UV_RESULT);
         state_map_root(ctx, s);
         fl_tool_keep(L, s->tool, 1, s);
         s->flags |= FL_F_RUNNING;
         futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
+        ++s->finishers;
         futoin_wrap_execute(s->bsi, s, tr_unhandled_root, NULL);
     } else {
         r = make_rec(L, ctx, fn, 0);
@@ -1310,8 +1673,12 @@ int fl_execute(lua_State* L, fl_steps* s, int fn)
     return 1;
 }
 
+/* root:cancel() -> true if the root was executing and is now cancelled.
+ * A handle adopted with fa.wrap() runs where the binding cannot see: the
+ * cancel is passed on and true returned. */
 int fl_cancel(lua_State* L, fl_steps* s)
 {
+    int was;
     gate(L, s, G_ANY, "cancel()");
     if (s->kind == FL_STEP || s->kind == FL_PAR) {
         return luaL_error(L, "cancel(): only a root AsyncSteps can be cancelled");
@@ -1319,13 +1686,16 @@ int fl_cancel(lua_State* L, fl_steps* s)
     if (s->tool && s->tool->tool && !futoin_tool_is_same_thread(s->tool->tool)) {
         return luaL_error(L, "cancel(): not on the tool's loop thread");
     }
+    was = s->tool ? (s->flags & FL_F_RUNNING) != 0 : 1;
     fl_clear_misuse(s->ctx);
     s->bsi->api->cancel(s->bsi);
-    if (s->kind == FL_ROOT) {
+    if (s->kind == FL_ROOT && s->tool && was) {
+        root_cancelled(L, s, 1);
+    } else if (s->kind == FL_ROOT) {
         root_stopped(s);
     }
     fl_check_misuse(L, s->ctx, "cancel()");
-    lua_settop(L, 1);
+    lua_pushboolean(L, was);
     return 1;
 }
 
@@ -1333,9 +1703,15 @@ int fl_free(lua_State* L, fl_steps* s)
 {
     if (s->kind == FL_ROOT && s->bsi) {
         FutoInAsyncSteps* b = s->bsi;
+        int was = s->tool && (s->flags & FL_F_RUNNING);
         s->bsi = NULL;
         b->api->free(b);
-        root_stopped(s);
+        root_freed(s);
+        if (was) {
+            root_cancelled(L, s, 1);
+        } else {
+            root_stopped(s);
+        }
     } else if (s->kind != FL_ROOT) {
         return luaL_error(L, "free(): only a root AsyncSteps can be freed");
     }
@@ -1420,13 +1796,54 @@ int fl_binary(lua_State* L, fl_steps* s)
     return 1;
 }
 
-int fl_tool_of(lua_State* L, fl_steps* s)
+/* root:result(): how the root's last execution ended (the table of
+ * FL_UV_RESULT), nil while it never ended. */
+int fl_result(lua_State* L, fl_steps* s)
+{
+    if (s->kind != FL_ROOT || !s->tool) {
+        return luaL_error(L, "result(): only a root AsyncSteps of a Tool has a "
+                             "result");
+    }
+    if (s->flags & FL_F_RUNNING) {
+        lua_pushnil(L);
+    } else {
+        lua_getiuservalue(L, 1, FL_UV_RESULT);
+    }
+    return 1;
+}
+
+/* The Tool of a root of a Tool (its object), else nil. */
+int fl_root_tool(lua_State* L, fl_steps* s)
 {
     if (s->kind == FL_ROOT && s->tool) {
-        lua_getiuservalue(L, 1, 1);
+        lua_getiuservalue(L, 1, FL_UV_TOOL);
     } else {
         lua_pushnil(L);
     }
+    return 1;
+}
+
+/* asi:tool(): the Tool of the flow, from any handle of ours: a root of a
+ * Tool has its object; a step finds the object of its flow's tool (one a
+ * Tool of this state made, or a borrowed one for the tool of a program
+ * that hosts this state, lua_tool.c). nil for a foreign implementation. */
+int fl_tool_of(lua_State* L, fl_steps* s)
+{
+    futoin_tool* ft;
+    if (s->kind == FL_ROOT && s->tool) {
+        lua_getiuservalue(L, 1, FL_UV_TOOL);
+        return 1;
+    }
+    gate(L, s, G_ANY, "tool()");
+    if (s->kind == FL_PAR && !s->bsi->api->isValid(s->bsi)) {
+        return luaL_error(L, "tool(): through the handle of a finished step");
+    }
+    ft = futoin_async_ext(s->bsi) ? futoin_async_tool(s->bsi) : NULL;
+    if (!ft) {
+        lua_pushnil(L);
+        return 1;
+    }
+    fl_tool_push_of(L, s->ctx, ft);
     return 1;
 }
 
@@ -1454,7 +1871,7 @@ int fl_tool_of(lua_State* L, fl_steps* s)
  * reached otherwise (a foreign root's table kept past its callbacks) has
  * only its local part. */
 
-static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
+static FutoInAsyncSteps* flow_bsi(lua_State* L, fl_ctx* ctx, int t)
 {
     FutoInAsyncSteps* bsi = NULL;
     void* id;
@@ -1473,6 +1890,13 @@ static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
         }
     }
     lua_pop(L, 1);
+    return bsi;
+}
+
+/* The flow of state table `t` if it has a shared store (ours), else NULL. */
+static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
+{
+    FutoInAsyncSteps* bsi = flow_bsi(L, ctx, t);
     if (bsi && !futoin_async_ext(bsi)) {
         return NULL; /* a foreign implementation has no shared store */
     }
@@ -1509,20 +1933,35 @@ static int is_reserved_state(const char* k)
            || strcmp(k, "async_stack") == 0;
 }
 
-/* __index(t, k) of state() tables: the shared store. */
+/* __index(t, k) of state() tables: the flow's last error (error_info,
+ * last_exception, async_stack: read from the flow each time, so that the
+ * table says what the accessors and the runtime say at every moment, e.g.
+ * nil after a handled break_loop()), then the shared store. */
 static int st_index(lua_State* L)
 {
     fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
     FutoInAsyncSteps* bsi;
     const char* k;
+    size_t len;
     if (lua_type(L, 2) != LUA_TSTRING) {
         return 0;
     }
-    bsi = shared_bsi(L, ctx, 1);
+    bsi = flow_bsi(L, ctx, 1);
     if (!bsi) {
         return 0;
     }
-    k = lua_tostring(L, 2);
+    k = lua_tolstring(L, 2, &len);
+    if (strcmp(k, "error_info") == 0) {
+        push_error_info(L, bsi);
+        return 1;
+    }
+    if (strcmp(k, "last_exception") == 0) {
+        push_last_exception(L, ctx, bsi);
+        return 1;
+    }
+    if (!futoin_async_ext(bsi) || strlen(k) != len) {
+        return 0; /* no shared store; no shared name holds a NUL */
+    }
     if (strcmp(k, "async_stack") == 0) {
         fl_push_async_stack(L, futoin_wrap_async_stack(bsi));
         return 1;
@@ -1610,10 +2049,20 @@ static void note_shared_name(lua_State* L, fl_ctx* ctx, int t, int k, int set)
 static int st_newindex(lua_State* L)
 {
     fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
-    if (lua_type(L, 2) == LUA_TSTRING && !is_reserved_state(lua_tostring(L, 2))
-        && (lua_isnil(L, 3) || shareable(L, ctx, 3))) {
+    if (lua_type(L, 2) == LUA_TSTRING && is_reserved_state(lua_tostring(L, 2))) {
+        return luaL_error(L, "state: '%s' is the flow's own (read-only; see "
+                             "asi:error_info(), asi:last_exception(), "
+                             "asi:async_stack())", lua_tostring(L, 2));
+    }
+    if (lua_type(L, 2) == LUA_TSTRING && (lua_isnil(L, 3) || shareable(L, ctx, 3))) {
         FutoInAsyncSteps* bsi = shared_bsi(L, ctx, 1);
-        if (bsi && shared_put(L, ctx, bsi, lua_tostring(L, 2), 3) == FUTOIN_OK) {
+        size_t len;
+        const char* k = lua_tolstring(L, 2, &len);
+        if (bsi && strlen(k) != len) {
+            return luaL_error(L, "state: a shared name must not contain an "
+                                 "embedded NUL");
+        }
+        if (bsi && shared_put(L, ctx, bsi, k, 3) == FUTOIN_OK) {
             note_shared_name(L, ctx, 1, 2, !lua_isnil(L, 3));
             return 0;
         }

@@ -14,7 +14,20 @@
  *
  * Executing roots are kept alive by their tool in a Lua table
  * {lightuserdata(root) = root}, so a root the program dropped still runs
- * to its end. Timers (immediate/deferred Lua callbacks) are C records in a
+ * to its end.
+ *
+ * The Tool of a step (asi:tool()). Every Tool object is listed by its
+ * futoin_tool* in a weak table of the context, so a step finds the object
+ * of the tool its flow runs on. A flow this state did not make (Lua steps
+ * in a flow of a C, Python or Java program, through the host plug-in) runs
+ * on a tool of that program: the step gets a "borrowed" Tool object for
+ * it, never freed here. Nothing tells us when that program frees its
+ * tool, so a borrowed object is only used while something proves the tool
+ * alive: a Lua callback of a flow or timer of it is running, or roots made
+ * on it from Lua live (a tool with live roots cannot be freed); while its
+ * timers are pending it keeps an idle root of that tool (so the program
+ * cannot free the tool under them) and its own object alive. Otherwise
+ * its methods raise instead of touching a tool that may be gone. Timers (immediate/deferred Lua callbacks) are C records in a
  * list on the tool holding a reference to the function; the Timer object
  * returned to Lua holds the record's handle and can cancel it.
  */
@@ -64,11 +77,73 @@ fl_tool* fl_check_tool(lua_State* L, int idx, const char* what)
     return t;
 }
 
+futoin_tool* fl_tool_peek(fl_tool* t)
+{
+    fl_ctx* ctx = t->ctx;
+    if (!t->tool || t->attached != FL_TOOL_BORROWED) {
+        return t->tool;
+    }
+    if (t->roots > 0 || t->in_cb > 0 || t->anchor) {
+        return t->tool;
+    }
+    /* a Lua callback of a flow of that tool is running */
+    if (ctx->cur_bsi && futoin_async_ext(ctx->cur_bsi)
+        && futoin_async_tool(ctx->cur_bsi) == t->tool) {
+        return t->tool;
+    }
+    return NULL;
+}
+
+futoin_tool* fl_tool_get(lua_State* L, fl_tool* t, const char* what)
+{
+    futoin_tool* ft = fl_tool_peek(t);
+    if (!ft) {
+        if (!t->tool) {
+            luaL_error(L, "%s: the Tool is closed", what);
+        }
+        luaL_error(L, "%s: this Tool is the loop of the program that hosts "
+                      "this Lua state: usable only while Lua code of a flow or "
+                      "timer of it runs, or while roots made on it live", what);
+    }
+    return ft;
+}
+
 static fl_tool* live_tool(lua_State* L, fl_tool* t, const char* what)
 {
-    if (!t->tool) {
-        luaL_error(L, "%s: the Tool is closed", what);
+    fl_tool_get(L, t, what);
+    return t;
+}
+
+/* The Tool object of `ft` is at the top: list it / stop listing it. */
+static void tool_list(lua_State* L, fl_ctx* ctx, futoin_tool* ft, int on)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->tools_ref);
+    lua_pushlightuserdata(L, ft);
+    if (on) {
+        lua_pushvalue(L, -3);
+    } else {
+        lua_pushnil(L);
     }
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Push a new Tool object over `ft` (NULL: made by the caller). */
+static fl_tool* tool_push(lua_State* L, fl_ctx* ctx, int attached)
+{
+    fl_tool* t = lua_newuserdatauv(L, sizeof(*t), 1);
+    memset(t, 0, sizeof(*t));
+    t->magic = &fl_tool_magic;
+    t->ctx = ctx;
+    t->exec_ref = LUA_NOREF;
+    t->self_ref = LUA_NOREF;
+    t->attached = attached;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[FL_MT_TOOL]);
+    lua_setmetatable(L, -2);
+    lua_newtable(L); /* executing roots */
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, -3, 1);
+    t->exec_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* per tool: not counted */
     return t;
 }
 
@@ -76,17 +151,7 @@ int fl_tool_new(lua_State* L, void* uv_loop, int attached)
 {
     fl_ctx* ctx = fl_ctx_get(L);
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    fl_tool* t = lua_newuserdatauv(L, sizeof(*t), 1);
-    memset(t, 0, sizeof(*t));
-    t->magic = &fl_tool_magic;
-    t->ctx = ctx;
-    t->exec_ref = LUA_NOREF;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[FL_MT_TOOL]);
-    lua_setmetatable(L, -2);
-    lua_newtable(L); /* executing roots */
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, -3, 1);
-    t->exec_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* per tool: not counted */
+    fl_tool* t = tool_push(L, ctx, attached);
     o.uv_loop = uv_loop;
     o.misuse = fl_on_misuse;
     o.misuse_data = ctx;
@@ -94,8 +159,23 @@ int fl_tool_new(lua_State* L, void* uv_loop, int attached)
         t->tool = NULL;
         return luaL_error(L, "Tool(): futoin_tool_new() failed");
     }
-    t->attached = attached;
+    tool_list(L, ctx, t->tool, 1);
     return 1;
+}
+
+void fl_tool_push_of(lua_State* L, fl_ctx* ctx, futoin_tool* ft)
+{
+    fl_tool* t;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->tools_ref);
+    lua_pushlightuserdata(L, ft);
+    if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+        lua_remove(L, -2);
+        return;
+    }
+    lua_pop(L, 2);
+    t = tool_push(L, ctx, FL_TOOL_BORROWED);
+    t->tool = ft;
+    tool_list(L, ctx, ft, 1);
 }
 
 typedef void* (*luv_loop_fn)(lua_State* L);
@@ -150,11 +230,37 @@ static int timer_body(lua_State* L)
     return 0;
 }
 
+/* A borrowed tool with pending timers keeps an idle root of its tool (so
+ * that its program cannot free the tool under them) and its own object
+ * (so that the timers are not dropped with it); the last timer lets go.
+ * Never raises. */
+static void borrowed_timers(lua_State* L, fl_tool* t, int idx)
+{
+    if (t->attached != FL_TOOL_BORROWED) {
+        return;
+    }
+    if (t->timers && !t->anchor && t->tool) {
+        t->anchor = futoin_root_new(t->tool);
+        if (L && idx && t->self_ref == LUA_NOREF && lua_checkstack(L, 1)) {
+            lua_pushvalue(L, idx);
+            t->self_ref = fl_ref(L, t->ctx);
+        }
+    } else if (!t->timers && t->anchor) {
+        FutoInAsyncSteps* a = t->anchor;
+        int ref = t->self_ref;
+        t->anchor = NULL;
+        t->self_ref = LUA_NOREF;
+        a->api->free(a);
+        fl_unref(t->ctx, ref); /* may let the object go: the last use of t */
+    }
+}
+
 /* A Lua timer fired: no flow can take its errors, they are printed. */
 static void tr_timer(void* data)
 {
     fl_timer* tm = data;
-    fl_ctx* ctx = tm->tool->ctx;
+    fl_tool* t = tm->tool;
+    fl_ctx* ctx = t->ctx;
     int ref = tm->fn;
     timer_unlink(tm);
     free(tm);
@@ -165,16 +271,19 @@ static void tr_timer(void* data)
             lua_pushcfunction(L, fl_msgh);
             lua_pushcfunction(L, timer_body);
             lua_pushinteger(L, ref);
+            ++t->in_cb; /* the tool is alive: it runs this */
             if (lua_pcall(L, 1, 0, top + 1) != LUA_OK) {
                 fprintf(stderr, "futoin_async: error in a Tool timer callback: %s\n",
                         lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
                 lua_pushboolean(L, 0);
                 lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
             }
+            --t->in_cb;
             lua_settop(L, top);
         }
     }
     fl_unref(ctx, ref);
+    borrowed_timers(NULL, t, 0);
 }
 
 int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
@@ -231,6 +340,7 @@ int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
         free(tm);
         return luaL_error(L, "%s: refused by the tool", what);
     }
+    borrowed_timers(L, t, 1);
     o->t = tm;
     o->h = tm->h;
     o->tool = t;
@@ -261,7 +371,7 @@ int fl_timer_cancel(lua_State* L)
     fl_timer_obj* o = check_timer(L);
     fl_tool* t = o->tool;
     fl_timer* tm = o->t;
-    if (!tm || !t || !t->tool || !futoin_tool_is_valid(t->tool, &o->h)) {
+    if (!tm || !t || !fl_tool_peek(t) || !futoin_tool_is_valid(t->tool, &o->h)) {
         o->t = NULL;
         lua_pushboolean(L, 0);
         return 1;
@@ -275,6 +385,7 @@ int fl_timer_cancel(lua_State* L)
     fl_unref(t->ctx, tm->fn);
     free(tm);
     o->t = NULL;
+    borrowed_timers(L, t, 0);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -282,7 +393,7 @@ int fl_timer_cancel(lua_State* L)
 int fl_timer_pending(lua_State* L)
 {
     fl_timer_obj* o = check_timer(L);
-    lua_pushboolean(L, o->t && o->tool && o->tool->tool
+    lua_pushboolean(L, o->t && o->tool && fl_tool_peek(o->tool)
                                && futoin_tool_is_valid(o->tool->tool, &o->h));
     return 1;
 }
@@ -300,16 +411,27 @@ static void drop_timers(fl_tool* t)
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-static int tool_free(fl_tool* t)
+/* Free the tool (a borrowed one: only let go of it); the object is on
+ * top of the stack of L (NULL when the state closes). */
+static int tool_free(lua_State* L, fl_tool* t)
 {
     int rc;
-    if (!t->tool) {
+    futoin_tool* ft = t->tool;
+    if (!ft) {
         return FUTOIN_OK;
     }
     drop_timers(t);
-    rc = futoin_tool_free(t->tool);
+    if (t->attached == FL_TOOL_BORROWED) {
+        borrowed_timers(NULL, t, 0);
+        rc = FUTOIN_OK;
+    } else {
+        rc = futoin_tool_free(ft);
+    }
     if (rc == FUTOIN_OK) {
         t->tool = NULL;
+        if (L && !t->ctx->closed && lua_checkstack(L, 4)) {
+            tool_list(L, t->ctx, ft, 0);
+        }
     }
     return rc;
 }
@@ -323,7 +445,7 @@ int fl_tool_gc(lua_State* L)
     /* Roots keep their tool alive, and finalizers run newest first, so a
      * tool that is collected has no root left; EBUSY (a root of another
      * owner) leaks the tool rather than freeing it under that root. */
-    if (tool_free(t) != FUTOIN_OK) {
+    if (tool_free(L, t) != FUTOIN_OK) {
         fprintf(stderr, "futoin_async: a Tool was collected while roots of "
                         "it are still alive; it is not freed\n");
         t->tool = NULL;
@@ -342,7 +464,9 @@ int fl_tool_tostring(lua_State* L)
         lua_pushliteral(L, "futoin_async.Tool (closed)");
     } else {
         lua_pushfstring(L, "futoin_async.Tool (%p%s)", (void*)t->tool,
-                        t->attached ? ", attached" : "");
+                        t->attached == FL_TOOL_BORROWED ? ", borrowed"
+                        : t->attached                   ? ", attached"
+                                                        : "");
     }
     return 1;
 }
@@ -353,14 +477,19 @@ int fl_tool_close(lua_State* L, fl_tool* t)
     if (!t->tool) {
         return 0;
     }
+    if (t->attached == FL_TOOL_BORROWED && !fl_tool_peek(t)) {
+        tool_free(L, t); /* no timers: nothing of the tool to touch */
+        return 0;
+    }
     if (!futoin_tool_is_same_thread(t->tool)) {
         return luaL_error(L, "Tool:close(): not on the tool's loop thread");
     }
-    rc = tool_free(t);
+    lua_settop(L, 1);
+    rc = tool_free(L, t);
     if (rc == FUTOIN_EBUSY) {
         /* roots nobody refers to any more may still await collection */
         lua_gc(L, LUA_GCCOLLECT);
-        rc = tool_free(t);
+        rc = tool_free(L, t);
     }
     if (rc != FUTOIN_OK) {
         return luaL_error(L, "Tool:close(): roots of this tool are still alive "
@@ -377,6 +506,10 @@ int fl_tool_run(lua_State* L, fl_tool* t)
     lua_State* saved = ctx->run_L;
     int rc;
     live_tool(L, t, "Tool:run()");
+    if (t->attached == FL_TOOL_BORROWED) {
+        return luaL_error(L, "Tool:run(): this Tool is the loop of the program "
+                             "that hosts this Lua state: that program runs it");
+    }
     if (t->attached) {
         return luaL_error(L, "Tool:run(): this Tool runs on another loop "
                              "(luv's): drive it with uv.run()");
@@ -396,6 +529,11 @@ int fl_tool_run_nowait(lua_State* L, fl_tool* t)
     lua_State* saved = ctx->run_L;
     int rc;
     live_tool(L, t, "Tool:run_nowait()");
+    if (t->attached == FL_TOOL_BORROWED) {
+        return luaL_error(L, "Tool:run_nowait(): this Tool is the loop of the "
+                             "program that hosts this Lua state: that program "
+                             "runs it");
+    }
     if (t->attached) {
         return luaL_error(L, "Tool:run_nowait(): this Tool runs on another "
                              "loop (luv's): drive it with uv.run()");

@@ -16,6 +16,42 @@ describe("module", function()
         assert.is_nil(so:find("build", #tree + 1, true))
     end)
 
+    it("carries the project's version: rock, module and library (top meson.build)", function()
+        local f = assert(io.open(H.repo .. "/meson.build"))
+        local top = f:read("a"):match("project%b()"):match("version:%s*'([^']+)'")
+        f:close()
+        assert.are.equal("0.3.0", top)
+        assert.are.equal(top, fa.version())   -- the library the rock carries
+        assert.are.equal(top, fa._VERSION)    -- the Lua module
+        -- the installed rock (luarocks' manifest of the tree the suite runs
+        -- from; the sanitizer and valgrind modes install by hand)
+        if os.getenv("FUTOIN_LUA_ROCK") ~= "1" then
+            return
+        end
+        local tree = assert(os.getenv("FUTOIN_LUA_TREE"))
+        local p = io.popen("ls '" .. tree .. "/lib/luarocks/rocks-5.4/futoin_async'")
+        local versions = p:read("a")
+        p:close()
+        assert.are.equal(top .. "-1\n", versions)
+    end)
+
+    it("is built hardened: core.so, the host plug-in and the runtime it carries", function()
+        -- tests/abi/check_hardening.sh reads the flags back from each ELF
+        -- file (stack protector, full RELRO + BIND_NOW, non-executable
+        -- stack; _FORTIFY_SOURCE where the build is optimised)
+        local dir = package.searchpath("futoin_async.core", package.cpath):match("^(.*)/core%.so$")
+        local fortify = os.getenv("FUTOIN_LUA_FORTIFY") == "1" and " --fortify" or ""
+        for _, elf in ipairs({ dir .. "/core.so", dir .. "/futoin-hosts/libfutoin_host_lua.so",
+            dir .. "/libfutoin_async.so.0" }) do
+            local p = io.popen(("bash '%s/tests/abi/check_hardening.sh' '%s'%s 2>&1"):format(
+                H.repo, elf, fortify))
+            local out = p:read("a")
+            local ok = p:close()
+            assert.is_true(ok, elf .. ":\n" .. out)
+            assert.truthy(out:find("hardening: %d+ passed, 0 failed"), out)
+        end
+    end)
+
     it("reports the library version and the standard error codes", function()
         assert.are.equal("0.3.0", fa.version())
         assert.are.equal("Timeout", fa.Errors.Timeout)
@@ -25,6 +61,64 @@ describe("module", function()
         assert.is_true(e:is(fa.errors.Timeout))
         assert.are.equal("Timeout: too slow", tostring(e))
         assert.are.equal("myerror", fa.FutoInError("myerror").code)
+    end)
+end)
+
+describe("errors", function()
+    local tool
+    before_each(function() tool = fa.Tool() end)
+
+    it("any code has a class in fa.errors, made on first use and kept", function()
+        local NotFound = fa.errors.NotFound
+        assert.is_table(NotFound)
+        assert.are.equal(NotFound, fa.errors.NotFound)
+        assert.are.equal("NotFound", NotFound.code)
+        local e = NotFound("no such order")
+        assert.are.equal(NotFound, getmetatable(e))
+        assert.is_true(e:is(NotFound))
+        assert.is_true(e:is("NotFound"))
+        assert.is_false(e:is(fa.errors.Timeout))
+        assert.is_true(fa.is_error(e, NotFound))
+        assert.are.equal("NotFound: no such order", tostring(e))
+        -- a standard code keeps its class and description
+        assert.are.equal(fa.errors.Timeout, getmetatable(fa.FutoInError("Timeout")))
+        assert.is_string(fa.errors.Timeout.description)
+        -- codes that cannot be: refused; other keys: nil
+        assert.truthy(tostring(H.raises(function() return fa.errors["Not\0Found"] end))
+            :find("embedded NUL", 1, true))
+        assert.truthy(tostring(H.raises(function() return fa.errors[""] end))
+            :find("must not be empty", 1, true))
+        assert.is_nil(fa.errors[42])
+        assert.truthy(tostring(H.raises(fa.FutoInError, "a\0b")):find("embedded NUL", 1, true))
+    end)
+
+    it("an error raised with any code reaches handlers as an instance of its class", function()
+        local seen = {}
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:error("NotFound", "by asi:error()") end, function(asi, code)
+            local last = asi:last_exception()
+            seen[#seen + 1] = { code, getmetatable(last) == fa.errors.NotFound, last.info }
+            asi:success()
+        end)
+        root:add(function() error(fa.errors.NotFound("raised by hand")) end, function(asi, code)
+            local last = asi:state().last_exception
+            seen[#seen + 1] = { code, last:is(fa.errors.NotFound), last.info }
+            asi:success()
+        end)
+        root:add(function() error(fa.errors.MyOwnCode()) end)
+        local e = H.raises(root.run, root)
+        assert.are.same({ { "NotFound", true, "by asi:error()" },
+            { "NotFound", true, "raised by hand" } }, seen)
+        assert.are.equal(fa.errors.MyOwnCode, getmetatable(e))
+        assert.is_true(fa.is_error(e, fa.errors.MyOwnCode))
+    end)
+
+    it("an error whose code can have no class (empty) still reaches run()", function()
+        local root = fa.AsyncSteps(tool)
+        root:add(function() error(setmetatable({ code = "", info = "empty" }, fa.FutoInError.class)) end)
+        local e = H.raises(root.run, root)
+        assert.is_true(fa.is_error(e))
+        assert.are.same({ "", "empty" }, { e.code, e.info })
     end)
 end)
 
@@ -355,8 +449,13 @@ describe("steps", function()
             step = asi
             asi:set_timeout(5)
             asi:wait_external()
-            tool:deferred(40, function() late = asi:success("late") end)
-        end, function(asi, c) code = c; asi:success() end)
+        end, function(asi, c)
+            code = c
+            -- the timeout fired: a completion now comes late (ordered by
+            -- the loop, not by a longer timer)
+            tool:immediate(function() late = step:success("late") end)
+            asi:success()
+        end)
         root:run()
         assert.are.equal("Timeout", code)
         assert.is_false(late)
@@ -513,6 +612,83 @@ describe("steps", function()
         assert.are.equal(tool, other:tool())
         other:add(function(asi) asi:success("other") end)
         assert.are.equal("other", other:run())
+    end)
+
+    -- tests/ref_js/q13_loop_unwind.js, scenarios a and b: a break passes an
+    -- error handler; once the loop is reached, last_exception and
+    -- error_info read as nil again, in the state table as through the
+    -- accessors (and the runtime).
+    it("show the flow's last error the same in state() and the accessors", function()
+        local function st(asi)
+            local t = asi:state()
+            local e, i = t.last_exception, t.error_info
+            assert.are.equal(asi:last_exception(), e) -- one value, one answer
+            assert.are.equal(asi:error_info(), i)
+            return " last_exception=" .. (e == nil and "null" or tostring(fa.is_error(e) and e.code or e))
+                .. " error_info=" .. (i == nil and "null" or i)
+        end
+        local trace = H.trace()
+        trace("== a: a break passes an intermediate handler ==")
+        local r = fa.AsyncSteps(tool)
+        r:loop(function(asi)
+            asi:add(function(a)
+                a:add(function(b) trace("body"); b:break_loop() end)
+            end, function(a, err) trace("mid onerror " .. err .. st(a)) end)
+        end)
+        r:add(function(asi) trace("after loop" .. st(asi)) end)
+        r:run()
+        trace("== b: the breaking step sees its own break ==")
+        r = fa.AsyncSteps(tool)
+        r:loop(function(asi)
+            asi:add(function(a) trace("body"); a:break_loop() end,
+                function(_, err) trace("own onerror " .. err) end)
+        end)
+        r:add(function(asi) trace("after loop" .. st(asi)) end)
+        r:run()
+        -- the reference's trace, its sections a and b
+        local f = assert(io.open(H.expected_dir .. "q13_loop_unwind.trace"))
+        local want = {}
+        for l in f:lines() do
+            if l:find("^== c:") then break end
+            want[#want + 1] = l
+        end
+        f:close()
+        assert.are.same(want, trace.lines)
+        -- and error_info / last_exception are the flow's: read-only in state()
+        r = fa.AsyncSteps(tool)
+        r:add(function(asi) asi:state().error_info = "mine" end)
+        local e = H.raises(r.run, r)
+        assert.truthy(tostring(e.info):find("'error_info' is the flow's own", 1, true), tostring(e.info))
+    end)
+
+    it("tool(): the Tool of a root or step; new_instance() from a step", function()
+        local seen = {}
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) seen.par_tool = asi:parallel():tool() end)
+        root:add(function(asi)
+            seen.step_tool = asi:tool()
+            local sub = asi:new_instance()
+            seen.sub_tool = sub:tool()
+            sub:add(function(a) a:success(21) end)
+            -- a step waiting for another root, through set_cancel() alone
+            asi:set_cancel(function() sub:cancel() end)
+            sub:execute(nil, function(ok, v) asi:success(ok and v * 2) end)
+        end)
+        assert.are.equal(42, root:run())
+        assert.are.equal(tool, seen.step_tool)
+        assert.are.equal(tool, seen.par_tool)
+        assert.are.equal(tool, seen.sub_tool)
+        assert.are.equal(tool, root:tool())
+        -- a handle of another FTN12 implementation has no Tool
+        local has, foreign = pcall(require, "foreign_as")
+        if has then
+            local loop = foreign.loop_new()
+            local w = fa.wrap(foreign.root_new(loop), true)
+            assert.is_nil(w:tool())
+            assert.truthy(tostring(H.raises(w.new_instance, w)):find("has no Tool", 1, true))
+            w:free()
+            foreign.loop_free(loop)
+        end
     end)
 
     it("run a root again after it finished", function()
@@ -824,19 +1000,7 @@ describe("misuse", function()
         end
     end)
 
-    -- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH);
-    -- returns what it printed.
-    local function run_lua(script, arg1, env)
-        local file = os.tmpname()
-        local f = assert(io.open(file, "w"))
-        f:write(script)
-        f:close()
-        local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
-        local out = p:read("a")
-        p:close()
-        os.remove(file)
-        return out
-    end
+    local run_lua = H.run_lua
 
     it("leaves another module's metatable of light userdata alone", function()
         if os.getenv("FUTOIN_LUA_FULL_HANDLES") then
@@ -962,15 +1126,96 @@ describe("misuse", function()
         assert.truthy(info:find("breakLoop", 1, true))
     end)
 
+    it("refuses strings with an embedded NUL, naming the argument", function()
+        local NUL = "a\0b"
+        says(in_step(function(asi) asi:error(NUL) end), "code must not contain an embedded NUL")
+        says(in_step(function(asi) asi:error("X", NUL) end), "info must not contain an embedded NUL")
+        says(in_step(function(asi) asi:error("") end), "code must not be empty")
+        says(in_step(function(asi) asi:loop(function() end, NUL) end), "label must not contain an embedded NUL")
+        says(in_step(function(asi) asi:repeat_loop(1, function() end, NUL) end), "label must not contain")
+        says(in_step(function(asi) asi:for_each({ 1 }, function() end, NUL) end), "label must not contain")
+        says(in_step(function(asi) asi:break_loop(NUL) end), "label must not contain")
+        says(in_step(function(asi) asi:continue_loop(NUL) end), "label must not contain")
+        says(in_step(function(asi) asi:shared_get(NUL) end), "name must not contain an embedded NUL")
+        says(in_step(function(asi) asi:shared_set(NUL, 1) end), "name must not contain an embedded NUL")
+        says(in_step(function(asi) asi:state()[NUL] = 1 end), "shared name must not contain an embedded NUL")
+        says(in_step(function(asi) asi:add_foreign(NUL, "m", "f") end), "language must not contain")
+        says(in_step(function(asi) asi:add_foreign("lua", NUL, "f") end), "module must not contain")
+        says(in_step(function(asi) asi:add_foreign("lua", "m", NUL) end), "function must not contain")
+        says(in_step(function(asi) asi:add_foreign("lua", "m", NUL, function() end) end),
+            "function must not contain")
+        -- a value that stays in the table (language-local) may have any key
+        local root = fa.AsyncSteps(tool)
+        root:add(function(asi) asi:state()[NUL] = {} end)
+        root:run()
+        assert.is_table(root:state()[NUL])
+        -- reading a name with a NUL: no shared variable has one
+        assert.is_nil(root:state()["x\0y"])
+    end)
+
+    it("refuses bad input to Tool{}, wrap(), timeouts, counts and sync objects", function()
+        local function refused(text, fn, ...)
+            local e = H.raises(fn, ...)
+            assert.truthy(tostring(e):find(text, 1, true), tostring(e))
+        end
+        -- addresses: only a light userdata is taken for one
+        refused("ptr must be a uv_loop_t* (a light userdata), got number", fa.Tool, { uv_loop = 42 })
+        refused("ptr must be a uv_loop_t* (a light userdata), got string", fa.Tool, { uv_loop = "x" })
+        refused("expected a C address (light userdata), got userdata", fa.Tool, { uv_loop = io.stdout })
+        refused("unknown option 'uvloop'", fa.Tool, { uvloop = 1 })
+        refused("loop or uv_loop, not both", fa.Tool, { loop = "luv", uv_loop = tool:uv_loop() })
+        refused("unknown loop", fa.Tool, { loop = "uv" })
+        refused("opts must be a table or nil, got number", fa.Tool, 5)
+        refused("expected a C address (light userdata), got number", fa.wrap, 42)
+        refused("expected a C address (light userdata), got string", fa.wrap, "0x1234")
+        -- timeouts: NaN and negative refused, huge clamped
+        says(in_step(function(asi) asi:set_timeout(0 / 0) end), "ms must be >= 0")
+        says(in_step(function(asi) asi:set_timeout(-1) end), "ms must be >= 0")
+        refused("ms must be >= 0", tool.deferred, tool, 0 / 0, function() end)
+        refused("ms must be >= 0", tool.deferred, tool, -math.huge, function() end)
+        refused("fn must be a function, got nil", tool.deferred, tool, 1, nil)
+        refused("fn must be a function, got nil", tool.immediate, tool, nil)
+        local t = tool:deferred(math.huge, function() end) -- clamped: never, here
+        assert.is_true(t:cancel())
+        -- counts
+        says(in_step(function(asi) asi:repeat_loop(0 / 0, function() end) end), "repeat_loop")
+        says(in_step(function(asi) asi:repeat_loop(math.huge, function() end) end), "repeat_loop")
+        refused("max must be an integer >= 1", fa.Mutex, 1.5)
+        refused("max must be an integer >= 1", fa.Mutex, -1)
+        refused("max_queue must be an integer >= 0", fa.Mutex, 1, -1)
+        refused("period_ms must be an integer >= 1 and <= 4294967295", fa.Throttle, 1, 2 ^ 33 // 1, nil, tool)
+        refused("period_ms must be an integer >= 1 and <= 4294967295", fa.Limiter,
+            { period_ms = 1 << 40, tool = tool })
+        refused("unknown option", fa.Limiter, { bogus = 1, tool = tool })
+        refused("tool must be a Tool, got table", fa.Throttle, 1, 10, nil, {})
+        refused("tool must be a Tool, got number", fa.Limiter, { tool = 5 })
+        -- only real sync objects, open ones
+        says(in_step(function(asi) asi:sync({ _ptr = 42, kind = "Mutex" }, function() end) end),
+            "obj must be a Mutex, Throttle or Limiter")
+        local m = fa.Mutex()
+        m:close()
+        says(in_step(function(asi) asi:sync(m, function() end) end), "the Mutex is closed")
+        -- callbacks
+        local root = fa.AsyncSteps(tool)
+        refused("unhandled must be a function, got number", root.execute, root, 5)
+        says(in_step(function(asi) asi:set_cancel(5) end), "handler must be a function, got number")
+        refused("fn must be a function", fa.async, nil)
+        refused("s must be a string", fa.bytes, 5)
+        says(in_step(function(asi) asi:for_each(5, function() end) end), "t must be a table")
+        says(in_step(function(asi) asi:for_each({}, nil) end), "body must be a function")
+    end)
+
     it("survives garbage of every kind without crashing", function()
         local core = fa.core
         local junk = { nil, true, 1, 1.5, "s", {}, function() end,
-            coroutine.create(function() end), io.stdout }
+            coroutine.create(function() end), io.stdout, 0 / 0, math.huge, -1,
+            math.mininteger, "a\0b" }
         local names = { "add", "parallel", "error", "set_timeout", "set_cancel",
             "wait_external", "loop", "repeat_loop", "break_loop", "continue_loop",
             "execute", "cancel", "free", "state", "root_id", "is_valid", "status",
             "binary", "success", "success_step", "tool_run", "tool_close",
-            "tool_immediate", "root_new", "timer_cancel" }
+            "tool_immediate", "root_new", "timer_cancel", "_tool", "_result",
+            "_root_tool", "shared_get", "shared_set", "add_foreign" }
         local n = 0
         for _, name in ipairs(names) do
             for i = 1, #junk + 1 do

@@ -8,6 +8,7 @@ local H = { fa = fa }
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 H.expected_dir = os.getenv("FUTOIN_EXPECTED_DIR") or (here .. "../../../tests/expected/")
+H.repo = H.expected_dir:gsub("/tests/expected/?$", "") -- the checkout
 
 local Trace = {}
 Trace.__index = Trace
@@ -35,6 +36,20 @@ function H.raises(fn, ...)
     local ok, e = pcall(fn, ...)
     assert(not ok, "expected an error")
     return e
+end
+
+--- Run a Lua script in a new lua5.4 process (same LUA_PATH/LUA_CPATH,
+-- `env` prefixed, e.g. "FUTOIN_LUA_FULL_HANDLES=1"); returns what it printed.
+function H.run_lua(script, arg1, env)
+    local file = os.tmpname()
+    local f = assert(io.open(file, "w"))
+    f:write(script)
+    f:close()
+    local p = io.popen(("%s lua5.4 %s %s 2>&1"):format(env or "", file, arg1 or ""))
+    local out = p:read("a")
+    p:close()
+    os.remove(file)
+    return out
 end
 
 --- Baseline of what the glue holds: registry refs and callback records.

@@ -68,7 +68,6 @@ describe("luv", function()
         local root = fa.AsyncSteps(tool)
         -- step 1: listen, and wait for one line from a client
         root:add(function(asi)
-            asi:set_timeout(5000)
             asi:wait_external()
             assert(server:listen(8, function(err)
                 assert(not err, err)

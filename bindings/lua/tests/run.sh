@@ -87,6 +87,8 @@ EOF
   (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeA") \
     && make_ok=1
   build_foreign
+  export FUTOIN_LUA_FORTIFY=1 # a release build: _FORTIFY_SOURCE applies
+  export FUTOIN_LUA_ROCK=1     # tree B holds the installed .rock
   run_busted "$tmp/treeB"
   passed=$((passed + make_ok)); failed=$((failed + 1 - make_ok))
   ;;
@@ -105,7 +107,7 @@ EOF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
   export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua spec_spec.lua coroutine_spec.lua luv_spec.lua leak_spec.lua"}
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua leak_spec.lua"}
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
   run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
   if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then
@@ -121,6 +123,7 @@ EOF
     || fail_setup "the valgrind build failed" "$tmp/make.log"
   build_foreign -g
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-10000}
+  export FUTOIN_LUA_FORTIFY=1 # debugoptimized: _FORTIFY_SOURCE applies
   run_busted "$tmp/treeV" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
     --suppressions="$here/valgrind.supp"

@@ -53,6 +53,29 @@ static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
     }
 }
 
+static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
+static long long got_value = -1;
+
+static void give_20(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs args;
+    (void)d;
+    (void)a;
+    memset(&args, 0, sizeof(args));
+    args.args[0].type = &ty_i64;
+    args.args[0].i64 = 20;
+    as->api->success(as, &args);
+}
+
+static void take_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as;
+    (void)d;
+    got_value = a && a->args[0].type && a->args[0].type->flags == FTN_TYPE_INT64
+                        ? (long long)a->args[0].i64
+                        : -2;
+}
+
 /* Run one Lua step by name; returns futoin_host_add()'s result. */
 static int run_one(const char* module, const char* function)
 {
@@ -187,6 +210,43 @@ int main(void)
           "a Lua error's info: '%s'", info);
     CHECK(strstr(stack, "  at lua raising.boom (") && strstr(stack, "raising.lua:2)"),
           "stack:\n%s", stack);
+
+    /* asi:tool() and asi:new_instance() in a flow of this C program: the
+     * Tool of this program's loop (a borrowed one: never freed by Lua), a
+     * new root on it, a timer of it; the step waits through set_cancel()
+     * alone (FTN12 §1.3) until the new root's on_done completes it */
+    snprintf(path, sizeof(path), "%s/tooluse.lua", dir);
+    write_file(path,
+               "local M = {}\n"
+               "function M.roundtrip(asi, v)\n"
+               "  local t = asi:tool()\n"
+               "  assert(t ~= nil and t == asi:tool(), 'one Tool object per tool')\n"
+               "  assert(t:attached() and t:is_same_thread())\n"
+               "  assert(not pcall(t.run, t), 'the program runs its loop')\n"
+               "  local sub = asi:new_instance()\n"
+               "  assert(sub:tool() == t)\n"
+               "  sub:add(function(a) return v + 1 end)\n"
+               "  asi:set_cancel(function() sub:cancel() end)\n"
+               "  sub:execute(nil, function(ok, w)\n"
+               "    t:deferred(1, function() asi:success(ok and w * 2 or -1) end)\n"
+               "  end)\n"
+               "end\n"
+               "return M\n");
+    {
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        int rc;
+        code[0] = info[0] = 0;
+        got_value = -1;
+        as->api->add(as, NULL, give_20, NULL);
+        rc = futoin_host_add(as, "lua", "tooluse", "roundtrip");
+        as->api->add(as, NULL, take_value, NULL);
+        as->api->execute(as, NULL, on_error);
+        futoin_tool_run(tool);
+        as->api->free(as);
+        CHECK(rc == FUTOIN_OK, "tooluse.roundtrip not resolved: %s", info);
+        CHECK(got_value == 42 && !code[0], "asi:tool() / new_instance(): got %lld, %s %s",
+              got_value, code, info);
+    }
 
     /* a tool on another thread: refused clearly, never run on the wrong
      * thread */

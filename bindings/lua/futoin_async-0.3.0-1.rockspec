@@ -4,7 +4,7 @@
 -- used); the rock carries its own copy of libfutoin_async.so.0.
 rockspec_format = "3.0"
 package = "futoin_async"
-version = "0.1.0-1"
+version = "0.3.0-1"
 source = {
    url = "git+file:///libfutoin_async",
    dir = "bindings/lua",
