@@ -9,7 +9,9 @@
  *  - timers are pooled entries in a binary min-heap ordered by (due, seq)
  *    behind one uv_timer_t armed for the earliest entry;
  *  - remote posts from other threads go onto a lock-free Treiber stack and
- *    wake the loop through a uv_async_t.
+ *    wake the loop through a uv_async_t; the loop thread moves them to a
+ *    FIFO of its own and runs them in time slices, taking turns with the
+ *    immediates (a flood of posts cannot hold the loop).
  *
  * The idle handle and the uv timer are active only while there is work, and
  * the async handle is referenced only while flows are executing
@@ -30,7 +32,9 @@
 
 static const FutoInHandle inert_handle = {NULL, NULL, 0};
 
-static void remote_drain(futoin_tool* tool, bool dropped);
+static bool posts_pending(const futoin_tool* tool);
+static void posts_run(futoin_tool* tool);
+static void posts_drop(futoin_tool* tool);
 
 /* ---- misuse -------------------------------------------------------------- */
 
@@ -152,8 +156,10 @@ static void idle_cb(uv_idle_t* handle)
 
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
-    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        remote_drain(tool, false);
+    /* New posts run first, as long as no turn of theirs is queued in the
+     * ring: then they wait for it, behind the immediates queued before. */
+    if (!tool->posts_turn && posts_pending(tool)) {
+        posts_run(tool);
     }
     while (tool->ring_head != tool->ring_tail && budget != 0) {
         struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
@@ -232,34 +238,100 @@ void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node)
     uv_async_send(&tool->async);
 }
 
-/* Take everything posted so far and run it in posting order. Nodes posted
- * while this runs wait for the next drain (the async handle is signalled
- * again by their producers). */
-static void remote_drain(futoin_tool* tool, bool dropped)
+/* Posts waiting for the loop thread: pushed and not taken yet, or taken
+ * and not run yet. */
+static bool posts_pending(const futoin_tool* tool)
+{
+    return tool->posts_first
+           || atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
+}
+
+/* Move everything posted so far to the end of the loop thread's FIFO, in
+ * posting order. Nodes pushed while this runs are taken next time (their
+ * producers signal the async handle again). */
+static void posts_take(futoin_tool* tool)
 {
     futoin__remote* lifo = atomic_exchange_explicit(
             &tool->remote_head, NULL, memory_order_acquire);
     futoin__remote* fifo = NULL;
+    futoin__remote* last = lifo; /* the newest becomes the tail */
     while (lifo) {
         futoin__remote* next = lifo->next;
         lifo->next = fifo;
         fifo = lifo;
         lifo = next;
     }
-    while (fifo) {
-        /* run() frees the node: read the link first. */
-        futoin__remote* next = fifo->next;
-        fifo->run(fifo, dropped);
-        fifo = next;
+    if (!fifo) {
+        return;
+    }
+    if (tool->posts_last) {
+        tool->posts_last->next = fifo;
+    } else {
+        tool->posts_first = fifo;
+    }
+    tool->posts_last = last;
+}
+
+static void posts_turn_cb(void* data)
+{
+    futoin_tool* tool = data;
+    tool->posts_turn = false;
+    posts_run(tool);
+}
+
+/*
+ * Run posts in posting order until the time slice is over (futoin__tool_busy:
+ * one unit each, as an immediate). What is left gets a turn at the end of
+ * the immediate ring, behind what is queued there, as a flow that used up
+ * its budget does: a flood of posts takes turns with the loop's own work
+ * and with timers and I/O instead of holding the loop until it is gone.
+ * If that turn cannot be queued (out of memory), the idle handle stays
+ * active while posts wait (futoin__tool_sync) and idle_cb runs them.
+ */
+static void posts_run(futoin_tool* tool)
+{
+    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
+        posts_take(tool);
+    }
+    while (tool->posts_first) {
+        futoin__remote* node = tool->posts_first;
+        tool->posts_first = node->next;
+        if (!tool->posts_first) {
+            tool->posts_last = NULL;
+        }
+        node->run(node, false); /* frees the node */
+        if (futoin__tool_busy(tool, 1)) {
+            break;
+        }
+    }
+    if (tool->posts_first && !tool->posts_turn) {
+        tool->posts_turn = imm_push(tool, posts_turn_cb, tool);
     }
 }
 
-/* Run what other threads posted, as one of our callbacks. */
+/* The tool is being freed: every post still queued is dropped (its node
+ * freed, nothing called). */
+static void posts_drop(futoin_tool* tool)
+{
+    posts_take(tool);
+    while (tool->posts_first) {
+        futoin__remote* node = tool->posts_first;
+        tool->posts_first = node->next;
+        node->run(node, true);
+    }
+    tool->posts_last = NULL;
+}
+
+/* Run what other threads posted, as one of our callbacks. A queued turn
+ * of the posts runs them when it comes (see idle_cb). */
 static void take_posts(futoin_tool* tool)
 {
+    if (tool->posts_turn) {
+        return;
+    }
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
-    remote_drain(tool, false);
+    posts_run(tool);
     --tool->cb_depth;
 }
 
@@ -348,7 +420,10 @@ static void sync_ref(futoin_tool* tool)
  */
 static void futoin__tool_sync(futoin_tool* tool)
 {
-    if (tool->ring_head != tool->ring_tail) {
+    /* Posts left over by a slice normally wait in the ring (posts_run);
+     * `posts_first` keeps the loop turning if that turn could not be
+     * queued. */
+    if (tool->ring_head != tool->ring_tail || tool->posts_first) {
         if (!tool->idle_active) {
             imm_idle_start(tool);
         }
@@ -1052,10 +1127,10 @@ int futoin__tool_destroy(futoin_tool* tool)
 {
     bool deferred;
     tool->closing = true;
-    remote_drain(tool, true);
+    posts_drop(tool);
     deferred = close_handles(tool, 4);
     /* A post that raced with closing the async handle is dropped too. */
-    remote_drain(tool, true);
+    posts_drop(tool);
     if (deferred) {
         return FUTOIN_OK; /* the attached loop's next pass frees the rest */
     }
@@ -1084,20 +1159,18 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
         atomic_store_explicit(&tool->thread, self, memory_order_relaxed);
     }
     ++tool->in_run;
-    /* Calls other threads posted while no run() was on the stack: libuv
-     * would not look at the async handle of a loop with nothing alive, so
-     * a root freed or cancelled from a worker while the loop was idle
-     * would wait for unrelated work to come along. */
-    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        take_posts(tool);
-    }
     /* What is already queued runs before entering libuv: a flow that
      * finishes without waiting (the common case for short roots) then
      * costs no loop turn at all, whose epoll_wait() alone is ~110 ns here.
      * libuv's cached loop time is not refreshed for this (clock_gettime is
      * ~30 ns on this VM); it is marked stale instead, and a timer started
-     * by these callbacks refreshes it first (timer_start). */
-    if (tool->ring_head != tool->ring_tail) {
+     * by these callbacks refreshes it first (timer_start).
+     * That includes calls other threads posted while no run() was on the
+     * stack (idle_cb takes them first): libuv would not look at the async
+     * handle of a loop with nothing alive, so a root freed or cancelled
+     * from a worker while the loop was idle would wait for unrelated work
+     * to come along. */
+    if (tool->ring_head != tool->ring_tail || posts_pending(tool)) {
         tool->time_stale = true;
         idle_cb(&tool->idle); /* ends with futoin__tool_sync() */
     } else {

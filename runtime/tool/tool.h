@@ -5,7 +5,7 @@
  *    a continuation costs a few ns instead of one libuv loop turn;
  *  - timers: a binary min-heap of pooled entries behind one uv_timer_t;
  *  - remote posts: a lock-free MPSC stack any thread can push to, drained on
- *    the loop thread after a uv_async_send().
+ *    the loop thread after a uv_async_send(), in time slices.
  */
 #ifndef FUTOIN_RUNTIME_TOOL_H
 #define FUTOIN_RUNTIME_TOOL_H
@@ -105,6 +105,11 @@ struct futoin_tool
 
     /* Remote MPSC (Treiber stack, reversed on drain for FIFO). */
     _Atomic(futoin__remote*) remote_head;
+    /* Posts taken from it and not run yet, in posting order (loop thread):
+     * a flood of posts is run in time slices like everything else. */
+    futoin__remote* posts_first;
+    futoin__remote* posts_last;
+    bool posts_turn; /* a turn for them is queued in the immediate ring */
 
     /* Keep-alive: while > 0 the async handle is referenced so uv_run()
      * waits for remote completions instead of returning. */
