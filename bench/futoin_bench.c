@@ -186,6 +186,98 @@ static void fairness(uint64_t n)
     bench_report("futoin", "fairness", FAIR_TICKS, el, -1);
 }
 
+/* ---- post_flood: timers while other threads flood the loop with posts -- */
+
+/* Another thread posts `n` callbacks of ~10 us each with
+ * futoin_tool_immediate() (all of them queued before the loop runs), while
+ * a 1 ms timer on the loop thread re-arms itself until the flood is gone;
+ * each tick's lateness (fired - due) says how long the posts held the loop.
+ * Target (issue 18): posts share the ~1 ms time slice like everything
+ * else, so the timer is late by about a slice, not by the whole flood
+ * (before: 100,000 posts delayed the first tick by ~1.5 s). */
+#define FLOOD_MAX_TICKS 100000
+static uint64_t flood_spin_per_us, flood_n, flood_ran, flood_due;
+static uint64_t* flood_late;
+static uint64_t flood_ticks, flood_posts_at_first_tick;
+
+static void flood_spin(uint64_t us)
+{
+    for (volatile uint64_t i = 0; i < us * flood_spin_per_us; ++i) {
+    }
+}
+static void flood_post(void* d)
+{
+    flood_spin(10);
+    ++flood_ran;
+}
+static void flood_tick(void* d)
+{
+    uint64_t now = uv_hrtime();
+    if (flood_ticks == 0) {
+        flood_posts_at_first_tick = flood_ran;
+    }
+    if (flood_ticks < FLOOD_MAX_TICKS) {
+        flood_late[flood_ticks++] = now > flood_due ? now - flood_due : 0;
+    }
+    if (flood_ran < flood_n) {
+        flood_due = uv_hrtime() + 1000000;
+        futoin_tool_deferred(tool, 1, flood_tick, NULL);
+    }
+}
+static void flood_producer(void* d)
+{
+    for (uint64_t i = 0; i < flood_n; ++i) {
+        futoin_tool_immediate(tool, flood_post, NULL);
+    }
+}
+
+static void post_flood(uint64_t n)
+{
+    uv_thread_t producer;
+    uint64_t t0, el;
+    /* the spin's rate: the fastest of a few 2 ms rounds */
+    uint64_t best = UINT64_MAX;
+    flood_spin_per_us = 1000;
+    for (int round = 0; round < 5; ++round) {
+        uint64_t s = uv_hrtime();
+        flood_spin(2000);
+        uint64_t took = uv_hrtime() - s;
+        best = took < best ? took : best;
+    }
+    flood_spin_per_us = 1000 * 2000000 / (best ? best : 1);
+    if (flood_spin_per_us == 0) {
+        flood_spin_per_us = 1;
+    }
+    flood_n = n;
+    flood_late = calloc(FLOOD_MAX_TICKS, sizeof(*flood_late));
+    if (!flood_late) {
+        die("post_flood: out of memory");
+    }
+    if (uv_thread_create(&producer, flood_producer, NULL) != 0) {
+        die("post_flood: no thread");
+    }
+    uv_thread_join(&producer);
+    t0 = bench_now_ns();
+    flood_due = uv_hrtime() + 1000000;
+    futoin_tool_deferred(tool, 1, flood_tick, NULL);
+    futoin_tool_run(tool);
+    el = bench_now_ns() - t0;
+    if (flood_ran != n) {
+        die("post_flood: lost posts");
+    }
+    qsort(flood_late, flood_ticks, sizeof(flood_late[0]), cmp_u64);
+    printf("POST_FLOOD posts=%llu post_us=10 ticks=%llu "
+           "first_tick_after_posts=%llu late_median_us=%.1f "
+           "late_p99_us=%.1f late_max_us=%.1f flood_ms=%.1f\n",
+           (unsigned long long)n, (unsigned long long)flood_ticks,
+           (unsigned long long)flood_posts_at_first_tick,
+           flood_late[flood_ticks / 2] / 1e3,
+           flood_late[flood_ticks * 99 / 100] / 1e3,
+           flood_late[flood_ticks - 1] / 1e3, el / 1e6);
+    free(flood_late);
+    bench_report("futoin", "post_flood", n, el, -1);
+}
+
 /* ---- trim: memory given back after a peak of waiting flows ------------ */
 
 /* RSS before, at a peak of `n` waiting flows (each a root with a step that
@@ -453,7 +545,7 @@ int main(int argc, char** argv)
     double scale = 1.0;
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
-                                        "trim", "fairness"};
+                                        "trim", "fairness", "post_flood"};
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--list")) {
@@ -495,6 +587,8 @@ int main(int argc, char** argv)
         add128(bench_scaled(40000, scale, 100));
     } else if (!strcmp(test, "fairness")) {
         fairness(1);
+    } else if (!strcmp(test, "post_flood")) {
+        post_flood(bench_scaled(100000, scale, 1000));
     } else if (!strcmp(test, "trim")) {
         trim(bench_scaled(1000000, scale, 1000));
     } else {
