@@ -681,6 +681,9 @@ Test(tables, options_init)
     cr_assert_eq(o.uv_loop, init.uv_loop);
     cr_assert_eq(o.misuse, init.misuse);
     cr_assert_eq(o.misuse_data, init.misuse_data);
+    cr_assert_eq(o.trim_idle_ms, init.trim_idle_ms);
+    cr_assert_eq(o.trim_idle_ms, FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT);
+    cr_assert_gt(FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT, 0, "trimming on idle is on");
 
     cr_assert_eq(futoin_tool_options_init(&o, 0), FUTOIN_EVERSION);
     cr_assert_eq(futoin_tool_options_init(&o, FUTOIN_TOOL_OPTIONS_VERSION + 1),
@@ -694,6 +697,34 @@ Test(tables, options_init)
     cr_assert_eq(tool, (futoin_tool*)&o, "out set on failure");
     cr_assert_eq(futoin_tool_new(NULL, NULL), FUTOIN_EINVAL);
     cr_assert_eq(futoin_tool_free(NULL), FUTOIN_EINVAL);
+}
+
+/* Version 1 of the options (0.1.0, 0.2.0) ends after misuse_data: the
+ * library writes and reads nothing past it for a caller of version 1, and
+ * such a tool trims on idle with the default delay. */
+Test(tables, options_of_version_1_still_work)
+{
+    futoin_tool_options o;
+    futoin_tool* tool = NULL;
+    memset(&o, 0xA5, sizeof(o));
+    cr_assert_eq(futoin_tool_options_init(&o, 1), FUTOIN_OK);
+    cr_assert_eq(o.version, 1);
+    cr_assert_null(o.uv_loop);
+    cr_assert_null(o.misuse);
+    cr_assert_null(o.misuse_data);
+    cr_assert_eq(o.trim_idle_ms, 0xA5A5A5A5u, "wrote past a version 1 struct");
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    cr_assert_not_null(tool);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    /* exactly the old size: ASan and valgrind see any access past it */
+    size_t v1_size = offsetof(futoin_tool_options, trim_idle_ms);
+    futoin_tool_options* v1 = malloc(v1_size);
+    cr_assert_not_null(v1);
+    cr_assert_eq(futoin_tool_options_init(v1, 1), FUTOIN_OK);
+    tool = NULL;
+    cr_assert_eq(futoin_tool_new(&tool, v1), FUTOIN_OK);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    free(v1);
 }
 
 Test(tables, error_names_round_trip)

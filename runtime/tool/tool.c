@@ -95,11 +95,13 @@ static FUTOIN__NOINLINE bool imm_grow(futoin_tool* tool)
     free(tool->ring);
     tool->ring = nring;
     tool->ring_mask = ncap - 1;
+    futoin__tool_grew(tool);
     return true;
 }
 
 static void idle_cb(uv_idle_t* handle);
 static void futoin__tool_sync(futoin_tool* tool);
+
 
 static FUTOIN__NOINLINE void imm_idle_start(futoin_tool* tool)
 {
@@ -156,6 +158,7 @@ static void idle_cb(uv_idle_t* handle)
 
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
+    futoin__tool_active(tool); /* for trimming on idle */
     /* New posts run first, as long as no turn of theirs is queued in the
      * ring: then they wait for it, behind the immediates queued before. */
     if (!tool->posts_turn && posts_pending(tool)) {
@@ -290,6 +293,7 @@ static void posts_turn_cb(void* data)
  */
 static void posts_run(futoin_tool* tool)
 {
+    futoin__tool_active(tool); /* for trimming on idle */
     if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
         posts_take(tool);
     }
@@ -494,6 +498,7 @@ static FUTOIN__NOINLINE bool timer_pool_grow(futoin_tool* tool)
         blk[i].next_free = tool->timer_free;
         tool->timer_free = &blk[i];
     }
+    futoin__tool_grew(tool);
     return true;
 }
 
@@ -660,6 +665,7 @@ static void timer_cb(uv_timer_t* handle)
     uint64_t limit = tool->timer_seq;
 
     tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
+    futoin__tool_active(tool); /* for trimming on idle */
     timer_ref(tool, true);
     tool->timer_firing = true;
     ++tool->cb_depth;
@@ -701,6 +707,7 @@ futoin__timer* futoin__tool_timer_start(
         }
         tool->heap = nheap;
         tool->heap_cap = ncap;
+        futoin__tool_grew(tool);
     }
     if (FUTOIN__UNLIKELY(!tool->timer_free) && !timer_pool_grow(tool)) {
         return NULL;
@@ -818,6 +825,57 @@ size_t futoin__tool_trim_loop(futoin_tool* tool)
     }
     free(nfree);
     return given;
+}
+
+/* ---- trimming on idle ----------------------------------------------------- */
+
+bool futoin__tool_loop_at_rest(const futoin_tool* tool)
+{
+    size_t blocks = 0;
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        blocks += tool->timer_blocks[i] != NULL;
+    }
+    return tool->ring_mask + 1 <= IMM_INITIAL_CAP && tool->heap_cap <= 64
+           && blocks <= 1;
+}
+
+static void trim_tick(uv_timer_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    if (tool->turns != tool->trim_seen) {
+        tool->trim_seen = tool->turns; /* busy in the last period: wait on */
+        return;
+    }
+    uv_timer_stop(&tool->trim_timer);
+    tool->trim_armed = false;
+    tool->trim_wanted = tool->trim_idle && tool->trim_idle(tool);
+}
+
+FUTOIN__NOINLINE void futoin__tool_trim_arm(futoin_tool* tool)
+{
+    if (tool->time_stale) {
+        /* a period starts now, not when libuv last read the clock */
+        uv_update_time(tool->loop);
+        tool->time_stale = false;
+    }
+    tool->trim_seen = tool->turns;
+    uv_timer_start(&tool->trim_timer, trim_tick, tool->trim_idle_ms,
+                   tool->trim_idle_ms);
+    tool->trim_armed = true;
+}
+
+void futoin__tool_grew(futoin_tool* tool)
+{
+    if (tool->trim_idle_ms == 0 || tool->closing) {
+        return;
+    }
+    tool->trim_wanted = true;
+    /* Growing is activity too: a peak may be built by calls made outside
+     * the loop's callbacks (roots created before run()). */
+    ++tool->turns;
+    if (!tool->trim_armed) {
+        futoin__tool_trim_arm(tool);
+    }
 }
 
 /* ---- public scheduling API ------------------------------------------------ */
@@ -945,6 +1003,14 @@ FUTOIN_API int futoin_tool_options_init(
     if (!opts) {
         return FUTOIN_EINVAL;
     }
+    if (version == 1) {
+        /* the caller's struct ends after misuse_data */
+        opts->version = 1;
+        opts->uv_loop = defaults.uv_loop;
+        opts->misuse = defaults.misuse;
+        opts->misuse_data = defaults.misuse_data;
+        return FUTOIN_OK;
+    }
     if (version != FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
     }
@@ -962,7 +1028,8 @@ static void on_handle_closed(uv_handle_t* handle)
     }
 }
 
-/* Close our first `n` handles (idle, timer, async, prepare, in that order).
+/* Close our first `n` handles (idle, timer, async, prepare, trim_timer, in
+ * that order).
  * On our own loop, wait for their close callbacks (libuv runs them on the
  * next pass). An attached loop is never run from here: we may be inside
  * its owner's callback (uv_run is not reentrant), and a pass would run the
@@ -971,17 +1038,20 @@ static void on_handle_closed(uv_handle_t* handle)
  * caller must not free it, nor touch the tool after that pass). */
 static bool close_handles(futoin_tool* tool, unsigned n)
 {
-    uv_handle_t* handles[4] = {
+    uv_handle_t* handles[5] = {
             (uv_handle_t*)&tool->idle,
             (uv_handle_t*)&tool->timer,
             (uv_handle_t*)&tool->async,
             (uv_handle_t*)&tool->prepare,
+            (uv_handle_t*)&tool->trim_timer,
     };
     tool->handles_closed = 0;
     tool->handles_closing = n;
     tool->free_on_close = !tool->owns_loop;
     tool->idle_active = false;
     tool->timer_armed = false;
+    tool->trim_armed = false;
+    tool->trim_wanted = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
     }
@@ -1016,7 +1086,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     if (!opts) {
         opts = &defaults;
     }
-    if (opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
+    if (opts->version != 1 && opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
     }
     tool = calloc(1, sizeof(*tool) + upper_size);
@@ -1034,6 +1104,9 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;
+    /* fields past those of the caller's version are not there to read */
+    tool->trim_idle_ms = opts->version >= 2 ? opts->trim_idle_ms
+                                            : FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT;
     atomic_init(&tool->thread, futoin__thread_key());
 
     if (opts->uv_loop) {
@@ -1074,6 +1147,11 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         uv_prepare_start(&tool->prepare, prepare_cb);
         uv_unref((uv_handle_t*)&tool->prepare);
     }
+    /* Started only after memory grew (futoin__tool_grew); never keeps the
+     * loop alive. */
+    uv_timer_init(tool->loop, &tool->trim_timer);
+    tool->trim_timer.data = tool;
+    uv_unref((uv_handle_t*)&tool->trim_timer);
 
     *out = tool;
     return FUTOIN_OK;
@@ -1090,6 +1168,7 @@ static void count_foreign(uv_handle_t* handle, void* arg)
         && handle != (uv_handle_t*)&ctx->tool->timer
         && handle != (uv_handle_t*)&ctx->tool->async
         && handle != (uv_handle_t*)&ctx->tool->prepare
+        && handle != (uv_handle_t*)&ctx->tool->trim_timer
         && !uv_is_closing(handle)) {
         ++ctx->n;
     }
@@ -1128,7 +1207,7 @@ int futoin__tool_destroy(futoin_tool* tool)
     bool deferred;
     tool->closing = true;
     posts_drop(tool);
-    deferred = close_handles(tool, 4);
+    deferred = close_handles(tool, 5);
     /* A post that raced with closing the async handle is dropped too. */
     posts_drop(tool);
     if (deferred) {

@@ -82,6 +82,7 @@ struct futoin_tool
     uv_timer_t timer; /* armed for the earliest heap entry */
     uv_async_t async; /* wakes the loop for remote posts */
     uv_prepare_t prepare; /* owned loop: applies lazy handle state */
+    uv_timer_t trim_timer; /* trimming on idle; never referenced */
     bool lazy;        /* owned loop: libuv handle state is applied lazily */
     bool async_refd;  /* whether `async` is currently uv_ref'd */
     /* The loop thread (futoin__thread_key()); read by any thread. */
@@ -128,6 +129,18 @@ struct futoin_tool
     void* misuse_data;
     size_t misuse_count;
 
+    /* Trimming on idle (futoin__tool_grew). */
+    uint32_t trim_idle_ms;    /* 0: off */
+    bool trim_wanted;         /* memory grew, or is held that may come back */
+    bool trim_armed;          /* trim_timer started */
+    uint64_t turns;           /* libuv callbacks of ours so far (activity) */
+    uint64_t trim_seen;       /* `turns` at the last tick */
+    /* The whole trim of every layer (what futoin_tool_trim does), set by
+     * the layer above, whose pools it covers as well as this layer's
+     * storage. Returns true if memory in use is left that a later trim
+     * may give back once it is freed (more than the pools keep at rest). */
+    bool (*trim_idle)(futoin_tool* tool);
+
     /* Private to tool.c. */
     bool idle_active;         /* `idle` started */
     bool timer_armed;         /* `timer` started, for timer_armed_due */
@@ -164,6 +177,35 @@ int futoin__tool_destroy(futoin_tool* tool);
 /* Loop thread: shrink the immediate ring, the timer heap and the timer
  * pool after a peak (futoin_tool_trim). Returns bytes given back. */
 size_t futoin__tool_trim_loop(futoin_tool* tool);
+
+/*
+ * Trimming on idle. Every slow path that grows memory (a new pool block,
+ * a bigger immediate ring or timer heap) calls futoin__tool_grew(): it
+ * starts an unreferenced repeating libuv timer of trim_idle_ms, unless it
+ * runs already. Each tick compares `turns` (one per libuv callback of
+ * ours, not per step) with the last tick's; a whole period without any
+ * runs tool->trim_idle and stops the timer. If that trim left memory in
+ * use that may come back once freed (waiting flows, say), the next
+ * callback of ours starts the timer again (its freeing is activity);
+ * otherwise only the next growth does. Steps pay nothing, an idle loop is
+ * not woken once the trim is done, and the timer never keeps the loop
+ * alive. Loop thread.
+ */
+void futoin__tool_grew(futoin_tool* tool);
+void futoin__tool_trim_arm(futoin_tool* tool);
+
+/* Loop thread: activity. Each libuv callback of ours calls it, and so do
+ * calls that free a flow's memory, which may come from outside them (a
+ * root cancelled or freed from main code or a foreign loop's callback). */
+static inline void futoin__tool_active(futoin_tool* tool)
+{
+    ++tool->turns;
+    if (FUTOIN__UNLIKELY(tool->trim_wanted) && !tool->trim_armed) {
+        futoin__tool_trim_arm(tool);
+    }
+}
+/* Whether this layer's storage is as small as a trim can make it. */
+bool futoin__tool_loop_at_rest(const futoin_tool* tool);
 
 /*
  * Fairness. Work done between two libuv turns is bounded by time, not only
