@@ -215,8 +215,8 @@ bool futoin__tool_loop_at_rest(const futoin_tool* tool);
  * I/O, cross-thread posts and other flows starve.
  *
  * Every burst level reports its work with futoin__tool_busy(tool, units)
- * (a step or a loop iteration is one unit) and stops as soon as it
- * returns true. The clock is read only once `slice_stride` units have
+ * (a step, a loop iteration or a callback posted from another thread is
+ * one unit) and stops as soon as it returns true. The clock is read only once `slice_stride` units have
  * accumulated. A slice starts with the first read, which comes after the
  * stride the last measured rate gave, but at most FUTOIN__SLICE_FIRST
  * units, since this burst's units may be slower than the last ones (a
