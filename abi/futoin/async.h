@@ -166,7 +166,11 @@ FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);
  * Schedule `cb(data)` on the loop thread, after the current callback.
  * Any thread; never blocks. From the loop thread the handle can be
  * cancelled; from other threads the returned handle is inert (is_valid = 0)
- * and the callback cannot be cancelled.
+ * and the callback cannot be cancelled. Callbacks posted from other
+ * threads run in the order each thread posted them, within the loop's
+ * time slices like any other work: a flood of them takes turns with the
+ * loop's immediates, timers and I/O instead of holding the loop (since
+ * 0.3.0). Those still queued when the tool is freed are dropped.
  */
 FUTOIN_API FutoInHandle futoin_tool_immediate(
         futoin_tool* tool, void (*cb)(void* data), void* data);
