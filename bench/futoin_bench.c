@@ -186,16 +186,112 @@ static void fairness(uint64_t n)
     bench_report("futoin", "fairness", FAIR_TICKS, el, -1);
 }
 
+/* ---- post_flood: timers while other threads flood the loop with posts -- */
+
+/* Another thread posts `n` callbacks of ~10 us each with
+ * futoin_tool_immediate() (all of them queued before the loop runs), while
+ * a 1 ms timer on the loop thread re-arms itself until the flood is gone;
+ * each tick's lateness (fired - due) says how long the posts held the loop.
+ * Target (issue 18): posts share the ~1 ms time slice like everything
+ * else, so the timer is late by about a slice, not by the whole flood
+ * (before: 100,000 posts delayed the first tick by ~1.5 s). */
+#define FLOOD_MAX_TICKS 100000
+static uint64_t flood_spin_per_us, flood_n, flood_ran, flood_due;
+static uint64_t* flood_late;
+static uint64_t flood_ticks, flood_posts_at_first_tick;
+
+static void flood_spin(uint64_t us)
+{
+    for (volatile uint64_t i = 0; i < us * flood_spin_per_us; ++i) {
+    }
+}
+static void flood_post(void* d)
+{
+    flood_spin(10);
+    ++flood_ran;
+}
+static void flood_tick(void* d)
+{
+    uint64_t now = uv_hrtime();
+    if (flood_ticks == 0) {
+        flood_posts_at_first_tick = flood_ran;
+    }
+    if (flood_ticks < FLOOD_MAX_TICKS) {
+        flood_late[flood_ticks++] = now > flood_due ? now - flood_due : 0;
+    }
+    if (flood_ran < flood_n) {
+        flood_due = uv_hrtime() + 1000000;
+        futoin_tool_deferred(tool, 1, flood_tick, NULL);
+    }
+}
+static void flood_producer(void* d)
+{
+    for (uint64_t i = 0; i < flood_n; ++i) {
+        futoin_tool_immediate(tool, flood_post, NULL);
+    }
+}
+
+static void post_flood(uint64_t n)
+{
+    uv_thread_t producer;
+    uint64_t t0, el;
+    /* the spin's rate: the fastest of a few 2 ms rounds */
+    uint64_t best = UINT64_MAX;
+    flood_spin_per_us = 1000;
+    for (int round = 0; round < 5; ++round) {
+        uint64_t s = uv_hrtime();
+        flood_spin(2000);
+        uint64_t took = uv_hrtime() - s;
+        best = took < best ? took : best;
+    }
+    flood_spin_per_us = 1000 * 2000000 / (best ? best : 1);
+    if (flood_spin_per_us == 0) {
+        flood_spin_per_us = 1;
+    }
+    flood_n = n;
+    flood_late = calloc(FLOOD_MAX_TICKS, sizeof(*flood_late));
+    if (!flood_late) {
+        die("post_flood: out of memory");
+    }
+    if (uv_thread_create(&producer, flood_producer, NULL) != 0) {
+        die("post_flood: no thread");
+    }
+    uv_thread_join(&producer);
+    t0 = bench_now_ns();
+    flood_due = uv_hrtime() + 1000000;
+    futoin_tool_deferred(tool, 1, flood_tick, NULL);
+    futoin_tool_run(tool);
+    el = bench_now_ns() - t0;
+    if (flood_ran != n) {
+        die("post_flood: lost posts");
+    }
+    qsort(flood_late, flood_ticks, sizeof(flood_late[0]), cmp_u64);
+    printf("POST_FLOOD posts=%llu post_us=10 ticks=%llu "
+           "first_tick_after_posts=%llu late_median_us=%.1f "
+           "late_p99_us=%.1f late_max_us=%.1f flood_ms=%.1f\n",
+           (unsigned long long)n, (unsigned long long)flood_ticks,
+           (unsigned long long)flood_posts_at_first_tick,
+           flood_late[flood_ticks / 2] / 1e3,
+           flood_late[flood_ticks * 99 / 100] / 1e3,
+           flood_late[flood_ticks - 1] / 1e3, el / 1e6);
+    free(flood_late);
+    bench_report("futoin", "post_flood", n, el, -1);
+}
+
 /* ---- trim: memory given back after a peak of waiting flows ------------ */
 
 /* RSS before, at a peak of `n` waiting flows (each a root with a step that
  * waits with a cancel handler, as a server's idle connections would), after
  * they are all cancelled and freed, and after futoin_tool_trim(). Target
- * (issue 10): after trim, within 2x of before. Reported as one BENCH line
- * with the four figures; ns_per_op is the cost of the trim call per
- * flow of the peak. */
+ * (issue 10): after trim, within 2x of before. Then the same peak again,
+ * freed, and the loop left idle: RSS once the tool trimmed by itself
+ * (futoin_tool_options.trim_idle_ms, TRIM_IDLE_MS here) and how long after
+ * the free that came (issue 18). Reported as one BENCH line with the
+ * figures; ns_per_op is the cost of the trim call per flow of the peak. */
+#define TRIM_IDLE_MS 1000
 static FutoInAsyncSteps** trim_roots;
 static uint64_t trim_waiting;
+static size_t trim_base;
 static void trim_cancel(FutoInAsyncSteps* as, void* d)
 {
 }
@@ -204,18 +300,15 @@ static void trim_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     ++trim_waiting;
     API(as)->setCancel(as, NULL, trim_cancel);
 }
-
-static void trim(uint64_t n)
+/* The roots' array is allocated for the peak only (a mapping of its own,
+ * given back by free()), so that it does not count in the RSS after. */
+static void trim_peak_and_free(uint64_t n, long* peak)
 {
-    long before, peak, freed, after;
-    size_t given;
-    uint64_t t0;
-    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
     trim_roots = malloc(n * sizeof(*trim_roots));
     if (!trim_roots) {
         die("trim: out of memory");
     }
-    before = bench_rss_kb();
+    trim_waiting = 0;
     for (uint64_t i = 0; i < n; ++i) {
         trim_roots[i] = futoin_root_new(tool);
         API(trim_roots[i])->add(trim_roots[i], NULL, trim_wait, NULL);
@@ -224,17 +317,55 @@ static void trim(uint64_t n)
     while (trim_waiting < n) {
         futoin_tool_run_nowait(tool);
     }
-    peak = bench_rss_kb();
+    *peak = bench_rss_kb();
     for (uint64_t i = 0; i < n; ++i) {
         API(trim_roots[i])->free(trim_roots[i]);
     }
     free(trim_roots);
     trim_roots = NULL;
     futoin_tool_run_nowait(tool);
+}
+static size_t trimmed_so_far(void)
+{
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    if (futoin_tool_get_stats(tool, &st) != FUTOIN_OK) {
+        die("trim: no stats");
+    }
+    return st.trimmed_bytes;
+}
+/* A libuv timer of the bench's own (no activity of the tool's): polls the
+ * stats each millisecond until the tool has trimmed by itself. */
+static void trim_watch(uv_timer_t* t)
+{
+    if (trimmed_so_far() > trim_base) {
+        uv_close((uv_handle_t*)t, NULL);
+    }
+}
+
+static void trim(uint64_t n)
+{
+    long before, peak, freed, after, peak2, freed2, idle;
+    size_t given;
+    uint64_t t0, el, idle_t0, idle_ns;
+    uv_timer_t watch;
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    before = bench_rss_kb();
+    trim_peak_and_free(n, &peak);
     freed = bench_rss_kb();
     t0 = bench_now_ns();
     given = futoin_tool_trim(tool);
+    el = bench_now_ns() - t0;
     after = bench_rss_kb();
+    /* again, and this time the loop idles */
+    trim_peak_and_free(n, &peak2);
+    freed2 = bench_rss_kb();
+    trim_base = trimmed_so_far();
+    idle_t0 = bench_now_ns();
+    uv_timer_init(futoin_tool_uv_loop(tool), &watch);
+    uv_timer_start(&watch, trim_watch, 1, 1);
+    futoin_tool_run(tool);
+    idle_ns = bench_now_ns() - idle_t0;
+    idle = bench_rss_kb();
     if (futoin_tool_get_stats(tool, &st) != FUTOIN_OK || st.live_roots != 0) {
         die("trim: roots left");
     }
@@ -242,8 +373,12 @@ static void trim(uint64_t n)
            "after_trim_kb=%ld given_kb=%zu after_over_before=%.2f\n",
            (unsigned long long)n, before, peak, freed, after, given / 1024,
            (double)after / (double)before);
-    bench_report("futoin", "trim", n, bench_now_ns() - t0,
-                 (double)after / (double)before);
+    printf("TRIM_IDLE trim_idle_ms=%u peak_kb=%ld freed_kb=%ld "
+           "after_idle_kb=%ld idle_trim_after_ms=%.0f "
+           "after_idle_over_before=%.2f\n",
+           TRIM_IDLE_MS, peak2, freed2, idle, idle_ns / 1e6,
+           (double)idle / (double)before);
+    bench_report("futoin", "trim", n, el, (double)after / (double)before);
 }
 
 /* ---- T3: 30,000 flows looping {wait -> receive int -> decrement} -------- */
@@ -453,7 +588,7 @@ int main(int argc, char** argv)
     double scale = 1.0;
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
-                                        "trim", "fairness"};
+                                        "trim", "fairness", "post_flood"};
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--list")) {
@@ -476,8 +611,14 @@ int main(int argc, char** argv)
     if (!test) {
         die("usage: futoin_bench --test NAME [--scale F] | --list");
     }
-    if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
-        die("futoin_tool_new failed");
+    {
+        futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+        if (!strcmp(test, "trim")) {
+            o.trim_idle_ms = TRIM_IDLE_MS; /* not 10 s: the bench waits */
+        }
+        if (futoin_tool_new(&tool, &o) != FUTOIN_OK) {
+            die("futoin_tool_new failed");
+        }
     }
     if (!strcmp(test, "t1")) {
         t1(bench_scaled(1000000, scale, 1000));
@@ -495,6 +636,8 @@ int main(int argc, char** argv)
         add128(bench_scaled(40000, scale, 100));
     } else if (!strcmp(test, "fairness")) {
         fairness(1);
+    } else if (!strcmp(test, "post_flood")) {
+        post_flood(bench_scaled(100000, scale, 1000));
     } else if (!strcmp(test, "trim")) {
         trim(bench_scaled(1000000, scale, 1000));
     } else {

@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command (what `.ci/run` runs):
-#   1. C suites (Criterion) on a normal build
-#   2. the same suites under AddressSanitizer + UBSan
-#   3. the same suites under valgrind memcheck (leaks are errors)
-#   3b. cross-thread calls hammered under ThreadSanitizer (tests/tsan/)
-#   4. exported symbols = version script = header declarations; the library
-#      is hardened (RELRO, BIND_NOW, no exec stack, stack protector, FORTIFY)
-#   5. `meson install` + a consumer built with pkg-config
-#   6. the Python binding: wheel, venv install, pytest
-#   7. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
-#   8. the Lua binding: rock (luarocks make, pack, install), busted; the C
-#      glue under ASan+UBSan and under valgrind
-#   9. polyglot: every host program (C, Python, Lua, Java) runs steps of
+#   1. C suites (Criterion) on a normal build                        (c)
+#   2. the same suites under AddressSanitizer + UBSan                 (asan)
+#   3. cross-thread calls hammered under ThreadSanitizer (tests/tsan/) (tsan)
+#   4. the same suites under valgrind memcheck (leaks are errors)     (valgrind)
+#   5. exported symbols = version script = header declarations        (symbols)
+#   6. the ABI equals the committed libabigail baseline               (abi)
+#   7. `meson install` + a consumer built with pkg-config             (install)
+#   8. the Python binding: wheel, venv install, pytest                (python)
+#   9. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
+#                                                                     (java)
+#  10. the Lua binding: rock (luarocks make, pack, install), busted; the C
+#      glue under ASan+UBSan and under valgrind                      (lua)
+#  11. polyglot: every host program (C, Python, Lua, Java) runs steps of
 #      every language in one flow, and the README's demo is checked
-#      (tests/polyglot/run.sh)
+#      (tests/polyglot/run.sh)                                        (polyglot)
+#  12. every shipped ELF is hardened (RELRO, BIND_NOW, no exec stack, stack
+#      protector, FORTIFY): the library and what `meson install` ships, the
+#      Python wheel's, the Lua rock's and the Java jar's native code and
+#      plug-ins, as parts 1, 8, 9 and 10 built them (tests/abi/)  (hardening)
 # Each part ends with a line "<part>: N passed, M failed"; the script exits
 # non-zero if anything failed.
+#
+#   bash tests/run_all.sh                    # every part, in the order above
+#   bash tests/run_all.sh --only c,asan      # only these parts (same order)
+#   bash tests/run_all.sh --list             # the part names
+#
+# A part run alone builds what it needs (the normal build for valgrind,
+# symbols, abi, install, java and polyglot); hardening checks what the
+# other parts built, so it fails for a binding not built yet.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
 export LC_ALL=C.UTF-8
 status=0
 summary=()
+all_parts=(c asan tsan valgrind symbols abi install python java lua polyglot hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -52,6 +66,16 @@ build() { # dir [meson options...]
   ninja -C "$dir" >"$dir.ninja.log" 2>&1 || { cat "$dir.ninja.log"; return 1; }
 }
 
+# The normal build, for the parts that use it: built by part c, or here
+# (once) when that part is not run.
+core_built=
+need_core() {
+  if [ -z "$core_built" ]; then
+    if build build; then core_built=ok; else core_built=failed; fi
+  fi
+  [ "$core_built" = ok ]
+}
+
 run_meson_suite() { # name dir
   local name=$1 dir=$2 log
   meson test -C "$dir" --suite c --print-errorlogs --num-processes 2 >"$dir.test.log" 2>&1
@@ -71,162 +95,236 @@ run_meson_suite() { # name dir
   record "$name" "$p" "$f"
 }
 
-say "C suites (Criterion), normal build"
-if build build; then run_meson_suite c build; else record c 0 1; fi
+part_c() {
+  say "C suites (Criterion), normal build"
+  if need_core; then run_meson_suite c build; else record c 0 1; fi
+}
 
-say "C suites under AddressSanitizer + UndefinedBehaviorSanitizer"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-     -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debug; then
-  run_meson_suite asan build-asan
-else
-  record asan 0 1
-fi
-unset ASAN_OPTIONS UBSAN_OPTIONS
-
-say "Cross-thread calls under ThreadSanitizer"
-# Criterion cannot run under TSan (tests/tsan/threads_hammer.c says why):
-# the hammer is a plain program; any TSan report fails it.
-tsan_log=build-tsan.hammer.log
-if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread \
-       -Db_lundef=false -Dbuildtype=debug >build-tsan.setup.log 2>&1; } \
-   && ninja -C build-tsan tests/threads_hammer >build-tsan.ninja.log 2>&1; then
-  TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./build-tsan/tests/threads_hammer \
-    >"$tsan_log" 2>&1
-  tsan_rc=$?
-  grep -E '^(completions|root ops|hammer):|WARNING: ThreadSanitizer|SUMMARY' "$tsan_log" || true
-  read -r tp tf < <(criterion_counts "$tsan_log")
-  if [ $tsan_rc -ne 0 ] || grep -q 'ThreadSanitizer' "$tsan_log"; then
-    [ "$tf" = 0 ] && tf=1
-    sed -n '1,60p' "$tsan_log"
-  fi
-  record tsan "$tp" "$tf"
-else
-  cat build-tsan.setup.log build-tsan.ninja.log 2>/dev/null | tail -30
-  record tsan 0 1
-fi
-
-say "C suites under valgrind memcheck"
-vp=0; vf=0
-for exe in build/tests/test_* build/tests/threads_hammer; do
-  [ -f "$exe" ] && [ -x "$exe" ] || continue
-  case "$exe" in *test_alloc|*test_headers_*) continue;; esac
-  log=$(mktemp)
-  valgrind -q --trace-children=yes --leak-check=full \
-    --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
-    --error-exitcode=99 "$exe" --jobs 1 >"$log" 2>&1
-  rc=$?
-  read -r p f < <(criterion_counts "$log")
-  if [ $rc -ne 0 ]; then
-    echo "valgrind: $exe exited $rc"; grep -E '==[0-9]+==|FAIL|Assertion' "$log" | head -40
-    [ "$f" = 0 ] && f=1
+part_asan() {
+  say "C suites under AddressSanitizer + UndefinedBehaviorSanitizer"
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  if build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+       -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debug; then
+    run_meson_suite asan build-asan
   else
-    echo "valgrind: $(basename "$exe"): $p passed, clean"
+    record asan 0 1
   fi
-  vp=$((vp + p)); vf=$((vf + f)); rm -f "$log"
-done
-record valgrind "$vp" "$vf"
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+}
 
-say "exported symbols"
-if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
-
-say "hardened build (readelf)"
-hard_out=$(bash tests/abi/check_hardening.sh build --fortify)
-echo "$hard_out"
-read -r hp hf < <(awk '/^hardening: [0-9]+ passed/ {print $2, $4}' <<<"$hard_out")
-record hardening "${hp:-0}" "${hf:-1}"
-
-say "ABI baseline (libabigail)"
-if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; fi
-
-say "install + pkg-config consumer"
-if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi
-
-say "Python binding (wheel, venv, pytest)"
-# Build the wheel from a copy of the sources (meson-python 0.12 writes a
-# native file into the source dir), install it into a venv that sees
-# Debian's pytest, and run the suite against the installed package.
-pytmp=$(mktemp -d)
-py_log="$pytmp/pytest.log"
-mkdir -p "$pytmp/src"
-cp -r meson.build abi runtime bindings tests .ci "$pytmp/src/"
-if /usr/bin/python3 -m build --no-isolation --wheel --outdir "$pytmp/dist" \
-     "$pytmp/src/bindings/python" >"$pytmp/build.log" 2>&1 \
-   && /usr/bin/python3 -m venv --system-site-packages "$pytmp/venv" \
-   && "$pytmp/venv/bin/pip" install -q --no-index --no-deps "$pytmp"/dist/*.whl \
-        >"$pytmp/pip.log" 2>&1; then
-  (cd "$pytmp" && FUTOIN_PY_REQUIRE_INSTALLED=1 "$pytmp/venv/bin/python" -m pytest \
-     -p no:cacheprovider -q "$pytmp/src/bindings/python/tests") >"$py_log" 2>&1
-  py_rc=$?
-  tail -n 25 "$py_log" | grep -vE '^\.+ *\[' || true
-  py_sum=$(grep -E '[0-9]+ (passed|failed)' "$py_log" | tail -1)
-  pp=$(grep -oE '[0-9]+ passed' <<<"$py_sum" | grep -oE '[0-9]+'); pp=${pp:-0}
-  pf=$(grep -oE '[0-9]+ (failed|error)' <<<"$py_sum" | grep -oE '[0-9]+' \
-       | awk '{ s += $1 } END { print s + 0 }')
-  [ $py_rc -ne 0 ] && [ "$pf" = 0 ] && pf=1
-  record python "$pp" "$pf"
-else
-  cat "$pytmp/build.log" "$pytmp/pip.log" 2>/dev/null | tail -40
-  record python 0 1
-fi
-rm -rf "$pytmp"
-
-say "Java binding (jar, JUnit 4, -Xcheck:jni, the jar alone)"
-# bindings/java/test.sh builds the jar against build/ (soname link), runs
-# the suite twice (normal, -Xcheck:jni) and a demo with only the jar on
-# the class path; its last line is "java: N passed, M failed".
-java_log=$(mktemp)
-bash bindings/java/test.sh build build/java >"$java_log" 2>&1
-java_rc=$?
-grep -vE '^\[(junit|xcheck)\] [A-Za-z]+Test +[0-9]+ run, 0 failed' "$java_log" | tail -n 40
-java_sum=$(grep -E '^java: [0-9]+ passed, [0-9]+ failed$' "$java_log" | tail -1)
-jp=$(awk '{print $2}' <<<"$java_sum"); jf=$(awk '{print $4}' <<<"$java_sum")
-jp=${jp:-0}; jf=${jf:-1}
-[ $java_rc -ne 0 ] && [ "$jf" = 0 ] && jf=1
-record java "$jp" "$jf"
-rm -f "$java_log"
-
-say "Lua binding (rock, busted; ASan+UBSan; valgrind)"
-# bindings/lua/tests/run.sh builds the rock with luarocks (make into one
-# tree, pack, install the .rock into another) and runs the busted suite
-# against the installed module; --asan and --valgrind rebuild the glue and
-# the runtime for the sanitizers / memcheck and run the suite again. Each
-# mode ends with "<mode>: N passed, M failed"; the sum is recorded.
-lp=0; lf=0
-for mode in "" --asan --valgrind; do
-  lua_log=$(mktemp)
-  bash bindings/lua/tests/run.sh $mode >"$lua_log" 2>&1
-  lua_sum=$(grep -E '^lua(-asan|-valgrind)?: [0-9]+ passed, [0-9]+ failed$' "$lua_log" | tail -1)
-  if [ -z "$lua_sum" ]; then
-    tail -40 "$lua_log"; lf=$((lf + 1))
+part_tsan() {
+  say "Cross-thread calls under ThreadSanitizer"
+  # Criterion cannot run under TSan (tests/tsan/threads_hammer.c says why):
+  # the hammer is a plain program; any TSan report fails it.
+  local tsan_log=build-tsan.hammer.log tsan_rc tp tf
+  if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread \
+         -Db_lundef=false -Dbuildtype=debug >build-tsan.setup.log 2>&1; } \
+     && ninja -C build-tsan tests/threads_hammer >build-tsan.ninja.log 2>&1; then
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./build-tsan/tests/threads_hammer \
+      >"$tsan_log" 2>&1
+    tsan_rc=$?
+    grep -E '^(completions|root ops|hammer):|WARNING: ThreadSanitizer|SUMMARY' "$tsan_log" || true
+    read -r tp tf < <(criterion_counts "$tsan_log")
+    if [ $tsan_rc -ne 0 ] || grep -q 'ThreadSanitizer' "$tsan_log"; then
+      [ "$tf" = 0 ] && tf=1
+      sed -n '1,60p' "$tsan_log"
+    fi
+    record tsan "$tp" "$tf"
   else
-    echo "$lua_sum"
-    read -r p f < <(awk '{print $2, $4}' <<<"$lua_sum")
-    [ "$f" = 0 ] || grep -E 'Failure|Error|==[0-9]+==' "$lua_log" | head -30
-    lp=$((lp + p)); lf=$((lf + f))
+    cat build-tsan.setup.log build-tsan.ninja.log 2>/dev/null | tail -30
+    record tsan 0 1
   fi
-  rm -f "$lua_log"
-done
-record lua "$lp" "$lf"
+}
 
-say "polyglot (C, Python, Lua and Java hosts; the README's demo)"
-# tests/polyglot/run.sh builds each language's host plug-in and package,
-# runs each host's matrix and the demo; its last line is
-# "polyglot: N passed, M failed".
-pg_log=$(mktemp)
-bash tests/polyglot/run.sh build >"$pg_log" 2>&1
-pg_rc=$?
-grep -E '^(== |polyglot-[a-z-]+: |FAIL)' "$pg_log"
-pg_sum=$(grep -E '^polyglot: [0-9]+ passed, [0-9]+ failed$' "$pg_log" | tail -1)
-gp=$(awk '{print $2}' <<<"$pg_sum"); gf=$(awk '{print $4}' <<<"$pg_sum")
-gp=${gp:-0}; gf=${gf:-1}
-if [ $pg_rc -ne 0 ] || [ "$gf" != 0 ]; then
-  [ "$gf" = 0 ] && gf=1
-  tail -60 "$pg_log"
-fi
-record polyglot "$gp" "$gf"
-rm -f "$pg_log"
+part_valgrind() {
+  say "C suites under valgrind memcheck"
+  local vp=0 vf=0 exe log rc p f
+  need_core
+  for exe in build/tests/test_* build/tests/threads_hammer; do
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    case "$exe" in *test_alloc|*test_headers_*) continue;; esac
+    log=$(mktemp)
+    valgrind -q --trace-children=yes --leak-check=full \
+      --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+      --error-exitcode=99 "$exe" --jobs 1 >"$log" 2>&1
+    rc=$?
+    read -r p f < <(criterion_counts "$log")
+    if [ $rc -ne 0 ]; then
+      echo "valgrind: $exe exited $rc"; grep -E '==[0-9]+==|FAIL|Assertion' "$log" | head -40
+      [ "$f" = 0 ] && f=1
+    else
+      echo "valgrind: $(basename "$exe"): $p passed, clean"
+    fi
+    vp=$((vp + p)); vf=$((vf + f)); rm -f "$log"
+  done
+  record valgrind "$vp" "$vf"
+}
+
+part_symbols() {
+  say "exported symbols"
+  need_core
+  if bash tests/abi/check_symbols.sh build; then record symbols 1 0; else record symbols 0 1; fi
+}
+
+part_abi() {
+  say "ABI baseline (libabigail)"
+  need_core
+  if bash tests/abi/check_abi.sh build; then record abi 1 0; else record abi 0 1; fi
+}
+
+part_install() {
+  say "install + pkg-config consumer"
+  need_core
+  if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi
+}
+
+part_python() {
+  say "Python binding (wheel, venv, pytest)"
+  # Build the wheel from a copy of the sources (meson-python 0.12 writes a
+  # native file into the source dir), install it into a venv that sees
+  # Debian's pytest, and run the suite against the installed package. The
+  # wheel is kept in build/python/ for the hardening part.
+  local pytmp py_log py_rc py_sum pp pf
+  pytmp=$(mktemp -d)
+  py_log="$pytmp/pytest.log"
+  mkdir -p "$pytmp/src" build/python
+  rm -f build/python/futoin_async-*.whl
+  cp -r meson.build abi runtime bindings tests .ci "$pytmp/src/"
+  if /usr/bin/python3 -m build --no-isolation --wheel --outdir "$pytmp/dist" \
+       "$pytmp/src/bindings/python" >"$pytmp/build.log" 2>&1 \
+     && cp "$pytmp"/dist/*.whl build/python/ \
+     && /usr/bin/python3 -m venv --system-site-packages "$pytmp/venv" \
+     && "$pytmp/venv/bin/pip" install -q --no-index --no-deps "$pytmp"/dist/*.whl \
+          >"$pytmp/pip.log" 2>&1; then
+    (cd "$pytmp" && FUTOIN_PY_REQUIRE_INSTALLED=1 "$pytmp/venv/bin/python" -m pytest \
+       -p no:cacheprovider -q "$pytmp/src/bindings/python/tests") >"$py_log" 2>&1
+    py_rc=$?
+    tail -n 25 "$py_log" | grep -vE '^\.+ *\[' || true
+    py_sum=$(grep -E '[0-9]+ (passed|failed)' "$py_log" | tail -1)
+    pp=$(grep -oE '[0-9]+ passed' <<<"$py_sum" | grep -oE '[0-9]+'); pp=${pp:-0}
+    pf=$(grep -oE '[0-9]+ (failed|error)' <<<"$py_sum" | grep -oE '[0-9]+' \
+         | awk '{ s += $1 } END { print s + 0 }')
+    [ $py_rc -ne 0 ] && [ "$pf" = 0 ] && pf=1
+    record python "$pp" "$pf"
+  else
+    cat "$pytmp/build.log" "$pytmp/pip.log" 2>/dev/null | tail -40
+    record python 0 1
+  fi
+  rm -rf "$pytmp"
+}
+
+part_java() {
+  say "Java binding (jar, JUnit 4, -Xcheck:jni, the jar alone)"
+  # bindings/java/test.sh builds the jar against build/ (soname link), runs
+  # the suite twice (normal, -Xcheck:jni) and a demo with only the jar on
+  # the class path; its last line is "java: N passed, M failed".
+  local java_log java_rc java_sum jp jf
+  need_core
+  java_log=$(mktemp)
+  bash bindings/java/test.sh build build/java >"$java_log" 2>&1
+  java_rc=$?
+  grep -vE '^\[(junit|xcheck)\] [A-Za-z]+Test +[0-9]+ run, 0 failed' "$java_log" | tail -n 40
+  java_sum=$(grep -E '^java: [0-9]+ passed, [0-9]+ failed$' "$java_log" | tail -1)
+  jp=$(awk '{print $2}' <<<"$java_sum"); jf=$(awk '{print $4}' <<<"$java_sum")
+  jp=${jp:-0}; jf=${jf:-1}
+  [ $java_rc -ne 0 ] && [ "$jf" = 0 ] && jf=1
+  record java "$jp" "$jf"
+  rm -f "$java_log"
+}
+
+part_lua() {
+  say "Lua binding (rock, busted; ASan+UBSan; valgrind)"
+  # bindings/lua/tests/run.sh builds the rock with luarocks (make into one
+  # tree, pack, install the .rock into another) and runs the busted suite
+  # against the installed module; --asan and --valgrind rebuild the glue and
+  # the runtime for the sanitizers / memcheck and run the suite again. Each
+  # mode ends with "<mode>: N passed, M failed"; the sum is recorded.
+  local lp=0 lf=0 mode lua_log lua_sum p f
+  for mode in "" --asan --valgrind; do
+    lua_log=$(mktemp)
+    bash bindings/lua/tests/run.sh $mode >"$lua_log" 2>&1
+    lua_sum=$(grep -E '^lua(-asan|-valgrind)?: [0-9]+ passed, [0-9]+ failed$' "$lua_log" | tail -1)
+    if [ -z "$lua_sum" ]; then
+      tail -40 "$lua_log"; lf=$((lf + 1))
+    else
+      echo "$lua_sum"
+      read -r p f < <(awk '{print $2, $4}' <<<"$lua_sum")
+      [ "$f" = 0 ] || grep -E 'Failure|Error|==[0-9]+==' "$lua_log" | head -30
+      lp=$((lp + p)); lf=$((lf + f))
+    fi
+    rm -f "$lua_log"
+  done
+  record lua "$lp" "$lf"
+}
+
+part_polyglot() {
+  say "polyglot (C, Python, Lua and Java hosts; the README's demo)"
+  # tests/polyglot/run.sh builds each language's host plug-in and package,
+  # runs each host's matrix and the demo; its last line is
+  # "polyglot: N passed, M failed".
+  local pg_log pg_rc pg_sum gp gf
+  need_core
+  pg_log=$(mktemp)
+  bash tests/polyglot/run.sh build >"$pg_log" 2>&1
+  pg_rc=$?
+  grep -E '^(== |polyglot-[a-z-]+: |FAIL)' "$pg_log"
+  pg_sum=$(grep -E '^polyglot: [0-9]+ passed, [0-9]+ failed$' "$pg_log" | tail -1)
+  gp=$(awk '{print $2}' <<<"$pg_sum"); gf=$(awk '{print $4}' <<<"$pg_sum")
+  gp=${gp:-0}; gf=${gf:-1}
+  if [ $pg_rc -ne 0 ] || [ "$gf" != 0 ]; then
+    [ "$gf" = 0 ] && gf=1
+    tail -60 "$pg_log"
+  fi
+  record polyglot "$gp" "$gf"
+  rm -f "$pg_log"
+}
+
+part_hardening() {
+  say "hardened ELFs (readelf): the library, the wheel, the rock, the jar"
+  # Every shipped ELF where the parts above built it: what `meson install`
+  # of build/ installs, build/python/*.whl, bindings/lua/build-rock/ (the
+  # rock's files), build/java/ (the jar and the plug-in next to it). The
+  # builds are optimised (debugoptimized, release), so FORTIFY is checked.
+  # The check's own self-test (a hardened and a plain probe) counts too.
+  local hard_out hp hf sp sf
+  need_core
+  hard_out=$(bash tests/abi/check_hardening_selftest.sh)
+  echo "$hard_out"
+  read -r sp sf < <(awk '/^hardening-selftest: [0-9]+ passed/ {print $2, $4}' <<<"$hard_out")
+  hard_out=$(bash tests/abi/check_hardening.sh --shipped build --fortify)
+  echo "$hard_out"
+  read -r hp hf < <(awk '/^hardening: [0-9]+ passed/ {print $2, $4}' <<<"$hard_out")
+  record hardening "$(( ${hp:-0} + ${sp:-0} ))" "$(( ${hf:-1} + ${sf:-1} ))"
+}
+
+parts=("${all_parts[@]}")
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --only)
+    [ $# -ge 2 ] || { echo "run_all: --only needs a list, e.g. --only c,asan" >&2; exit 2; }
+    IFS=, read -r -a wanted <<<"$2"
+    for w in "${wanted[@]}"; do
+      case " ${all_parts[*]} " in
+      *" $w "*) ;;
+      *) echo "run_all: unknown part '$w' (parts: ${all_parts[*]})" >&2; exit 2 ;;
+      esac
+    done
+    parts=()
+    for p in "${all_parts[@]}"; do
+      case " ${wanted[*]} " in *" $p "*) parts+=("$p") ;; esac
+    done
+    shift 2
+    ;;
+  --list) printf '%s\n' "${all_parts[@]}"; exit 0 ;;
+  -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+  *) echo "run_all: unknown argument '$1' (--only PART,..., --list)" >&2; exit 2 ;;
+  esac
+done
+
+for p in "${parts[@]}"; do
+  "part_$p"
+done
 
 say "summary"
 for line in "${summary[@]}"; do echo "$line"; done

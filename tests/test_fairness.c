@@ -312,15 +312,14 @@ static void start_slow_burst(void* d)
     futoin_tool_deferred(T, 2, slow_timer, NULL);
 }
 
-Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
+/* Grow slow_spin until one slow callback costs at least 15 us here (about
+ * 20 us); returns its cost in ns. The cost is the fastest of several
+ * rounds: a round the scheduler preempted reads far too slow (once 155 us
+ * for a ~3 us callback on a loaded machine), which stopped the calibration
+ * early and made the bound too tight. */
+static uint64_t calibrate_slow_callback(void)
 {
-    FutoInAsyncSteps* busy = futoin_root_new(T);
     uint64_t t0, per;
-    unsigned per_ms;
-    /* about 20 us per callback here. The cost is the fastest of several
-     * rounds: a round the scheduler preempted reads far too slow (once
-     * 155 us for a ~3 us callback on a loaded machine), which stopped the
-     * calibration early and made the bound too tight. */
     for (;;) {
         per = UINT64_MAX;
         for (int round = 0; round < 7; ++round) {
@@ -337,7 +336,14 @@ Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
         }
         slow_spin *= 2;
     }
-    per_ms = (unsigned)(1000000 / per) + 1;
+    return per;
+}
+
+Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
+{
+    FutoInAsyncSteps* busy = futoin_root_new(T);
+    uint64_t per = calibrate_slow_callback();
+    unsigned per_ms = (unsigned)(1000000 / per) + 1;
     slow_ran = 0;
     slow_timer_fired = false;
     /* fast work first: the stride grows to its maximum */
@@ -355,4 +361,161 @@ Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
                  "(%u fit in 1 ms)",
                  slow_ran_at_timer, (unsigned long long)per, per_ms);
     API(busy)->free(busy);
+}
+
+/* ---- a flood of posts from another thread ------------------------------ */
+
+/* Callbacks posted with futoin_tool_immediate() from another thread run in
+ * the same time slices as everything else: a timer and an immediate of the
+ * loop thread get their turn after about a millisecond of posted callbacks,
+ * not after the whole flood (before: 6,000 callbacks of ~20 us, ~120 ms,
+ * all ran first). Posts keep their order and none is lost. */
+#define FLOOD_POSTS 6000
+static unsigned flood_next, flood_out_of_order, flood_slow_ran;
+static unsigned flood_at_timer, flood_at_imm;
+static bool flood_timer_fired, flood_imm_ran;
+
+static void flood_post(void* d)
+{
+    if ((uintptr_t)d != flood_next) {
+        ++flood_out_of_order;
+    }
+    ++flood_next;
+    if (flood_timer_fired && flood_imm_ran) {
+        return; /* the rest only checks the order */
+    }
+    slow_timer_fired = false;
+    slow_imm(NULL);
+    ++flood_slow_ran;
+}
+static void flood_timer(void* d)
+{
+    flood_timer_fired = true;
+    flood_at_timer = flood_slow_ran;
+}
+static void flood_imm(void* d)
+{
+    flood_imm_ran = true;
+    flood_at_imm = flood_slow_ran;
+}
+static void* flood_producer(void* d)
+{
+    for (uintptr_t i = 0; i < FLOOD_POSTS; ++i) {
+        futoin_tool_immediate(T, flood_post, (void*)i);
+    }
+    return NULL;
+}
+static void flood_reset(void)
+{
+    flood_next = flood_out_of_order = flood_slow_ran = 0;
+    flood_at_timer = flood_at_imm = 0;
+    flood_timer_fired = flood_imm_ran = false;
+}
+
+Test(fairness, a_flood_of_posts_yields_each_millisecond)
+{
+    pthread_t producer;
+    uint64_t per = calibrate_slow_callback();
+    unsigned per_ms = (unsigned)(1000000 / per) + 1;
+    flood_reset();
+    /* the whole flood is queued before the loop runs */
+    cr_assert_eq(pthread_create(&producer, NULL, flood_producer, NULL), 0);
+    cr_assert_eq(pthread_join(producer, NULL), 0);
+    futoin_tool_immediate(T, flood_imm, NULL);
+    futoin_tool_deferred(T, 2, flood_timer, NULL);
+    run();
+    cr_log_info("imm after %u, timer after %u posts (%u per ms)", flood_at_imm, flood_at_timer, per_ms);
+    cr_assert_eq(flood_next, FLOOD_POSTS, "posts lost");
+    cr_assert_eq(flood_out_of_order, 0);
+    cr_assert(flood_imm_ran && flood_timer_fired);
+    cr_assert_lt(flood_at_imm, 10 * per_ms + 64,
+                 "the immediate ran after %u posted callbacks of %llu ns "
+                 "(%u fit in 1 ms)",
+                 flood_at_imm, (unsigned long long)per, per_ms);
+    cr_assert_lt(flood_at_timer, 10 * per_ms + 64,
+                 "the 2 ms timer fired after %u posted callbacks of %llu ns "
+                 "(%u fit in 1 ms)",
+                 flood_at_timer, (unsigned long long)per, per_ms);
+}
+
+/* One pass of the loop runs a slice of a flood, not all of it, and says
+ * that more is pending; what is left is dropped (never called, freed) when
+ * the tool is freed. */
+Test(fairness, a_pass_runs_a_slice_of_a_flood_and_free_drops_the_rest)
+{
+    pthread_t producer;
+    calibrate_slow_callback();
+    flood_reset();
+    cr_assert_eq(pthread_create(&producer, NULL, flood_producer, NULL), 0);
+    cr_assert_eq(pthread_join(producer, NULL), 0);
+    cr_assert_eq(futoin_tool_run_nowait(T), 1, "posts left, but idle");
+    unsigned ran = flood_next;
+    cr_assert_gt(ran, 0);
+    cr_assert_lt(ran, FLOOD_POSTS / 2, "one pass ran %u of %d posts", ran,
+                 FLOOD_POSTS);
+    cr_assert_eq(flood_out_of_order, 0);
+    cr_assert_eq(futoin_tool_free(T), FUTOIN_OK);
+    cr_assert_eq(flood_next, ran, "a post ran after the tool was freed");
+    fx_setup(); /* for the fixture's own free */
+}
+
+/* Posts that arrive while a backlog of earlier ones is still being worked
+ * off, from two producers at once, each in its producer's order and none
+ * lost; a root that waits keeps the loop running until the last arrives. */
+#define MIX_PRODUCERS 2
+#define MIX_POSTS 3000
+static unsigned mix_next[MIX_PRODUCERS], mix_bad, mix_total;
+static FutoInAsyncSteps* mix_waiting;
+static void mix_post(void* d)
+{
+    uintptr_t v = (uintptr_t)d;
+    unsigned p = (unsigned)(v / MIX_POSTS), i = (unsigned)(v % MIX_POSTS);
+    if (mix_next[p] != i) {
+        ++mix_bad;
+    }
+    mix_next[p] = i + 1;
+    if (i % 8 == 0) { /* every eighth is slow: slices end mid-backlog */
+        slow_timer_fired = false;
+        slow_imm(NULL);
+    }
+    if (++mix_total == MIX_PRODUCERS * MIX_POSTS) {
+        SUCCESS0(mix_waiting);
+    }
+}
+static void* mix_producer(void* d)
+{
+    uintptr_t p = (uintptr_t)d;
+    for (uintptr_t i = 0; i < MIX_POSTS; ++i) {
+        futoin_tool_immediate(T, mix_post, (void*)(p * MIX_POSTS + i));
+    }
+    return NULL;
+}
+static void mix_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    mix_waiting = as;
+    API(as)->waitExternal(as);
+}
+
+Test(fairness, posts_keep_their_order_across_slices)
+{
+    pthread_t producers[MIX_PRODUCERS];
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    calibrate_slow_callback();
+    memset(mix_next, 0, sizeof(mix_next));
+    mix_bad = mix_total = 0;
+    API(root)->add(root, NULL, mix_wait, NULL);
+    API(root)->execute(root, NULL, on_unhandled);
+    for (uintptr_t p = 0; p < MIX_PRODUCERS; ++p) {
+        cr_assert_eq(pthread_create(&producers[p], NULL, mix_producer,
+                                    (void*)p), 0);
+    }
+    run();
+    for (int p = 0; p < MIX_PRODUCERS; ++p) {
+        cr_assert_eq(pthread_join(producers[p], NULL), 0);
+        cr_assert_eq(mix_next[p], MIX_POSTS);
+    }
+    cr_assert_eq(mix_total, MIX_PRODUCERS * MIX_POSTS);
+    cr_assert_eq(mix_bad, 0);
+    assert_trace("");
+    API(root)->free(root);
 }

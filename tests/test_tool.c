@@ -406,7 +406,10 @@ static uint32_t rt_next[RT_THREADS]; /* loop thread only */
 static uint32_t rt_bad_order;
 static uint32_t rt_bad_thread;
 static uint32_t rt_total;
-static FutoInHandle rt_keepalive;
+/* A step that waits keeps run() going until the last post completes it:
+ * no timer, so nothing depends on how long the producers take. */
+static FutoInAsyncSteps* rt_waiting;
+static uv_thread_t rt_threads[RT_THREADS];
 
 static void rt_cb(void* data)
 {
@@ -422,7 +425,7 @@ static void rt_cb(void* data)
     }
     rt_next[thread] = i + 1;
     if (++rt_total == RT_THREADS * RT_PER_THREAD) {
-        futoin_tool_cancel(T, &rt_keepalive);
+        rt_waiting->api->success(rt_waiting, NULL);
     }
 }
 
@@ -438,23 +441,27 @@ static void rt_producer(void* arg)
     }
 }
 
-static void keepalive_expired(void* data)
+/* The producers start once the step waits, so the last post finds it. */
+static void rt_wait_for_posts(FutoInAsyncSteps* as, void* d,
+                              const FutoInArgs* a)
 {
-    (void)data;
-    tr(CH('X'));
+    rt_waiting = as;
+    as->api->waitExternal(as);
+    for (uintptr_t t = 0; t < RT_THREADS; ++t) {
+        cr_assert_eq(uv_thread_create(&rt_threads[t], rt_producer, (void*)t), 0);
+    }
 }
 
 Test(tool, immediates_from_other_threads)
 {
-    uv_thread_t th[RT_THREADS];
-    rt_keepalive = futoin_tool_deferred(T, 10000, keepalive_expired, NULL);
-    for (uintptr_t t = 0; t < RT_THREADS; ++t) {
-        cr_assert_eq(uv_thread_create(&th[t], rt_producer, (void*)t), 0);
-    }
+    FutoInAsyncSteps* root = futoin_root_new(T);
+    root->api->add(root, NULL, rt_wait_for_posts, NULL);
+    root->api->execute(root, NULL, NULL);
     run();
     for (int t = 0; t < RT_THREADS; ++t) {
-        uv_thread_join(&th[t]);
+        uv_thread_join(&rt_threads[t]);
     }
+    root->api->free(root);
     cr_assert_eq(rt_total, RT_THREADS * RT_PER_THREAD);
     for (int t = 0; t < RT_THREADS; ++t) {
         cr_assert_eq(rt_next[t], RT_PER_THREAD);
@@ -520,10 +527,27 @@ Test(tool, deferred_off_thread_is_misuse)
 
 /* ---- loop ownership ------------------------------------------------------- */
 
+static FutoInAsyncSteps* attached_step;
+static void attached_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr(CH('w'));
+    attached_step = as;
+    as->api->waitExternal(as);
+}
+static void attached_done(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr(d);
+}
+static void attached_complete(void* d)
+{
+    attached_step->api->success(attached_step, NULL);
+}
+
 Test(tool_bare, attach_external_loop)
 {
     uv_loop_t loop;
     futoin_tool* tool;
+    FutoInAsyncSteps* root;
     futoin_tool_options o;
     trace_len = 0;
     trace[0] = 0;
@@ -535,22 +559,27 @@ Test(tool_bare, attach_external_loop)
     cr_assert_eq(futoin_tool_uv_loop(tool), &loop);
     cr_assert_eq(futoin_tool_run(tool), FUTOIN_EINVAL);
 
-    /* long enough not to fire in the non-blocking pass, even under
-     * valgrind */
-    uv_update_time(&loop);
-    futoin_tool_deferred(tool, 200, tr, CH('d'));
+    /* A root that waits is pending work whatever the time: the
+     * non-blocking pass runs the immediate and reports it. */
+    root = futoin_root_new(tool);
+    root->api->add(root, NULL, attached_wait, NULL);
+    root->api->add(root, CH('d'), attached_done, NULL);
+    root->api->execute(root, NULL, NULL);
     futoin_tool_immediate(tool, tr, CH('i'));
     cr_assert_eq(futoin_tool_run_nowait(tool), 1);
-    assert_trace("i");
+    assert_trace("wi");
+    /* the owner's loop runs the rest: a timer completes the step */
+    futoin_tool_deferred(tool, 1, attached_complete, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
-    assert_trace("id");
+    assert_trace("wid");
+    root->api->free(root);
 
     /* pending work is dropped, the loop stays open and clean */
     futoin_tool_immediate(tool, tr, CH('x'));
     futoin_tool_deferred(tool, 1, tr, CH('y'));
     cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
     uv_run(&loop, UV_RUN_DEFAULT);
-    assert_trace("id");
+    assert_trace("wid");
     cr_assert_eq(uv_loop_close(&loop), 0);
 }
 
@@ -681,6 +710,9 @@ Test(tables, options_init)
     cr_assert_eq(o.uv_loop, init.uv_loop);
     cr_assert_eq(o.misuse, init.misuse);
     cr_assert_eq(o.misuse_data, init.misuse_data);
+    cr_assert_eq(o.trim_idle_ms, init.trim_idle_ms);
+    cr_assert_eq(o.trim_idle_ms, FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT);
+    cr_assert_gt(FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT, 0, "trimming on idle is on");
 
     cr_assert_eq(futoin_tool_options_init(&o, 0), FUTOIN_EVERSION);
     cr_assert_eq(futoin_tool_options_init(&o, FUTOIN_TOOL_OPTIONS_VERSION + 1),
@@ -694,6 +726,34 @@ Test(tables, options_init)
     cr_assert_eq(tool, (futoin_tool*)&o, "out set on failure");
     cr_assert_eq(futoin_tool_new(NULL, NULL), FUTOIN_EINVAL);
     cr_assert_eq(futoin_tool_free(NULL), FUTOIN_EINVAL);
+}
+
+/* Version 1 of the options (0.1.0, 0.2.0) ends after misuse_data: the
+ * library writes and reads nothing past it for a caller of version 1, and
+ * such a tool trims on idle with the default delay. */
+Test(tables, options_of_version_1_still_work)
+{
+    futoin_tool_options o;
+    futoin_tool* tool = NULL;
+    memset(&o, 0xA5, sizeof(o));
+    cr_assert_eq(futoin_tool_options_init(&o, 1), FUTOIN_OK);
+    cr_assert_eq(o.version, 1);
+    cr_assert_null(o.uv_loop);
+    cr_assert_null(o.misuse);
+    cr_assert_null(o.misuse_data);
+    cr_assert_eq(o.trim_idle_ms, 0xA5A5A5A5u, "wrote past a version 1 struct");
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    cr_assert_not_null(tool);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    /* exactly the old size: ASan and valgrind see any access past it */
+    size_t v1_size = offsetof(futoin_tool_options, trim_idle_ms);
+    futoin_tool_options* v1 = malloc(v1_size);
+    cr_assert_not_null(v1);
+    cr_assert_eq(futoin_tool_options_init(v1, 1), FUTOIN_OK);
+    tool = NULL;
+    cr_assert_eq(futoin_tool_new(&tool, v1), FUTOIN_OK);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    free(v1);
 }
 
 Test(tables, error_names_round_trip)

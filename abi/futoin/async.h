@@ -70,23 +70,50 @@ typedef struct futoin_tool futoin_tool;
 typedef void (*futoin_misuse_cb)(
         void* data, const char* code, const char* message);
 
-/** Options of futoin_tool_new(). Versioned: see FUTOIN_TOOL_OPTIONS_INIT. */
+/**
+ * Options of futoin_tool_new(). Versioned: see FUTOIN_TOOL_OPTIONS_INIT.
+ * Fields are only ever added at the end, each with the version that added
+ * it; the library reads no field past those of the `version` the caller
+ * set, and gives the later ones their defaults.
+ */
 typedef struct futoin_tool_options
 {
     unsigned version;      /**< FUTOIN_TOOL_OPTIONS_VERSION */
     void* uv_loop;         /**< attach to this `uv_loop_t*`; NULL = own one */
     futoin_misuse_cb misuse; /**< NULL = print to stderr */
     void* misuse_data;
+    /**
+     * Trimming on idle: once the loop has run none of the tool's callbacks
+     * for this many milliseconds after its memory grew (record pools, the
+     * immediate queue, timer storage), it gives memory back as
+     * futoin_tool_trim() does, from a libuv timer that never keeps the loop
+     * alive. Trimming comes between one and two such periods after the last
+     * callback, and only while something runs the loop (futoin_tool_run()
+     * waiting for an event, or the owner of an attached loop); a loop that
+     * is not run trims nothing. 0 = off. Default
+     * FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT, also for callers of version 1.
+     * @since 0.3.0 (version 2)
+     */
+    uint32_t trim_idle_ms;
 } futoin_tool_options;
 
-#define FUTOIN_TOOL_OPTIONS_VERSION 1
+/** The default of futoin_tool_options.trim_idle_ms: 10 s, as jemalloc's
+ *  default decay of unused pages. @since 0.3.0 */
+#define FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT 10000u
+
+/** Version 1: version, uv_loop, misuse, misuse_data. Version 2 (0.3.0):
+ *  trim_idle_ms. */
+#define FUTOIN_TOOL_OPTIONS_VERSION 2
 #define FUTOIN_TOOL_OPTIONS_INIT                                               \
     {                                                                          \
-        FUTOIN_TOOL_OPTIONS_VERSION, NULL, NULL, NULL                          \
+        FUTOIN_TOOL_OPTIONS_VERSION, NULL, NULL, NULL,                         \
+                FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT                               \
     }
 
 /**
- * Initialise `opts` to the defaults of `version`, as FUTOIN_TOOL_OPTIONS_INIT.
+ * Initialise `opts` to the defaults of `version`, as FUTOIN_TOOL_OPTIONS_INIT
+ * does for the current one. Only the fields of that version are written:
+ * a caller built against version 1 passes the smaller struct.
  * @return FUTOIN_OK, or FUTOIN_EVERSION for a version this library lacks.
  * Threads: any thread.
  */
@@ -139,7 +166,11 @@ FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);
  * Schedule `cb(data)` on the loop thread, after the current callback.
  * Any thread; never blocks. From the loop thread the handle can be
  * cancelled; from other threads the returned handle is inert (is_valid = 0)
- * and the callback cannot be cancelled.
+ * and the callback cannot be cancelled. Callbacks posted from other
+ * threads run in the order each thread posted them, within the loop's
+ * time slices like any other work: a flood of them takes turns with the
+ * loop's immediates, timers and I/O instead of holding the loop (since
+ * 0.3.0). Those still queued when the tool is freed are dropped.
  */
 FUTOIN_API FutoInHandle futoin_tool_immediate(
         futoin_tool* tool, void (*cb)(void* data), void* data);
@@ -182,7 +213,8 @@ typedef struct futoin_tool_stats
     size_t live_roots;       /**< roots created and not freed */
     size_t live_steps;       /**< step records in use (queued or running) */
     size_t pool_bytes;       /**< memory of the record pools now mapped */
-    size_t trimmed_bytes;    /**< given back by futoin_tool_trim() so far */
+    size_t trimmed_bytes;    /**< given back so far, by futoin_tool_trim()
+                                  and by trimming on idle */
 } futoin_tool_stats;
 
 #define FUTOIN_TOOL_STATS_VERSION 1
@@ -204,7 +236,9 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out);
  * Give memory back to the system: record-pool blocks whose records are all
  * free, an immediate queue or timer storage grown for a peak that passed,
  * and (with glibc) the C heap's free tail. Steady-state execution still
- * allocates nothing; a later peak takes the memory again. Handles of
+ * allocates nothing; a later peak takes the memory again. The tool also
+ * does this by itself once its loop has been idle for a while
+ * (futoin_tool_options.trim_idle_ms). Handles of
  * finished steps stay safe to call through (they read as finished: a late
  * completion is still dropped as a lost race). Loop thread, at any time
  * (also from inside a callback).

@@ -9,12 +9,15 @@
 #include <malloc.h>
 #endif
 
+static bool engine_trim_idle(futoin_tool* tool);
+
 FUTOIN_API int futoin_tool_new(
         futoin_tool** out, const futoin_tool_options* opts)
 {
     int rc = futoin__tool_create(out, opts, sizeof(struct futoin__engine_tool));
     if (rc == FUTOIN_OK) {
         futoin__engine_tool_init(*out);
+        (*out)->trim_idle = engine_trim_idle;
     }
     return rc;
 }
@@ -63,18 +66,12 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
     return FUTOIN_OK;
 }
 
-FUTOIN_API size_t futoin_tool_trim(futoin_tool* tool)
+/* Every layer's trim: futoin_tool_trim(), and the loop's own when it has
+ * been idle for a while (futoin__tool_grew). */
+static size_t engine_trim(futoin_tool* tool)
 {
-    struct futoin__engine_tool* e;
+    struct futoin__engine_tool* e = futoin__eng(tool);
     size_t n;
-    if (!tool) {
-        return 0;
-    }
-    if (!futoin__tool_on_thread(tool)) {
-        futoin__misuse_thread(tool, "futoin_tool_trim()");
-        return 0;
-    }
-    e = futoin__eng(tool);
     n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->flows)
         + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
         + futoin__tool_trim_loop(tool);
@@ -85,4 +82,29 @@ FUTOIN_API size_t futoin_tool_trim(futoin_tool* tool)
     malloc_trim(0);
 #endif
     return n;
+}
+
+/* The loop has been idle for a while (tool/tool.h, futoin__tool_grew):
+ * trim, and say whether memory in use is left that may come back. */
+static bool engine_trim_idle(futoin_tool* tool)
+{
+    struct futoin__engine_tool* e = futoin__eng(tool);
+    engine_trim(tool);
+    return !(futoin__recpool_at_rest(&e->steps)
+             && futoin__recpool_at_rest(&e->flows)
+             && futoin__recpool_at_rest(&e->args)
+             && futoin__recpool_at_rest(&e->roots)
+             && futoin__tool_loop_at_rest(tool));
+}
+
+FUTOIN_API size_t futoin_tool_trim(futoin_tool* tool)
+{
+    if (!tool) {
+        return 0;
+    }
+    if (!futoin__tool_on_thread(tool)) {
+        futoin__misuse_thread(tool, "futoin_tool_trim()");
+        return 0;
+    }
+    return engine_trim(tool);
 }

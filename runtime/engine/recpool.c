@@ -7,6 +7,8 @@
 #endif
 #include "engine/recpool.h"
 
+#include "tool/tool.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,6 +80,8 @@ static bool next_block(futoin__recpool* p)
 {
     futoin__recpool_block* b;
     block_hdr* h;
+    /* memory grows (or a trimmed block is taken back): trim it on idle */
+    futoin__tool_grew(p->tool);
     for (size_t i = 0; i < p->nblocks; ++i) {
         if (p->blocks[i].trimmed) {
             b = &p->blocks[i];
@@ -159,6 +163,12 @@ size_t futoin__recpool_mapped(const futoin__recpool* p)
         n += p->blocks[i].trimmed ? 0 : BLOCK;
     }
     return n;
+}
+
+bool futoin__recpool_at_rest(const futoin__recpool* p)
+{
+    size_t keep = (p->quarantine + p->per_block - 1) / p->per_block + 1;
+    return futoin__recpool_mapped(p) <= keep * BLOCK;
 }
 
 /* ---- trimming ------------------------------------------------------------ */

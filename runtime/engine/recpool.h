@@ -125,6 +125,10 @@ size_t futoin__recpool_trim(futoin__recpool* p);
 /* Bytes of blocks currently carved from (not trimmed). */
 size_t futoin__recpool_mapped(const futoin__recpool* p);
 
+/* Whether the pool maps no more blocks than it keeps when every record is
+ * free and trimmed (the quarantine's blocks and the one carved from). */
+bool futoin__recpool_at_rest(const futoin__recpool* p);
+
 /* The tool of any record of any pool, live, free or trimmed. Any thread:
  * the header is written once, before any record of the block exists. */
 static inline struct futoin_tool* futoin__recpool_tool(const void* rec)

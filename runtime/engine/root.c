@@ -234,6 +234,7 @@ static void root_do_cancel(futoin__root* r)
     if (r->state != FUTOIN__R_RUNNING) {
         return;
     }
+    futoin__tool_active(r->owner); /* frees records: trimming on idle */
     ++r->in_cb; /* cancel handlers may call cancel()/free() again */
     futoin__flow_cancel(&r->main);
     --r->in_cb;
@@ -244,6 +245,7 @@ static void root_do_cancel(futoin__root* r)
 static void root_do_free(futoin__root* r)
 {
     futoin_tool* tool = r->owner;
+    futoin__tool_active(tool); /* frees records: trimming on idle */
     root_do_cancel(r);
     ++r->in_cb;
     futoin__queue_free(tool, r->main.head);

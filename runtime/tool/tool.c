@@ -9,7 +9,9 @@
  *  - timers are pooled entries in a binary min-heap ordered by (due, seq)
  *    behind one uv_timer_t armed for the earliest entry;
  *  - remote posts from other threads go onto a lock-free Treiber stack and
- *    wake the loop through a uv_async_t.
+ *    wake the loop through a uv_async_t; the loop thread moves them to a
+ *    FIFO of its own and runs them in time slices, taking turns with the
+ *    immediates (a flood of posts cannot hold the loop).
  *
  * The idle handle and the uv timer are active only while there is work, and
  * the async handle is referenced only while flows are executing
@@ -30,7 +32,9 @@
 
 static const FutoInHandle inert_handle = {NULL, NULL, 0};
 
-static void remote_drain(futoin_tool* tool, bool dropped);
+static bool posts_pending(const futoin_tool* tool);
+static void posts_run(futoin_tool* tool);
+static void posts_drop(futoin_tool* tool);
 
 /* ---- misuse -------------------------------------------------------------- */
 
@@ -91,11 +95,13 @@ static FUTOIN__NOINLINE bool imm_grow(futoin_tool* tool)
     free(tool->ring);
     tool->ring = nring;
     tool->ring_mask = ncap - 1;
+    futoin__tool_grew(tool);
     return true;
 }
 
 static void idle_cb(uv_idle_t* handle);
 static void futoin__tool_sync(futoin_tool* tool);
+
 
 static FUTOIN__NOINLINE void imm_idle_start(futoin_tool* tool)
 {
@@ -152,8 +158,11 @@ static void idle_cb(uv_idle_t* handle)
 
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
-    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        remote_drain(tool, false);
+    futoin__tool_active(tool); /* for trimming on idle */
+    /* New posts run first, as long as no turn of theirs is queued in the
+     * ring: then they wait for it, behind the immediates queued before. */
+    if (!tool->posts_turn && posts_pending(tool)) {
+        posts_run(tool);
     }
     while (tool->ring_head != tool->ring_tail && budget != 0) {
         struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
@@ -232,34 +241,101 @@ void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node)
     uv_async_send(&tool->async);
 }
 
-/* Take everything posted so far and run it in posting order. Nodes posted
- * while this runs wait for the next drain (the async handle is signalled
- * again by their producers). */
-static void remote_drain(futoin_tool* tool, bool dropped)
+/* Posts waiting for the loop thread: pushed and not taken yet, or taken
+ * and not run yet. */
+static bool posts_pending(const futoin_tool* tool)
+{
+    return tool->posts_first
+           || atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
+}
+
+/* Move everything posted so far to the end of the loop thread's FIFO, in
+ * posting order. Nodes pushed while this runs are taken next time (their
+ * producers signal the async handle again). */
+static void posts_take(futoin_tool* tool)
 {
     futoin__remote* lifo = atomic_exchange_explicit(
             &tool->remote_head, NULL, memory_order_acquire);
     futoin__remote* fifo = NULL;
+    futoin__remote* last = lifo; /* the newest becomes the tail */
     while (lifo) {
         futoin__remote* next = lifo->next;
         lifo->next = fifo;
         fifo = lifo;
         lifo = next;
     }
-    while (fifo) {
-        /* run() frees the node: read the link first. */
-        futoin__remote* next = fifo->next;
-        fifo->run(fifo, dropped);
-        fifo = next;
+    if (!fifo) {
+        return;
+    }
+    if (tool->posts_last) {
+        tool->posts_last->next = fifo;
+    } else {
+        tool->posts_first = fifo;
+    }
+    tool->posts_last = last;
+}
+
+static void posts_turn_cb(void* data)
+{
+    futoin_tool* tool = data;
+    tool->posts_turn = false;
+    posts_run(tool);
+}
+
+/*
+ * Run posts in posting order until the time slice is over (futoin__tool_busy:
+ * one unit each, as an immediate). What is left gets a turn at the end of
+ * the immediate ring, behind what is queued there, as a flow that used up
+ * its budget does: a flood of posts takes turns with the loop's own work
+ * and with timers and I/O instead of holding the loop until it is gone.
+ * If that turn cannot be queued (out of memory), the idle handle stays
+ * active while posts wait (futoin__tool_sync) and idle_cb runs them.
+ */
+static void posts_run(futoin_tool* tool)
+{
+    futoin__tool_active(tool); /* for trimming on idle */
+    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
+        posts_take(tool);
+    }
+    while (tool->posts_first) {
+        futoin__remote* node = tool->posts_first;
+        tool->posts_first = node->next;
+        if (!tool->posts_first) {
+            tool->posts_last = NULL;
+        }
+        node->run(node, false); /* frees the node */
+        if (futoin__tool_busy(tool, 1)) {
+            break;
+        }
+    }
+    if (tool->posts_first && !tool->posts_turn) {
+        tool->posts_turn = imm_push(tool, posts_turn_cb, tool);
     }
 }
 
-/* Run what other threads posted, as one of our callbacks. */
+/* The tool is being freed: every post still queued is dropped (its node
+ * freed, nothing called). */
+static void posts_drop(futoin_tool* tool)
+{
+    posts_take(tool);
+    while (tool->posts_first) {
+        futoin__remote* node = tool->posts_first;
+        tool->posts_first = node->next;
+        node->run(node, true);
+    }
+    tool->posts_last = NULL;
+}
+
+/* Run what other threads posted, as one of our callbacks. A queued turn
+ * of the posts runs them when it comes (see idle_cb). */
 static void take_posts(futoin_tool* tool)
 {
+    if (tool->posts_turn) {
+        return;
+    }
     ++tool->cb_depth;
     futoin__tool_slice_reset(tool);
-    remote_drain(tool, false);
+    posts_run(tool);
     --tool->cb_depth;
 }
 
@@ -348,7 +424,10 @@ static void sync_ref(futoin_tool* tool)
  */
 static void futoin__tool_sync(futoin_tool* tool)
 {
-    if (tool->ring_head != tool->ring_tail) {
+    /* Posts left over by a slice normally wait in the ring (posts_run);
+     * `posts_first` keeps the loop turning if that turn could not be
+     * queued. */
+    if (tool->ring_head != tool->ring_tail || tool->posts_first) {
         if (!tool->idle_active) {
             imm_idle_start(tool);
         }
@@ -419,6 +498,7 @@ static FUTOIN__NOINLINE bool timer_pool_grow(futoin_tool* tool)
         blk[i].next_free = tool->timer_free;
         tool->timer_free = &blk[i];
     }
+    futoin__tool_grew(tool);
     return true;
 }
 
@@ -585,6 +665,7 @@ static void timer_cb(uv_timer_t* handle)
     uint64_t limit = tool->timer_seq;
 
     tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
+    futoin__tool_active(tool); /* for trimming on idle */
     timer_ref(tool, true);
     tool->timer_firing = true;
     ++tool->cb_depth;
@@ -626,6 +707,7 @@ futoin__timer* futoin__tool_timer_start(
         }
         tool->heap = nheap;
         tool->heap_cap = ncap;
+        futoin__tool_grew(tool);
     }
     if (FUTOIN__UNLIKELY(!tool->timer_free) && !timer_pool_grow(tool)) {
         return NULL;
@@ -743,6 +825,57 @@ size_t futoin__tool_trim_loop(futoin_tool* tool)
     }
     free(nfree);
     return given;
+}
+
+/* ---- trimming on idle ----------------------------------------------------- */
+
+bool futoin__tool_loop_at_rest(const futoin_tool* tool)
+{
+    size_t blocks = 0;
+    for (size_t i = 0; i < tool->timer_nblocks; ++i) {
+        blocks += tool->timer_blocks[i] != NULL;
+    }
+    return tool->ring_mask + 1 <= IMM_INITIAL_CAP && tool->heap_cap <= 64
+           && blocks <= 1;
+}
+
+static void trim_tick(uv_timer_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    if (tool->turns != tool->trim_seen) {
+        tool->trim_seen = tool->turns; /* busy in the last period: wait on */
+        return;
+    }
+    uv_timer_stop(&tool->trim_timer);
+    tool->trim_armed = false;
+    tool->trim_wanted = tool->trim_idle && tool->trim_idle(tool);
+}
+
+FUTOIN__NOINLINE void futoin__tool_trim_arm(futoin_tool* tool)
+{
+    if (tool->time_stale) {
+        /* a period starts now, not when libuv last read the clock */
+        uv_update_time(tool->loop);
+        tool->time_stale = false;
+    }
+    tool->trim_seen = tool->turns;
+    uv_timer_start(&tool->trim_timer, trim_tick, tool->trim_idle_ms,
+                   tool->trim_idle_ms);
+    tool->trim_armed = true;
+}
+
+void futoin__tool_grew(futoin_tool* tool)
+{
+    if (tool->trim_idle_ms == 0 || tool->closing) {
+        return;
+    }
+    tool->trim_wanted = true;
+    /* Growing is activity too: a peak may be built by calls made outside
+     * the loop's callbacks (roots created before run()). */
+    ++tool->turns;
+    if (!tool->trim_armed) {
+        futoin__tool_trim_arm(tool);
+    }
 }
 
 /* ---- public scheduling API ------------------------------------------------ */
@@ -870,6 +1003,14 @@ FUTOIN_API int futoin_tool_options_init(
     if (!opts) {
         return FUTOIN_EINVAL;
     }
+    if (version == 1) {
+        /* the caller's struct ends after misuse_data */
+        opts->version = 1;
+        opts->uv_loop = defaults.uv_loop;
+        opts->misuse = defaults.misuse;
+        opts->misuse_data = defaults.misuse_data;
+        return FUTOIN_OK;
+    }
     if (version != FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
     }
@@ -887,7 +1028,8 @@ static void on_handle_closed(uv_handle_t* handle)
     }
 }
 
-/* Close our first `n` handles (idle, timer, async, prepare, in that order).
+/* Close our first `n` handles (idle, timer, async, prepare, trim_timer, in
+ * that order).
  * On our own loop, wait for their close callbacks (libuv runs them on the
  * next pass). An attached loop is never run from here: we may be inside
  * its owner's callback (uv_run is not reentrant), and a pass would run the
@@ -896,17 +1038,20 @@ static void on_handle_closed(uv_handle_t* handle)
  * caller must not free it, nor touch the tool after that pass). */
 static bool close_handles(futoin_tool* tool, unsigned n)
 {
-    uv_handle_t* handles[4] = {
+    uv_handle_t* handles[5] = {
             (uv_handle_t*)&tool->idle,
             (uv_handle_t*)&tool->timer,
             (uv_handle_t*)&tool->async,
             (uv_handle_t*)&tool->prepare,
+            (uv_handle_t*)&tool->trim_timer,
     };
     tool->handles_closed = 0;
     tool->handles_closing = n;
     tool->free_on_close = !tool->owns_loop;
     tool->idle_active = false;
     tool->timer_armed = false;
+    tool->trim_armed = false;
+    tool->trim_wanted = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
     }
@@ -941,7 +1086,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     if (!opts) {
         opts = &defaults;
     }
-    if (opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
+    if (opts->version != 1 && opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
     }
     tool = calloc(1, sizeof(*tool) + upper_size);
@@ -959,6 +1104,9 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     atomic_init(&tool->remote_head, NULL);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;
+    /* fields past those of the caller's version are not there to read */
+    tool->trim_idle_ms = opts->version >= 2 ? opts->trim_idle_ms
+                                            : FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT;
     atomic_init(&tool->thread, futoin__thread_key());
 
     if (opts->uv_loop) {
@@ -999,6 +1147,11 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         uv_prepare_start(&tool->prepare, prepare_cb);
         uv_unref((uv_handle_t*)&tool->prepare);
     }
+    /* Started only after memory grew (futoin__tool_grew); never keeps the
+     * loop alive. */
+    uv_timer_init(tool->loop, &tool->trim_timer);
+    tool->trim_timer.data = tool;
+    uv_unref((uv_handle_t*)&tool->trim_timer);
 
     *out = tool;
     return FUTOIN_OK;
@@ -1015,6 +1168,7 @@ static void count_foreign(uv_handle_t* handle, void* arg)
         && handle != (uv_handle_t*)&ctx->tool->timer
         && handle != (uv_handle_t*)&ctx->tool->async
         && handle != (uv_handle_t*)&ctx->tool->prepare
+        && handle != (uv_handle_t*)&ctx->tool->trim_timer
         && !uv_is_closing(handle)) {
         ++ctx->n;
     }
@@ -1052,10 +1206,10 @@ int futoin__tool_destroy(futoin_tool* tool)
 {
     bool deferred;
     tool->closing = true;
-    remote_drain(tool, true);
-    deferred = close_handles(tool, 4);
+    posts_drop(tool);
+    deferred = close_handles(tool, 5);
     /* A post that raced with closing the async handle is dropped too. */
-    remote_drain(tool, true);
+    posts_drop(tool);
     if (deferred) {
         return FUTOIN_OK; /* the attached loop's next pass frees the rest */
     }
@@ -1084,20 +1238,18 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
         atomic_store_explicit(&tool->thread, self, memory_order_relaxed);
     }
     ++tool->in_run;
-    /* Calls other threads posted while no run() was on the stack: libuv
-     * would not look at the async handle of a loop with nothing alive, so
-     * a root freed or cancelled from a worker while the loop was idle
-     * would wait for unrelated work to come along. */
-    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        take_posts(tool);
-    }
     /* What is already queued runs before entering libuv: a flow that
      * finishes without waiting (the common case for short roots) then
      * costs no loop turn at all, whose epoll_wait() alone is ~110 ns here.
      * libuv's cached loop time is not refreshed for this (clock_gettime is
      * ~30 ns on this VM); it is marked stale instead, and a timer started
-     * by these callbacks refreshes it first (timer_start). */
-    if (tool->ring_head != tool->ring_tail) {
+     * by these callbacks refreshes it first (timer_start).
+     * That includes calls other threads posted while no run() was on the
+     * stack (idle_cb takes them first): libuv would not look at the async
+     * handle of a loop with nothing alive, so a root freed or cancelled
+     * from a worker while the loop was idle would wait for unrelated work
+     * to come along. */
+    if (tool->ring_head != tool->ring_tail || posts_pending(tool)) {
         tool->time_stale = true;
         idle_cb(&tool->idle); /* ends with futoin__tool_sync() */
     } else {

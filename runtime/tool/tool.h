@@ -5,7 +5,7 @@
  *    a continuation costs a few ns instead of one libuv loop turn;
  *  - timers: a binary min-heap of pooled entries behind one uv_timer_t;
  *  - remote posts: a lock-free MPSC stack any thread can push to, drained on
- *    the loop thread after a uv_async_send().
+ *    the loop thread after a uv_async_send(), in time slices.
  */
 #ifndef FUTOIN_RUNTIME_TOOL_H
 #define FUTOIN_RUNTIME_TOOL_H
@@ -82,6 +82,7 @@ struct futoin_tool
     uv_timer_t timer; /* armed for the earliest heap entry */
     uv_async_t async; /* wakes the loop for remote posts */
     uv_prepare_t prepare; /* owned loop: applies lazy handle state */
+    uv_timer_t trim_timer; /* trimming on idle; never referenced */
     bool lazy;        /* owned loop: libuv handle state is applied lazily */
     bool async_refd;  /* whether `async` is currently uv_ref'd */
     /* The loop thread (futoin__thread_key()); read by any thread. */
@@ -105,6 +106,11 @@ struct futoin_tool
 
     /* Remote MPSC (Treiber stack, reversed on drain for FIFO). */
     _Atomic(futoin__remote*) remote_head;
+    /* Posts taken from it and not run yet, in posting order (loop thread):
+     * a flood of posts is run in time slices like everything else. */
+    futoin__remote* posts_first;
+    futoin__remote* posts_last;
+    bool posts_turn; /* a turn for them is queued in the immediate ring */
 
     /* Keep-alive: while > 0 the async handle is referenced so uv_run()
      * waits for remote completions instead of returning. */
@@ -122,6 +128,18 @@ struct futoin_tool
     futoin_misuse_cb misuse;
     void* misuse_data;
     size_t misuse_count;
+
+    /* Trimming on idle (futoin__tool_grew). */
+    uint32_t trim_idle_ms;    /* 0: off */
+    bool trim_wanted;         /* memory grew, or is held that may come back */
+    bool trim_armed;          /* trim_timer started */
+    uint64_t turns;           /* libuv callbacks of ours so far (activity) */
+    uint64_t trim_seen;       /* `turns` at the last tick */
+    /* The whole trim of every layer (what futoin_tool_trim does), set by
+     * the layer above, whose pools it covers as well as this layer's
+     * storage. Returns true if memory in use is left that a later trim
+     * may give back once it is freed (more than the pools keep at rest). */
+    bool (*trim_idle)(futoin_tool* tool);
 
     /* Private to tool.c. */
     bool idle_active;         /* `idle` started */
@@ -161,6 +179,35 @@ int futoin__tool_destroy(futoin_tool* tool);
 size_t futoin__tool_trim_loop(futoin_tool* tool);
 
 /*
+ * Trimming on idle. Every slow path that grows memory (a new pool block,
+ * a bigger immediate ring or timer heap) calls futoin__tool_grew(): it
+ * starts an unreferenced repeating libuv timer of trim_idle_ms, unless it
+ * runs already. Each tick compares `turns` (one per libuv callback of
+ * ours, not per step) with the last tick's; a whole period without any
+ * runs tool->trim_idle and stops the timer. If that trim left memory in
+ * use that may come back once freed (waiting flows, say), the next
+ * callback of ours starts the timer again (its freeing is activity);
+ * otherwise only the next growth does. Steps pay nothing, an idle loop is
+ * not woken once the trim is done, and the timer never keeps the loop
+ * alive. Loop thread.
+ */
+void futoin__tool_grew(futoin_tool* tool);
+void futoin__tool_trim_arm(futoin_tool* tool);
+
+/* Loop thread: activity. Each libuv callback of ours calls it, and so do
+ * calls that free a flow's memory, which may come from outside them (a
+ * root cancelled or freed from main code or a foreign loop's callback). */
+static inline void futoin__tool_active(futoin_tool* tool)
+{
+    ++tool->turns;
+    if (FUTOIN__UNLIKELY(tool->trim_wanted) && !tool->trim_armed) {
+        futoin__tool_trim_arm(tool);
+    }
+}
+/* Whether this layer's storage is as small as a trim can make it. */
+bool futoin__tool_loop_at_rest(const futoin_tool* tool);
+
+/*
  * Fairness. Work done between two libuv turns is bounded by time, not only
  * by counts: nested count limits (immediates per burst x steps per flow
  * run x loop iterations in place) multiply, so a loop that never waits
@@ -168,8 +215,8 @@ size_t futoin__tool_trim_loop(futoin_tool* tool);
  * I/O, cross-thread posts and other flows starve.
  *
  * Every burst level reports its work with futoin__tool_busy(tool, units)
- * (a step or a loop iteration is one unit) and stops as soon as it
- * returns true. The clock is read only once `slice_stride` units have
+ * (a step, a loop iteration or a callback posted from another thread is
+ * one unit) and stops as soon as it returns true. The clock is read only once `slice_stride` units have
  * accumulated. A slice starts with the first read, which comes after the
  * stride the last measured rate gave, but at most FUTOIN__SLICE_FIRST
  * units, since this burst's units may be slower than the last ones (a

@@ -25,7 +25,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 langs=(python lua java)
-work=$(mktemp -d /tmp/futoin-polyglot.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/futoin-polyglot.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 status=0
 
@@ -196,9 +196,16 @@ demo_check() { # description, command...
   local what=$1; shift
   if "$@"; then demo_p=$((demo_p + 1)); else demo_f=$((demo_f + 1)); echo "FAIL demo: $what"; fi
 }
-FUTOIN_POLYGLOT_HOSTS_READY=1 bash tests/demo/polyglot/run.sh "$build" "$work/receipt.txt" \
-  >"$work/demo.log" 2>&1
+# Its temporary files go to TMPDIR, and are gone when it ends: TMPDIR is an
+# empty folder dated 1970 here, whose date changes once something was
+# created (and removed) in it.
+demo_tmp="$work/demo-tmp"
+mkdir -p "$demo_tmp" && touch -d @0 "$demo_tmp"
+TMPDIR="$demo_tmp" FUTOIN_POLYGLOT_HOSTS_READY=1 bash tests/demo/polyglot/run.sh \
+  "$build" "$work/receipt.txt" >"$work/demo.log" 2>&1
 demo_check "the demo exits 0" [ $? = 0 ]
+demo_check "the demo used TMPDIR and left nothing in it" \
+  bash -c '[ -z "$(ls -A "$1")" ] && [ "$(stat -c %Y "$1")" -gt 0 ]' _ "$demo_tmp"
 demo_check "the receipt is the expected one" \
   cmp -s "$work/receipt.txt" tests/demo/polyglot/expected_receipt.txt
 demo_check "the Python wait was cancelled by the C timeout" \

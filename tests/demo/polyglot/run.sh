@@ -16,7 +16,7 @@ build=${1:-build}
 receipt=${2:-}
 here=tests/demo/polyglot
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-work=$(mktemp -d /tmp/futoin-demo.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/futoin-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 ninja -C "$build" tests/futoin_polyglot_demo >"$work/ninja.log" 2>&1 || {
@@ -34,4 +34,5 @@ export FUTOIN_JAVA_CLASSPATH="$work/demo-classes${FUTOIN_JAVA_CLASSPATH:+:$FUTOI
 export PYTHONPATH="$PWD/$here${PYTHONPATH:+:$PYTHONPATH}"
 export LUA_PATH="$PWD/$here/?.lua;${LUA_PATH:-;}"
 echo
-exec "$build/tests/futoin_polyglot_demo" ${receipt:+"$receipt"}
+# not exec: the EXIT trap must still remove $work (the hosts built there)
+"$build/tests/futoin_polyglot_demo" ${receipt:+"$receipt"}
