@@ -7,6 +7,9 @@
 #   5. exported symbols = version script = header declarations        (symbols)
 #   6. the ABI equals the committed libabigail baseline               (abi)
 #   7. `meson install` + a consumer built with pkg-config             (install)
+#   7b. the other ways C users take the library: a meson project with it as
+#      a subproject (no Criterion, no test targets), a CMake project with
+#      find_package(futoin_async CONFIG) over a meson install (consumers)
 #   8. the Python binding: wheel, venv install, pytest                (python)
 #   9. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
 #                                                                     (java)
@@ -35,7 +38,7 @@ src=$(pwd)
 export LC_ALL=C.UTF-8
 status=0
 summary=()
-all_parts=(c asan tsan valgrind symbols abi install python java lua polyglot hardening)
+all_parts=(c asan tsan valgrind symbols abi install consumers python java lua polyglot hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -177,6 +180,15 @@ part_install() {
   say "install + pkg-config consumer"
   need_core
   if bash tests/install/check.sh build; then record install 1 0; else record install 0 1; fi
+}
+
+part_consumers() {
+  say "consumers: meson subproject, CMake find_package"
+  local out cp cf
+  out=$(bash tests/consumers/check.sh 2>&1)
+  echo "$out"
+  read -r cp cf < <(awk '/^consumers: [0-9]+ passed/ {print $2, $4}' <<<"$out")
+  record consumers "${cp:-0}" "${cf:-1}"
 }
 
 part_python() {
