@@ -2,8 +2,8 @@
 # The Python side of the polyglot matrix (tests/polyglot/README.md).
 #
 #   bash bindings/python/polyglot.sh build OUTDIR
-#       Builds the wheel (Debian's python3-build + python3-mesonpy, from a
-#       copy of the sources, as tests/run_all.sh does) and unpacks it into
+#       Builds the wheel (build.sh: Debian's python3-build +
+#       python3-mesonpy, from a copy of the sources) and unpacks it into
 #       OUTDIR/site: the package futoin_async with _core,
 #       libfutoin_async.so.0 and the host plug-in
 #       futoin_async/futoin-hosts/libfutoin_host_python.so. Prints the
@@ -32,17 +32,13 @@ PY=/usr/bin/python3
 export LC_ALL=C.UTF-8
 
 build() { # outdir
-  local out src site whl
+  local out site whl
   out=$(mkdir -p "$1" && cd "$1" && pwd)
-  src=$out/src
   site=$out/site
-  rm -rf "$src" "$site" "$out/dist"
-  mkdir -p "$src"
-  # meson-python 0.12 writes into the source tree: build from a copy
-  cp -r "$repo/abi" "$repo/runtime" "$repo/bindings" "$repo/tests" "$src/"
-  "$PY" -m build --no-isolation --wheel --outdir "$out/dist" "$src/bindings/python" \
-    >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; return 1; }
-  whl=$(ls "$out"/dist/futoin_async-*.whl | head -1)
+  rm -rf "$site" "$out/dist"
+  # build.sh: from a copy of the sources (meson-python 0.12 writes into
+  # the source tree); its log is OUTDIR/dist/build.log
+  whl=$(bash "$here/build.sh" "$out/dist" | tail -1) && [ -n "$whl" ] || return 1
   "$PY" -m zipfile -e "$whl" "$site" || return 1
   [ -f "$site/futoin_async/futoin-hosts/libfutoin_host_python.so" ] || {
     echo "the wheel has no host plug-in" >&2
