@@ -1,13 +1,14 @@
 /*
  * Internal interface of the Python binding's C support code.
  *
- * SWIG generates the module _core from bindings/python/futoin_python.i
- * (the interface shared by every binding plus a few private helpers). The
- * types AsyncSteps and ToolBase over the C structs below are written by
- * hand (py_types.c: why there); their methods unpack their arguments and
- * call the functions declared here: the trampolines that run Python
- * callables as steps, the GIL discipline of the loop thread, deferred
- * releases and the FutoInBinaryValue <-> Python conversion.
+ * SWIG generates the module _core from
+ * bindings/python/interface/futoin_python.i (the interface shared by every
+ * binding plus a few private helpers). The types AsyncSteps and ToolBase
+ * over the C structs below are written by hand (py_types.c: why there);
+ * their methods unpack their arguments and call the functions declared
+ * here: the trampolines that run Python callables as steps, the GIL
+ * discipline of the loop thread, deferred releases and the
+ * FutoInBinaryValue <-> Python conversion.
  *
  * Files: py_types.c (the types), py_gil.c (thread state, releases,
  * KeyboardInterrupt/SystemExit bookkeeping, misuse reports), py_values.c

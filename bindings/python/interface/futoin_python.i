@@ -21,7 +21,7 @@
 #include "futoin_py.h"
 %}
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 %init %{
     if (fpy_types_init(m) < 0 || fpy_host_init(m) < 0) {
