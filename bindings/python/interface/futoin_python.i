@@ -5,7 +5,7 @@
  * every binding (bindings/futoin_async.i: version, error codes, the sync
  * objects) plus the few private helpers below. The two types the Python
  * layer builds on, AsyncSteps and ToolBase, are written by hand in
- * src/py_types.c and added by this module's init (the Python layer adds
+ * glue/py_types.c and added by this module's init (the Python layer adds
  * its methods to AsyncSteps with _extend()): SWIG's generated types
  * would derive from SwigPyObject (own/disown/next/append/this/thisown in
  * dir()), name their C wrappers in error messages, take no keyword
