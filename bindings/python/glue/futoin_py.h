@@ -312,7 +312,7 @@ PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
-/* ---- py_host.c: polyglot flows ------------------------------------------ */
+/* ---- host/py_host.c: polyglot flows ------------------------------------- */
 
 /** The trampoline of a step without an error handler (data: the callable). */
 void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);

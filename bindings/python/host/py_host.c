@@ -5,7 +5,7 @@
  *    becomes a step that runs through the binding's normal trampoline.
  *    _core registers it when it is imported (the program is a Python
  *    program, or the plug-in libfutoin_host_python.so started CPython and
- *    imported us: src/host_plugin.c forwards to this table, which it gets
+ *    imported us: host_plugin.c forwards to this table, which it gets
  *    from the capsule _core._host_api);
  *  - where a Python step came from (futoin_frame_origin), computed only
  *    when an async stack is recorded, from the callable the step holds;
