@@ -15,8 +15,8 @@
  * CPython 3.11 specialises a call of a METH_FASTCALL method
  * (asi.success(v)) only when the object's type is exactly the method's
  * type, which saves a fifth of a step. The methods written in Python
- * (run(), await_(), ...) are added to its dict by futoin_async/__init__.py
- * through _core._extend(). SWIG still generates the module itself from
+ * (run(), await_(), ...) are added to its dict by
+ * lib/futoin_async/__init__.py through _core._extend(). SWIG still generates the module itself from
  * interface/futoin_python.i (the language-neutral part shared with the
  * other bindings: version, error codes, sync objects); its init calls
  * fpy_types_init().
