@@ -14,7 +14,7 @@
 #       (The plug-in needs no PYTHONPATH for the package itself: it adds the
 #       folder it ships in to sys.path when futoin_async is not importable.)
 #   bash bindings/python/polyglot.sh test
-#       The Python host's matrix (bindings/python/polyglot/
+#       The Python host's matrix (bindings/python/tests/polyglot/
 #       test_polyglot_host.py, pytest under /usr/bin/python3): Python steps
 #       with steps of C, Lua, Java and Python itself (by name) in one flow.
 #       Uses the environment above and FUTOIN_HOST_PATH,
@@ -76,9 +76,11 @@ run_test() {
   local log rc
   log=$(mktemp /tmp/futoin-py-polyglot-log.XXXXXX)
   # no faulthandler: a JVM started in the process owns SIGSEGV, and pytest
-  # would put its own handler back over the JVM's at the end
+  # would put its own handler back over the JVM's at the end; the suite's
+  # conftest.py one folder up is not this test's (--confcutdir)
   (cd "$(dirname "$log")" && "$PY" -m pytest -p no:cacheprovider -p no:faulthandler \
-      -q -rfE "$here/polyglot/test_polyglot_host.py") >"$log" 2>&1
+      --confcutdir "$here/tests/polyglot" \
+      -q -rfE "$here/tests/polyglot/test_polyglot_host.py") >"$log" 2>&1
   rc=$?
   tail -80 "$log"
   local sum passed failed
