@@ -54,7 +54,8 @@ run_test() {
   if [ -z "${FUTOIN_PY_SITE:-}" ]; then
     # alone: build what the runner would have built
     tmp=$(mktemp -d /tmp/futoin-py-polyglot.XXXXXX)
-    trap 'rm -rf "$tmp"' EXIT
+    # expanded now: tmp is local, gone when the EXIT trap runs
+    trap "rm -rf '$tmp'" EXIT
     local line
     while IFS= read -r line; do
       case "$line" in
