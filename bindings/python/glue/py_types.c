@@ -21,8 +21,8 @@
  * other bindings: version, error codes, sync objects); its init calls
  * fpy_types_init().
  *
- * Each method unpacks its arguments and calls one operation of
- * py_steps.c / py_tool.c.
+ * Each method unpacks its arguments and calls one operation of py_add.c,
+ * py_complete.c, py_execute.c, py_handles.c, py_state.c or py_tool.c.
  */
 #include "futoin_py.h"
 
