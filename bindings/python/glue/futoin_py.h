@@ -10,7 +10,8 @@
  * discipline of the loop thread, deferred releases and the
  * FutoInBinaryValue <-> Python conversion.
  *
- * Files: py_types.c (the types), py_hooks.c (the Python layer's classes
+ * Files: py_asyncsteps_type.c, py_toolbase_type.c (the types), py_types.c
+ * (what they share, the module's part), py_hooks.c (the Python layer's classes
  * and hooks), py_gil.c (thread state, releases, KeyboardInterrupt/SystemExit
  * bookkeeping, misuse reports), py_values.c (conversion), py_handles.c
  * (the objects of handles, roots), py_trampolines.c (Python callables run
@@ -98,7 +99,7 @@ typedef struct fpy_tool
                           had ended, which the binding decided itself */
 } fpy_tool;
 
-/* ---- py_types.c: the two types ------------------------------------------ */
+/* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
 
 extern PyTypeObject fpy_steps_type;
 extern PyTypeObject fpy_tool_type;

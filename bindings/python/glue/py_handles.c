@@ -4,7 +4,8 @@
  * implementation), the anchor that closes a handle kept past its step, the
  * roots of a Tool (made, listed, freed, new_instance()) and what a handle
  * tells (error_info, last_exception, root_id, ...). The type itself is in
- * py_types.c; the spare `asi` of the trampolines in py_trampolines.c.
+ * py_asyncsteps_type.c; the spare `asi` of the trampolines in
+ * py_trampolines.c.
  */
 #include "futoin_py.h"
 
