@@ -11,15 +11,17 @@
  * FutoInBinaryValue <-> Python conversion.
  *
  * Files: py_asyncsteps_type.c, py_toolbase_type.c (the types), py_types.c
- * (what they share, the module's part), py_hooks.c (the Python layer's classes
- * and hooks), py_gil.c (thread state, releases, KeyboardInterrupt/SystemExit
- * bookkeeping, misuse reports), py_values.c (conversion), py_handles.c
- * (the objects of handles, roots), py_trampolines.c (Python callables run
- * as steps), py_exceptions.c (their exceptions), py_checks.c (checks at the
- * call site), py_add.c / py_complete.c (the AsyncSteps operations that add
- * steps / complete or suspend one), py_execute.c (execute(), cancel()),
- * py_state.c (the flow's State), py_tool.c (the Tool, its timers and
- * signals), py_asyncio.c (asyncio); host/py_host.c (polyglot flows).
+ * (what they share, the module's part), py_hooks.c (the Python layer's
+ * classes and hooks), py_gil.c (thread state, releases,
+ * KeyboardInterrupt/SystemExit bookkeeping, misuse reports), py_values.c
+ * (conversion), py_handles.c (the objects of handles, roots),
+ * py_trampolines.c (Python callables run as steps), py_exceptions.c (their
+ * exceptions), py_checks.c (checks at the call site), py_add.c /
+ * py_complete.c (the AsyncSteps operations that add steps / complete or
+ * suspend one), py_execute.c (execute(), cancel()), py_state.c (the flow's
+ * State), py_tool.c (the Tool, its timers and signals), py_asyncio.c
+ * (asyncio), py_async_stack.c (origins of steps, async stacks);
+ * host/py_host.c (the language host "python").
  *
  * Conventions: functions returning PyObject* return a new reference, or
  * NULL with a Python exception set. Everything runs with the GIL held
@@ -370,7 +372,7 @@ PyObject* fpy_cancel(fpy_steps* s);
 /** The root object `s` lets go of its execution (freed, or cancelled). */
 void fpy_exec_detach(fpy_steps* s);
 
-/* ---- py_state.c: the flow's State --------------------------------------- */
+/* ---- py_state.c: the flow's State, the shared state store -------------- */
 
 PyObject* fpy_state(fpy_steps* s);
 /** The State of the flow of `bsi` if it exists (borrowed), else NULL;
@@ -379,6 +381,20 @@ PyObject* fpy_state_peek(FutoInAsyncSteps* bsi);
 /** Publish what was assigned to the flow's State where no handle reached
  * the shared store, through `bsi`, a handle of the flow. Loop thread. */
 void fpy_flush_state(FutoInAsyncSteps* bsi);
+/** The shared state of State `st` (futoin_state_get/set); `missing` when
+ * there is none or no handle reaches the root. */
+PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
+/** Publish `value` (NULL or `missing`: remove); returns what the other
+ * languages now see (a fresh object), `missing` when they see nothing, or
+ * `unreachable` when no handle reaches the root (nothing published). */
+PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
+                        PyObject* missing, PyObject* unreachable);
+/** True if a handle reaches the root of State `st` now. */
+PyObject* fpy_state_reachable(PyObject* st);
+/** error_info / last_exception / async_stack of the flow of State `st`,
+ * read through its handle as the accessors read them; None when no handle
+ * reaches the root. */
+PyObject* fpy_state_error(PyObject* st, PyObject* key);
 
 /* ---- py_asyncio.c ------------------------------------------------------- */
 
@@ -423,32 +439,21 @@ PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
-/* ---- host/py_host.c: polyglot flows ------------------------------------- */
+/* ---- host/py_host.c: the language host "python" ------------------------ */
+
+/** Capsule _host_api and futoin_host_register() of language "python". */
+int fpy_host_init(PyObject* m);
+/** (starts, stops, live step data) of the python host. */
+PyObject* fpy_host_counters(void);
+
+/* ---- py_async_stack.c: origins of steps, async stacks ------------------- */
 
 /** Where the Python callable `fn` was written (takes the GIL itself). */
 void fpy_origin_of(PyObject* fn, futoin_frame_origin* out);
 /** futoin_step_class.origin of data that is the callable itself. */
 void fpy_origin_fn(void* data, futoin_frame_origin* out);
-/** Capsule _host_api and futoin_host_register() of language "python". */
-int fpy_host_init(PyObject* m);
-/** (starts, stops, live step data) of the python host. */
-PyObject* fpy_host_counters(void);
 /** The async stack of the last error of the flow of `bsi` (the Python
  * layer's AsyncStack), or None. */
 PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi);
-/** The shared state of State `st` (futoin_state_get/set); `missing` when
- * there is none or no handle reaches the root. */
-PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
-/** Publish `value` (NULL or `missing`: remove); returns what the other
- * languages now see (a fresh object), `missing` when they see nothing, or
- * `unreachable` when no handle reaches the root (nothing published). */
-PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
-                        PyObject* missing, PyObject* unreachable);
-/** True if a handle reaches the root of State `st` now. */
-PyObject* fpy_state_reachable(PyObject* st);
-/** error_info / last_exception / async_stack of the flow of State `st`,
- * read through its handle as the accessors read them; None when no handle
- * reaches the root. */
-PyObject* fpy_state_error(PyObject* st, PyObject* key);
 
 #endif

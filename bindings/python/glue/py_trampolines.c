@@ -60,7 +60,7 @@ void fpy_obj_release(void* data)
 }
 
 /* Where a step came from, for async stacks: computed from the callable
- * only when a stack is recorded (py_host.c). */
+ * only when a stack is recorded (py_async_stack.c). */
 static void rec_origin(void* data, futoin_frame_origin* out)
 {
     fpy_origin_of(((fpy_rec*)data)->fn, out);

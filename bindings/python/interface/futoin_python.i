@@ -50,7 +50,7 @@ static PyObject* _extend(PyObject* type, PyObject* attrs)
 }
 /* References waiting for the GIL on this thread (tests: 0 after run()). */
 static size_t _pending_releases(void) { return fpy_pending_releases(); }
-/* The shared state behind State (py_host.c). */
+/* The shared state behind State (glue/py_state.c). */
 static PyObject* _state_get(PyObject* st, PyObject* key, PyObject* missing)
 {
     return fpy_state_get(st, key, missing);
