@@ -19,10 +19,10 @@
  * (asi.success(v)) only when the object's type is exactly the method's
  * type, which saves a fifth of a step. The methods written in Python
  * (run(), await_(), ...) are added to its dict by
- * lib/futoin_async/__init__.py through _core._extend(). SWIG still
- * generates the module itself from interface/futoin_python.i (the
- * language-neutral part shared with the other bindings: version, error
- * codes, sync objects); its init calls fpy_types_init().
+ * lib/futoin_async/_steps.py through _core._extend(). SWIG still generates
+ * the module itself from interface/futoin_python.i (the language-neutral
+ * part shared with the other bindings: version, error codes, sync objects);
+ * its init calls fpy_types_init().
  */
 #include "py_types.h"
 
