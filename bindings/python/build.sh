@@ -29,7 +29,7 @@ src=$(mktemp -d "${TMPDIR:-/tmp}/futoin-py-src.XXXXXX")
 trap 'rm -rf "$src"' EXIT
 
 mkdir -p "$src/bindings"
-cp -r "$repo/meson.build" "$repo/abi" "$repo/runtime" "$src/"
+cp -r "$repo/meson.build" "$repo/meson_options.txt" "$repo/abi" "$repo/runtime" "$src/"
 cp -r "$repo/bindings/futoin_async.i" "$repo/bindings/python" "$src/bindings/"
 
 rm -f "$out"/futoin_async-*.whl
