@@ -2,8 +2,8 @@
 # The Python side of the polyglot matrix (tests/polyglot/README.md).
 #
 #   bash bindings/python/polyglot.sh build OUTDIR
-#       Builds the wheel (Debian's python3-build + python3-mesonpy, from a
-#       copy of the sources, as tests/run_all.sh does) and unpacks it into
+#       Builds the wheel (build.sh: Debian's python3-build +
+#       python3-mesonpy, from a copy of the sources) and unpacks it into
 #       OUTDIR/site: the package futoin_async with _core,
 #       libfutoin_async.so.0 and the host plug-in
 #       futoin_async/futoin-hosts/libfutoin_host_python.so. Prints the
@@ -14,7 +14,7 @@
 #       (The plug-in needs no PYTHONPATH for the package itself: it adds the
 #       folder it ships in to sys.path when futoin_async is not importable.)
 #   bash bindings/python/polyglot.sh test
-#       The Python host's matrix (bindings/python/polyglot/
+#       The Python host's matrix (bindings/python/tests/polyglot/
 #       test_polyglot_host.py, pytest under /usr/bin/python3): Python steps
 #       with steps of C, Lua, Java and Python itself (by name) in one flow.
 #       Uses the environment above and FUTOIN_HOST_PATH,
@@ -32,17 +32,13 @@ PY=/usr/bin/python3
 export LC_ALL=C.UTF-8
 
 build() { # outdir
-  local out src site whl
+  local out site whl
   out=$(mkdir -p "$1" && cd "$1" && pwd)
-  src=$out/src
   site=$out/site
-  rm -rf "$src" "$site" "$out/dist"
-  mkdir -p "$src"
-  # meson-python 0.12 writes into the source tree: build from a copy
-  cp -r "$repo/abi" "$repo/runtime" "$repo/bindings" "$repo/tests" "$src/"
-  "$PY" -m build --no-isolation --wheel --outdir "$out/dist" "$src/bindings/python" \
-    >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; return 1; }
-  whl=$(ls "$out"/dist/futoin_async-*.whl | head -1)
+  rm -rf "$site" "$out/dist"
+  # build.sh: from a copy of the sources (meson-python 0.12 writes into
+  # the source tree); its log is OUTDIR/dist/build.log
+  whl=$(bash "$here/build.sh" "$out/dist" | tail -1) && [ -n "$whl" ] || return 1
   "$PY" -m zipfile -e "$whl" "$site" || return 1
   [ -f "$site/futoin_async/futoin-hosts/libfutoin_host_python.so" ] || {
     echo "the wheel has no host plug-in" >&2
@@ -58,7 +54,8 @@ run_test() {
   if [ -z "${FUTOIN_PY_SITE:-}" ]; then
     # alone: build what the runner would have built
     tmp=$(mktemp -d /tmp/futoin-py-polyglot.XXXXXX)
-    trap 'rm -rf "$tmp"' EXIT
+    # expanded now: tmp is local, gone when the EXIT trap runs
+    trap "rm -rf '$tmp'" EXIT
     local line
     while IFS= read -r line; do
       case "$line" in
@@ -80,9 +77,11 @@ run_test() {
   local log rc
   log=$(mktemp /tmp/futoin-py-polyglot-log.XXXXXX)
   # no faulthandler: a JVM started in the process owns SIGSEGV, and pytest
-  # would put its own handler back over the JVM's at the end
+  # would put its own handler back over the JVM's at the end; the suite's
+  # conftest.py one folder up is not this test's (--confcutdir)
   (cd "$(dirname "$log")" && "$PY" -m pytest -p no:cacheprovider -p no:faulthandler \
-      -q -rfE "$here/polyglot/test_polyglot_host.py") >"$log" 2>&1
+      --confcutdir "$here/tests/polyglot" \
+      -q -rfE "$here/tests/polyglot/test_polyglot_host.py") >"$log" 2>&1
   rc=$?
   tail -80 "$log"
   local sum passed failed

@@ -5,12 +5,13 @@
  * every binding (bindings/futoin_async.i: version, error codes, the sync
  * objects) plus the few private helpers below. The two types the Python
  * layer builds on, AsyncSteps and ToolBase, are written by hand in
- * src/py_types.c and added by this module's init (the Python layer adds
- * its methods to AsyncSteps with _extend()): SWIG's generated types
- * would derive from SwigPyObject (own/disown/next/append/this/thisown in
- * dir()), name their C wrappers in error messages, take no keyword
- * arguments, carry no signatures for help()/inspect, and could not make the
- * METH_FASTCALL methods a step's success() needs to stay cheap.
+ * glue/py_asyncsteps_type.c and glue/py_toolbase_type.c and added by this
+ * module's init (glue/py_types.c; the Python layer adds its methods to
+ * AsyncSteps with _extend()): SWIG's generated types would derive from
+ * SwigPyObject (own/disown/next/append/this/thisown in dir()), name their C
+ * wrappers in error messages, take no keyword arguments, carry no
+ * signatures for help()/inspect, and could not make the METH_FASTCALL
+ * methods a step's success() needs to stay cheap.
  *
  * The SWIG shadow module (core.py) is not installed: futoin_async imports
  * _core directly, and _core is private.
@@ -21,7 +22,7 @@
 #include "futoin_py.h"
 %}
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 %init %{
     if (fpy_types_init(m) < 0 || fpy_host_init(m) < 0) {
@@ -49,7 +50,7 @@ static PyObject* _extend(PyObject* type, PyObject* attrs)
 }
 /* References waiting for the GIL on this thread (tests: 0 after run()). */
 static size_t _pending_releases(void) { return fpy_pending_releases(); }
-/* The shared state behind State (py_host.c). */
+/* The shared state behind State (glue/py_state.c). */
 static PyObject* _state_get(PyObject* st, PyObject* key, PyObject* missing)
 {
     return fpy_state_get(st, key, missing);

@@ -4,7 +4,7 @@
  *
  * The plug-in never links libpython: it starts CPython (or finds it
  * running), imports futoin_async, and forwards the host table's calls to
- * the table _core implements (src/py_host.c). Versioned by `size`.
+ * the table _core implements (py_host.c). Versioned by `size`.
  */
 #ifndef FUTOIN_PY_HOST_EXPORT_H
 #define FUTOIN_PY_HOST_EXPORT_H

@@ -1,18 +1,27 @@
 /*
  * Internal interface of the Python binding's C support code.
  *
- * SWIG generates the module _core from bindings/python/futoin_python.i
- * (the interface shared by every binding plus a few private helpers). The
- * types AsyncSteps and ToolBase over the C structs below are written by
- * hand (py_types.c: why there); their methods unpack their arguments and
- * call the functions declared here: the trampolines that run Python
- * callables as steps, the GIL discipline of the loop thread, deferred
- * releases and the FutoInBinaryValue <-> Python conversion.
+ * SWIG generates the module _core from
+ * bindings/python/interface/futoin_python.i (the interface shared by every
+ * binding plus a few private helpers). The types AsyncSteps and ToolBase
+ * over the C structs below are written by hand (py_types.c: why there);
+ * their methods unpack their arguments and call the functions declared
+ * here: the trampolines that run Python callables as steps, the GIL
+ * discipline of the loop thread, deferred releases and the
+ * FutoInBinaryValue <-> Python conversion.
  *
- * Files: py_types.c (the types), py_gil.c (thread state, releases,
+ * Files: py_asyncsteps_type.c, py_toolbase_type.c (the types), py_types.c
+ * (what they share, the module's part), py_hooks.c (the Python layer's
+ * classes and hooks), py_gil.c (thread state, releases,
  * KeyboardInterrupt/SystemExit bookkeeping, misuse reports), py_values.c
- * (conversion), py_steps.c (trampolines and the AsyncSteps operations),
- * py_tool.c (the Tool, its timers and signals).
+ * (conversion), py_handles.c (the objects of handles, roots),
+ * py_trampolines.c (Python callables run as steps), py_exceptions.c (their
+ * exceptions), py_checks.c (checks at the call site), py_add.c /
+ * py_complete.c (the AsyncSteps operations that add steps / complete or
+ * suspend one), py_execute.c (execute(), cancel()), py_state.c (the flow's
+ * State), py_tool.c (the Tool, its timers and signals), py_asyncio.c
+ * (asyncio), py_async_stack.c (origins of steps, async stacks);
+ * host/py_host.c (the language host "python").
  *
  * Conventions: functions returning PyObject* return a new reference, or
  * NULL with a Python exception set. Everything runs with the GIL held
@@ -50,7 +59,7 @@ typedef struct fpy_steps
     FutoInAsyncSteps* bsi;  /* NULL once closed (or its step ended) */
     void** keep;            /* a handle kept past its callback: the slot of a
                                stack() allocation of its step that points
-                               back here (py_steps.c: keep_track) */
+                               back here (py_handles.c: fpy_steps_keep) */
     PyObject* tool_obj;     /* roots of our Tool, and kept step handles of
                                one: the Tool object (owned) */
     struct fpy_tool* tool;  /* ... and its C struct (borrowed from tool_obj) */
@@ -92,7 +101,7 @@ typedef struct fpy_tool
                           had ended, which the binding decided itself */
 } fpy_tool;
 
-/* ---- py_types.c: the two types ------------------------------------------ */
+/* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
 
 extern PyTypeObject fpy_steps_type;
 extern PyTypeObject fpy_tool_type;
@@ -107,6 +116,30 @@ static inline fpy_steps* fpy_obj_steps(PyObject* o)
 {
     return PyObject_TypeCheck(o, &fpy_steps_type) ? (fpy_steps*)o : NULL;
 }
+
+/* ---- py_hooks.c: the Python layer's classes and hooks ------------------- */
+
+/* What _core._set_types() was given (owned); NULL before. */
+typedef struct fpy_hooks
+{
+    PyObject* all;            /* every hook, by name */
+    PyObject* state_type;     /* State(dict) */
+    PyObject* make_error;     /* make_error(code, info) -> FutoInError */
+    PyObject* flow_error;     /* flow_error(code, info, last, stack) -> exception */
+    PyObject* cancelled_type; /* CancelledError */
+    PyObject* unwind_type;    /* the private exception error(),
+                                 break_loop(), continue_loop() raise */
+    PyObject* error_type;     /* FutoInError */
+    PyObject* await_step;     /* await_step(asi, awaitable) */
+    PyObject* invalid_state;  /* InvalidStateError */
+    PyObject* future_type;    /* asyncio.Future */
+} fpy_hooks;
+
+extern fpy_hooks fpy_H;
+/** The Python layer's classes and hooks, from _core._set_types(). */
+int fpy_set_types(PyObject* state_cls, PyObject* hooks);
+/** A hook of the Python layer (borrowed), or NULL before _set_types(). */
+PyObject* fpy_hook(const char* name);
 /** Raise InvalidStateError(msg) (the Python layer's class). */
 PyObject* fpy_invalid_state(const char* fmt, ...);
 
@@ -208,13 +241,13 @@ void fpy_args_reset(FutoInArgs* a);
 /** (value, type flags) after a round trip, for the tests. */
 PyObject* fpy_roundtrip(PyObject* o);
 
-/* ---- py_steps.c --------------------------------------------------------- */
+/* ---- py_handles.c: the objects of handles, roots ------------------------ */
 
-/** The Python layer's classes and hooks, from _core._set_types(). */
-int fpy_set_types(PyObject* state_cls, PyObject* hooks);
-/** A hook of the Python layer (borrowed), or NULL before _set_types(). */
-PyObject* fpy_hook(const char* name);
-
+/** A new object of `type` (AsyncSteps or a subclass) for `bsi`, of `kind`. */
+PyObject* fpy_steps_for(PyTypeObject* type, FutoInAsyncSteps* bsi, int kind);
+/** `s` is kept past its callback: anchor it to its step, which closes it
+ * when it ends (no-op for a foreign, ended or already anchored handle). */
+void fpy_steps_keep(fpy_steps* s);
 /** Make `s` a new root on the Tool `tool_obj` (AsyncSteps.__init__). */
 int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj);
 /** Dealloc of a kept step handle: its step must not point back to it. */
@@ -224,23 +257,108 @@ void fpy_steps_free_root(fpy_steps* s);
 void fpy_steps_clear(fpy_steps* s);
 PyObject* fpy_steps_wrap(PyObject* cls, PyObject* address, int owned,
                          PyObject* tool);
+PyObject* fpy_new_instance(fpy_steps* s);
+PyObject* fpy_free(fpy_steps* s);
+/** error_info, last_exception of the last error of `bsi`'s root (the
+ * accessors' values). */
+PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi);
+PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi);
+PyObject* fpy_error_info(fpy_steps* s);
+PyObject* fpy_last_exception(fpy_steps* s);
+PyObject* fpy_async_stack(fpy_steps* s);
+PyObject* fpy_root_id(fpy_steps* s);
+PyObject* fpy_is_valid(fpy_steps* s);
+PyObject* fpy_is_same_thread(fpy_steps* s);
+PyObject* fpy_binary(fpy_steps* s);
+PyObject* fpy_is_ours(fpy_steps* s);
+PyObject* fpy_tool_ptr_of(fpy_steps* s);
+PyObject* fpy_tool_of(fpy_steps* s);
+PyObject* fpy_is_executing(fpy_steps* s);
 
-/* The operations behind AsyncSteps' methods (arguments already
- * unpacked by py_types.c; NULL = not given). */
+/* ---- py_trampolines.c: Python callables run as steps -------------------- */
+
+/** A step callable with its error handler, handed to C as one record. */
+typedef struct fpy_rec fpy_rec;
+fpy_rec* fpy_rec_new(PyObject* fn, PyObject* eh);
+/** The release hooks of a record and of a callable handed over as itself. */
+void fpy_rec_release(void* data);
+void fpy_obj_release(void* data);
+/** The step classes (release, origin) of both. */
+extern const futoin_step_class fpy_fn_class;
+extern const futoin_step_class fpy_rec_class;
+/** The trampoline of a step without an error handler (data: the callable). */
+void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+/** A step with an error handler, and the handler (data: fpy_rec). */
+void fpy_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+void fpy_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code);
+/** await_() (data: the awaitable). */
+void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+/** Cancel handlers, loop and repeat bodies (data: the callable). */
+void fpy_tr_cancel(FutoInAsyncSteps* bsi, void* data);
+void fpy_tr_loop(FutoInAsyncSteps* bsi, void* data);
+void fpy_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i);
+/** Complete the waiting step `bsi` with a done asyncio future's outcome. */
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+
+/* ---- py_exceptions.c ---------------------------------------------------- */
+
+/** A Python exception (set) escaped a step, loop body or error handler of
+ * `bsi`: it becomes the flow's error. Clears it. */
+void fpy_on_exception(FutoInAsyncSteps* bsi);
+/** ... escaped `fn` where no flow can take it (a cancel handler, an
+ * unhandled-error callback): KeyboardInterrupt/SystemExit are kept for
+ * run(), others printed. Clears it. */
+void fpy_on_callback_exception(FutoInAsyncSteps* bsi, PyObject* fn);
+
+/* ---- py_checks.c: checks at the call site ------------------------------- */
+
+/** `s` still refers to a handle: 1, else 0 raised (InvalidStateError). */
+int fpy_live(fpy_steps* s);
+/** On the loop thread of the handle's tool (foreign: its own answer)? */
+int fpy_same_thread(fpy_steps* s);
+/** `what` is called on the loop thread: 1, else 0 raised (RuntimeError). */
+int fpy_not_other_thread(fpy_steps* s, const char* what);
+/** `what` is a call only a step's own callback (or a root before it
+ * executes, if root_ok, or a parallel() handle) may make: 1 if so, else 0
+ * raised. */
+int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok);
+/** fn and eh (either NULL) are callable: 0, else -1 raised. */
+int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh);
+/** A str without NUL (UTF-8 borrowed from `o`), a non-empty one (an error
+ * code), a loop label (None: NULL): 0, else -1 raised. */
+int fpy_str_arg(PyObject* o, const char* what, const char** out);
+int fpy_code_arg(PyObject* o, const char* what, const char** out);
+int fpy_label_arg(PyObject* o, const char** out);
+/** An optional argument: None is not given. */
+static inline PyObject* fpy_none_to_null(PyObject* o)
+{
+    return (o == Py_None) ? NULL : o;
+}
+
+/* ---- py_add.c, py_complete.c: the operations behind AsyncSteps' methods - */
+
+/* Arguments already unpacked by py_types.c; NULL = not given. */
 PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh);
 PyObject* fpy_parallel(fpy_steps* s, PyObject* eh);
 PyObject* fpy_await(fpy_steps* s, PyObject* awaitable);
+PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label);
+PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
+                     PyObject* label);
+PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
+/** add_foreign(language, module, function): futoin_host_add(). */
+PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
+                          PyObject* function);
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_success_step(fpy_steps* s, PyObject* const* v, Py_ssize_t n);
 PyObject* fpy_error(fpy_steps* s, PyObject* code, PyObject* info);
 PyObject* fpy_set_timeout(fpy_steps* s, PyObject* ms);
 PyObject* fpy_set_cancel(fpy_steps* s, PyObject* fn);
 PyObject* fpy_wait_external(fpy_steps* s);
-PyObject* fpy_loop(fpy_steps* s, PyObject* fn, PyObject* label);
-PyObject* fpy_repeat(fpy_steps* s, PyObject* count, PyObject* fn,
-                     PyObject* label);
 PyObject* fpy_break(fpy_steps* s, PyObject* label, int is_continue);
-PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh);
+PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
+
+/* ---- py_execute.c: one execution of a root ------------------------------ */
+
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result);
 /** execute(unhandled=None, on_success=None): on_success(*values) gets the
  * root's final values when the flow succeeds. */
@@ -250,23 +368,33 @@ PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_succe
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
 /** execute(); the outcome goes to `await root`'s awaiter (py_asyncio.c). */
 int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter);
-/** Complete the waiting step `bsi` with a done asyncio future's outcome. */
-void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 PyObject* fpy_cancel(fpy_steps* s);
-PyObject* fpy_new_instance(fpy_steps* s);
-PyObject* fpy_free(fpy_steps* s);
+/** The root object `s` lets go of its execution (freed, or cancelled). */
+void fpy_exec_detach(fpy_steps* s);
+
+/* ---- py_state.c: the flow's State, the shared state store -------------- */
+
 PyObject* fpy_state(fpy_steps* s);
-PyObject* fpy_error_info(fpy_steps* s);
-PyObject* fpy_last_exception(fpy_steps* s);
-PyObject* fpy_root_id(fpy_steps* s);
-PyObject* fpy_is_valid(fpy_steps* s);
-PyObject* fpy_is_same_thread(fpy_steps* s);
-PyObject* fpy_binary(fpy_steps* s);
-PyObject* fpy_is_ours(fpy_steps* s);
-PyObject* fpy_tool_ptr_of(fpy_steps* s);
-PyObject* fpy_tool_of(fpy_steps* s);
-PyObject* fpy_is_executing(fpy_steps* s);
-PyObject* fpy_fail(fpy_steps* s, PyObject* exc);
+/** The State of the flow of `bsi` if it exists (borrowed), else NULL;
+ * never creates it. Loop thread. */
+PyObject* fpy_state_peek(FutoInAsyncSteps* bsi);
+/** Publish what was assigned to the flow's State where no handle reached
+ * the shared store, through `bsi`, a handle of the flow. Loop thread. */
+void fpy_flush_state(FutoInAsyncSteps* bsi);
+/** The shared state of State `st` (futoin_state_get/set); `missing` when
+ * there is none or no handle reaches the root. */
+PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
+/** Publish `value` (NULL or `missing`: remove); returns what the other
+ * languages now see (a fresh object), `missing` when they see nothing, or
+ * `unreachable` when no handle reaches the root (nothing published). */
+PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
+                        PyObject* missing, PyObject* unreachable);
+/** True if a handle reaches the root of State `st` now. */
+PyObject* fpy_state_reachable(PyObject* st);
+/** error_info / last_exception / async_stack of the flow of State `st`,
+ * read through its handle as the accessors read them; None when no handle
+ * reaches the root. */
+PyObject* fpy_state_error(PyObject* st, PyObject* key);
 
 /* ---- py_asyncio.c ------------------------------------------------------- */
 
@@ -311,45 +439,21 @@ PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
-/* ---- py_host.c: polyglot flows ------------------------------------------ */
+/* ---- host/py_host.c: the language host "python" ------------------------ */
 
-/** The trampoline of a step without an error handler (data: the callable). */
-void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
-/** Where the Python callable `fn` was written (takes the GIL itself). */
-void fpy_origin_of(PyObject* fn, futoin_frame_origin* out);
-/** futoin_step_class.origin of data that is the callable itself. */
-void fpy_origin_fn(void* data, futoin_frame_origin* out);
 /** Capsule _host_api and futoin_host_register() of language "python". */
 int fpy_host_init(PyObject* m);
 /** (starts, stops, live step data) of the python host. */
 PyObject* fpy_host_counters(void);
+
+/* ---- py_async_stack.c: origins of steps, async stacks ------------------- */
+
+/** Where the Python callable `fn` was written (takes the GIL itself). */
+void fpy_origin_of(PyObject* fn, futoin_frame_origin* out);
+/** futoin_step_class.origin of data that is the callable itself. */
+void fpy_origin_fn(void* data, futoin_frame_origin* out);
 /** The async stack of the last error of the flow of `bsi` (the Python
  * layer's AsyncStack), or None. */
 PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi);
-/** The shared state of State `st` (futoin_state_get/set); `missing` when
- * there is none or no handle reaches the root. */
-PyObject* fpy_state_get(PyObject* st, PyObject* key, PyObject* missing);
-/** Publish `value` (NULL or `missing`: remove); returns what the other
- * languages now see (a fresh object), `missing` when they see nothing, or
- * `unreachable` when no handle reaches the root (nothing published). */
-PyObject* fpy_state_put(PyObject* st, PyObject* key, PyObject* value,
-                        PyObject* missing, PyObject* unreachable);
-/** True if a handle reaches the root of State `st` now. */
-PyObject* fpy_state_reachable(PyObject* st);
-/** error_info / last_exception / async_stack of the flow of State `st`,
- * read through its handle as the accessors read them; None when no handle
- * reaches the root. */
-PyObject* fpy_state_error(PyObject* st, PyObject* key);
-/** The State of the flow of `bsi` if it exists (borrowed), else NULL;
- * never creates it. Loop thread. */
-PyObject* fpy_state_peek(FutoInAsyncSteps* bsi);
-/** error_info, last_exception of the last error of `bsi`'s root (the
- * accessors' values). */
-PyObject* fpy_error_info_of(FutoInAsyncSteps* bsi);
-PyObject* fpy_last_exception_of(FutoInAsyncSteps* bsi);
-/** add_foreign(language, module, function): futoin_host_add(). */
-PyObject* fpy_add_foreign(fpy_steps* s, PyObject* language, PyObject* module,
-                          PyObject* function);
-PyObject* fpy_async_stack(fpy_steps* s);
 
 #endif

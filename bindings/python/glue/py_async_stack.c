@@ -1,0 +1,96 @@
+/*
+ * Where a Python step came from and the async stack of an error: a step's
+ * origin (futoin_frame_origin: language, function, file, line) is computed
+ * only when an async stack is recorded, from the callable the step holds
+ * (the step classes of py_trampolines.c point here); the stack of a flow's
+ * last error, frames of every language, reaches Python as the Python
+ * layer's AsyncStack (its hook make_stack).
+ *
+ * fpy_origin_of() is called by the library from any language's code on
+ * the loop thread, with or without the GIL: it takes it as the trampolines
+ * do (fpy_gil_enter).
+ */
+#include "futoin_py.h"
+
+#include <string.h>
+
+/* ---- origins ------------------------------------------------------------ */
+
+void fpy_origin_of(PyObject* fn, futoin_frame_origin* out)
+{
+    fpy_gil g;
+    PyObject *et, *ev, *etb;
+    PyObject* f = fn;
+    out->language = "python";
+    out->function = NULL;
+    out->file = NULL;
+    out->line = 0;
+    fpy_gil_enter(&g);
+    PyErr_Fetch(&et, &ev, &etb); /* an exception on its way: keep it */
+    if (PyMethod_Check(f)) {
+        f = PyMethod_GET_FUNCTION(f); /* held by the bound method */
+    }
+    if (PyFunction_Check(f)) {
+        PyFunctionObject* fo = (PyFunctionObject*)f;
+        PyCodeObject* co = (PyCodeObject*)fo->func_code;
+        /* UTF-8 cached in the str objects, which the function keeps */
+        if (fo->func_qualname && PyUnicode_Check(fo->func_qualname)) {
+            out->function = PyUnicode_AsUTF8(fo->func_qualname);
+        }
+        if (co && co->co_filename && PyUnicode_Check(co->co_filename)) {
+            out->file = PyUnicode_AsUTF8(co->co_filename);
+        }
+        out->line = co && co->co_firstlineno > 0 ? (uint32_t)co->co_firstlineno : 0;
+    } else {
+        out->function = Py_TYPE(f)->tp_name; /* a callable object */
+    }
+    PyErr_Clear();
+    PyErr_Restore(et, ev, etb);
+    fpy_gil_leave(&g);
+}
+
+void fpy_origin_fn(void* data, futoin_frame_origin* out)
+{
+    fpy_origin_of((PyObject*)data, out);
+}
+
+/* ---- the async stack ---------------------------------------------------- */
+
+static PyObject* str_or_none(const char* s)
+{
+    if (!s) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+PyObject* fpy_async_stack_of(FutoInAsyncSteps* bsi)
+{
+    const futoin_async_stack* st = futoin_wrap_async_stack(bsi);
+    PyObject *frames, *mk, *res;
+    if (!st) {
+        Py_RETURN_NONE;
+    }
+    mk = fpy_hook("make_stack");
+    if (!mk) {
+        return NULL;
+    }
+    frames = PyList_New(st->count);
+    if (!frames) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < st->count; ++i) {
+        const futoin_frame_origin* o = &st->frames[i];
+        PyObject* t = Py_BuildValue("(NNNI)", str_or_none(o->language),
+                                    str_or_none(o->function),
+                                    str_or_none(o->file), (unsigned)o->line);
+        if (!t) {
+            Py_DECREF(frames);
+            return NULL;
+        }
+        PyList_SET_ITEM(frames, i, t);
+    }
+    res = PyObject_CallFunction(mk, "NsII", frames, st->code ? st->code : "",
+                                (unsigned)st->elided, (unsigned)st->elided_after);
+    return res;
+}

@@ -1,0 +1,338 @@
+/*
+ * The type ToolBase (futoin_async._core.ToolBase, the C part of
+ * futoin_async.Tool): its slots, its methods and getters (each unpacks its
+ * arguments and calls one operation of py_tool.c or py_asyncio.c) and
+ * their docstrings.
+ */
+#include "py_types.h"
+
+#define TL(o) ((fpy_tool*)(o))
+
+static int tool_init(PyObject* self, PyObject* args, PyObject* kw)
+{
+    static char* kwlist[] = {"uv_loop", NULL};
+    PyObject* addr = NULL;
+    unsigned long long uv_loop = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:Tool", kwlist, &addr)) {
+        return -1;
+    }
+    if (addr && addr != Py_None) {
+        if (!PyLong_Check(addr)) {
+            PyErr_Format(PyExc_TypeError,
+                         "Tool(uv_loop): the address of a uv_loop_t (int), not %.80s",
+                         Py_TYPE(addr)->tp_name);
+            return -1;
+        }
+        uv_loop = PyLong_AsUnsignedLongLong(addr);
+        if (PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError,
+                            "Tool(uv_loop): an address is a non-negative int");
+            return -1;
+        }
+    }
+    return fpy_tool_init(TL(self), uv_loop);
+}
+
+static int tool_traverse(PyObject* self, visitproc visit, void* arg)
+{
+    Py_VISIT(TL(self)->flows);
+    Py_VISIT(TL(self)->timers);
+    Py_VISIT(TL(self)->failure);
+    Py_VISIT(TL(self)->done);
+    Py_VISIT(TL(self)->aloop);
+    Py_VISIT(TL(self)->apump);
+    Py_VISIT(TL(self)->atimer);
+    return 0;
+}
+
+static int tool_gc_clear(PyObject* self)
+{
+    fpy_tool* t = TL(self);
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
+        PyDict_Clear(t->flows);
+    }
+    if (t->timers && PyDict_GET_SIZE(t->timers)) {
+        PyObject* d = PyDict_New();
+        if (d) { /* cancel them properly: they point into the loop */
+            PyObject* old = t->timers;
+            t->timers = d;
+            Py_DECREF(old);
+        }
+    }
+    Py_CLEAR(t->failure);
+    return 0;
+}
+
+static void tool_dealloc(PyObject* self)
+{
+    fpy_tool* t = TL(self);
+    PyObject *et, *ev, *etb;
+    PyObject_GC_UnTrack(self);
+    PyErr_Fetch(&et, &ev, &etb);
+    if (fpy_tool_close(t) < 0) {
+        PyErr_Clear(); /* roots of other owners: the tool is leaked, not freed
+                          under them */
+        fpy_tool_unlist(t);
+    }
+    Py_CLEAR(t->flows);
+    Py_CLEAR(t->timers);
+    Py_CLEAR(t->failure);
+    Py_CLEAR(t->done);
+    Py_CLEAR(t->apump);
+    PyErr_Restore(et, ev, etb);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject* t_run(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_drive(TL(self));
+}
+
+static PyObject* t_run_nowait(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_pass(TL(self));
+}
+
+static int tool_live(fpy_tool* t)
+{
+    if (!t->tool) {
+        fpy_invalid_state("the Tool is closed");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject* t_backend_fd(PyObject* self, PyObject* unused)
+{
+    if (!tool_live(TL(self))) {
+        return NULL;
+    }
+    return PyLong_FromLong(uv_backend_fd(futoin_tool_uv_loop(TL(self)->tool)));
+}
+
+static PyObject* t_backend_timeout(PyObject* self, PyObject* unused)
+{
+    if (!tool_live(TL(self))) {
+        return NULL;
+    }
+    return PyLong_FromLong(uv_backend_timeout(futoin_tool_uv_loop(TL(self)->tool)));
+}
+
+static PyObject* t_uv_loop(PyObject* self, PyObject* unused)
+{
+    if (!tool_live(TL(self))) {
+        return NULL;
+    }
+    return PyLong_FromVoidPtr(futoin_tool_uv_loop(TL(self)->tool));
+}
+
+static PyObject* t_immediate(PyObject* self, PyObject* fn)
+{
+    return fpy_tool_schedule(TL(self), NULL, fn);
+}
+
+static PyObject* t_deferred(PyObject* self, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames)
+{
+    PARSE("deferred", 2, "delay_ms", "fn");
+    return fpy_tool_schedule(TL(self), a_[0], a_[1]);
+}
+
+static PyObject* t_cancel(PyObject* self, PyObject* key)
+{
+    return fpy_tool_cancel_timer(TL(self), key);
+}
+
+static PyObject* t_is_same_thread(PyObject* self, PyObject* unused)
+{
+    fpy_tool* t = TL(self);
+    return PyBool_FromLong(t->tool && futoin_tool_is_same_thread(t->tool));
+}
+
+static PyObject* t_misuse_count(PyObject* self, PyObject* unused)
+{
+    fpy_tool* t = TL(self);
+    return PyLong_FromSize_t(t->tool ? futoin_tool_misuse_count(t->tool) : 0);
+}
+
+static PyObject* t_stats(PyObject* self, PyObject* unused)
+{
+    fpy_tool* t = TL(self);
+    futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
+    if (!tool_live(t)) {
+        return NULL;
+    }
+    if (futoin_tool_get_stats(t->tool, &st) != FUTOIN_OK) {
+        PyErr_SetString(PyExc_RuntimeError, "stats(): on the tool's loop thread only");
+        return NULL;
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n}", "misuse", (Py_ssize_t)st.misuse,
+                         "late_completions",
+                         (Py_ssize_t)(st.late_completions + t->late),
+                         "live_roots", (Py_ssize_t)st.live_roots,
+                         "live_steps", (Py_ssize_t)st.live_steps,
+                         "pool_bytes", (Py_ssize_t)st.pool_bytes,
+                         "trimmed_bytes", (Py_ssize_t)st.trimmed_bytes);
+}
+
+static PyObject* t_close(PyObject* self, PyObject* unused)
+{
+    fpy_tool* t = TL(self);
+    if (t->tool && !futoin_tool_is_same_thread(t->tool)) {
+        PyErr_SetString(PyExc_RuntimeError, "close() from another thread");
+        return NULL;
+    }
+    if (fpy_in_run() && t->tool && futoin_tool_is_same_thread(t->tool)) {
+        return fpy_invalid_state("close() while run() drives the loop");
+    }
+    if (fpy_tool_close(t) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__watch_signals(PyObject* self, PyObject* const* args,
+                                  Py_ssize_t nargs)
+{
+    int fd, wfd;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_watch_signals(fd, wfd)");
+        return NULL;
+    }
+    fd = PyLong_AsLong(args[0]);
+    wfd = PyLong_AsLong(args[1]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return fpy_tool_watch_signals(TL(self), fd, wfd);
+}
+
+static PyObject* t__post(PyObject* self, PyObject* fn)
+{
+    return fpy_tool_post(TL(self), fn);
+}
+
+static PyObject* t__drive(PyObject* self, PyObject* loop)
+{
+    if (fpy_tool_drive_with(TL(self), loop) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__kick(PyObject* self, PyObject* unused)
+{
+    if (fpy_tool_kick(TL(self)) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__pump(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_apump(TL(self));
+}
+
+static PyObject* tg_aloop(PyObject* self, void* c)
+{
+    PyObject* l = TL(self)->aloop;
+    return Py_NewRef(l ? l : Py_None);
+}
+
+static PyObject* tg_ptr(PyObject* self, void* c)
+{
+    return PyLong_FromVoidPtr(TL(self)->tool);
+}
+
+static PyObject* tg_executing(PyObject* self, void* c)
+{
+    fpy_tool* t = TL(self);
+    return PyLong_FromSsize_t(t->flows ? PyDict_GET_SIZE(t->flows) : 0);
+}
+
+static PyObject* tg_closed(PyObject* self, void* c)
+{
+    return PyBool_FromLong(TL(self)->tool == NULL);
+}
+
+static PyMethodDef tool_methods[] = {
+    M("run", t_run, METH_NOARGS,
+      "run($self, /)\n--\n\n"
+      "Run the loop until nothing is left to do (the GIL is released while\n"
+      "it waits). Raises the first unhandled error of a root executed\n"
+      "without an unhandled callback (the loop stops there; run() again\n"
+      "goes on with the other flows)."),
+    M("run_nowait", t_run_nowait, METH_NOARGS,
+      "run_nowait($self, /)\n--\n\n"
+      "One non-blocking pass of the loop; True while work remains."),
+    M("backend_fd", t_backend_fd, METH_NOARGS,
+      "backend_fd($self, /)\n--\n\nlibuv's backend (epoll) file descriptor."),
+    M("backend_timeout", t_backend_timeout, METH_NOARGS,
+      "backend_timeout($self, /)\n--\n\n"
+      "Milliseconds until libuv's next timer (-1: none, 0: work is due)."),
+    M("uv_loop", t_uv_loop, METH_NOARGS,
+      "uv_loop($self, /)\n--\n\nThe ``uv_loop_t*`` address (int)."),
+    M("immediate", t_immediate, METH_O,
+      "immediate($self, fn, /)\n--\n\n"
+      "Call ``fn()`` on the loop thread after the current callback (FTN12\n"
+      "sched_immediate). Returns a key for cancel()."),
+    M("deferred", t_deferred, FC,
+      "deferred($self, delay_ms, fn)\n--\n\n"
+      "Call ``fn()`` after delay_ms milliseconds (FTN12 units; asyncio's\n"
+      "seconds: call_later()). Returns a key for cancel()."),
+    M("cancel", t_cancel, METH_O,
+      "cancel($self, key, /)\n--\n\n"
+      "Cancel a call scheduled by immediate()/deferred(); True if it was\n"
+      "still pending."),
+    M("is_same_thread", t_is_same_thread, METH_NOARGS,
+      "is_same_thread($self, /)\n--\n\nTrue on the tool's loop thread."),
+    M("misuse_count", t_misuse_count, METH_NOARGS,
+      "misuse_count($self, /)\n--\n\n"
+      "How many API misuses the library reported for this tool."),
+    M("stats", t_stats, METH_NOARGS,
+      "stats($self, /)\n--\n\n"
+      "What the tool did and holds (a dict): misuse, late_completions\n"
+      "(completions that lost the race against their step's timeout or a\n"
+      "cancel), live_roots, live_steps, pool_bytes, trimmed_bytes."),
+    M("close", t_close, METH_NOARGS,
+      "close($self, /)\n--\n\n"
+      "Cancel the executing roots, free every root made on the tool (those\n"
+      "still referenced become closed handles), drop pending calls and free\n"
+      "the loop. Idempotent."),
+    M("_drive", t__drive, METH_O,
+      "_drive($self, loop, /)\n--\n\nBe driven by this asyncio loop from now on."),
+    M("_kick", t__kick, METH_NOARGS,
+      "_kick($self, /)\n--\n\nA libuv pass soon (loop.call_soon), once per burst."),
+    M("_pump", t__pump, METH_NOARGS,
+      "_pump($self, /)\n--\n\nA libuv pass now, then ask asyncio for the next."),
+    M("_post", t__post, METH_O,
+      "_post($self, fn, /)\n--\n\nCall fn() on the loop thread; any thread."),
+    M("_watch_signals", t__watch_signals, METH_FASTCALL,
+      "_watch_signals($self, fd, wfd, /)\n--\n\n"
+      "Watch Python's signal wakeup socket (both ends owned by the tool)."),
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef tool_getset[] = {
+    {"ptr", tg_ptr, NULL, PyDoc_STR("The futoin_tool* address (int)."), NULL},
+    {"executing", tg_executing, NULL,
+     PyDoc_STR("How many roots the tool keeps alive while they execute."), NULL},
+    {"closed", tg_closed, NULL, PyDoc_STR("True after close()."), NULL},
+    {"_aloop", tg_aloop, NULL, PyDoc_STR("The asyncio loop driving the tool, or None."),
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject fpy_tool_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "futoin_async._core.ToolBase",
+    .tp_basicsize = sizeof(fpy_tool),
+    .tp_dealloc = tool_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = PyDoc_STR("ToolBase(uv_loop=0)\n--\n\n"
+                        "The C part of futoin_async.Tool."),
+    .tp_traverse = tool_traverse,
+    .tp_clear = tool_gc_clear,
+    .tp_methods = tool_methods,
+    .tp_getset = tool_getset,
+    .tp_init = tool_init,
+    .tp_new = PyType_GenericNew,
+};

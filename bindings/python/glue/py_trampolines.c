@@ -1,0 +1,460 @@
+/*
+ * The trampolines: the callbacks, handed to the adapter layer
+ * (futoin/sys/wrap.h), that run Python callables as steps, error handlers,
+ * cancel handlers, loop and repeat bodies and await_() steps, so the same
+ * code drives our handles and any other FTN12 implementation's; and what a
+ * step's return value means.
+ *
+ * One Python object per step call would cost as much as the step itself;
+ * the trampolines keep one spare object (as_cache) and reuse it whenever
+ * the step did not keep a reference to its `asi`.
+ */
+#include "futoin_py.h"
+
+/* ---- records ------------------------------------------------------------ */
+
+/* A step callable with its error handler, handed to C as one record;
+ * released exactly once by the runtime's release hook. The hook may run
+ * without the GIL; the record is then freed by the next GIL holder
+ * (py_gil.c), so pymalloc serves it. A callable without an error handler
+ * (most steps, loop bodies, cancel handlers) is handed over as itself: one
+ * allocation less per step. */
+struct fpy_rec
+{
+    PyObject* fn;
+    PyObject* eh;
+};
+
+fpy_rec* fpy_rec_new(PyObject* fn, PyObject* eh)
+{
+    fpy_rec* r = PyMem_Malloc(sizeof(*r));
+    if (!r) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    Py_XINCREF(fn);
+    Py_XINCREF(eh);
+    r->fn = fn;
+    r->eh = eh;
+    return r;
+}
+
+static void rec_free(void* data)
+{
+    fpy_rec* r = data;
+    Py_XDECREF(r->fn);
+    Py_XDECREF(r->eh);
+    PyMem_Free(r);
+}
+
+/* The runtime's release hooks: run once per record or callable, on the
+ * loop thread. */
+void fpy_rec_release(void* data)
+{
+    fpy_release(rec_free, data);
+}
+
+void fpy_obj_release(void* data)
+{
+    fpy_release_obj(data);
+}
+
+/* Where a step came from, for async stacks: computed from the callable
+ * only when a stack is recorded (py_async_stack.c). */
+static void rec_origin(void* data, futoin_frame_origin* out)
+{
+    fpy_origin_of(((fpy_rec*)data)->fn, out);
+}
+
+const futoin_step_class fpy_fn_class = {sizeof(futoin_step_class),
+                                        fpy_obj_release, fpy_origin_fn};
+const futoin_step_class fpy_rec_class = {sizeof(futoin_step_class),
+                                         fpy_rec_release, rec_origin};
+
+/* ---- the step object of a call ------------------------------------------ */
+
+static PyObject* as_cache; /* one spare step object */
+
+static PyObject* as_new(FutoInAsyncSteps* bsi)
+{
+    fpy_steps* s = (fpy_steps*)as_cache;
+    if (!s) {
+        return fpy_steps_for(&fpy_steps_type, bsi, FPY_STEP);
+    }
+    as_cache = NULL;
+    s->bsi = bsi;
+    s->did = 0;
+    return (PyObject*)s;
+}
+
+static void as_done(PyObject* o)
+{
+    if (Py_REFCNT(o) == 1 && !as_cache && Py_TYPE(o) == &fpy_steps_type) {
+        ((fpy_steps*)o)->bsi = NULL; /* a cached object refers to nothing */
+        as_cache = o;
+        return;
+    }
+    if (Py_REFCNT(o) > 1) {
+        fpy_steps_keep((fpy_steps*)o); /* kept by the step's code */
+    }
+    Py_DECREF(o);
+}
+
+/* ---- a step's return value ---------------------------------------------- */
+
+static int is_awaitable(PyObject* o)
+{
+    PyTypeObject* t = Py_TYPE(o);
+    return PyCoro_CheckExact(o)
+           || (t->tp_as_async && t->tp_as_async->am_await);
+}
+
+/* A step (or error handler, or loop body) returned `res`, not None: it is
+ * the step's result, as if it had called asi.success(res) last (a tuple:
+ * several values); an awaitable is awaited as by asi.await_(). An
+ * AsyncSteps object is what add() and its kin return for chaining, never
+ * a value: it is ignored. A step that
+ * also completed, waited or added steps itself is an error: the value
+ * would otherwise be lost. */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw);
+
+static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
+{
+    fpy_steps* s = (fpy_steps*)a;
+    PyTypeObject* t = Py_TYPE(res);
+    PyObject* const* items = &res;
+    Py_ssize_t n = 1;
+    FutoInArgs fa;
+    if (t != &PyLong_Type && t != &PyFloat_Type && t != &PyUnicode_Type) {
+        /* not one of the common results: the checks */
+        if (PyObject_TypeCheck(res, &fpy_steps_type)) {
+            return; /* `lambda asi: asi.add(...)`: the chaining result */
+        }
+        if (is_awaitable(res)) {
+            await_in_step(bsi, a, res);
+            return;
+        }
+        if (t == &PyTuple_Type) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
+    }
+    if (s->did) {
+        const char* what = (s->did & FPY_DID_COMPLETE) ? "success()/error()"
+                           : (s->did & FPY_DID_WAIT)
+                                   ? "wait_external()/set_timeout()/set_cancel()"
+                                   : "add()";
+        PyErr_Format(PyExc_TypeError,
+                     "a step returned %.60R after it called %s: return a "
+                     "value only instead of completing the step otherwise",
+                     res, what);
+        fpy_on_exception(bsi);
+        return;
+    }
+    if (fpy_args_from(items, n, &fa) < 0) {
+        fpy_on_exception(bsi);
+        return;
+    }
+    bsi->api->success(bsi, &fa);
+    fpy_args_reset(&fa);
+}
+
+/* ---- trampolines -------------------------------------------------------- */
+
+/* What follows `asi` in the call; built after the GIL is taken. */
+enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
+
+/* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
+ * (in_flow: its exceptions and return value go to the flow) or a cancel
+ * handler. */
+static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
+                      int kind, const FutoInArgs* args, const char* code,
+                      size_t index, PyObject* extra)
+{
+    fpy_gil g;
+    PyObject* stack[5];
+    PyObject *a, *res;
+    FutoInAsyncSteps* prev;
+    size_t n = 1, i;
+
+    fpy_gil_enter(&g);
+    prev = fpy_T.cur;
+    a = as_new(bsi);
+    if (!a) {
+        goto fail;
+    }
+    stack[0] = a;
+    switch (kind) {
+    case EXTRA_VALUES:
+        for (i = 0; i < 4 && args->args[i].type; ++i) {
+            PyObject* o = futoin_py_from_binval(&args->args[i]);
+            if (!o) {
+                goto fail;
+            }
+            stack[n++] = o;
+        }
+        break;
+    case EXTRA_CODE:
+        if (!(stack[n] = PyUnicode_FromString(code ? code : ""))) {
+            goto fail;
+        }
+        ++n;
+        break;
+    case EXTRA_INDEX:
+        if (!(stack[n] = PyLong_FromSize_t(index))) {
+            goto fail;
+        }
+        ++n;
+        break;
+    case EXTRA_AWAIT: /* await_step(asi, awaitable) */
+        stack[n++] = Py_NewRef(extra);
+        break;
+    default:
+        break;
+    }
+    fpy_T.cur = bsi;
+    res = PyObject_Vectorcall(fn, stack, n, NULL);
+    if (res) {
+        if (res != Py_None && in_flow) {
+            on_return(bsi, a, res);
+        }
+        Py_DECREF(res);
+    } else if (in_flow) {
+        fpy_on_exception(bsi);
+    } else {
+        fpy_on_callback_exception(bsi, fn);
+    }
+    fpy_T.cur = prev;
+    for (i = 1; i < n; ++i) {
+        Py_DECREF(stack[i]);
+    }
+    as_done(a);
+    fpy_gil_leave(&g);
+    return;
+fail:
+    /* out of memory building the call */
+    PyErr_Clear();
+    for (i = 1; i < n; ++i) {
+        Py_DECREF(stack[i]);
+    }
+    if (a) {
+        as_done(a);
+    }
+    if (in_flow) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+    }
+    fpy_gil_leave(&g);
+}
+
+/* A step with an error handler (data: fpy_rec). */
+void fpy_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_rec* r = data;
+    call_step(bsi, r->fn, 1,
+              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
+              NULL, 0, NULL);
+}
+
+/* A step without one (data: the callable). */
+void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    call_step(bsi, data, 1,
+              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
+              NULL, 0, NULL);
+}
+
+void fpy_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fpy_rec* r = data;
+    call_step(bsi, r->eh, 1, EXTRA_CODE, NULL, code, 0, NULL);
+}
+
+/* await_(awaitable). Its asyncio future (an awaitable that is not one is
+ * made a Task by the Python layer's future_of()) completes the step at once
+ * if it is done already; a flow that `await root` drives hands it to that
+ * awaiter, which yields it to the awaiting Task (py_asyncio.c); otherwise
+ * the Python layer's await_step(asi, future) waits for it with a done
+ * callback. */
+static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
+{
+    static PyObject *s_done, *s_exception, *s_result;
+    PyObject *d, *exc, *res;
+    FutoInArgs fa;
+    int rc = 0;
+    if (!fpy_H.future_type || !PyObject_TypeCheck(aw, (PyTypeObject*)fpy_H.future_type)) {
+        return 0;
+    }
+    if (!s_done && (!(s_done = PyUnicode_InternFromString("done"))
+                    || !(s_exception = PyUnicode_InternFromString("exception"))
+                    || !(s_result = PyUnicode_InternFromString("result")))) {
+        PyErr_Clear();
+        return 0;
+    }
+    d = PyObject_CallMethodNoArgs(aw, s_done);
+    if (d != Py_True) {
+        Py_XDECREF(d);
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(d);
+    exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
+    if (!exc) {
+        PyErr_Clear();
+        return 0; /* cancelled: the Python layer says what that means */
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        return -1; /* raised in the step */
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(aw, s_result);
+    if (!res) {
+        return -1;
+    }
+    if (res != Py_None) {
+        PyObject* const* items = &res;
+        Py_ssize_t n = 1;
+        if (PyTuple_CheckExact(res)) {
+            items = &PyTuple_GET_ITEM(res, 0);
+            n = PyTuple_GET_SIZE(res);
+        }
+        if (fpy_args_from(items, n, &fa) < 0) {
+            rc = -1;
+        } else {
+            bsi->api->success(bsi, &fa);
+            fpy_args_reset(&fa);
+        }
+    }
+    Py_DECREF(res);
+    return rc < 0 ? -1 : 1;
+}
+
+/* The asyncio future of an awaitable (new reference), or NULL (raised). */
+static PyObject* future_of(PyObject* aw)
+{
+    PyObject* fn;
+    if (fpy_H.future_type && PyObject_TypeCheck(aw, (PyTypeObject*)fpy_H.future_type)) {
+        return Py_NewRef(aw);
+    }
+    fn = fpy_hook("future_of");
+    return fn ? PyObject_CallOneArg(fn, aw) : NULL;
+}
+
+/* A step returned an awaitable (an `async def` step): as await_(), from
+ * inside the step's own callback (`a` is its asi). */
+static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
+{
+    PyObject* fut = future_of(aw);
+    int rc = -1;
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+        if (rc == 0) {
+            PyObject* r = PyObject_CallFunctionObjArgs(fpy_H.await_step, a, fut, NULL);
+            rc = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(fut);
+    }
+    if (rc < 0) {
+        fpy_on_exception(bsi);
+    }
+}
+
+/* await_() (data: the awaitable). */
+void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fpy_gil g;
+    PyObject* fut;
+    int rc = -1;
+    fpy_gil_enter(&g);
+    fut = future_of(data);
+    if (fut) {
+        rc = await_done_now(bsi, fut);
+        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
+            rc = 1;
+        }
+    }
+    if (rc < 0) {
+        fpy_on_exception(bsi);
+    }
+    fpy_gil_leave(&g);
+    if (rc == 0) {
+        call_step(bsi, fpy_H.await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, fut);
+    }
+    if (fut) {
+        fpy_gil_enter(&g);
+        Py_DECREF(fut);
+        fpy_gil_leave(&g);
+    }
+}
+
+/* The awaiter completes the step it took: with the future's outcome. */
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+
+void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    /* the step may have ended meanwhile (a lost race): quiet either way */
+    fpy_check_begin();
+    step_complete_with(bsi, fut);
+    --fpy_T.expect;
+    fpy_T.misused = 0;
+}
+
+static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
+{
+    static PyObject *s_exception, *s_result;
+    PyObject *exc, *res;
+    FutoInArgs fa;
+    if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
+                         || !(s_result = PyUnicode_InternFromString("result")))) {
+        return;
+    }
+    exc = PyObject_CallMethodNoArgs(fut, s_exception);
+    if (!exc) {
+        fpy_on_exception(bsi); /* cancelled: CancelledError fails the step */
+        return;
+    }
+    if (exc != Py_None) {
+        PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+        fpy_on_exception(bsi);
+        return;
+    }
+    Py_DECREF(exc);
+    res = PyObject_CallMethodNoArgs(fut, s_result);
+    if (!res) {
+        fpy_on_exception(bsi);
+        return;
+    }
+    if (res == Py_None) {
+        futoin_wrap_try_success(bsi, NULL);
+    } else if (fpy_args_from(PyTuple_CheckExact(res) ? &PyTuple_GET_ITEM(res, 0) : &res,
+                             PyTuple_CheckExact(res) ? PyTuple_GET_SIZE(res) : 1,
+                             &fa) < 0) {
+        fpy_on_exception(bsi);
+    } else {
+        futoin_wrap_try_success(bsi, &fa);
+        fpy_args_reset(&fa);
+    }
+    Py_DECREF(res);
+}
+
+/* Cancel handlers, loop and repeat bodies (data: the callable). */
+void fpy_tr_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    call_step(bsi, data, 0, EXTRA_NONE, NULL, NULL, 0, NULL);
+}
+
+void fpy_tr_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    call_step(bsi, data, 1, EXTRA_NONE, NULL, NULL, 0, NULL);
+}
+
+void fpy_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    call_step(bsi, data, 1, EXTRA_INDEX, NULL, NULL, i, NULL);
+}

@@ -1,0 +1,144 @@
+"""Tool (AsyncTool): one libuv event loop, with asyncio-style scheduling,
+and the thread's default tool."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+import weakref
+from typing import Any, Callable, Optional
+
+from . import _core
+from ._errors import InvalidStateError
+
+
+_tools: "weakref.WeakValueDictionary[int, Tool]" = weakref.WeakValueDictionary()
+_local = threading.local()
+
+
+class TimerHandle:
+    """What ``Tool.call_soon()``/``call_later()`` return, as asyncio's."""
+
+    __slots__ = ("_tool", "_key", "_cancelled")
+
+    def __init__(self, tool: Tool, key: int) -> None:
+        self._tool = tool
+        self._key = key
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        """Cancel the call if it has not run yet."""
+        if not self._cancelled:
+            self._cancelled = True
+            self._tool.cancel(self._key)
+
+    def cancelled(self) -> bool:
+        """True once cancel() was called."""
+        return self._cancelled
+
+
+class Tool(_core.ToolBase):
+    """AsyncTool: one libuv event loop.
+
+    ``run()`` drives it (the GIL is released while it waits);
+    ``Tool(uv_loop=addr)`` attaches to an existing ``uv_loop_t*`` instead
+    of owning one. A context manager: leaving ``with Tool() as tool:``
+    closes it (cancels what still executes, frees the loop).
+    """
+
+    def __init__(self, uv_loop: int = 0) -> None:
+        super().__init__(uv_loop)
+        _tools[self.ptr] = self
+        self._sig_w: Optional[int] = None  # wakeup fd (owned by the C tool)
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<futoin_async.Tool (closed)>"
+        return f"<futoin_async.Tool 0x{self.ptr:x}>"
+
+    def __enter__(self) -> Tool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel the executing roots, free every root made on the tool
+        (those still referenced become closed handles), drop pending calls
+        and free the loop. Idempotent; the tool is unusable afterwards."""
+        if not self.closed:
+            _tools.pop(self.ptr, None)
+        super().close()
+
+    def run(self) -> None:
+        """Run the loop until nothing is left to do. The GIL is released
+        while it waits. On the main thread Ctrl-C (any signal whose Python
+        handler raises) interrupts the wait at once: the executing roots
+        are cancelled and the exception is raised here. The first
+        unhandled error of a root executed without an unhandled callback
+        is raised here too."""
+        if self.closed:
+            raise InvalidStateError("the Tool is closed")
+        if (threading.current_thread() is not threading.main_thread()
+                or self._sig_w == -1):
+            return super().run()
+        if self._sig_w is None:
+            r, w = socket.socketpair()
+            r.setblocking(False)
+            w.setblocking(False)
+            self._sig_w = w.fileno()
+            self._watch_signals(r.detach(), w.detach())  # the tool owns both
+        try:
+            old = signal.set_wakeup_fd(self._sig_w, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter
+            self._sig_w = -1
+            return super().run()
+        if old != -1:
+            # Someone else (asyncio, or an outer run()) owns the wakeup fd:
+            # leave it to them.
+            signal.set_wakeup_fd(old)
+            return super().run()
+        try:
+            return super().run()
+        finally:
+            signal.set_wakeup_fd(-1)
+
+    # -- asyncio-style scheduling (seconds) ------------------------------------
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> TimerHandle:
+        """Call ``callback(*args)`` on the loop thread after the current
+        callback, as asyncio's ``call_soon``."""
+        fn = (lambda: callback(*args)) if args else callback
+        return TimerHandle(self, self.immediate(fn))
+
+    def call_later(self, delay: float, callback: Callable[..., Any],
+                   *args: Any) -> TimerHandle:
+        """Call ``callback(*args)`` after ``delay`` seconds (a float, as
+        asyncio's ``call_later``; FTN12's ``deferred()`` takes ms)."""
+        if delay != delay or delay < 0:
+            delay = 0
+        delay = min(delay, 4294967.0)  # libuv timers: uint32 milliseconds
+        fn = (lambda: callback(*args)) if args else callback
+        return TimerHandle(self, self.deferred(int(round(delay * 1000)), fn))
+
+    def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Call ``callback(*args)`` on the loop thread; from any thread
+        (cannot be cancelled)."""
+        self._post((lambda: callback(*args)) if args else callback)
+
+    # FTN12-style name
+    def call_immediate(self, fn: Callable[[], Any]) -> int:
+        """FTN12 ``sched_immediate``: same as ``immediate(fn)``."""
+        return self.immediate(fn)
+
+
+AsyncTool = Tool
+
+
+def default_tool() -> Tool:
+    """The calling thread's default Tool (created on first use)."""
+    t = getattr(_local, "tool", None)
+    if t is None or t.closed:
+        t = _local.tool = Tool()
+    return t
