@@ -201,6 +201,16 @@ def test_loops(tool, trace):
     assert trace == ["iter 1", "iter 2", "rep 0", "rep 1", "fe k v", "fe 0 x"]
 
 
+def test_for_each_by_its_ftn12_name(tool, trace):
+    # asi.forEach() raised NameError: it called a module global that was
+    # deleted once the method was on the type
+    def step(asi):
+        asi.forEach({"k": "v"}, lambda asi, k, v: trace("fe", k, v))
+        asi.forEach(["x", "y"], lambda asi, k, v: trace("fe", k, v), "L")
+    AsyncSteps(tool).add(step).run()
+    assert trace == ["fe k v", "fe 0 x", "fe 1 y"]
+
+
 def test_loop_labels_continue(tool, trace):
     def step(asi):
         def outer(asi, i):

@@ -60,7 +60,9 @@ def forEach(self: AsyncSteps, collection: Iterable[Any] | Mapping[Any, Any],
             body: Callable[[AsyncSteps, Any, Any], Any],
             label: Optional[str] = None) -> AsyncSteps:
     """FTN12's name of for_each()."""
-    return for_each(self, collection, body, label)
+    # for_each is deleted from this module once it is on the type (below):
+    # reach it through the object, never as a module global
+    return self.for_each(collection, body, label)
 
 
 def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
