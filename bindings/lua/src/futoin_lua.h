@@ -1,13 +1,13 @@
 /*
  * Internal interface of the Lua 5.4 binding's C support code.
  *
- * SWIG generates the module futoin_async.core from bindings/lua/futoin_lua.i
- * (which includes the language-neutral bindings/futoin_async.i): the
- * wrappers, their argument counts and checks, the module table. The
- * wrappers call the functions declared here, which hold what SWIG cannot
- * generate: the trampolines that run Lua functions as steps, the handle
- * objects and their state checks, registry references and the
- * FutoInBinaryValue <-> Lua conversion.
+ * SWIG generates the module futoin_async.core from
+ * bindings/lua/interface/futoin_lua.i (which includes the language-neutral
+ * bindings/futoin_async.i): the wrappers, their argument counts and
+ * checks, the module table. The wrappers call the functions declared
+ * here, which hold what SWIG cannot generate: the trampolines that run Lua
+ * functions as steps, the handle objects and their state checks, registry
+ * references and the FutoInBinaryValue <-> Lua conversion.
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c

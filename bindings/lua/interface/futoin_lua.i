@@ -79,7 +79,7 @@ static const char* fl_short_name(const char* n)
               unsigned char, size_t
     "lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++;"
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 /* ---- typemaps of this module ---------------------------------------------- */
 
