@@ -12,7 +12,7 @@
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
  * (trampolines and AsyncSteps operations), lua_handle.c (step handles as
- * light userdata), lua_tool.c (Tool, timers, luv), lua_host.c (the
+ * light userdata), lua_tool.c (Tool, timers, luv), host/lua_host.c (the
  * language host "lua").
  *
  * Rules every file keeps:
@@ -517,7 +517,7 @@ int fl_state_names(lua_State* L); /* %native _state_names(t) */
 int fl_state_mt(lua_State* L);    /* %native _state_mt() */
 int fl_state_keys(lua_State* L);  /* %native _state_keys() */
 
-/* ---- the language host "lua" (lua_host.c) --------------------------------- */
+/* ---- the language host "lua" (host/lua_host.c) ---------------------------- */
 
 /** Offer this state as the host of language "lua" (luaopen); the first
  *  state opened in the process keeps it until it is closed. */
