@@ -291,7 +291,7 @@ local sync_objects = setmetatable({}, { __mode = "k" }) -- Mutex/Throttle/Limite
 local step_mt, root_mt = core.metatable("step"), core.metatable("root")
 step_mt.__index = S
 root_mt.__index = S
--- A step's handle is usually a light userdata (src/lua_handle.c): the
+-- A step's handle is usually a light userdata (glue/lua_handle.c): the
 -- metatable of light userdata, when the module could take it, reaches the
 -- same methods.
 core.metatable("light").__index = S

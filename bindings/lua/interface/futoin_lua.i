@@ -10,7 +10,7 @@
  *
  * SWIG generates the wrappers: argument counts (compact default arguments),
  * the `self` checks, value checks, result counts and the module table. Each
- * body is one call into the C support code (src/futoin_lua.h), which SWIG
+ * body is one call into the C support code (glue/futoin_lua.h), which SWIG
  * cannot generate: trampolines, registry references, value conversion. The
  * Lua layer puts these functions straight into the objects' metatables
  * (`asi:add(f)` calls the SWIG wrapper of `add` with no Lua code between).
@@ -98,7 +98,7 @@ typedef int fl_nret;
 /* A C address: a light userdata (what C code hands to Lua), or nil for
  * none. Never a number (42 is no address: taking it as one would crash),
  * a full userdata (certainly not the C object meant here) nor a step's
- * handle (a light userdata that points nowhere: src/lua_handle.c). */
+ * handle (a light userdata that points nowhere: glue/lua_handle.c). */
 %typemap(in) void* address {
     if (lua_islightuserdata(L, $input)) {
         $1 = lua_touserdata(L, $input);
