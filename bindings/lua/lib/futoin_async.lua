@@ -14,7 +14,7 @@
 --   root:add(function(asi, v) print(v * 2) end)
 --   root:run()
 --
--- See README.md next to this file (bindings/lua/README.md) for the whole API.
+-- See bindings/lua/README.md for the whole API.
 
 local core = require "futoin_async.core"
 
