@@ -8,7 +8,7 @@ local THIS = "core_spec.lua"
 describe("module", function()
     it("loads from the installed tree, not the build folder", function()
         local tree = os.getenv("FUTOIN_LUA_TREE")
-        assert.is_truthy(tree, "run through tests/run.sh (FUTOIN_LUA_TREE)")
+        assert.is_truthy(tree, "run through test.sh (FUTOIN_LUA_TREE)")
         local lua = package.searchpath("futoin_async", package.path)
         local so = package.searchpath("futoin_async.core", package.cpath)
         assert.are.equal(tree, lua:sub(1, #tree))
@@ -1238,7 +1238,7 @@ describe("foreign FTN12 implementation", function()
     local has, foreign = pcall(require, "foreign_as")
 
     it("drives a foreign handle through fa.wrap()", function()
-        assert.is_true(has, "foreign_as test module (built by tests/run.sh)")
+        assert.is_true(has, "foreign_as test module (built by test.sh)")
         local loop = foreign.loop_new()
         local root = fa.wrap(foreign.root_new(loop), true)
         local log, errors = {}, {}
