@@ -11,9 +11,11 @@
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
- * (trampolines and AsyncSteps operations), lua_handle.c (step handles as
- * light userdata), lua_tool.c (Tool, timers, luv), host/lua_host.c (the
- * language host "lua").
+ * (trampolines and AsyncSteps operations; lua_steps.h is what it shares
+ * with the files below), lua_state.c (state() tables, shared state, the
+ * flow's last error), lua_handle.c (step handles as light userdata),
+ * lua_tool.c (Tool, timers, luv), host/lua_host.c (the language host
+ * "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
@@ -489,9 +491,6 @@ int fl_result(lua_State* L, fl_steps* s);
 int fl_root_tool(lua_State* L, fl_steps* s);
 int fl_cancel(lua_State* L, fl_steps* s);
 int fl_free(lua_State* L, fl_steps* s);
-int fl_state(lua_State* L, fl_steps* s);
-int fl_error_info(lua_State* L, fl_steps* s);
-int fl_last_exception(lua_State* L, fl_steps* s);
 int fl_root_id(lua_State* L, fl_steps* s);
 int fl_is_valid(lua_State* L, fl_steps* s);
 int fl_status(lua_State* L, fl_steps* s);
@@ -501,21 +500,24 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
                    const char* module, const char* function);
 int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line);
-int fl_async_stack(lua_State* L, fl_steps* s);
-int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
-int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);
 /** The trampoline of a step (a record with a function in FL_A_FN). */
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
-/** Push the frames of `st` as a Lua list (nil for NULL). */
-void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
-/* ---- state() tables (lua_steps.c) ---------------------------------------- */
+/* ---- state() tables, shared state, the last error (lua_state.c) ---------- */
 
 /** Make the metatable of state() tables (fl_ctx_open). */
 void fl_state_open(lua_State* L, fl_ctx* ctx);
 int fl_state_names(lua_State* L); /* %native _state_names(t) */
 int fl_state_mt(lua_State* L);    /* %native _state_mt() */
 int fl_state_keys(lua_State* L);  /* %native _state_keys() */
+int fl_state(lua_State* L, fl_steps* s);
+int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
+int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);
+int fl_error_info(lua_State* L, fl_steps* s);
+int fl_last_exception(lua_State* L, fl_steps* s);
+int fl_async_stack(lua_State* L, fl_steps* s);
+/** Push the frames of `st` as a Lua list (nil for NULL). */
+void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
 /* ---- the language host "lua" (host/lua_host.c) ---------------------------- */
 

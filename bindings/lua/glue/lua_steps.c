@@ -25,6 +25,7 @@
  * the error object as last_exception.
  */
 #include "futoin_lua.h"
+#include "lua_steps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,11 +33,6 @@
 #include <string.h>
 
 const char fl_steps_magic = 0;
-/* Private keys of state() tables: the flow they belong to, and the names
- * they put in the shared store. */
-static const char fl_state_id_key = 0;
-static const char fl_state_names_key = 0;
-
 /* ---- handle objects ------------------------------------------------------ */
 
 static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
@@ -57,8 +53,6 @@ static fl_steps* push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     return s;
 }
 
-#define to_steps fl_to_steps /* futoin_lua.h */
-
 int fl_not_steps(lua_State* L, int idx, const char* what)
 {
     return luaL_error(L, "%s: expected an AsyncSteps handle as self, got %s "
@@ -76,7 +70,7 @@ static void root_freed(fl_steps* s)
 
 int fl_steps_gc(lua_State* L)
 {
-    fl_steps* s = to_steps(L, 1);
+    fl_steps* s = fl_to_steps(L, 1);
     if (s && s->kind == FL_ROOT && s->bsi) {
         FutoInAsyncSteps* b = s->bsi;
         s->bsi = NULL;
@@ -88,7 +82,7 @@ int fl_steps_gc(lua_State* L)
 
 int fl_steps_tostring(lua_State* L)
 {
-    fl_steps* s = to_steps(L, 1);
+    fl_steps* s = fl_to_steps(L, 1);
     static const char* const kinds[] = {"step", "AsyncSteps", "parallel", "AsyncSteps (adopted)"};
     if (!s) {
         lua_pushliteral(L, "futoin_async handle (?)");
@@ -96,77 +90,6 @@ int fl_steps_tostring(lua_State* L)
         lua_pushfstring(L, "futoin_async.%s (finished)", kinds[s->kind & 3]);
     } else {
         lua_pushfstring(L, "futoin_async.%s (%p)", kinds[s->kind & 3], (void*)s->bsi);
-    }
-    return 1;
-}
-
-/* ---- gates: refuse misuse at the call site ------------------------------- */
-
-enum
-{
-    G_ADD,      /* add(), parallel(), loop()...: only while the callback runs */
-    G_EXEC,     /* set_timeout(), set_cancel(), wait_external(): execute only */
-    G_COMPLETE, /* success(), error(): in the callback or while waiting */
-    G_LOOPCTL,  /* break/continue: in the callback (or its error handler) */
-    G_ANY       /* state() and queries: any live handle */
-};
-
-/* Returns 1 if the call may go on, 0 if it is a completion that lost the
- * race with a timeout or cancel (the caller returns false), or raises. */
-static int gate(lua_State* L, fl_steps* s, int g, const char* what)
-{
-    uint16_t f = s->flags;
-    if (s->kind != FL_STEP) {
-        if (!s->bsi) {
-            luaL_error(L, "%s: the AsyncSteps object was freed", what);
-        }
-        return 1; /* roots, parallel() and adopted handles: the runtime decides */
-    }
-    /* a step's handle always has a bsi, but the ghost (lua_handle.c),
-     * which is finished */
-    if (f & FL_F_DONE) {
-        if (g == G_COMPLETE && (f & FL_F_LOST)) {
-            return 0;
-        }
-        if (g == G_COMPLETE && (f & (FL_F_SUCCESS | FL_F_FAILED))) {
-            luaL_error(L, "%s: the step was already completed", what);
-        }
-        luaL_error(L, "%s: the step has finished; its handle may not be used "
-                      "any more", what);
-    }
-    if (f & FL_F_CANCELH) {
-        if (g != G_ANY) {
-            luaL_error(L, "%s: not allowed in a cancel handler", what);
-        }
-        return 1;
-    }
-    if (g == G_ANY) {
-        return 1;
-    }
-    if (!(f & FL_F_ACTIVE)) {
-        /* a waiting step whose callback returned */
-        if (g == G_COMPLETE) {
-            return 1;
-        }
-        luaL_error(L, "%s: only the step's own callback may call this (the "
-                      "step is waiting for success() or error())", what);
-    }
-    if (f & FL_F_FAILED) {
-        luaL_error(L, "%s: after error()", what);
-    }
-    switch (g) {
-    case G_ADD:
-        if ((f & FL_F_SUCCESS) && !(f & FL_F_ERRH)) {
-            luaL_error(L, "%s: after success()", what);
-        }
-        break;
-    case G_EXEC:
-        if (f & FL_F_ERRH) {
-            luaL_error(L, "%s: not allowed in an error handler", what);
-        }
-        break;
-    default:
-        break;
     }
     return 1;
 }
@@ -240,160 +163,6 @@ static fl_rec* make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx)
         fl_rec_set(L, r, FL_A_EH, eh_idx);
     }
     return r;
-}
-
-/* ---- state() ------------------------------------------------------------- *
- *
- * The state table of a root of our Tool lives in the root object (its user
- * value 3), so it goes with the root and holds no registry slot until the
- * root is collected. The flow finds it through a state variable of the
- * root whose value is the root's fl_steps (an even address), and the root
- * object through its tool's table of executing roots (a step can only run
- * while its root runs). Roots of other implementations and adopted roots
- * keep the table in the registry (the variable's value is then the
- * reference, tagged odd: 2 * ref + 1). */
-
-static void* st_alloc(void* data)
-{
-    fl_ctx* ctx = data;
-    void* v = ctx->pending_root;
-    int ref = ctx->pending_state;
-    ctx->pending_root = NULL;
-    ctx->pending_state = LUA_NOREF;
-    if (v) {
-        return v;
-    }
-    return ref >= 0 ? (void*)(((uintptr_t)ref << 1) | 1u) : NULL;
-}
-
-static void st_cleanup(void* data, void* value)
-{
-    if ((uintptr_t)value & 1u) {
-        fl_unref(data, (int)((uintptr_t)value >> 1));
-    }
-}
-
-/* Make the state variable of root `s` point at the root (once). */
-static void state_map_root(fl_ctx* ctx, fl_steps* s)
-{
-    if (!(s->flags & FL_F_STATEMAP) && s->bsi) {
-        ctx->pending_root = s;
-        if (s->bsi->api->stateVariable(s->bsi, ctx, ctx->state_name, st_alloc,
-                                       st_cleanup) == s) {
-            s->flags |= FL_F_STATEMAP;
-        }
-        ctx->pending_root = NULL;
-    }
-}
-
-/* A new state table (pushed) of the flow identified by the value at
- * `id_idx`: the root object of a root of our Tool, or the state variable's
- * odd value (a light userdata) of other roots. Its metatable reaches the
- * state shared between languages (see st_index below). */
-static void new_state_table(lua_State* L, fl_ctx* ctx, int id_idx)
-{
-    id_idx = lua_absindex(L, id_idx);
-    lua_newtable(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
-    lua_setmetatable(L, -2);
-    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
-    lua_pushvalue(L, id_idx);
-    lua_rawset(L, -3);
-}
-
-/* Push the state table of root object `idx` (made on first use). */
-static void push_root_state(lua_State* L, fl_ctx* ctx, int idx)
-{
-    idx = lua_absindex(L, idx);
-    if (lua_getiuservalue(L, idx, 3) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        new_state_table(L, ctx, idx);
-        lua_pushvalue(L, -1);
-        lua_setiuservalue(L, idx, 3);
-    }
-}
-
-/* Push the flow's state table; `self` is the handle object it is asked
- * through (stack index 1 of the method). Raises on failure. */
-static void push_state(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
-                       fl_steps* self)
-{
-    void* v;
-    if (self && self->kind == FL_ROOT && self->tool) {
-        state_map_root(ctx, self);
-        push_root_state(L, ctx, 1);
-        return;
-    }
-    v = bsi->api->stateVariable(bsi, NULL, ctx->state_name, NULL, NULL);
-    if (v && !((uintptr_t)v & 1u)) {
-        fl_steps* root = v;
-        if (root->tool && root->tool->exec_ref != LUA_NOREF) {
-            lua_rawgeti(L, LUA_REGISTRYINDEX, root->tool->exec_ref);
-            lua_pushlightuserdata(L, root);
-            if (lua_rawget(L, -2) == LUA_TUSERDATA) {
-                push_root_state(L, ctx, lua_gettop(L));
-                lua_replace(L, -3);
-                lua_pop(L, 1);
-                return;
-            }
-            lua_pop(L, 2);
-        }
-        luaL_error(L, "state(): the root of this flow is not running");
-    }
-    if (!v) {
-        int ref;
-        lua_pushnil(L); /* the identity, below */
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        ref = fl_ref(L, ctx);
-        ctx->pending_state = ref;
-        v = bsi->api->stateVariable(bsi, ctx, ctx->state_name, st_alloc,
-                                    st_cleanup);
-        if (ctx->pending_state != LUA_NOREF) {
-            ctx->pending_state = LUA_NOREF;
-            fl_unref(ctx, ref); /* not installed */
-        }
-        if (!v || !((uintptr_t)v & 1u)) {
-            luaL_error(L, "state(): not available on this handle");
-        }
-        /* the new table: its metatable and identity (the variable's value) */
-        lua_pushlightuserdata(L, v);
-        lua_replace(L, -3);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
-        lua_setmetatable(L, -2);
-        lua_pushlightuserdata(L, (void*)&fl_state_id_key);
-        lua_pushvalue(L, -3);
-        lua_rawset(L, -3);
-        lua_replace(L, -2);
-        return;
-    }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)((uintptr_t)v >> 1));
-}
-
-/* Push last_exception: the Lua error object if the error came from this
- * state, else the error code, else nil. */
-static void push_last_exception(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi)
-{
-    const char* code;
-    if (fl_push_custom(L, ctx, futoin_wrap_last_exception(bsi))) {
-        return;
-    }
-    code = futoin_wrap_error_code(bsi);
-    if (code) {
-        lua_pushstring(L, code);
-    } else {
-        lua_pushnil(L);
-    }
-}
-
-static void push_error_info(lua_State* L, FutoInAsyncSteps* bsi)
-{
-    const char* info = futoin_wrap_error_info(bsi);
-    if (info) {
-        lua_pushstring(L, info);
-    } else {
-        lua_pushnil(L);
-    }
 }
 
 /* ---- trampolines --------------------------------------------------------- */
@@ -856,7 +625,7 @@ static int result_body(lua_State* L)
  * the values `args`. */
 static int finished_body(lua_State* L)
 {
-    fl_steps* s = to_steps(L, 1);
+    fl_steps* s = fl_to_steps(L, 1);
     const FutoInArgs* a = lua_touserdata(L, 2);
     lua_settop(L, 1);
     lua_pushcfunction(L, result_body);
@@ -870,7 +639,7 @@ static int finished_body(lua_State* L)
  * with the unhandled error `code` of its flow (nil: cancelled). */
 static int failed_body(lua_State* L)
 {
-    fl_steps* s = to_steps(L, 1);
+    fl_steps* s = fl_to_steps(L, 1);
     fl_ctx* ctx = s->ctx;
     lua_pushcfunction(L, result_body);
     lua_pushvalue(L, 1);
@@ -879,7 +648,7 @@ static int failed_body(lua_State* L)
         fl_push_error(L, ctx, FL_CANCELLED, "the root was cancelled", 0);
     } else {
         fl_push_error(L, ctx, lua_tostring(L, 2), futoin_wrap_error_info(s->bsi), 0);
-        push_last_exception(L, ctx, s->bsi);
+        fl_push_last_exception(L, ctx, s->bsi);
         lua_setfield(L, -2, "cause");
         fl_push_async_stack(L, futoin_wrap_async_stack(s->bsi));
         lua_setfield(L, -2, "async_stack");
@@ -999,8 +768,8 @@ static int unhandled_body(lua_State* L)
     fl_ctx* ctx = c->s ? c->s->ctx : c->rec->ctx;
     lua_pushvalue(L, 2);
     lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
-    push_error_info(L, c->bsi);
-    push_last_exception(L, ctx, c->bsi);
+    fl_push_error_info(L, c->bsi);
+    fl_push_last_exception(L, ctx, c->bsi);
     lua_call(L, 3, 0);
     return 0;
 }
@@ -1155,7 +924,7 @@ static int add_checked(lua_State* L, fl_steps* s, int fn, int eh,
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r;
-    gate(L, s, G_ADD, "add()");
+    fl_gate(L, s, FL_G_ADD, "add()");
     check_fn(L, fn, 0, "add(step, onerror)", "step");
     eh = check_fn(L, eh, 1, "add(step, onerror)", "onerror");
     r = make_rec(L, ctx, fn, eh);
@@ -1205,7 +974,7 @@ int fl_parallel(lua_State* L, fl_steps* s, int eh)
     fl_rec* r = NULL;
     FutoInAsyncSteps* p;
     fl_steps* ps;
-    gate(L, s, G_ADD, "parallel()");
+    fl_gate(L, s, FL_G_ADD, "parallel()");
     eh = check_fn(L, eh, 1, "parallel(onerror)", "onerror");
     ps = push_steps(L, ctx, NULL, FL_PAR, 1); /* before: may raise */
     lua_pushvalue(L, 1);
@@ -1237,7 +1006,7 @@ static int values_count(lua_State* L, const char* what)
 
 int fl_success(lua_State* L)
 {
-    fl_steps* s = to_steps(L, 1);
+    fl_steps* s = fl_to_steps(L, 1);
     fl_ctx* ctx;
     int n = lua_gettop(L) - 1;
     int external;
@@ -1267,7 +1036,7 @@ int fl_success(lua_State* L)
     ctx = s->ctx;
     n = values_count(L, "success()");
     external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
-    if (!gate(L, s, G_COMPLETE, "success()")) {
+    if (!fl_gate(L, s, FL_G_COMPLETE, "success()")) {
         lua_pushboolean(L, 0);
         return 1;
     }
@@ -1318,7 +1087,7 @@ int fl_success_step(lua_State* L)
     fl_steps* s = fl_check_steps(L, 1, "success_step()");
     int n = values_count(L, "success_step()");
     FutoInArgs a;
-    gate(L, s, G_ADD, "success_step()");
+    fl_gate(L, s, FL_G_ADD, "success_step()");
     fl_args_from(L, s->ctx, 2, n, &a);
     fl_clear_misuse(s->ctx);
     futoin_wrap_success_step(s->bsi, &a);
@@ -1369,7 +1138,7 @@ int fl_error(lua_State* L, fl_steps* s, int code_idx, int info_idx)
         }
         info = c_string(L, info_idx, "error(code, info)", "info");
     }
-    if (!gate(L, s, G_COMPLETE, "error()")) {
+    if (!fl_gate(L, s, FL_G_COMPLETE, "error()")) {
         lua_pushboolean(L, 0);
         return 1;
     }
@@ -1425,7 +1194,7 @@ int fl_fail(lua_State* L, fl_steps* s, int err, int tb)
     const char* code = FUTOIN_ERR_INTERNAL_ERROR;
     const char* info;
     int external = s->kind == FL_STEP && !(s->flags & FL_F_ACTIVE);
-    if (!gate(L, s, G_COMPLETE, "_fail()")) {
+    if (!fl_gate(L, s, FL_G_COMPLETE, "_fail()")) {
         lua_pushboolean(L, 0);
         return 1;
     }
@@ -1497,7 +1266,7 @@ static void wait_mark(lua_State* L, fl_steps* s)
 int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms)
 {
     uint32_t t;
-    gate(L, s, G_EXEC, "set_timeout()");
+    fl_gate(L, s, FL_G_EXEC, "set_timeout()");
     if (!(ms >= 0)) {
         return luaL_error(L, "set_timeout(ms): ms must be >= 0");
     }
@@ -1513,7 +1282,7 @@ int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms)
 int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
 {
     fl_rec* r;
-    gate(L, s, G_EXEC, "set_cancel()");
+    fl_gate(L, s, FL_G_EXEC, "set_cancel()");
     check_fn(L, fn, 0, "set_cancel(handler)", "handler");
     wait_reserve(L, s);
     r = make_rec(L, s->ctx, fn, 0);
@@ -1526,7 +1295,7 @@ int fl_set_cancel(lua_State* L, fl_steps* s, int fn)
 
 int fl_wait_external(lua_State* L, fl_steps* s)
 {
-    gate(L, s, G_EXEC, "wait_external()");
+    fl_gate(L, s, FL_G_EXEC, "wait_external()");
     wait_reserve(L, s);
     fl_clear_misuse(s->ctx);
     s->bsi->api->waitExternal(s->bsi);
@@ -1539,7 +1308,7 @@ int fl_loop(lua_State* L, fl_steps* s, int fn, int label)
 {
     const char* l;
     fl_rec* r;
-    gate(L, s, G_ADD, "loop()");
+    fl_gate(L, s, FL_G_ADD, "loop()");
     check_fn(L, fn, 0, "loop(body, label)", "body");
     l = label_arg(L, label, "loop(body, label)");
     r = make_rec(L, s->ctx, fn, 0);
@@ -1555,7 +1324,7 @@ int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label)
 {
     const char* l;
     fl_rec* r;
-    gate(L, s, G_ADD, "repeat_loop()");
+    fl_gate(L, s, FL_G_ADD, "repeat_loop()");
     if (count < 0) {
         return luaL_error(L, "repeat_loop(count, body, label): count must be "
                              ">= 0, got %I", (LUAI_UACINT)count);
@@ -1578,7 +1347,7 @@ int fl_break(lua_State* L, fl_steps* s, int label, int cont)
 {
     const char* what = cont ? "continue_loop()" : "break_loop()";
     const char* l;
-    gate(L, s, G_LOOPCTL, what);
+    fl_gate(L, s, FL_G_LOOPCTL, what);
     l = label_arg(L, label, what);
     fl_clear_misuse(s->ctx);
     if (cont) {
@@ -1594,7 +1363,7 @@ int fl_break(lua_State* L, fl_steps* s, int label, int cont)
 int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh)
 {
     fl_rec* r;
-    gate(L, s, G_ADD, "sync()");
+    fl_gate(L, s, FL_G_ADD, "sync()");
     if (!sync) {
         return luaL_error(L, "sync(obj, step, onerror): the object is closed");
     }
@@ -1617,7 +1386,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn, int done)
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r;
-    gate(L, s, G_ANY, "execute()");
+    fl_gate(L, s, FL_G_ANY, "execute()");
     if (s->kind == FL_STEP || s->kind == FL_PAR) {
         return luaL_error(L, "execute(): only a root AsyncSteps can be executed");
     }
@@ -1655,7 +1424,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn, int done)
         lua_setiuservalue(L, 1, FL_UV_DONE);
         lua_pushnil(L); /* a new execution: no result yet */
         lua_setiuservalue(L, 1, FL_UV_RESULT);
-        state_map_root(ctx, s);
+        fl_state_map_root(ctx, s);
         fl_tool_keep(L, s->tool, 1, s);
         s->flags |= FL_F_RUNNING;
         futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
@@ -1679,7 +1448,7 @@ int fl_execute(lua_State* L, fl_steps* s, int fn, int done)
 int fl_cancel(lua_State* L, fl_steps* s)
 {
     int was;
-    gate(L, s, G_ANY, "cancel()");
+    fl_gate(L, s, FL_G_ANY, "cancel()");
     if (s->kind == FL_STEP || s->kind == FL_PAR) {
         return luaL_error(L, "cancel(): only a root AsyncSteps can be cancelled");
     }
@@ -1718,32 +1487,9 @@ int fl_free(lua_State* L, fl_steps* s)
     return 0;
 }
 
-int fl_state(lua_State* L, fl_steps* s)
-{
-    gate(L, s, G_ANY, "state()");
-    fl_clear_misuse(s->ctx);
-    push_state(L, s->ctx, s->bsi, s);
-    fl_check_misuse(L, s->ctx, "state()");
-    return 1;
-}
-
-int fl_error_info(lua_State* L, fl_steps* s)
-{
-    gate(L, s, G_ANY, "error_info()");
-    push_error_info(L, s->bsi);
-    return 1;
-}
-
-int fl_last_exception(lua_State* L, fl_steps* s)
-{
-    gate(L, s, G_ANY, "last_exception()");
-    push_last_exception(L, s->ctx, s->bsi);
-    return 1;
-}
-
 int fl_root_id(lua_State* L, fl_steps* s)
 {
-    gate(L, s, G_ANY, "root_id()");
+    fl_gate(L, s, FL_G_ANY, "root_id()");
     lua_pushinteger(L, (lua_Integer)s->bsi->api->rootId(s->bsi));
     return 1;
 }
@@ -1791,7 +1537,7 @@ int fl_status(lua_State* L, fl_steps* s)
 
 int fl_binary(lua_State* L, fl_steps* s)
 {
-    gate(L, s, G_ANY, "binary()");
+    fl_gate(L, s, FL_G_ANY, "binary()");
     lua_pushlightuserdata(L, s->bsi);
     return 1;
 }
@@ -1834,7 +1580,7 @@ int fl_tool_of(lua_State* L, fl_steps* s)
         lua_getiuservalue(L, 1, FL_UV_TOOL);
         return 1;
     }
-    gate(L, s, G_ANY, "tool()");
+    fl_gate(L, s, FL_G_ANY, "tool()");
     if (s->kind == FL_PAR && !s->bsi->api->isValid(s->bsi)) {
         return luaL_error(L, "tool(): through the handle of a finished step");
     }
@@ -1847,313 +1593,7 @@ int fl_tool_of(lua_State* L, fl_steps* s)
     return 1;
 }
 
-/* ---- state shared between languages ---------------------------------------- *
- *
- * A state() table has a metatable (one per Lua state) whose __index and
- * __newindex reach the root's shared store (futoin_state_get/set of
- * futoin/sys/host.h), which every language reads and writes:
- *
- *  - writing a key that the table does not hold: a number, a boolean, a
- *    string or an fa.bytes() value goes to the shared store (copied), nil
- *    removes it there; anything else (tables, functions, userdata) is kept
- *    in the table itself, language-local, as before;
- *  - reading a key that the table does not hold reads the shared store (a
- *    fresh Lua value each time: numeric arrays set by another language
- *    come as a new table), plus `async_stack`: the frames of the flow's
- *    last error.
- *
- * Which flow: the table's identity (under a private key of the table: the
- * root object of a root of our Tool, or the state variable's odd value of
- * other roots; a weak side table would grow with the finished flows the
- * GC has not collected yet) is matched
- * against the flow of the Lua callback running now (ctx->cur_bsi); outside
- * any callback a root of our Tool is reached through its object. A table
- * reached otherwise (a foreign root's table kept past its callbacks) has
- * only its local part. */
-
-static FutoInAsyncSteps* flow_bsi(lua_State* L, fl_ctx* ctx, int t)
-{
-    FutoInAsyncSteps* bsi = NULL;
-    void* id;
-    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
-    lua_rawget(L, t);
-    id = lua_touserdata(L, -1);
-    if (id && ctx->cur_bsi
-        && ctx->cur_bsi->api->stateVariable(ctx->cur_bsi, NULL, ctx->state_name,
-                                            NULL, NULL)
-                   == id) {
-        bsi = ctx->cur_bsi;
-    } else if (id && lua_type(L, -1) == LUA_TUSERDATA) {
-        fl_steps* root = to_steps(L, -1);
-        if (root && root->kind == FL_ROOT && root->bsi) {
-            bsi = root->bsi;
-        }
-    }
-    lua_pop(L, 1);
-    return bsi;
-}
-
-/* The flow of state table `t` if it has a shared store (ours), else NULL. */
-static FutoInAsyncSteps* shared_bsi(lua_State* L, fl_ctx* ctx, int t)
-{
-    FutoInAsyncSteps* bsi = flow_bsi(L, ctx, t);
-    if (bsi && !futoin_async_ext(bsi)) {
-        return NULL; /* a foreign implementation has no shared store */
-    }
-    return bsi;
-}
-
-/* Push a value the runtime keeps (borrowed: nothing is moved out of it).
- * A value of another language that Lua cannot copy reads as nil. */
-static void push_borrowed(lua_State* L, fl_ctx* ctx, const FutoInBinaryValue* v)
-{
-    FutoInBinaryValue copy;
-    int flags, base;
-    if (!v || !v->type) {
-        lua_pushnil(L);
-        return;
-    }
-    flags = v->type->flags;
-    base = flags & FTN_BASE_TYPE_MASK;
-    if (base == FTN_TYPE_CUSTOM_OBJECT
-        || ((flags & FTN_TYPE_ARRAY) && base != FTN_TYPE_UINT8
-            && !(base >= FTN_TYPE_BOOL && base <= FTN_TYPE_DOUBLE))) {
-        if (!fl_push_custom(L, ctx, v)) {
-            lua_pushnil(L);
-        }
-        return;
-    }
-    copy = *v; /* read only: fl_push_binval moves nothing of these types */
-    fl_push_binval(L, ctx, &copy);
-}
-
-static int is_reserved_state(const char* k)
-{
-    return strcmp(k, "error_info") == 0 || strcmp(k, "last_exception") == 0
-           || strcmp(k, "async_stack") == 0;
-}
-
-/* __index(t, k) of state() tables: the flow's last error (error_info,
- * last_exception, async_stack: read from the flow each time, so that the
- * table says what the accessors and the runtime say at every moment, e.g.
- * nil after a handled break_loop()), then the shared store. */
-static int st_index(lua_State* L)
-{
-    fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
-    FutoInAsyncSteps* bsi;
-    const char* k;
-    size_t len;
-    if (lua_type(L, 2) != LUA_TSTRING) {
-        return 0;
-    }
-    bsi = flow_bsi(L, ctx, 1);
-    if (!bsi) {
-        return 0;
-    }
-    k = lua_tolstring(L, 2, &len);
-    if (strcmp(k, "error_info") == 0) {
-        push_error_info(L, bsi);
-        return 1;
-    }
-    if (strcmp(k, "last_exception") == 0) {
-        push_last_exception(L, ctx, bsi);
-        return 1;
-    }
-    if (!futoin_async_ext(bsi) || strlen(k) != len) {
-        return 0; /* no shared store; no shared name holds a NUL */
-    }
-    if (strcmp(k, "async_stack") == 0) {
-        fl_push_async_stack(L, futoin_wrap_async_stack(bsi));
-        return 1;
-    }
-    push_borrowed(L, ctx, futoin_state_get(bsi, k));
-    return 1;
-}
-
-/* Can the value at `idx` go to the shared store from state()? */
-static int shareable(lua_State* L, fl_ctx* ctx, int idx)
-{
-    switch (lua_type(L, idx)) {
-    case LUA_TNUMBER:
-    case LUA_TBOOLEAN:
-    case LUA_TSTRING:
-        return 1;
-    case LUA_TTABLE: {
-        int yes = 0;
-        if (ctx->bytes_mt != LUA_NOREF && lua_getmetatable(L, idx)) {
-            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->bytes_mt);
-            yes = lua_rawequal(L, -1, -2);
-            lua_pop(L, 2);
-        }
-        return yes;
-    }
-    default:
-        return 0;
-    }
-}
-
-/* Set shared variable `k` of `bsi` to the value at `idx` (nil removes):
- * 0 when done; FUTOIN_E* when the store refused it. Raises only when out
- * of memory. */
-static int shared_put(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
-                      const char* k, int idx)
-{
-    FutoInBinaryValue v;
-    int rc;
-    if (lua_isnil(L, idx)) {
-        return futoin_state_set(bsi, k, NULL);
-    }
-    rc = fl_to_binval(L, ctx, idx, &v);
-    if (rc == FL_ENOMEM) {
-        return luaL_error(L, "state: out of memory");
-    }
-    if (rc != 0) {
-        return FUTOIN_EINVAL;
-    }
-    if ((v.type->flags & FTN_BASE_TYPE_MASK) == FTN_TYPE_CUSTOM_OBJECT) {
-        rc = FUTOIN_EINVAL; /* not a value other languages can read */
-    } else {
-        rc = futoin_state_set(bsi, k, &v);
-    }
-    futoin_reset_binval(&v);
-    return rc;
-}
-
-/* Remember (or forget, for nil) that state table `t` put `k` in the shared
- * store, so that pairs() lists it. */
-static void note_shared_name(lua_State* L, fl_ctx* ctx, int t, int k, int set)
-{
-    (void)ctx;
-    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
-    if (lua_rawget(L, t) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        if (!set) {
-            return;
-        }
-        lua_newtable(L);
-        lua_pushlightuserdata(L, (void*)&fl_state_names_key);
-        lua_pushvalue(L, -2);
-        lua_rawset(L, t);
-    }
-    lua_pushvalue(L, k);
-    if (set) {
-        lua_pushboolean(L, 1);
-    } else {
-        lua_pushnil(L);
-    }
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-}
-
-/* __newindex(t, k, v) of state() tables (only for keys t does not hold). */
-static int st_newindex(lua_State* L)
-{
-    fl_ctx* ctx = lua_touserdata(L, lua_upvalueindex(1));
-    if (lua_type(L, 2) == LUA_TSTRING && is_reserved_state(lua_tostring(L, 2))) {
-        return luaL_error(L, "state: '%s' is the flow's own (read-only; see "
-                             "asi:error_info(), asi:last_exception(), "
-                             "asi:async_stack())", lua_tostring(L, 2));
-    }
-    if (lua_type(L, 2) == LUA_TSTRING && (lua_isnil(L, 3) || shareable(L, ctx, 3))) {
-        FutoInAsyncSteps* bsi = shared_bsi(L, ctx, 1);
-        size_t len;
-        const char* k = lua_tolstring(L, 2, &len);
-        if (bsi && strlen(k) != len) {
-            return luaL_error(L, "state: a shared name must not contain an "
-                                 "embedded NUL");
-        }
-        if (bsi && shared_put(L, ctx, bsi, k, 3) == FUTOIN_OK) {
-            note_shared_name(L, ctx, 1, 2, !lua_isnil(L, 3));
-            return 0;
-        }
-    }
-    lua_settop(L, 3);
-    lua_rawset(L, 1);
-    return 0;
-}
-
-/* core._state_names(t): the set of names state table `t` put in the shared
- * store (for its __pairs), or nil. */
-int fl_state_names(lua_State* L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
-    lua_rawget(L, 1);
-    return 1;
-}
-
-/* core._state_keys(): the two private keys of state() tables (their
- * __pairs skips them). */
-int fl_state_keys(lua_State* L)
-{
-    lua_pushlightuserdata(L, (void*)&fl_state_id_key);
-    lua_pushlightuserdata(L, (void*)&fl_state_names_key);
-    return 2;
-}
-
-/* core._state_mt(): the metatable of state() tables (the Lua layer adds
- * __pairs). */
-int fl_state_mt(lua_State* L)
-{
-    fl_ctx* ctx = fl_ctx_get(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->state_mt);
-    return 1;
-}
-
-void fl_state_open(lua_State* L, fl_ctx* ctx)
-{
-    lua_createtable(L, 0, 3);
-    lua_pushlightuserdata(L, ctx);
-    lua_pushcclosure(L, st_index, 1);
-    lua_setfield(L, -2, "__index");
-    lua_pushlightuserdata(L, ctx);
-    lua_pushcclosure(L, st_newindex, 1);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushliteral(L, "futoin_async.state");
-    lua_setfield(L, -2, "__name");
-    ctx->state_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
-}
-
-/* asi:shared_get(name): the shared variable as a Lua value (any kind another
- * language stored, numeric arrays included), nil if there is none. */
-int fl_shared_get(lua_State* L, fl_steps* s, const char* name)
-{
-    gate(L, s, G_ANY, "shared_get()");
-    if (!futoin_async_ext(s->bsi)) {
-        return luaL_error(L, "shared_get(): not a handle of libfutoin_async");
-    }
-    fl_clear_misuse(s->ctx);
-    push_borrowed(L, s->ctx, futoin_state_get(s->bsi, name));
-    fl_check_misuse(L, s->ctx, "shared_get()");
-    return 1;
-}
-
-/* asi:shared_set(name, value): copy `value` (number, boolean, string,
- * fa.bytes(), a sequence of numbers) into the shared store; nil removes. */
-int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value)
-{
-    int rc;
-    gate(L, s, G_ANY, "shared_set()");
-    if (!futoin_async_ext(s->bsi)) {
-        return luaL_error(L, "shared_set(): not a handle of libfutoin_async");
-    }
-    fl_clear_misuse(s->ctx);
-    rc = shared_put(L, s->ctx, s->bsi, name, value);
-    fl_check_misuse(L, s->ctx, "shared_set()");
-    if (rc == FUTOIN_EBUSY) {
-        return luaL_error(L, "shared_set(): '%s' is a state variable of the "
-                             "stateVariable() slot", name);
-    }
-    if (rc != FUTOIN_OK) {
-        return luaL_error(L, "shared_set(): '%s' cannot be shared (a reserved "
-                             "name, or a %s, which other languages cannot read)",
-                          name, luaL_typename(L, value));
-    }
-    lua_settop(L, 1);
-    return 1;
-}
-
-/* ---- steps of other languages; async stacks ---------------------------------- */
+/* ---- steps of other languages -------------------------------------------- */
 
 /* asi:add_foreign(language, module, function): a step written in another
  * language (futoin_host_add). What cannot be had still adds a step, which
@@ -2165,7 +1605,7 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
     fl_ctx* ctx = s->ctx;
     lua_State* prev = ctx->host_L;
     int rc;
-    gate(L, s, G_ADD, "add_foreign()");
+    fl_gate(L, s, FL_G_ADD, "add_foreign()");
     fl_clear_misuse(ctx);
     ctx->host_L = L; /* a Lua function is resolved on the calling thread */
     rc = futoin_host_add(s->bsi, language, module, function);
@@ -2185,49 +1625,4 @@ int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line)
 {
     return add_checked(L, s, fn, eh, name, file, line);
-}
-
-void fl_push_async_stack(lua_State* L, const futoin_async_stack* st)
-{
-    if (!st) {
-        lua_pushnil(L);
-        return;
-    }
-    lua_createtable(L, (int)st->count, 3);
-    for (uint32_t i = 0; i < st->count; ++i) {
-        const futoin_frame_origin* o = &st->frames[i];
-        lua_createtable(L, 0, 4);
-        lua_pushstring(L, o->language ? o->language : "?");
-        lua_setfield(L, -2, "language");
-        if (o->function) {
-            lua_pushstring(L, o->function);
-            lua_setfield(L, -2, "function");
-        }
-        if (o->file) {
-            lua_pushstring(L, o->file);
-            lua_setfield(L, -2, "file");
-        }
-        lua_pushinteger(L, o->line);
-        lua_setfield(L, -2, "line");
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    if (st->code) {
-        lua_pushstring(L, st->code);
-        lua_setfield(L, -2, "code");
-    }
-    lua_pushinteger(L, st->elided);
-    lua_setfield(L, -2, "elided");
-    lua_pushinteger(L, st->elided_after);
-    lua_setfield(L, -2, "elided_after");
-}
-
-/* asi:async_stack(): the frames of the flow's last error, innermost first,
- * or nil. */
-int fl_async_stack(lua_State* L, fl_steps* s)
-{
-    gate(L, s, G_ANY, "async_stack()");
-    fl_clear_misuse(s->ctx);
-    fl_push_async_stack(L, futoin_wrap_async_stack(s->bsi));
-    fl_check_misuse(L, s->ctx, "async_stack()");
-    return 1;
 }

@@ -1,0 +1,98 @@
+/*
+ * What the files behind the AsyncSteps methods share among themselves
+ * (futoin_lua.h is what the SWIG module calls): the checks that refuse
+ * misuse at the call site, and the flow's state and last error as the
+ * other files read them.
+ *
+ * Files: lua_steps.c (handle objects, argument checks, adding steps,
+ * waiting, loops, queries), lua_state.c (state() tables, the state shared
+ * between languages, the flow's last error, async stacks).
+ */
+#ifndef FUTOIN_LUA_STEPS_H
+#define FUTOIN_LUA_STEPS_H
+
+#include "futoin_lua.h"
+
+/* ---- gates: refuse misuse at the call site ------------------------------- */
+
+enum
+{
+    FL_G_ADD,      /* add(), parallel(), loop()...: only while the callback runs */
+    FL_G_EXEC,     /* set_timeout(), set_cancel(), wait_external(): execute only */
+    FL_G_COMPLETE, /* success(), error(): in the callback or while waiting */
+    FL_G_LOOPCTL,  /* break/continue: in the callback (or its error handler) */
+    FL_G_ANY       /* state() and queries: any live handle */
+};
+
+/* Returns 1 if the call may go on, 0 if it is a completion that lost the
+ * race with a timeout or cancel (the caller returns false), or raises. */
+static inline int fl_gate(lua_State* L, fl_steps* s, int g, const char* what)
+{
+    uint16_t f = s->flags;
+    if (s->kind != FL_STEP) {
+        if (!s->bsi) {
+            luaL_error(L, "%s: the AsyncSteps object was freed", what);
+        }
+        return 1; /* roots, parallel() and adopted handles: the runtime decides */
+    }
+    /* a step's handle always has a bsi, but the ghost (lua_handle.c),
+     * which is finished */
+    if (f & FL_F_DONE) {
+        if (g == FL_G_COMPLETE && (f & FL_F_LOST)) {
+            return 0;
+        }
+        if (g == FL_G_COMPLETE && (f & (FL_F_SUCCESS | FL_F_FAILED))) {
+            luaL_error(L, "%s: the step was already completed", what);
+        }
+        luaL_error(L, "%s: the step has finished; its handle may not be used "
+                      "any more", what);
+    }
+    if (f & FL_F_CANCELH) {
+        if (g != FL_G_ANY) {
+            luaL_error(L, "%s: not allowed in a cancel handler", what);
+        }
+        return 1;
+    }
+    if (g == FL_G_ANY) {
+        return 1;
+    }
+    if (!(f & FL_F_ACTIVE)) {
+        /* a waiting step whose callback returned */
+        if (g == FL_G_COMPLETE) {
+            return 1;
+        }
+        luaL_error(L, "%s: only the step's own callback may call this (the "
+                      "step is waiting for success() or error())", what);
+    }
+    if (f & FL_F_FAILED) {
+        luaL_error(L, "%s: after error()", what);
+    }
+    switch (g) {
+    case FL_G_ADD:
+        if ((f & FL_F_SUCCESS) && !(f & FL_F_ERRH)) {
+            luaL_error(L, "%s: after success()", what);
+        }
+        break;
+    case FL_G_EXEC:
+        if (f & FL_F_ERRH) {
+            luaL_error(L, "%s: not allowed in an error handler", what);
+        }
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+
+/* ---- the flow's state and last error (lua_state.c) ----------------------- */
+
+/** Make the state variable of root `s` point at the root (once). */
+void fl_state_map_root(fl_ctx* ctx, fl_steps* s);
+/** Push last_exception: the Lua error object if the error came from this
+ *  state, else the error code, else nil. */
+void fl_push_last_exception(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi);
+/** Push error_info (nil if there is none). */
+void fl_push_error_info(lua_State* L, FutoInAsyncSteps* bsi);
+
+#endif
