@@ -11,9 +11,10 @@
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
- * (trampolines and AsyncSteps operations; lua_steps.h is what it shares
- * with the files below), lua_state.c (state() tables, shared state, the
- * flow's last error), lua_handle.c (step handles as light userdata),
+ * (AsyncSteps operations; lua_steps.h is what it shares with the files
+ * below), lua_trampoline.c (the trampolines calling Lua functions for the
+ * runtime), lua_state.c (state() tables, shared state, the flow's last
+ * error), lua_handle.c (step handles as light userdata),
  * lua_tool.c (Tool, timers, luv), host/lua_host.c (the language host
  * "lua").
  *

@@ -1,17 +1,27 @@
 /*
  * What the files behind the AsyncSteps methods share among themselves
- * (futoin_lua.h is what the SWIG module calls): the checks that refuse
- * misuse at the call site, and the flow's state and last error as the
- * other files read them.
+ * (futoin_lua.h is what the SWIG module calls): handle objects, the checks
+ * that refuse misuse at the call site, the calls of Lua functions by the
+ * trampolines, and the flow's state and last error as the other files
+ * read them.
  *
  * Files: lua_steps.c (handle objects, argument checks, adding steps,
- * waiting, loops, queries), lua_state.c (state() tables, the state shared
- * between languages, the flow's last error, async stacks).
+ * waiting, loops, queries), lua_trampoline.c (the trampolines that call
+ * Lua functions for the runtime; a step's return value), lua_state.c
+ * (state() tables, the state shared between languages, the flow's last
+ * error, async stacks).
  */
 #ifndef FUTOIN_LUA_STEPS_H
 #define FUTOIN_LUA_STEPS_H
 
 #include "futoin_lua.h"
+
+/* ---- handle objects (lua_steps.c) ---------------------------------------- */
+
+/** Push a new handle object (a full userdata with `nuv` user values) of
+ *  `kind` (FL_STEP, FL_ROOT, FL_PAR, FL_WRAP) over `bsi`. */
+fl_steps* fl_push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
+                        int kind, int nuv);
 
 /* ---- gates: refuse misuse at the call site ------------------------------- */
 
@@ -84,6 +94,31 @@ static inline int fl_gate(lua_State* L, fl_steps* s, int g, const char* what)
     return 1;
 }
 
+/* ---- trampolines (lua_trampoline.c) -------------------------------------- */
+
+/** What a call into Lua is for: a step, an error handler, a cancel
+ *  handler, a loop body, a repeat_loop body. */
+enum { FL_CALL_STEP, FL_CALL_ERROR, FL_CALL_CANCEL, FL_CALL_LOOP, FL_CALL_REPEAT };
+
+/** One call of a Lua function by a trampoline. */
+typedef struct fl_call
+{
+    FutoInAsyncSteps* bsi;
+    fl_rec* rec;
+    const FutoInArgs* args;
+    const char* code;
+    size_t index;
+    int kind;
+    fl_steps* s; /* the handle object made for the call */
+} fl_call;
+
+/** The trampolines of error handlers, cancel handlers, loop and
+ *  repeat_loop bodies (a record with the function); fl_tr_step, the one
+ *  of steps, is in futoin_lua.h. */
+void fl_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code);
+void fl_tr_cancel(FutoInAsyncSteps* bsi, void* data);
+void fl_tr_loop(FutoInAsyncSteps* bsi, void* data);
+void fl_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i);
 
 /* ---- the flow's state and last error (lua_state.c) ----------------------- */
 
