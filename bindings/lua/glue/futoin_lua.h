@@ -13,10 +13,10 @@
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
  * (AsyncSteps operations; lua_steps.h is what it shares with the files
  * below), lua_trampoline.c (the trampolines calling Lua functions for the
- * runtime), lua_state.c (state() tables, shared state, the flow's last
- * error), lua_handle.c (step handles as light userdata),
- * lua_tool.c (Tool, timers, luv), host/lua_host.c (the language host
- * "lua").
+ * runtime), lua_root.c (roots: made, executed, ended, freed), lua_state.c
+ * (state() tables, shared state, the flow's last error), lua_handle.c
+ * (step handles as light userdata), lua_tool.c (Tool, timers, luv),
+ * host/lua_host.c (the language host "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
@@ -468,11 +468,8 @@ static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
     return s;
 }
 
-int fl_steps_gc(lua_State* L);
 int fl_steps_tostring(lua_State* L);
 
-int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
-int fl_wrap(lua_State* L, void* address, int owned);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
 int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
@@ -487,11 +484,6 @@ int fl_loop(lua_State* L, fl_steps* s, int fn, int label);
 int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label);
 int fl_break(lua_State* L, fl_steps* s, int label, int cont);
 int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh);
-int fl_execute(lua_State* L, fl_steps* s, int fn, int done);
-int fl_result(lua_State* L, fl_steps* s);
-int fl_root_tool(lua_State* L, fl_steps* s);
-int fl_cancel(lua_State* L, fl_steps* s);
-int fl_free(lua_State* L, fl_steps* s);
 int fl_root_id(lua_State* L, fl_steps* s);
 int fl_is_valid(lua_State* L, fl_steps* s);
 int fl_status(lua_State* L, fl_steps* s);
@@ -503,6 +495,17 @@ int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line);
 /** The trampoline of a step (a record with a function in FL_A_FN). */
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+
+/* ---- roots (lua_root.c) -------------------------------------------------- */
+
+int fl_steps_gc(lua_State* L);
+int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
+int fl_wrap(lua_State* L, void* address, int owned);
+int fl_execute(lua_State* L, fl_steps* s, int fn, int done);
+int fl_result(lua_State* L, fl_steps* s);
+int fl_root_tool(lua_State* L, fl_steps* s);
+int fl_cancel(lua_State* L, fl_steps* s);
+int fl_free(lua_State* L, fl_steps* s);
 
 /* ---- state() tables, shared state, the last error (lua_state.c) ---------- */
 

@@ -7,9 +7,9 @@
  *
  * Files: lua_steps.c (handle objects, argument checks, adding steps,
  * waiting, loops, queries), lua_trampoline.c (the trampolines that call
- * Lua functions for the runtime; a step's return value), lua_state.c
- * (state() tables, the state shared between languages, the flow's last
- * error, async stacks).
+ * Lua functions for the runtime; a step's return value), lua_root.c
+ * (roots: made, executed, ended, freed), lua_state.c (state() tables, the
+ * state shared between languages, the flow's last error, async stacks).
  */
 #ifndef FUTOIN_LUA_STEPS_H
 #define FUTOIN_LUA_STEPS_H
@@ -22,6 +22,17 @@
  *  `kind` (FL_STEP, FL_ROOT, FL_PAR, FL_WRAP) over `bsi`. */
 fl_steps* fl_push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
                         int kind, int nuv);
+
+/* ---- argument checks, records (lua_steps.c) ------------------------------ */
+
+/** `idx` (0: absent) must be callable, or nil when `optional`: returns
+ *  idx, or 0 for an absent optional one; else a Lua error naming `what`
+ *  and `name`. */
+int fl_check_fn(lua_State* L, int idx, int optional, const char* what,
+                const char* name);
+/** A record anchoring the functions at fn_idx / eh_idx (0: none); a Lua
+ *  error when out of memory. */
+fl_rec* fl_make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx);
 
 /* ---- gates: refuse misuse at the call site ------------------------------- */
 
