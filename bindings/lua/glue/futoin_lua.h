@@ -12,11 +12,12 @@
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
  * (AsyncSteps operations; lua_steps.h is what it shares with the files
- * below), lua_trampoline.c (the trampolines calling Lua functions for the
- * runtime), lua_root.c (roots: made, executed, ended, freed), lua_state.c
- * (state() tables, shared state, the flow's last error), lua_handle.c
- * (step handles as light userdata), lua_tool.c (Tool, timers, luv),
- * host/lua_host.c (the language host "lua").
+ * below), lua_complete.c (success(), error()), lua_trampoline.c (the
+ * trampolines calling Lua functions for the runtime), lua_root.c (roots:
+ * made, executed, ended, freed), lua_state.c (state() tables, shared
+ * state, the flow's last error), lua_handle.c (step handles as light
+ * userdata), lua_tool.c (Tool, timers, luv), host/lua_host.c (the
+ * language host "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
@@ -473,10 +474,6 @@ int fl_steps_tostring(lua_State* L);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
 int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
-int fl_success(lua_State* L);      /* %native: asi:success(...) */
-int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
-int fl_error(lua_State* L, fl_steps* s, int code, int info);
-int fl_fail(lua_State* L, fl_steps* s, int err, int tb);
 int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms);
 int fl_set_cancel(lua_State* L, fl_steps* s, int fn);
 int fl_wait_external(lua_State* L, fl_steps* s);
@@ -493,8 +490,16 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
                    const char* module, const char* function);
 int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line);
-/** The trampoline of a step (a record with a function in FL_A_FN). */
+/** The trampoline of a step (a record with a function in FL_A_FN;
+ *  lua_trampoline.c). */
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+
+/* ---- completing a step (lua_complete.c) ---------------------------------- */
+
+int fl_success(lua_State* L);      /* %native: asi:success(...) */
+int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
+int fl_error(lua_State* L, fl_steps* s, int code, int info);
+int fl_fail(lua_State* L, fl_steps* s, int err, int tb);
 
 /* ---- roots (lua_root.c) -------------------------------------------------- */
 

@@ -6,10 +6,11 @@
  * read them.
  *
  * Files: lua_steps.c (handle objects, argument checks, adding steps,
- * waiting, loops, queries), lua_trampoline.c (the trampolines that call
- * Lua functions for the runtime; a step's return value), lua_root.c
- * (roots: made, executed, ended, freed), lua_state.c (state() tables, the
- * state shared between languages, the flow's last error, async stacks).
+ * waiting, loops, queries), lua_complete.c (success(), error()),
+ * lua_trampoline.c (the trampolines that call Lua functions for the
+ * runtime; a step's return value), lua_root.c (roots: made, executed,
+ * ended, freed), lua_state.c (state() tables, the state shared between
+ * languages, the flow's last error, async stacks).
  */
 #ifndef FUTOIN_LUA_STEPS_H
 #define FUTOIN_LUA_STEPS_H
@@ -30,6 +31,10 @@ fl_steps* fl_push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
  *  and `name`. */
 int fl_check_fn(lua_State* L, int idx, int optional, const char* what,
                 const char* name);
+/** The C string of string argument `idx`, refused (a Lua error naming
+ *  `name`) if an embedded NUL would cut it. */
+const char* fl_c_string(lua_State* L, int idx, const char* what,
+                        const char* name);
 /** A record anchoring the functions at fn_idx / eh_idx (0: none); a Lua
  *  error when out of memory. */
 fl_rec* fl_make_rec(lua_State* L, fl_ctx* ctx, int fn_idx, int eh_idx);
