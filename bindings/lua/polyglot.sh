@@ -92,7 +92,7 @@ run_test() {
   local core
   core=$(dirname "$(find "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async" -name 'libfutoin_async.so.0' | head -1)")
   if cp "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so" "$pdir/hosts/" \
-     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
           -L"$core" -l:libfutoin_async.so.0 -ldl -pthread -Wl,-rpath,"$core" >"$log" 2>&1; then
     FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \
