@@ -1,8 +1,9 @@
 /*
  * AsyncSteps for Lua: the operations behind the methods of the handle
- * objects (the SWIG wrappers in futoin_lua.i call them); the trampolines
- * that run Lua functions as steps, error, cancel and loop callbacks are in
- * lua_trampoline.c, success() and error() in lua_complete.c.
+ * objects (the SWIG wrappers of interface/futoin_lua.i call them); the
+ * trampolines that run Lua functions as steps, error, cancel and loop
+ * callbacks are in lua_trampoline.c, success() and error() in
+ * lua_complete.c.
  *
  * Everything goes through the adapter layer (futoin/sys/wrap.h), so the
  * same code drives our handles and any other FTN12 implementation's.
@@ -515,7 +516,7 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
 /* asi:_add_as(step, onerror, name, file, line): add() of a step the binding
  * makes on the user's behalf (add_foreign's guard around an error handler),
  * shown in async stacks as `name` at the user's file:line instead of as an
- * anonymous function of futoin_async.lua. */
+ * anonymous function of the Lua layer (futoin_async/polyglot.lua). */
 int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line)
 {

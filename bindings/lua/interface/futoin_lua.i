@@ -3,7 +3,7 @@
  *
  * The language-neutral part (version, error codes, sync objects) comes from
  * bindings/futoin_async.i. This file declares the operations on the two
- * kinds of objects the idiomatic layer (futoin_async.lua) exposes:
+ * kinds of objects the idiomatic layer (lib/futoin_async.lua) exposes:
  *
  *   AsyncSteps handles (roots, a step's `asi`, parallel())  over fl_steps
  *   Tool (one futoin_tool / libuv loop, owned or luv's)     over fl_tool
