@@ -232,7 +232,7 @@ part_java() {
 
 part_lua() {
   say "Lua binding (rock, busted; ASan+UBSan; valgrind)"
-  # bindings/lua/tests/run.sh builds the rock with luarocks (make into one
+  # bindings/lua/test.sh builds the rock with luarocks (make into one
   # tree, pack, install the .rock into another) and runs the busted suite
   # against the installed module; --asan and --valgrind rebuild the glue and
   # the runtime for the sanitizers / memcheck and run the suite again. Each
@@ -240,7 +240,7 @@ part_lua() {
   local lp=0 lf=0 mode lua_log lua_sum p f
   for mode in "" --asan --valgrind; do
     lua_log=$(mktemp)
-    bash bindings/lua/tests/run.sh $mode >"$lua_log" 2>&1
+    bash bindings/lua/test.sh $mode >"$lua_log" 2>&1
     lua_sum=$(grep -E '^lua(-asan|-valgrind)?: [0-9]+ passed, [0-9]+ failed$' "$lua_log" | tail -1)
     if [ -z "$lua_sum" ]; then
       tail -40 "$lua_log"; lf=$((lf + 1))

@@ -2,8 +2,9 @@
 # The Lua side of the polyglot matrix (tests/polyglot/README.md).
 #
 #   bash bindings/lua/polyglot.sh build OUTDIR
-#       luarocks --lua-version=5.4 make of the rock into OUTDIR/tree: the
-#       module, libfutoin_async.so.0 and the host plug-in
+#       bindings/lua/build.sh OUTDIR: luarocks --lua-version=5.4 make of the
+#       rock into OUTDIR/tree (and the packed .rock): the module,
+#       libfutoin_async.so.0 and the host plug-in
 #       lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so. Prints
 #       the environment the other hosts need, one KEY=VALUE a line:
 #         FUTOIN_HOST_PATH_LUA   the plug-in's directory (for FUTOIN_HOST_PATH)
@@ -30,8 +31,8 @@ build() { # outdir
   local out tree
   out=$(mkdir -p "$1" && cd "$1" && pwd)
   tree=$out/tree
-  (cd "$here" && luarocks --lua-version=5.4 make --tree "$tree") >"$out/luarocks.log" 2>&1 || {
-    tail -30 "$out/luarocks.log" >&2
+  bash "$here/build.sh" "$out" >"$out/build.log" 2>&1 || {
+    tail -30 "$out/build.log" >&2
     return 1
   }
   local lib=$tree/lib/lua/5.4 share=$tree/share/lua/5.4
@@ -91,7 +92,7 @@ run_test() {
   local core
   core=$(dirname "$(find "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async" -name 'libfutoin_async.so.0' | head -1)")
   if cp "$FUTOIN_LUA_TREE/lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so" "$pdir/hosts/" \
-     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
           -L"$core" -l:libfutoin_async.so.0 -ldl -pthread -Wl,-rpath,"$core" >"$log" 2>&1; then
     FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \

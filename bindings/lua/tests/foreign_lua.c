@@ -2,7 +2,7 @@
  * Test-only Lua module `foreign_as`: the library's deliberately foreign,
  * minimal 25-slot FTN12 implementation (tests/foreign/foreign_as.c),
  * exposed to Lua so that fa.wrap() drives a handle that is not ours
- * (only the spec's slots are used). Built by tests/run.sh.
+ * (only the spec's slots are used). Built by test.sh.
  */
 #include <lauxlib.h>
 #include <lua.h>

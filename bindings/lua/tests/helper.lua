@@ -1,6 +1,6 @@
 -- Shared by the specs: the module under test, traces compared whole with
 -- tests/expected/*.trace, and a guard that the module comes from the
--- installed tree (FUTOIN_LUA_TREE, set by tests/run.sh), never the build.
+-- installed tree (FUTOIN_LUA_TREE, set by test.sh), never the build.
 local fa = require "futoin_async"
 local assert = require "luassert"
 

@@ -23,20 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-static futoin_tool* tool;
+#include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+static futoin_tool* tool;
 
 static char code[64], info[4096], stack[4096];
 
@@ -283,6 +272,5 @@ int main(void)
     futoin_host_shutdown();
 
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    printf("polyglot-lua-plugin: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("polyglot-lua-plugin");
 }

@@ -1,18 +1,22 @@
 /*
  * Internal interface of the Lua 5.4 binding's C support code.
  *
- * SWIG generates the module futoin_async.core from bindings/lua/futoin_lua.i
- * (which includes the language-neutral bindings/futoin_async.i): the
- * wrappers, their argument counts and checks, the module table. The
- * wrappers call the functions declared here, which hold what SWIG cannot
- * generate: the trampolines that run Lua functions as steps, the handle
- * objects and their state checks, registry references and the
- * FutoInBinaryValue <-> Lua conversion.
+ * SWIG generates the module futoin_async.core from
+ * bindings/lua/interface/futoin_lua.i (which includes the language-neutral
+ * bindings/futoin_async.i): the wrappers, their argument counts and
+ * checks, the module table. The wrappers call the functions declared
+ * here, which hold what SWIG cannot generate: the trampolines that run Lua
+ * functions as steps, the handle objects and their state checks, registry
+ * references and the FutoInBinaryValue <-> Lua conversion.
  *
  * Files: lua_ctx.c (per-state context, registry references, the traceback
  * handler, misuse capture), lua_values.c (conversion), lua_steps.c
- * (trampolines and AsyncSteps operations), lua_handle.c (step handles as
- * light userdata), lua_tool.c (Tool, timers, luv), lua_host.c (the
+ * (AsyncSteps operations; lua_steps.h is what it shares with the files
+ * below), lua_complete.c (success(), error()), lua_trampoline.c (the
+ * trampolines calling Lua functions for the runtime), lua_root.c (roots:
+ * made, executed, ended, freed), lua_state.c (state() tables, shared
+ * state, the flow's last error), lua_handle.c (step handles as light
+ * userdata), lua_tool.c (Tool, timers, luv), host/lua_host.c (the
  * language host "lua").
  *
  * Rules every file keeps:
@@ -465,18 +469,11 @@ static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
     return s;
 }
 
-int fl_steps_gc(lua_State* L);
 int fl_steps_tostring(lua_State* L);
 
-int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
-int fl_wrap(lua_State* L, void* address, int owned);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
 int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
-int fl_success(lua_State* L);      /* %native: asi:success(...) */
-int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
-int fl_error(lua_State* L, fl_steps* s, int code, int info);
-int fl_fail(lua_State* L, fl_steps* s, int err, int tb);
 int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms);
 int fl_set_cancel(lua_State* L, fl_steps* s, int fn);
 int fl_wait_external(lua_State* L, fl_steps* s);
@@ -484,14 +481,6 @@ int fl_loop(lua_State* L, fl_steps* s, int fn, int label);
 int fl_repeat(lua_State* L, fl_steps* s, lua_Integer count, int fn, int label);
 int fl_break(lua_State* L, fl_steps* s, int label, int cont);
 int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh);
-int fl_execute(lua_State* L, fl_steps* s, int fn, int done);
-int fl_result(lua_State* L, fl_steps* s);
-int fl_root_tool(lua_State* L, fl_steps* s);
-int fl_cancel(lua_State* L, fl_steps* s);
-int fl_free(lua_State* L, fl_steps* s);
-int fl_state(lua_State* L, fl_steps* s);
-int fl_error_info(lua_State* L, fl_steps* s);
-int fl_last_exception(lua_State* L, fl_steps* s);
 int fl_root_id(lua_State* L, fl_steps* s);
 int fl_is_valid(lua_State* L, fl_steps* s);
 int fl_status(lua_State* L, fl_steps* s);
@@ -501,23 +490,45 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
                    const char* module, const char* function);
 int fl_add_as(lua_State* L, fl_steps* s, int fn, int eh, const char* name,
               const char* file, lua_Integer line);
-int fl_async_stack(lua_State* L, fl_steps* s);
-int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
-int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);
-/** The trampoline of a step (a record with a function in FL_A_FN). */
+/** The trampoline of a step (a record with a function in FL_A_FN;
+ *  lua_trampoline.c). */
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
-/** Push the frames of `st` as a Lua list (nil for NULL). */
-void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
-/* ---- state() tables (lua_steps.c) ---------------------------------------- */
+/* ---- completing a step (lua_complete.c) ---------------------------------- */
+
+int fl_success(lua_State* L);      /* %native: asi:success(...) */
+int fl_success_step(lua_State* L); /* %native: asi:success_step(...) */
+int fl_error(lua_State* L, fl_steps* s, int code, int info);
+int fl_fail(lua_State* L, fl_steps* s, int err, int tb);
+
+/* ---- roots (lua_root.c) -------------------------------------------------- */
+
+int fl_steps_gc(lua_State* L);
+int fl_root_new(lua_State* L, fl_tool* t, int tool_idx);
+int fl_wrap(lua_State* L, void* address, int owned);
+int fl_execute(lua_State* L, fl_steps* s, int fn, int done);
+int fl_result(lua_State* L, fl_steps* s);
+int fl_root_tool(lua_State* L, fl_steps* s);
+int fl_cancel(lua_State* L, fl_steps* s);
+int fl_free(lua_State* L, fl_steps* s);
+
+/* ---- state() tables, shared state, the last error (lua_state.c) ---------- */
 
 /** Make the metatable of state() tables (fl_ctx_open). */
 void fl_state_open(lua_State* L, fl_ctx* ctx);
 int fl_state_names(lua_State* L); /* %native _state_names(t) */
 int fl_state_mt(lua_State* L);    /* %native _state_mt() */
 int fl_state_keys(lua_State* L);  /* %native _state_keys() */
+int fl_state(lua_State* L, fl_steps* s);
+int fl_shared_get(lua_State* L, fl_steps* s, const char* name);
+int fl_shared_set(lua_State* L, fl_steps* s, const char* name, int value);
+int fl_error_info(lua_State* L, fl_steps* s);
+int fl_last_exception(lua_State* L, fl_steps* s);
+int fl_async_stack(lua_State* L, fl_steps* s);
+/** Push the frames of `st` as a Lua list (nil for NULL). */
+void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
-/* ---- the language host "lua" (lua_host.c) --------------------------------- */
+/* ---- the language host "lua" (host/lua_host.c) ---------------------------- */
 
 /** Offer this state as the host of language "lua" (luaopen); the first
  *  state opened in the process keeps it until it is closed. */

@@ -6,7 +6,7 @@
  *    futoin_async): luaopen registers the host (futoin_host_register), so
  *    steps of other languages can add Lua functions to a flow by name;
  *  - another language is the host: libfutoin_async loads the plug-in
- *    libfutoin_host_lua.so (src/lua_host_plugin.c), which makes a state,
+ *    libfutoin_host_lua.so (host/lua_host_plugin.c), which makes a state,
  *    requires futoin_async and forwards to the same table
  *    (futoin_lua_host.h).
  * The first state opened in the process is the host's until it is closed.

@@ -1,6 +1,6 @@
 /*
  * Between the Lua binding's module (futoin_async.core) and its host plug-in
- * (libfutoin_host_lua.so, src/lua_host_plugin.c). The module implements the
+ * (libfutoin_host_lua.so, host/lua_host_plugin.c). The module implements the
  * language host "lua" over the Lua state it was opened in; the plug-in,
  * loaded by libfutoin_async when Lua is not the host program, only makes
  * that state (luaL_newstate, require "futoin_async") and asks the module for

@@ -3,14 +3,14 @@
  *
  * The language-neutral part (version, error codes, sync objects) comes from
  * bindings/futoin_async.i. This file declares the operations on the two
- * kinds of objects the idiomatic layer (futoin_async.lua) exposes:
+ * kinds of objects the idiomatic layer (lib/futoin_async.lua) exposes:
  *
  *   AsyncSteps handles (roots, a step's `asi`, parallel())  over fl_steps
  *   Tool (one futoin_tool / libuv loop, owned or luv's)     over fl_tool
  *
  * SWIG generates the wrappers: argument counts (compact default arguments),
  * the `self` checks, value checks, result counts and the module table. Each
- * body is one call into the C support code (src/futoin_lua.h), which SWIG
+ * body is one call into the C support code (glue/futoin_lua.h), which SWIG
  * cannot generate: trampolines, registry references, value conversion. The
  * Lua layer puts these functions straight into the objects' metatables
  * (`asi:add(f)` calls the SWIG wrapper of `add` with no Lua code between).
@@ -79,7 +79,7 @@ static const char* fl_short_name(const char* n)
               unsigned char, size_t
     "lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++;"
 
-%include "../futoin_async.i"
+%include "../../futoin_async.i"
 
 /* ---- typemaps of this module ---------------------------------------------- */
 
@@ -98,7 +98,7 @@ typedef int fl_nret;
 /* A C address: a light userdata (what C code hands to Lua), or nil for
  * none. Never a number (42 is no address: taking it as one would crash),
  * a full userdata (certainly not the C object meant here) nor a step's
- * handle (a light userdata that points nowhere: src/lua_handle.c). */
+ * handle (a light userdata that points nowhere: glue/lua_handle.c). */
 %typemap(in) void* address {
     if (lua_islightuserdata(L, $input)) {
         $1 = lua_touserdata(L, $input);

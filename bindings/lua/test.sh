@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Tests of the Lua binding, against the INSTALLED module:
 #
-#   bash bindings/lua/tests/run.sh              # rock: make, pack, install, busted
-#   bash bindings/lua/tests/run.sh --asan       # glue + runtime under ASan/UBSan
-#   bash bindings/lua/tests/run.sh --valgrind   # the suite under valgrind memcheck
+#   bash bindings/lua/test.sh [--no-build] [OUT]  # the rock: build.sh, install, busted
+#   bash bindings/lua/test.sh --asan              # glue + runtime under ASan/UBSan
+#   bash bindings/lua/test.sh --valgrind          # the suite under valgrind memcheck
 #
-# Default: `luarocks --lua-version=5.4 make` into a fresh tree A (a require
-# check from it), `luarocks pack` of that install into a binary .rock,
+# Default: build.sh into OUT (default: a temporary folder; --no-build: use
+# what build.sh built there before), which does `luarocks --lua-version=5.4
+# make` into the tree OUT/tree (tree A: a require check from it) and
+# `luarocks pack` of that install into a binary .rock in OUT; then
 # `luarocks install <file>.rock` into a fresh tree B, and busted (Debian's,
 # run by lua5.4) over tests/*_spec.lua with LUA_PATH/LUA_CPATH of tree B.
 # The last line is "lua: N passed, M failed" (or lua-asan / lua-valgrind).
@@ -15,9 +17,17 @@
 # the spec files (e.g. "core_spec.lua spec_spec.lua").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-lua_dir=$(dirname "$here")
-repo=$(cd "$lua_dir/../.." && pwd)
-mode=${1:-rock}
+tests=$here/tests
+repo=$(cd "$here/../.." && pwd)
+build=1
+if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
+mode=rock
+case "${1:-}" in --asan|--valgrind) mode=$1; shift ;; esac
+out=${1:-}
+case "$out" in -*)
+  echo "usage: $0 [--no-build] [OUT] | --asan | --valgrind" >&2
+  exit 2 ;;
+esac
 export LC_ALL=C.UTF-8
 
 tmp=$(mktemp -d)
@@ -39,7 +49,7 @@ build_foreign() { # cflags...
   mkdir -p "$tmp/cmod"
   cc -std=c11 -O1 -shared -fPIC -D_POSIX_C_SOURCE=200809L "$@" \
     -I "$repo/abi" -I "$repo/tests/foreign" $(pkg-config --cflags lua5.4) \
-    -o "$tmp/cmod/foreign_as.so" "$here/foreign_lua.c" "$repo/tests/foreign/foreign_as.c" \
+    -o "$tmp/cmod/foreign_as.so" "$tests/foreign_lua.c" "$repo/tests/foreign/foreign_as.c" \
     >"$tmp/foreign.log" 2>&1 || fail_setup "building the foreign test module failed" "$tmp/foreign.log"
 }
 
@@ -47,11 +57,11 @@ build_foreign() { # cflags...
 # sets passed/failed.
 run_busted() { # tree [wrapper...]
   local tree=$1; shift
-  local specs=${LUA_SPECS:-$(cd "$here" && ls *_spec.lua)}
+  local specs=${LUA_SPECS:-$(cd "$tests" && ls *_spec.lua)}
   eval "$(rocks --tree "$tree" path)"
-  export LUA_PATH="$here/?.lua;$LUA_PATH" LUA_CPATH="$tmp/cmod/?.so;$LUA_CPATH"
+  export LUA_PATH="$tests/?.lua;$LUA_PATH" LUA_CPATH="$tmp/cmod/?.so;$LUA_CPATH"
   export FUTOIN_LUA_TREE="$tree" FUTOIN_EXPECTED_DIR="$repo/tests/expected/"
-  (cd "$here" && "$@" lua5.4 /usr/bin/busted -o plainTerminal $specs) >"$tmp/busted.log" 2>&1
+  (cd "$tests" && "$@" lua5.4 /usr/bin/busted -o plainTerminal $specs) >"$tmp/busted.log" 2>&1
   busted_rc=$?
   local rc=$busted_rc
   grep -vE '^[+-]*$' "$tmp/busted.log" | grep -vE '^==[0-9]+==' | tail -60
@@ -66,12 +76,13 @@ run_busted() { # tree [wrapper...]
 case "$mode" in
 rock)
   label=lua
-  (cd "$lua_dir" && rocks make --tree "$tmp/treeA") >"$tmp/make.log" 2>&1 \
-    || fail_setup "luarocks make failed" "$tmp/make.log"
-  (cd "$tmp" && rocks --tree "$tmp/treeA" pack futoin_async) >"$tmp/pack.log" 2>&1 \
-    || fail_setup "luarocks pack failed" "$tmp/pack.log"
-  rock=$(ls "$tmp"/futoin_async-*.rock 2>/dev/null | head -1)
-  [ -n "$rock" ] || fail_setup "no .rock was packed" "$tmp/pack.log"
+  out=${out:-$tmp/out}
+  if [ $build = 1 ]; then
+    bash "$here/build.sh" "$out" >"$tmp/build.log" 2>&1 \
+      || fail_setup "build.sh failed" "$tmp/build.log"
+  fi
+  rock=$(ls "$out"/futoin_async-*.rock 2>/dev/null | head -1)
+  [ -n "$rock" ] && [ -d "$out/tree" ] || fail_setup "no .rock and tree in $out (build.sh)" "$tmp/build.log"
   rocks --tree "$tmp/treeB" install "$rock" >"$tmp/install.log" 2>&1 \
     || fail_setup "luarocks install of the .rock failed" "$tmp/install.log"
   # tree A (luarocks make): the module loads and runs a flow from there
@@ -84,7 +95,7 @@ local r = fa.AsyncSteps(); r:add(function(asi) asi:success(6 * 7) end)
 assert(r:run() == 42)
 print("luarocks make tree: loads from " .. so)
 EOF
-  (eval "$(rocks --tree "$tmp/treeA" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeA") \
+  (eval "$(rocks --tree "$out/tree" path)"; cd "$tmp" && lua5.4 make_check.lua "$out/tree") \
     && make_ok=1
   build_foreign
   export FUTOIN_LUA_FORTIFY=1 # a release build: _FORTIFY_SOURCE applies
@@ -96,7 +107,7 @@ EOF
   label=lua-asan
   # runtime + glue with -fsanitize=address,undefined; lua5.4 itself is not
   # instrumented, so the sanitizer runtimes are preloaded.
-  (cd "$lua_dir" && make BUILD="$tmp/build-asan" NINJA_JOBS=2 \
+  (cd "$here" && make BUILD="$tmp/build-asan" NINJA_JOBS=2 \
      MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dc_args=-fno-sanitize-recover=all" \
      && make BUILD="$tmp/build-asan" INST_LIBDIR="$tmp/treeS/lib/lua/5.4" \
           INST_LUADIR="$tmp/treeS/share/lua/5.4" install) >"$tmp/make.log" 2>&1 \
@@ -105,9 +116,9 @@ EOF
   libasan=$(gcc -print-file-name=libasan.so)
   libubsan=$(gcc -print-file-name=libubsan.so)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
-  export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
+  export LSAN_OPTIONS=suppressions=$tests/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua leak_spec.lua"}
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua leak_spec.lua"}
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
   run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
   if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then
@@ -117,7 +128,7 @@ EOF
   ;;
 --valgrind)
   label=lua-valgrind
-  (cd "$lua_dir" && make BUILD="$tmp/build-vg" NINJA_JOBS=2 MESON_ARGS="-Dbuildtype=debugoptimized" \
+  (cd "$here" && make BUILD="$tmp/build-vg" NINJA_JOBS=2 MESON_ARGS="-Dbuildtype=debugoptimized" \
      && make BUILD="$tmp/build-vg" INST_LIBDIR="$tmp/treeV/lib/lua/5.4" \
           INST_LUADIR="$tmp/treeV/share/lua/5.4" install) >"$tmp/make.log" 2>&1 \
     || fail_setup "the valgrind build failed" "$tmp/make.log"
@@ -126,7 +137,7 @@ EOF
   export FUTOIN_LUA_FORTIFY=1 # debugoptimized: _FORTIFY_SOURCE applies
   run_busted "$tmp/treeV" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
-    --suppressions="$here/valgrind.supp"
+    --suppressions="$tests/valgrind.supp"
   # memcheck errors (leaks of our code included) make valgrind exit 99:
   # one failure, whatever busted counted
   if grep -qE '==[0-9]+== ' "$tmp/busted.log"; then
@@ -134,10 +145,6 @@ EOF
     [ "$busted_rc" = 99 ] && [ "$failed" = 1 ] && failed=0
     failed=$((failed + 1))
   fi
-  ;;
-*)
-  echo "usage: $0 [--asan|--valgrind]" >&2
-  exit 2
   ;;
 esac
 

@@ -333,11 +333,11 @@ void fl_rec_clear(fl_rec* r, int which)
     rec_clear_mask(r, 1u << which);
 }
 
-/* Detach the handle object of the record's last call (lua_steps.c keeps
- * the same rule): it finished, so calls through it are refused from now
- * on; a waiting one that nobody completed lost to a timeout or cancel. A
- * light handle's slot is retired here, once per call (r->live is its only
- * link). */
+/* Detach the handle object of the record's last call (lua_trampoline.c
+ * keeps the same rule inline): it finished, so calls through it are
+ * refused from now on; a waiting one that nobody completed lost to a
+ * timeout or cancel. A light handle's slot is retired here, once per call
+ * (r->live is its only link). */
 void fl_rec_detach(fl_rec* r)
 {
     fl_steps* s = r->live;

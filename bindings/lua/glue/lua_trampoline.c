@@ -1,0 +1,410 @@
+/*
+ * The trampolines: how the runtime calls Lua functions as steps, error
+ * handlers, cancel handlers and loop bodies. Each call gets a handle (asi)
+ * of its own, runs protected with the traceback handler, and what it did
+ * is read back: an error it raised goes into the flow (a handled
+ * FutoInError is already there), values it returned are its result (rule
+ * 1 of the cross-language contract), and its handle is retired unless the
+ * step waits (FTN12 §1.3).
+ */
+#include "futoin_lua.h"
+#include "lua_steps.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- trampolines --------------------------------------------------------- */
+
+/* The flags of a call's handle. */
+static uint16_t call_flags(int kind)
+{
+    switch (kind) {
+    case FL_CALL_ERROR: return FL_F_ACTIVE | FL_F_ERRH;
+    case FL_CALL_CANCEL: return FL_F_ACTIVE | FL_F_CANCELH;
+    default: return FL_F_ACTIVE;
+    }
+}
+
+/* Runs protected: build the call and make it (the slow path of invoke():
+ * what may allocate or raise before the call). */
+static int call_body(lua_State* L)
+{
+    fl_call* c = lua_touserdata(L, 1);
+    fl_rec* r = c->rec;
+    fl_ctx* ctx = r->ctx;
+    fl_steps* s;
+    int n = 1;
+
+    fl_rec_push(L, r, c->kind == FL_CALL_ERROR ? FL_A_EH : FL_A_FN);
+    if (c->s) {
+        lua_pushlightuserdata(L, fl_handle_value(c->s)); /* made by invoke() */
+    } else {
+        s = fl_push_steps(L, ctx, c->bsi, FL_STEP, 0);
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags = call_flags(c->kind);
+    }
+    switch (c->kind) {
+    case FL_CALL_STEP:
+        n += fl_push_args(L, ctx, c->args);
+        break;
+    case FL_CALL_ERROR:
+        lua_pushstring(L, c->code ? c->code : FUTOIN_ERR_INTERNAL_ERROR);
+        ++n;
+        break;
+    case FL_CALL_REPEAT:
+        lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
+        ++n;
+        break;
+    default:
+        break;
+    }
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L) - 1; /* what it returned */
+}
+
+/* Runs protected: what a failed call means for the flow. In: the value
+ * the pcall left (the traceback, or an error object). Out: code, info,
+ * reference of the exception object (or nothing for a handled error). */
+static int call_analyze(lua_State* L)
+{
+    fl_ctx* ctx = lua_touserdata(L, 2);
+    if (fl_is_error_obj(L, 1)) {
+        lua_getfield(L, 1, "handled");
+        if (lua_toboolean(L, -1)) {
+            return 0; /* asi:error(), break, continue: already reported */
+        }
+        lua_getfield(L, 1, "code");
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            lua_pop(L, 1);
+            lua_pushliteral(L, FUTOIN_ERR_INTERNAL_ERROR);
+        }
+        lua_getfield(L, 1, "info");
+        if (!lua_isstring(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushnil(L);
+        } else {
+            lua_tostring(L, -1);
+        }
+        lua_pushvalue(L, 1);
+    } else {
+        lua_pushliteral(L, FUTOIN_ERR_INTERNAL_ERROR);
+        if (lua_type(L, 1) == LUA_TSTRING) {
+            lua_pushvalue(L, 1); /* the traceback */
+        } else {
+            lua_pushliteral(L, "Lua error");
+        }
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->err_slot); /* the original */
+    }
+    lua_pushinteger(L, fl_ref(L, ctx));
+    return 3;
+}
+
+/* A call failed with status `st` (error value on top). Report it into the
+ * flow (in_flow) or print it (cancel handlers have no flow to report to). */
+static void call_failed(lua_State* L, fl_ctx* ctx, fl_call* c, int st)
+{
+    int base = lua_gettop(L);
+    const char* code = FUTOIN_ERR_INTERNAL_ERROR;
+    const char* info = NULL;
+    int ref = LUA_NOREF;
+    int in_flow = c->kind != FL_CALL_CANCEL;
+
+    if (st == LUA_ERRMEM) {
+        info = "Lua: not enough memory";
+    } else if (st == LUA_ERRERR) {
+        info = "Lua: error in the error handler";
+    } else {
+        lua_pushcfunction(L, call_analyze);
+        lua_pushvalue(L, base);
+        lua_pushlightuserdata(L, ctx);
+        if (lua_pcall(L, 2, 3, 0) != LUA_OK) {
+            info = "Lua: could not read the error";
+        } else if (lua_isnil(L, -3)) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+            lua_settop(L, base);
+            return; /* handled */
+        } else {
+            code = lua_tostring(L, -3);
+            info = lua_tostring(L, -2);
+            ref = (int)lua_tointeger(L, -1);
+        }
+    }
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, LUA_REGISTRYINDEX, ctx->err_slot);
+    if (c->s) {
+        c->s->flags |= FL_F_FAILED;
+    }
+    if (!in_flow) {
+        fprintf(stderr, "futoin_async: error in a cancel handler: %s\n",
+                info ? info : code);
+        fl_unref(ctx, ref);
+    } else {
+        if (ref >= 0) {
+            FutoInBinaryValue ex;
+            fl_custom_adopt(ctx, ref, &ex); /* the value owns the reference */
+            futoin_wrap_set_last_exception(c->bsi, &ex);
+        }
+        c->bsi->api->handle_error(c->bsi, code, info);
+    }
+    lua_settop(L, base);
+}
+
+/* ---- a step's return value ------------------------------------------------ *
+ *
+ * Rule 1 of the cross-language contract: what a step (or an error handler,
+ * or a loop body) returns, other than nothing, is its result, as if it had
+ * called success(...) last (several values: several results). What add()
+ * and its kin return for chaining (the handle itself, a parallel() handle)
+ * is not a value. A step that also completed, waited or added sub-steps
+ * itself fails with InternalError saying so: the values would otherwise be
+ * lost. */
+
+typedef struct fl_ret
+{
+    fl_call* c;
+    FutoInArgs a;
+    int n; /* values converted into `a`, or -1: an error to report */
+} fl_ret;
+
+/* What the handle's call did that leaves no room for a returned value. */
+static const char* returned_after(uint16_t f)
+{
+    if (f & FL_F_SUCCESS) {
+        return "success()";
+    }
+    if (f & FL_F_FAILED) {
+        return "error()";
+    }
+    if (f & FL_F_ADDED) {
+        return "add() (or another call that adds steps)";
+    }
+    if (f & FL_F_WAITING) {
+        return "set_cancel(), set_timeout() or wait_external() (so it waits)";
+    }
+    return NULL;
+}
+
+/* Runs protected: (fl_ret, values...) -> the values in ret->a, or the
+ * message and the reference of an InternalError object explaining why
+ * they cannot be the result (ret->n = -1). */
+static int returned_body(lua_State* L)
+{
+    fl_ret* rt = lua_touserdata(L, 1);
+    fl_ctx* ctx = rt->c->s->ctx;
+    int n = lua_gettop(L) - 1;
+    const char* did = returned_after(rt->c->s->flags);
+    const char* msg;
+    if (!did && n <= 4) {
+        fl_args_from(L, ctx, 2, n, &rt->a); /* raises: nothing converted */
+        rt->n = n;
+        return 0;
+    }
+    if (did) {
+        msg = lua_pushfstring(L, "a step returned a value (%s) after it called %s: "
+                                 "return the values instead, or return nothing",
+                              luaL_typename(L, 2), did);
+    } else {
+        msg = lua_pushfstring(L, "a step returned %d values: at most 4 "
+                                 "(FTN12 FutoInArgs)", n);
+    }
+    fl_push_error(L, ctx, FUTOIN_ERR_INTERNAL_ERROR, msg, 0);
+    lua_pushinteger(L, fl_ref(L, ctx)); /* (msg, reference of the error) */
+    rt->n = -1;
+    return 2;
+}
+
+/* The call of `c` returned the values from `first` to the top. */
+static void call_returned(lua_State* L, fl_ctx* ctx, fl_call* c, int first)
+{
+    fl_steps* s = c->s;
+    int n = lua_gettop(L) - first + 1;
+    fl_ret rt;
+    int st;
+    if (c->kind == FL_CALL_CANCEL || !s || (s->flags & (FL_F_DONE | FL_F_FAILED))) {
+        /* no flow takes it (a cancel handler, a cancelled flow), or the
+         * step already fails with its own error, which stands */
+        return;
+    }
+    if (fl_to_steps(L, first)) {
+        return; /* `return asi:add(...)`: the chaining result */
+    }
+    if (!lua_checkstack(L, 4)) {
+        c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                  "Lua: stack overflow");
+        s->flags |= FL_F_FAILED;
+        return;
+    }
+    rt.c = c;
+    rt.n = -1;
+    lua_pushcfunction(L, returned_body);
+    lua_insert(L, first);
+    lua_pushlightuserdata(L, &rt);
+    lua_insert(L, first + 1);
+    st = lua_pcall(L, n + 1, 2, 0);
+    if (st == LUA_OK && rt.n >= 0) {
+        s->bsi->api->success(s->bsi, rt.n ? &rt.a : NULL);
+        fl_args_reset(&rt.a);
+        s->flags |= FL_F_SUCCESS;
+    } else {
+        const char* info;
+        if (st == LUA_OK) {
+            FutoInBinaryValue ex;
+            info = lua_tostring(L, -2);
+            fl_custom_adopt(ctx, (int)lua_tointeger(L, -1), &ex);
+            futoin_wrap_set_last_exception(c->bsi, &ex);
+        } else {
+            info = lua_tostring(L, -1); /* the value could not be converted */
+        }
+        c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR, info);
+        s->flags |= FL_F_FAILED;
+    }
+    fl_clear_misuse(ctx);
+}
+
+/* The handler sits below the function and its arguments; after the call
+ * the stack goes back to where it was (`base`), whatever the call left:
+ * values it returned (call_returned) or the error value (call_failed). */
+static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
+{
+    fl_rec* r = c->rec;
+    fl_ctx* ctx = r->ctx;
+    lua_State* L;
+    FutoInAsyncSteps* prev;
+    int st;
+    fl_steps* s;
+    int base;
+
+    if (ctx->closed) {
+        if (c->kind != FL_CALL_CANCEL) {
+            c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                      "the Lua state of this step was closed");
+        }
+        return;
+    }
+    /* The previous call of this record (a loop's last iteration, the step
+     * whose error handler this is) is over. */
+    if (r->live || fl_rec_has(r, FL_A_WAIT)) {
+        fl_rec_detach(r);
+    }
+    L = fl_ctx_state(ctx);
+    if (!lua_checkstack(L, 12)) {
+        if (c->kind != FL_CALL_CANCEL) {
+            c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
+                                      "Lua: stack overflow");
+        }
+        return;
+    }
+    prev = ctx->cur_bsi;
+    ctx->cur_bsi = c->bsi;
+    base = lua_gettop(L);
+    lua_pushcfunction(L, fl_msgh);
+    if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags |= call_flags(c->kind);
+        /* The fast path: nothing below allocates or raises (the stack was
+         * checked; values that would allocate go the slow way), so the
+         * function is called directly, without call_body's C frame. */
+        if (c->kind == FL_CALL_STEP || c->kind == FL_CALL_LOOP || c->kind == FL_CALL_REPEAT) {
+            int n = 1;
+            fl_rec_push(L, r, FL_A_FN);
+            lua_pushlightuserdata(L, fl_handle_value(s));
+            if (c->kind == FL_CALL_REPEAT) {
+                lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
+                ++n;
+            } else if (c->kind == FL_CALL_STEP && c->args && c->args->args[0].type) {
+                const FutoInBinaryValue* v = &c->args->args[0];
+                if (v->type == &fl_ty_i64 && !c->args->args[1].type) {
+                    lua_pushinteger(L, (lua_Integer)v->i64); /* the usual one */
+                    ++n;
+                } else {
+                    int k = fl_push_args_plain(L, ctx, c->args);
+                    n = k < 0 ? -1 : n + k;
+                }
+            }
+            if (n >= 0) {
+                st = lua_pcall(L, n, LUA_MULTRET, -(n + 2));
+                goto called;
+            }
+            lua_settop(L, -3); /* the function and the handle: pushed nothing else */
+        }
+    }
+    lua_pushcfunction(L, call_body);
+    lua_pushlightuserdata(L, c);
+    st = lua_pcall(L, 1, LUA_MULTRET, -3);
+called:
+    ctx->cur_bsi = prev;
+    s = c->s;
+    if (s) {
+        s->flags &= (uint16_t)~FL_F_ACTIVE;
+    }
+    if (st != LUA_OK) {
+        call_failed(L, ctx, c, st);
+    } else if (lua_gettop(L) > base + 1) {
+        /* trailing nils are no values: `return nil`, `return maybe` */
+        int top = lua_gettop(L);
+        while (top > base + 1 && lua_isnil(L, top)) {
+            --top;
+        }
+        if (top > base + 1) {
+            lua_settop(L, top);
+            call_returned(L, ctx, c, base + 2);
+        }
+    }
+    if (s && r->live == s) {
+        uint16_t f = s->flags;
+        if ((f & (FL_F_LIGHT | FL_F_WAITING)) == FL_F_LIGHT
+            && !(r->has & (1u << FL_A_WAIT))) {
+            /* fl_rec_detach() of the usual call, inline */
+            s->flags = (uint16_t)(f | FL_F_DONE);
+            s->rec = NULL;
+            r->live = NULL;
+            fl_handle_retire(s);
+        } else if (!(f & FL_F_WAITING)
+                   || (f & (FL_F_SUCCESS | FL_F_FAILED | FL_F_ADDED))) {
+            /* finished: it completed, or runs sub-steps, so it did not end
+             * up waiting (a waiting one stays usable, FTN12 §1.3) */
+            s->flags = (uint16_t)(f & ~FL_F_WAITING);
+            fl_rec_detach(r);
+        }
+    }
+    lua_settop(L, base);
+}
+
+static void invoke(fl_call* c)
+{
+    invoke_inl(c);
+}
+
+void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    fl_call c = {bsi, data, args, NULL, 0, FL_CALL_STEP, NULL};
+    invoke_inl(&c);
+}
+
+void fl_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    fl_call c = {bsi, data, NULL, code, 0, FL_CALL_ERROR, NULL};
+    invoke(&c);
+}
+
+void fl_tr_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    fl_call c = {bsi, data, NULL, NULL, 0, FL_CALL_CANCEL, NULL};
+    invoke(&c);
+}
+
+void fl_tr_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    fl_call c = {bsi, data, NULL, NULL, 0, FL_CALL_LOOP, NULL};
+    invoke(&c);
+}
+
+void fl_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    fl_call c = {bsi, data, NULL, NULL, i, FL_CALL_REPEAT, NULL};
+    invoke(&c);
+}
