@@ -5,10 +5,14 @@
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
 #      the host plug-in libfutoin_host_java.so (polyglot flows, host/host_plugin.c)
-#   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
-#      and the POM under META-INF/maven/; the POM also next to the jar; the
-#      javadoc jar (doclint warnings are errors)
-#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java)
+#   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/,
+#      the host plug-in as native/linux-x86_64/futoin-hosts/libfutoin_host_java.so
+#      STORED (zip method 0: C code reads it with nothing but the zip's
+#      directory, host/zip_entry.c) and the POM under META-INF/maven/; the
+#      plug-in and the POM also next to the jar; the javadoc jar (doclint
+#      warnings are errors)
+#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java) and the C
+#      test of the zip reader (zip_test, with ASan and UBSan)
 #
 # usage: bindings/java/build.sh [CORE_BUILD_DIR] [OUT_DIR]
 #   CORE_BUILD_DIR  a meson build of the repository (default: build); made
@@ -119,6 +123,12 @@ EOF
 rm -f "$out/futoin-async.jar"
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async.jar" --manifest "$out/gen/MANIFEST.MF" \
   -C "$out/classes" .
+# the plug-in, uncompressed (--update --no-compress stores only what it adds)
+rm -rf "$out/gen/stored"
+mkdir -p "$out/gen/stored/native/$platform/futoin-hosts"
+cp "$out/libfutoin_host_java.so" "$out/gen/stored/native/$platform/futoin-hosts/"
+"$JAVA_HOME/bin/jar" --update --no-compress --file "$out/futoin-async.jar" \
+  -C "$out/gen/stored" "native/$platform/futoin-hosts/libfutoin_host_java.so"
 cp "$out/futoin-async.jar" "$out/futoin-async-$version.jar"
 cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
@@ -134,5 +144,11 @@ junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
 find "$here/tests" -path "$here/tests/polyglot" -prune -o -name '*.java' -print >"$out/gen/tests.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
   -cp "$out/futoin-async.jar:$junit" @"$out/gen/tests.txt"
+
+# ... and the C test of the plug-in's zip reader (tests/polyglot/zip_test.c),
+# with ASan and UBSan: its fuzzing must find no read out of bounds
+$CC -std=c11 -O1 -g -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -I"$here/host" -I"$repo/tests/include" -o "$out/test-classes/zip_test" \
+  "$here/tests/polyglot/zip_test.c" "$here/host/zip_entry.c"
 
 echo "java: built $out/futoin-async.jar ($(du -k "$out/futoin-async.jar" | cut -f1) KiB)"

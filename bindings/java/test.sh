@@ -5,11 +5,15 @@
 #   3. the jar on its own: a temporary directory with nothing but
 #      futoin-async.jar and a compiled demo (app.jar), no library path:
 #      `java -cp futoin-async.jar:app.jar App` must print the result
-#   4. the native libraries (libfutoin_java.so in the jar, the host plug-in
+#   4. the host plug-in is in the jar as a STORED entry (unzip -v), and
+#      the plug-in's zip reader reads it back as the file next to the jar
+#      (zip_test: also fuzzes the reader; built with ASan and UBSan)
+#   5. the native libraries (libfutoin_java.so in the jar, the host plug-in
 #      libfutoin_host_java.so) are hardened as the runtime is:
 #      tests/abi/check_hardening.sh --fortify on each
 # Ends with "java: N passed, M failed" (each JUnit test counts once per run,
-# the jar check once, each library once). Builds first (build.sh: also the
+# the jar check once, the stored entry once, each zip_test check once, each
+# library once). Builds first (build.sh: also the
 # core, on a fresh clone) unless --no-build.
 #
 # usage: bindings/java/test.sh [--no-build] [CORE_BUILD_DIR] [OUT_DIR]
@@ -74,7 +78,31 @@ else
 fi
 rm -rf "$tmp"
 
-# 4. hardening of the native libraries
+# 4. the plug-in in the jar: a STORED entry (unzip -v says "Stored"), read
+#    back by the plug-in's zip reader with nothing but the central
+#    directory: the very file built next to the jar (zip_test, which also
+#    fuzzes the reader with truncated and garbage zips)
+entry="native/linux-$(uname -m)/futoin-hosts/libfutoin_host_java.so"
+listing=$(unzip -v "$out/futoin-async.jar" 2>&1)
+if grep -qE "^ *[0-9]+ +Stored .* $entry\$" <<<"$listing"; then
+  echo "[zip] unzip -v: $entry is stored"
+  passed=$((passed + 1))
+else
+  echo "[zip] FAIL: $entry is not a stored entry of futoin-async.jar:"
+  grep -E 'futoin-hosts|Method' <<<"$listing" | sed 's/^/[zip] /'
+  failed=$((failed + 1))
+fi
+"$out/test-classes/zip_test" "$out/futoin-async.jar" "$out/libfutoin_host_java.so" >"$out/zip-test.log" 2>&1
+rc=$?
+grep -v '^zip: ' "$out/zip-test.log" | sed 's/^/[zip] /'
+line=$(grep -E '^zip: [0-9]+ passed, [0-9]+ failed$' "$out/zip-test.log" | tail -1)
+p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+p=${p:-0}; f=${f:-1}
+[ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+echo "[zip] zip_test: $p passed, $f failed"
+passed=$((passed + p)); failed=$((failed + f))
+
+# 5. hardening of the native libraries
 for lib in "$out/native/linux-$(uname -m)/libfutoin_java.so" "$out/libfutoin_host_java.so"; do
   if bash "$repo/tests/abi/check_hardening.sh" "$lib" --fortify >"$out/hardening.log" 2>&1; then
     echo "[hardening] $(basename "$lib"): $(tail -n1 "$out/hardening.log")"
