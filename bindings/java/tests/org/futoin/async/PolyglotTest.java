@@ -115,7 +115,7 @@ public class PolyglotTest {
         unresolved(tool, "java", STEPS, "no_such_step", "no_such_step", "no method");
         unresolved(tool, "java", STEPS, "noValues", "noValues", "no method");
         unresolved(tool, "c", "libm.so.6", "double no_such_function(double)", "no_such_function", "no function");
-        unresolved(tool, "nosuchlanguage", "m", "f", "no plug-in found");
+        unresolved(tool, "nosuchlanguage", "no.such.module", "f", "no plug-in found");
         assertEquals(0, Polyglot.liveNamedSteps());
     }
 
