@@ -101,10 +101,12 @@ $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   "${ldflags[@]}" -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
-# 3b. the host plug-in libfutoin_host_java.so (next to the jar it puts on
-#     the class path of the JVM it starts): links neither the JVM nor the
-#     runtime, both are in the process already or dlopen()ed
-$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/host/host_plugin.c" \
+# 3b. the host plug-in libfutoin_host_java.so (in the jar and next to it;
+#     it finds the JVM through JAVA_HOME or PATH and the jar through
+#     CLASSPATH, host/jvm_env.c): links neither the JVM nor the runtime,
+#     both are in the process already or dlopen()ed
+$CC "${cflags[@]}" -DFJ_PLATFORM="\"$platform\"" -shared -o "$out/libfutoin_host_java.so" \
+  "$here/host/host_plugin.c" "$here/host/jvm_env.c" "$here/host/zip_entry.c" \
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
