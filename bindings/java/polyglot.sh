@@ -16,7 +16,10 @@
 #       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
 #       once plain and once under -Xcheck:jni, then the plug-in in a C
 #       program (bindings/java/tests/polyglot/plugin_test.c: clear errors
-#       where a Java step is resolved, no JVM, counters), then the plug-in
+#       where a Java step is resolved, no JVM, counters), Java steps in a
+#       Python and a Lua program's flows using that program's loop
+#       (tests/polyglot/hosted_timers.py, .lua; when FUTOIN_POLYGLOT_LANGS,
+#       default "c python lua", names them), then the plug-in
 #       out of the jar in a C program under `env -i` with only PATH,
 #       JAVA_HOME and CLASSPATH (installed_test.c); last line
 #       "polyglot-java: N passed, M failed".
@@ -90,6 +93,26 @@ test)
   [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
   echo "[plugin] $p passed, $f failed"
   passed=$((passed + p)); failed=$((failed + f))
+  # Java steps in Python's and Lua's flows: asi.tool() is their loop and
+  # its timers run (the C program above checked the same)
+  langs=${FUTOIN_POLYGLOT_LANGS:-c python lua}
+  for host in python lua; do
+    case " $langs " in *" $host "*) ;; *) continue ;; esac
+    log="$out/java-in-$host.log"
+    if [ $host = python ]; then
+      CLASSPATH="$out/host-test" /usr/bin/python3 "$here/tests/polyglot/hosted_timers.py" >"$log" 2>&1
+    else
+      CLASSPATH="$out/host-test" lua5.4 "$here/tests/polyglot/hosted_timers.lua" >"$log" 2>&1
+    fi
+    rc=$?
+    line=$(grep -E "^java-in-$host: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+    grep -v "^java-in-$host: " "$log" | sed "s/^/[java in $host] /"
+    echo "[java in $host] $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+  done
   # the plug-in as the jar carries it, in a C program that has nothing but
   # PATH, JAVA_HOME and CLASSPATH (env -i): installed_test extracts the
   # jar's stored plug-in entry to a temporary folder and points

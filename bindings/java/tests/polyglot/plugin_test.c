@@ -5,7 +5,8 @@
  * to load), a Java exception as InternalError with its stack trace, a Java
  * step working after all that, 10,000 flows with Java steps on the main
  * thread and on a loop thread of its own (attached once, detached when it
- * ends), and the binding's counters at the end: no global reference and no
+ * ends), a Java step's asi.tool() being this program's loop (its timers
+ * run), and the binding's counters at the end: no global reference and no
  * named step left.
  * One JVM per process: the "no JVM" case must come first.
  *
@@ -52,6 +53,20 @@ static void keep(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     values = a->arg0.type ? 1 : 0;
     value = a->arg0.type && a->arg0.type->flags == FTN_TYPE_INT64 ? a->arg0.i64 : -1;
+}
+
+/* (text, int64) of Probe.timers */
+static char* kept_text;
+static int64_t* kept_addr;
+
+static void keep_text(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if (a->arg0.type && (a->arg0.type->flags & FTN_BASE_TYPE_MASK) == FTN_TYPE_STRING) {
+        snprintf(kept_text, 256, "%.*s", (int)a->arg0.length, a->arg0.cstr);
+    }
+    if (a->arg1.type && a->arg1.type->flags == FTN_TYPE_INT64) {
+        *kept_addr = a->arg1.i64;
+    }
 }
 
 /* A step of `module`.`function` that cannot be had: the call says so, and
@@ -195,6 +210,27 @@ int main(void)
     futoin_tool_run(tool);
     CHECK(values == 1 && value == 42, "echo gave %lld", (long long)value);
     as->api->free(as);
+
+    /* the loop of this program, through asi.tool() of a Java step: its
+     * timers run (issue 23) */
+    {
+        static char text[256];
+        static int64_t addr;
+        as = futoin_root_new(tool);
+        code[0] = info[0] = text[0] = 0;
+        addr = 0;
+        CHECK(futoin_host_add(as, "java", "org.futoin.polyglot.Probe", "timers") == FUTOIN_OK,
+              "Probe.timers not resolved");
+        as->api->add(as, NULL, keep_text, NULL);
+        kept_text = text;
+        kept_addr = &addr;
+        as->api->execute(as, NULL, on_error);
+        futoin_tool_run(tool);
+        CHECK(strcmp(text, "immediate,deferred,execute") == 0 && code[0] == 0,
+              "Java timers on the C loop: '%s' %s %s", text, code, info);
+        CHECK(addr == (int64_t)(uintptr_t)tool, "asi.tool() of the Java step is not this loop");
+        as->api->free(as);
+    }
 
     /* many flows, on this thread and on a thread of their own */
     CHECK(many(tool) == 0, "flows on the main thread failed: %s %s", code, info);

@@ -74,6 +74,7 @@ public final class Limiter extends SyncObject {
 
     private static long create(Tool tool, Options o) {
         tool.checkLoopThread("new Limiter()");
+        tool.refuseBorrowed("new Limiter()", "it would outlive Java's use of it; make it on a Tool of Java's own");
         if (o.concurrent < 1 || o.rate < 1 || o.periodMs < 1 || o.periodMs > 0xFFFFFFFFL
                 || o.maxQueue < -1 || o.burst < -1) {
             throw new IllegalArgumentException("Limiter: concurrent, rate, periodMs >= 1; queues >= 0");
