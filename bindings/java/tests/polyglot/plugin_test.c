@@ -176,8 +176,9 @@ int main(void)
     expect_failure("org.futoin.polyglot.BadSteps", "noValues", "failed to load");
 
     /* a Java exception: InternalError whose error_info is the exception's
-     * text (its Java stack trace stays on the exception, issue 18); the
-     * async stack says which Java step it was */
+     * text and the top of its trace, down to the step (issue 23: this
+     * program cannot see the exception object); the async stack names the
+     * Java step with its package */
     as = futoin_root_new(tool);
     code[0] = info[0] = 0;
     CHECK(futoin_host_add(as, "java", "org.futoin.polyglot.Throwing", "npe") == FUTOIN_OK,
@@ -185,7 +186,10 @@ int main(void)
     as->api->execute(as, NULL, on_error);
     futoin_tool_run(tool);
     CHECK(strcmp(code, "InternalError") == 0, "npe: code '%s'", code);
-    CHECK(strcmp(info, "java.lang.NullPointerException: boom in java") == 0,
+    CHECK(strncmp(info, "java.lang.NullPointerException: boom in java\n", 45) == 0
+                  && strncmp(info + 45, "\tat org.futoin.polyglot.Throwing.npe(Throwing.java:", 51)
+                             == 0
+                  && !strchr(info + 45, '\n') && !strstr(info, "org.futoin.async."),
           "npe: error_info '%s'", info);
     {
         const futoin_async_stack* st =
@@ -193,7 +197,9 @@ int main(void)
         CHECK(st && st->count >= 1 && st->frames[0].language
                       && strcmp(st->frames[0].language, "java") == 0
                       && st->frames[0].function
-                      && strstr(st->frames[0].function, "Throwing.npe"),
+                      && strcmp(st->frames[0].function, "org.futoin.polyglot.Throwing.npe") == 0
+                      && st->frames[0].file && strcmp(st->frames[0].file, "Throwing.java") == 0
+                      && st->frames[0].line > 0,
               "npe: async stack frame 0 is not the Java step: %s",
               st && st->count ? st->frames[0].function : "(none)");
     }

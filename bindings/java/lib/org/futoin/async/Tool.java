@@ -140,6 +140,15 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
+    /** Is `core` the loop of a Tool of Java's own (not closed)? */
+    static boolean ownedByJava(long core) {
+        synchronized (BY_CORE) {
+            WeakReference<Tool> r = BY_CORE.get(core);
+            Tool t = r == null ? null : r.get();
+            return t != null && t.core == 0;
+        }
+    }
+
     /**
      * The Tool of the loop `core` of a flow whose handle is live (loop
      * thread): a Tool of Java's own when it is one (a Java step added by

@@ -76,6 +76,27 @@ public class HostedTest {
             asi.success(String.join(",", refused));
         }
 
+        /** Throws an exception with a cause, from a method below the step. */
+        public static void throwing(AsyncSteps asi, Object... args) throws java.io.IOException {
+            readDisk();
+        }
+
+        private static void readDisk() throws java.io.IOException {
+            throw new java.io.IOException("disk full", new IllegalStateException("no space"));
+        }
+
+        /** Throws from 20 calls below the step. */
+        public static void deep(AsyncSteps asi, Object... args) {
+            down(20);
+        }
+
+        private static void down(int n) {
+            if (n == 0) {
+                throw new UnsupportedOperationException("at the bottom");
+            }
+            down(n - 1);
+        }
+
         /** A timer that outlives its step. */
         public static void leaveATimer(AsyncSteps asi, Object... args) {
             asi.tool().deferred(1, () -> ++fired);
@@ -134,6 +155,45 @@ public class HostedTest {
         long[] core = new long[1];
         assertEquals("ok:run() refused,runOnce() refused,stop() refused,close() refused,"
                 + "new AsyncSteps() refused,new Throttle() refused", hosted("refusals", 0, core));
+    }
+
+    @Test
+    public void aJavaExceptionCarriesItsTraceIntoTheProgramsErrorInfo() {
+        long[] core = new long[1];
+        String r = hosted("throwing", 0, core);
+        String[] lines = r.split("\n");
+        assertEquals(r, "error:InternalError:java.io.IOException: disk full", lines[0]);
+        assertTrue(r, lines[1].startsWith("\tat " + STEPS + ".readDisk(HostedTest.java:"));
+        assertTrue(r, lines[2].startsWith("\tat " + STEPS + ".throwing(HostedTest.java:"));
+        assertEquals(r, "Caused by: java.lang.IllegalStateException: no space", lines[3]);
+        assertEquals(r, 4, lines.length); /* the binding's dispatch is left out */
+    }
+
+    @Test
+    public void theTraceInErrorInfoIsBounded() {
+        long[] core = new long[1];
+        String r = hosted("deep", 0, core);
+        String[] lines = r.split("\n");
+        assertEquals(r, "error:InternalError:java.lang.UnsupportedOperationException: at the bottom", lines[0]);
+        assertEquals(r, 1 + ErrorState.TRACE_FRAMES + 1, lines.length);
+        for (int i = 1; i <= ErrorState.TRACE_FRAMES; ++i) {
+            assertTrue(r, lines[i].startsWith("\tat " + STEPS + ".down(HostedTest.java:"));
+        }
+        /* 21 frames of down() and deep() above the dispatch: 8 shown */
+        assertEquals(r, "\t... 14 more", lines[lines.length - 1]);
+    }
+
+    @Test
+    public void inJavasOwnFlowsErrorInfoIsTheExceptionsText() throws Exception {
+        try (Tool tool = new Tool(); AsyncSteps root = new AsyncSteps(tool)) {
+            String[] info = new String[1];
+            root.add(asi -> asi.addForeign("java", STEPS, "throwing"), (asi, code) -> {
+                info[0] = asi.errorInfo();
+                asi.success();
+            });
+            root.run();
+            assertEquals("java.io.IOException: disk full", info[0]);
+        }
     }
 
     @Test

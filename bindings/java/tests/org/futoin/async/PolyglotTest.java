@@ -149,11 +149,11 @@ public class PolyglotTest {
         assertEquals("StepError", e.code());
         StackTraceElement[] st = e.asyncStack();
         assertEquals(3, st.length);
-        assertEquals("java:PolyglotTest$Steps", st[0].getClassName());
+        assertEquals("java:org.futoin.async.PolyglotTest$Steps", st[0].getClassName());
         assertEquals("fail", st[0].getMethodName());
         assertEquals("PolyglotTest.java", st[0].getFileName());
         assertTrue(st[0].getLineNumber() > 0);
-        assertEquals("java:PolyglotTest", st[1].getClassName());
+        assertEquals("java:org.futoin.async.PolyglotTest", st[1].getClassName());
         assertTrue(st[1].getMethodName(), st[1].getMethodName().startsWith("lambda$"));
         assertEquals("PolyglotTest.java", st[1].getFileName());
         assertEquals(lines[1], st[1].getLineNumber());
@@ -163,7 +163,7 @@ public class PolyglotTest {
         StringWriter w = new StringWriter();
         e.printStackTrace(new PrintWriter(w));
         assertTrue(w.toString(), w.toString().contains("async stack of StepError (innermost first)\n"
-                + "\t\tat java:PolyglotTest$Steps.fail(PolyglotTest.java:"));
+                + "\t\tat java:org.futoin.async.PolyglotTest$Steps.fail(PolyglotTest.java:"));
     }
 
     @Test
