@@ -5,12 +5,13 @@
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
 #      the host plug-in libfutoin_host_java.so (polyglot flows, host/host_plugin.c)
-#   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/,
+#   4. javac (the named module org.futoin.async, lib/module-info.java);
+#      futoin-async.jar (a modular jar) with both .so files under /native/linux-x86_64/,
 #      the host plug-in as native/linux-x86_64/futoin-hosts/libfutoin_host_java.so
 #      STORED (zip method 0: C code reads it with nothing but the zip's
 #      directory, host/zip_entry.c) and the POM under META-INF/maven/; the
 #      plug-in and the POM also next to the jar; the javadoc jar (doclint
-#      warnings are errors)
+#      warnings are errors) and the sources jar
 #   5. the JUnit tests (junit4 + hamcrest from /usr/share/java) and the C
 #      test of the zip reader (zip_test, with ASan and UBSan)
 #
@@ -118,7 +119,6 @@ cp "$here/pom.xml" "$out/classes/META-INF/maven/org.futoin/futoin-async/pom.xml"
 printf 'groupId=org.futoin\nartifactId=futoin-async\nversion=%s\n' "$version" \
   >"$out/classes/META-INF/maven/org.futoin/futoin-async/pom.properties"
 cat >"$out/gen/MANIFEST.MF" <<EOF
-Automatic-Module-Name: org.futoin.async
 Implementation-Title: futoin-async
 Implementation-Version: $version
 EOF
@@ -136,14 +136,20 @@ cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
 rm -rf "$out/javadoc"
 "$JAVA_HOME/bin/javadoc" -encoding UTF-8 -docencoding UTF-8 -charset UTF-8 -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
-  -sourcepath "$here/lib:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
+  --source-path "$here/lib:$out/gen/java" --module org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
   || { cat "$out/gen/javadoc.log"; exit 1; }
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
+# the sources jar (what Maven's source plug-in makes): the module's sources,
+# the generated ones included
+"$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-sources.jar" \
+  -C "$here/lib" . -C "$out/gen/java" .
 
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
-# (tests/polyglot/ is the polyglot matrix's, built by polyglot.sh)
-find "$here/tests" -path "$here/tests/polyglot" -prune -o -name '*.java' -print >"$out/gen/tests.txt"
+# (tests/polyglot/ is the polyglot matrix's, built by polyglot.sh;
+# tests/module/ a named module test.sh builds on the module path)
+find "$here/tests" \( -path "$here/tests/polyglot" -o -path "$here/tests/module" \) -prune \
+  -o -name '*.java' -print >"$out/gen/tests.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
   -cp "$out/futoin-async.jar:$junit" @"$out/gen/tests.txt"
 

@@ -5,6 +5,9 @@
 #   3. the jar on its own: a temporary directory with nothing but
 #      futoin-async.jar and a compiled demo (app.jar), no library path:
 #      `java -cp futoin-async.jar:app.jar App` must print the result
+#   3b. the jar is the named module org.futoin.async (jar --describe-module)
+#      and works on the module path: a program in a named module of its own
+#      (tests/module) and a class-path program with the jar on the module path
 #   4. the host plug-in is in the jar as a STORED entry (unzip -v), and
 #      the plug-in's zip reader reads it back as the file next to the jar
 #      (zip_test: also fuzzes the reader; built with ASan and UBSan)
@@ -12,7 +15,7 @@
 #      libfutoin_host_java.so) are hardened as the runtime is:
 #      tests/abi/check_hardening.sh --fortify on each
 # Ends with "java: N passed, M failed" (each JUnit test counts once per run,
-# the jar check once, the stored entry once, each zip_test check once, each
+# the jar check once, the module checks once each, the stored entry once, each zip_test check once, each
 # library once). Builds first (build.sh: also the
 # core, on a fresh clone) unless --no-build.
 #
@@ -74,6 +77,51 @@ if "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -d "$tmp/app" -cp "$out/f
   fi
 else
   echo "[jar] FAIL: demo did not compile"
+  failed=$((failed + 1))
+fi
+rm -rf "$tmp"
+
+# 3b. the jar as the named module org.futoin.async: its descriptor
+#     (jar --describe-module), a program in a named module of its own on
+#     the module path (tests/module), and a class-path program with the
+#     jar on the module path
+desc=$("$JAVA_HOME/bin/jar" --describe-module --file "$out/futoin-async.jar" 2>&1)
+if grep -q '^org\.futoin\.async jar:' <<<"$desc" && grep -qx 'exports org.futoin.async' <<<"$desc" \
+   && [ "$(grep -c '^requires' <<<"$desc")" = 1 ] && grep -qx 'requires java.base mandated' <<<"$desc"; then
+  echo "[module] jar --describe-module: org.futoin.async, exports org.futoin.async, requires java.base"
+  passed=$((passed + 1))
+else
+  echo "[module] FAIL: jar --describe-module says:"; sed 's/^/[module] /' <<<"$desc"
+  failed=$((failed + 1))
+fi
+tmp=$(mktemp -d)
+if "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$tmp/demo" \
+     -p "$out/futoin-async.jar" $(find "$here/tests/module" -name '*.java') 2>"$tmp/javac.log"; then
+  got=$(cd "$tmp" && env -u LD_LIBRARY_PATH -u CLASSPATH "$java" -p "$out/futoin-async.jar:$tmp/demo" -m demo/demo.Main 2>&1)
+  if [[ "$got" == "result: 42 in module demo with module org.futoin.async" ]]; then
+    echo "[module] java -p futoin-async.jar:demo -m demo/demo.Main -> $got"
+    passed=$((passed + 1))
+  else
+    echo "[module] FAIL: the named module demo printed: $got"
+    failed=$((failed + 1))
+  fi
+else
+  echo "[module] FAIL: tests/module did not compile:"; sed 's/^/[module] /' "$tmp/javac.log"
+  failed=$((failed + 1))
+fi
+mkdir -p "$tmp/app"
+if "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -d "$tmp/app" -cp "$out/futoin-async.jar" "$here/examples/App.java"; then
+  got=$(cd "$tmp" && env -u LD_LIBRARY_PATH -u CLASSPATH "$java" -p "$out/futoin-async.jar" \
+        --add-modules org.futoin.async -cp app App 2>&1)
+  if [ "$got" = "result: NotImplemented / answer is 42" ]; then
+    echo "[module] java -p futoin-async.jar --add-modules org.futoin.async -cp app App -> $got"
+    passed=$((passed + 1))
+  else
+    echo "[module] FAIL: App with the jar on the module path printed: $got"
+    failed=$((failed + 1))
+  fi
+else
+  echo "[module] FAIL: App did not compile"
   failed=$((failed + 1))
 fi
 rm -rf "$tmp"

@@ -18,6 +18,10 @@ public final class Limiter extends SyncObject {
         long periodMs = 1000;
         long burst = 0;
 
+        /** The spec's defaults: 1 at once, no queue, 1 entry per 1000 ms. */
+        public Options() {
+        }
+
         /**
          * @param v flows inside at once (default 1)
          * @return this
