@@ -65,6 +65,19 @@ test)
   # C, Python and Lua come in through their plug-ins (FUTOIN_HOST_PATH)
   cp="$out/futoin-async.jar:$out/fragments:$out/host-test"
   passed=0; failed=0
+  # tally LABEL SUMMARY LOG RC: shows LOG (but its "SUMMARY: N passed, M
+  # failed" line) under [LABEL] and counts that line; a missing line or a
+  # non-zero exit status RC with nothing failed counts as one failure
+  tally() {
+    local label=$1 summary=$2 log=$3 rc=$4 line p f
+    grep -v "^$summary: " "$log" | sed "s|^|[$label] |"
+    line=$(grep -E "^$summary: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ "$rc" -ne 0 ] && [ "$f" = 0 ] && f=1
+    echo "[$label] $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+  }
   for mode in plain xcheck; do
     opts=()
     [ $mode = xcheck ] && opts=(-Xcheck:jni)
@@ -85,14 +98,7 @@ test)
   log="$out/plugin-test.log"
   FUTOIN_HOST_PATH="$out${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" \
   FUTOIN_JAVA_CLASSPATH="$out/fragments:$out/host-test" "$out/plugin_test" >"$log" 2>&1
-  rc=$?
-  grep -v '^polyglot-java-plugin: ' "$log" | sed "s/^/[plugin] /"
-  line=$(grep -E '^polyglot-java-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-  p=${p:-0}; f=${f:-1}
-  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-  echo "[plugin] $p passed, $f failed"
-  passed=$((passed + p)); failed=$((failed + f))
+  tally plugin polyglot-java-plugin "$log" $?
   # Java steps in Python's and Lua's flows: asi.tool() is their loop and
   # its timers run (the C program above checked the same)
   langs=${FUTOIN_POLYGLOT_LANGS:-c python lua}
@@ -104,14 +110,7 @@ test)
     else
       CLASSPATH="$out/host-test" lua5.4 "$here/tests/polyglot/hosted_timers.lua" >"$log" 2>&1
     fi
-    rc=$?
-    line=$(grep -E "^java-in-$host: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
-    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-    p=${p:-0}; f=${f:-1}
-    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-    grep -v "^java-in-$host: " "$log" | sed "s/^/[java in $host] /"
-    echo "[java in $host] $p passed, $f failed"
-    passed=$((passed + p)); failed=$((failed + f))
+    tally "java in $host" "java-in-$host" "$log" $?
   done
   # the plug-in as the jar carries it, in a C program that has nothing but
   # PATH, JAVA_HOME and CLASSPATH (env -i): installed_test extracts the
@@ -130,14 +129,7 @@ test)
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     env -i "${envs[@]}" "$out/installed_test" "$@" >"$log" 2>&1
-    local rc=$? line p f
-    line=$(grep -E '^polyglot-java-installed: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-    p=${p:-0}; f=${f:-1}
-    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-    grep -v '^polyglot-java-installed: ' "$log" | sed "s|^|[installed: $label] |"
-    echo "[installed: $label] $p passed, $f failed"
-    passed=$((passed + p)); failed=$((failed + f))
+    tally "installed: $label" polyglot-java-installed "$log" $?
   }
   # java on PATH (Debian's /usr/bin/java, links resolved); relative and
   # empty CLASSPATH entries are not followed

@@ -486,6 +486,13 @@ int futoin__zip_find_mem(const void* zip, size_t len, const char* name,
     return futoin__zip_find(read_mem, &m, len, name, out, err, errlen);
 }
 
+int futoin__zip_read_mem(const void* zip, size_t len, const futoin_zip_entry* e,
+                         void* dst, size_t dstlen, char* err, size_t errlen)
+{
+    mem m = {zip, len};
+    return futoin__zip_read(read_mem, &m, e, dst, dstlen, err, errlen);
+}
+
 /* ---- reading the data ------------------------------------------------- */
 
 int futoin__zip_read(futoin_zip_read_fn read, void* ctx,
@@ -556,23 +563,22 @@ int futoin__zip_copy_fd(int zip_fd, const futoin_zip_entry* e, int out_fd,
 int futoin__zip_crc32_fd(int fd, uint32_t* crc, uint64_t* size)
 {
     unsigned char buf[65536];
-    uint64_t at = 0;
+    struct stat st;
+    uint64_t at = 0, len;
     uint32_t c = 0;
-    for (;;) {
-        ssize_t n = pread(fd, buf, sizeof(buf), (off_t)at);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return FUTOIN_ZIP_IO;
+    }
+    len = (uint64_t)st.st_size;
+    while (at < len) {
+        size_t n = len - at < sizeof(buf) ? (size_t)(len - at) : sizeof(buf);
+        if (read_fd(&fd, at, buf, n) != 0) {
             return FUTOIN_ZIP_IO;
         }
-        if (n == 0) {
-            break;
-        }
-        c = futoin__zip_crc32(c, buf, (size_t)n);
-        at += (uint64_t)n;
+        c = futoin__zip_crc32(c, buf, n);
+        at += n;
     }
     *crc = c;
-    *size = at;
+    *size = len;
     return FUTOIN_ZIP_OK;
 }

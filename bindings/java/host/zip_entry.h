@@ -95,6 +95,10 @@ int futoin__zip_read(futoin_zip_read_fn read, void* ctx,
                      const futoin_zip_entry* e, void* dst, size_t dstlen,
                      char* err, size_t errlen);
 
+/** futoin__zip_read() from a zip in memory. */
+int futoin__zip_read_mem(const void* zip, size_t len, const futoin_zip_entry* e,
+                         void* dst, size_t dstlen, char* err, size_t errlen);
+
 /**
  * Copy the data of `e` from the zip open as `zip_fd` to `out_fd` (written
  * from its current position), in pieces, checking the CRC-32 at the end:
@@ -108,8 +112,8 @@ int futoin__zip_copy_fd(int zip_fd, const futoin_zip_entry* e, int out_fd,
  *  start). */
 uint32_t futoin__zip_crc32(uint32_t crc, const void* data, size_t len);
 
-/** The CRC-32 and length of the whole file open as `fd` (read with pread
- *  from offset 0). @return FUTOIN_ZIP_OK or FUTOIN_ZIP_IO. */
+/** The CRC-32 and length of the regular file open as `fd` (read with
+ *  pread from offset 0). @return FUTOIN_ZIP_OK or FUTOIN_ZIP_IO. */
 int futoin__zip_crc32_fd(int fd, uint32_t* crc, uint64_t* size);
 
 #ifdef __cplusplus

@@ -25,29 +25,11 @@
 #include <string.h>
 
 #include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
+#include "c_steps.h"       /* code, info, on_error, send */
 
 static futoin_tool* tool;
-static char code[64], info[4096];
 static int64_t value;
 static int values;
-
-static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
-{
-    const char* i = as->api->stateVariable(as, NULL, "error_info", NULL, NULL);
-    snprintf(code, sizeof(code), "%s", c);
-    snprintf(info, sizeof(info), "%s", i ? i : "");
-}
-
-static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
-
-static void send(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs out;
-    memset(&out, 0, sizeof(out));
-    out.arg0.type = &ty_i64;
-    out.arg0.i64 = 42;
-    as->api->success(as, &out);
-}
 
 static void keep(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {

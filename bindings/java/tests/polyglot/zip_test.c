@@ -56,22 +56,6 @@ static unsigned char* slurp(const char* path, size_t* len)
     return p;
 }
 
-typedef struct mem
-{
-    const unsigned char* p;
-    size_t len;
-} mem;
-
-static int read_mem(void* ctx, uint64_t offset, void* buf, size_t len)
-{
-    const mem* m = ctx;
-    if (offset > m->len || m->len - offset < len) {
-        return -1;
-    }
-    memcpy(buf, m->p + offset, len);
-    return 0;
-}
-
 /* One lookup of untrusted bytes: a documented result, and a "found" entry
  * inside the buffer whose read (when it is small: the CRC of the whole
  * plug-in thousands of times would only cost time) is either right or
@@ -85,7 +69,6 @@ static int probe(const unsigned char* zip, size_t len, const char* name)
         return -100;
     }
     if (rc == FUTOIN_ZIP_OK) {
-        mem m = {zip, len};
         unsigned char* buf;
         if (e.offset > len || len - e.offset < e.size) {
             return -101; /* points outside the bytes it was given */
@@ -97,7 +80,7 @@ static int probe(const unsigned char* zip, size_t len, const char* name)
         if (!buf) {
             return -102;
         }
-        rc = futoin__zip_read(read_mem, &m, &e, buf, (size_t)e.size, err, sizeof(err));
+        rc = futoin__zip_read_mem(zip, len, &e, buf, (size_t)e.size, err, sizeof(err));
         free(buf);
         if (rc != FUTOIN_ZIP_OK && rc != FUTOIN_ZIP_CRC) {
             return -103;
@@ -248,7 +231,6 @@ static int lookup(const spec* s, const char* name, char* data, size_t cap, char*
     static buf z;
     futoin_zip_entry e;
     size_t n = make_zip(&z, s);
-    mem m = {z.b, n};
     int rc;
     if (n > sizeof(z.b)) {
         return -99;
@@ -260,7 +242,7 @@ static int lookup(const spec* s, const char* name, char* data, size_t cap, char*
     if (e.size >= cap) {
         return -98;
     }
-    rc = futoin__zip_read(read_mem, &m, &e, data, cap, err, 256);
+    rc = futoin__zip_read_mem(z.b, n, &e, data, cap, err, 256);
     data[rc == FUTOIN_ZIP_OK ? e.size : 0] = 0;
     return rc;
 }
