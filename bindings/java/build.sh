@@ -5,10 +5,15 @@
 #   3. the C glue + SWIG output -> libfutoin_java.so, linked against the
 #      core library (build/runtime/libfutoin_async.so.0) by soname, rpath $ORIGIN;
 #      the host plug-in libfutoin_host_java.so (polyglot flows, host/host_plugin.c)
-#   4. javac; futoin-async.jar with both .so files under /native/linux-x86_64/
-#      and the POM under META-INF/maven/; the POM also next to the jar; the
-#      javadoc jar (doclint warnings are errors)
-#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java)
+#   4. javac (the named module org.futoin.async, lib/module-info.java);
+#      futoin-async.jar (a modular jar) with both .so files under /native/linux-x86_64/,
+#      the host plug-in as native/linux-x86_64/futoin-hosts/libfutoin_host_java.so
+#      STORED (zip method 0: C code reads it with nothing but the zip's
+#      directory, host/zip_entry.c) and the POM under META-INF/maven/; the
+#      plug-in and the POM also next to the jar; the javadoc jar (doclint
+#      warnings are errors) and the sources jar
+#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java) and the C
+#      test of the zip reader (zip_test, with ASan and UBSan)
 #
 # usage: bindings/java/build.sh [CORE_BUILD_DIR] [OUT_DIR]
 #   CORE_BUILD_DIR  a meson build of the repository (default: build); made
@@ -97,10 +102,12 @@ $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
   -L"$core/runtime" -l:libfutoin_async.so.0 -luv -lpthread \
   "${ldflags[@]}" -Wl,-soname,libfutoin_java.so -Wl,-rpath,'$ORIGIN'
 cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
-# 3b. the host plug-in libfutoin_host_java.so (next to the jar it puts on
-#     the class path of the JVM it starts): links neither the JVM nor the
-#     runtime, both are in the process already or dlopen()ed
-$CC "${cflags[@]}" -shared -o "$out/libfutoin_host_java.so" "$here/host/host_plugin.c" \
+# 3b. the host plug-in libfutoin_host_java.so (in the jar and next to it;
+#     it finds the JVM through JAVA_HOME or PATH and the jar through
+#     CLASSPATH, host/jvm_env.c): links neither the JVM nor the runtime,
+#     both are in the process already or dlopen()ed
+$CC "${cflags[@]}" -DFJ_PLATFORM="\"$platform\"" -shared -o "$out/libfutoin_host_java.so" \
+  "$here/host/host_plugin.c" "$here/host/jvm_env.c" "$here/host/zip_entry.c" \
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
@@ -112,27 +119,44 @@ cp "$here/pom.xml" "$out/classes/META-INF/maven/org.futoin/futoin-async/pom.xml"
 printf 'groupId=org.futoin\nartifactId=futoin-async\nversion=%s\n' "$version" \
   >"$out/classes/META-INF/maven/org.futoin/futoin-async/pom.properties"
 cat >"$out/gen/MANIFEST.MF" <<EOF
-Automatic-Module-Name: org.futoin.async
 Implementation-Title: futoin-async
 Implementation-Version: $version
 EOF
 rm -f "$out/futoin-async.jar"
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async.jar" --manifest "$out/gen/MANIFEST.MF" \
   -C "$out/classes" .
+# the plug-in, uncompressed (--update --no-compress stores only what it adds)
+rm -rf "$out/gen/stored"
+mkdir -p "$out/gen/stored/native/$platform/futoin-hosts"
+cp "$out/libfutoin_host_java.so" "$out/gen/stored/native/$platform/futoin-hosts/"
+"$JAVA_HOME/bin/jar" --update --no-compress --file "$out/futoin-async.jar" \
+  -C "$out/gen/stored" "native/$platform/futoin-hosts/libfutoin_host_java.so"
 cp "$out/futoin-async.jar" "$out/futoin-async-$version.jar"
 cp "$here/pom.xml" "$out/futoin-async-$version.pom"
 # the API docs (every public name documented: doclint warnings are errors)
 rm -rf "$out/javadoc"
 "$JAVA_HOME/bin/javadoc" -encoding UTF-8 -docencoding UTF-8 -charset UTF-8 -quiet -Werror -Xdoclint:all -d "$out/javadoc" \
-  -sourcepath "$here/lib:$out/gen/java" org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
+  --source-path "$here/lib:$out/gen/java" --module org.futoin.async >"$out/gen/javadoc.log" 2>&1 \
   || { cat "$out/gen/javadoc.log"; exit 1; }
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-javadoc.jar" -C "$out/javadoc" .
+# the sources jar (what Maven's source plug-in makes): the module's sources,
+# the generated ones included
+"$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-sources.jar" \
+  -C "$here/lib" . -C "$out/gen/java" .
 
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
-# (tests/polyglot/ is the polyglot matrix's, built by polyglot.sh)
-find "$here/tests" -path "$here/tests/polyglot" -prune -o -name '*.java' -print >"$out/gen/tests.txt"
+# (tests/polyglot/ is the polyglot matrix's, built by polyglot.sh;
+# tests/module/ a named module test.sh builds on the module path)
+find "$here/tests" \( -path "$here/tests/polyglot" -o -path "$here/tests/module" \) -prune \
+  -o -name '*.java' -print >"$out/gen/tests.txt"
 "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Xlint:-serial -d "$out/test-classes" \
   -cp "$out/futoin-async.jar:$junit" @"$out/gen/tests.txt"
+
+# ... and the C test of the plug-in's zip reader (tests/polyglot/zip_test.c),
+# with ASan and UBSan: its fuzzing must find no read out of bounds
+$CC -std=c11 -O1 -g -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -I"$here/host" -I"$repo/tests/include" -o "$out/test-classes/zip_test" \
+  "$here/tests/polyglot/zip_test.c" "$here/host/zip_entry.c"
 
 echo "java: built $out/futoin-async.jar ($(du -k "$out/futoin-async.jar" | cut -f1) KiB)"

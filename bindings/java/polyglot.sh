@@ -16,7 +16,12 @@
 #       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
 #       once plain and once under -Xcheck:jni, then the plug-in in a C
 #       program (bindings/java/tests/polyglot/plugin_test.c: clear errors
-#       where a Java step is resolved, no JVM, counters); last line
+#       where a Java step is resolved, no JVM, counters), Java steps in a
+#       Python and a Lua program's flows using that program's loop
+#       (tests/polyglot/hosted_timers.py, .lua; when FUTOIN_POLYGLOT_LANGS,
+#       default "c python lua", names them), then the plug-in
+#       out of the jar in a C program under `env -i` with only PATH,
+#       JAVA_HOME and CLASSPATH (installed_test.c); last line
 #       "polyglot-java: N passed, M failed".
 #
 # OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
@@ -46,6 +51,10 @@ build)
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" \
     -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -DFJ_PLATFORM="\"linux-$(uname -m)\"" -O1 -g -Wall -Wextra \
+    -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" -I"$here/host" \
+    -o "$out/installed_test" "$here/tests/polyglot/installed_test.c" "$here/host/zip_entry.c" \
+    -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
   echo "FUTOIN_JAVA_POLYGLOT_OUT=$out"
@@ -56,6 +65,19 @@ test)
   # C, Python and Lua come in through their plug-ins (FUTOIN_HOST_PATH)
   cp="$out/futoin-async.jar:$out/fragments:$out/host-test"
   passed=0; failed=0
+  # tally LABEL SUMMARY LOG RC: shows LOG (but its "SUMMARY: N passed, M
+  # failed" line) under [LABEL] and counts that line; a missing line or a
+  # non-zero exit status RC with nothing failed counts as one failure
+  tally() {
+    local label=$1 summary=$2 log=$3 rc=$4 line p f
+    grep -v "^$summary: " "$log" | sed "s|^|[$label] |"
+    line=$(grep -E "^$summary: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
+    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+    p=${p:-0}; f=${f:-1}
+    [ "$rc" -ne 0 ] && [ "$f" = 0 ] && f=1
+    echo "[$label] $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+  }
   for mode in plain xcheck; do
     opts=()
     [ $mode = xcheck ] && opts=(-Xcheck:jni)
@@ -76,14 +98,56 @@ test)
   log="$out/plugin-test.log"
   FUTOIN_HOST_PATH="$out${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" \
   FUTOIN_JAVA_CLASSPATH="$out/fragments:$out/host-test" "$out/plugin_test" >"$log" 2>&1
-  rc=$?
-  grep -v '^polyglot-java-plugin: ' "$log" | sed "s/^/[plugin] /"
-  line=$(grep -E '^polyglot-java-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-  p=${p:-0}; f=${f:-1}
-  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-  echo "[plugin] $p passed, $f failed"
-  passed=$((passed + p)); failed=$((failed + f))
+  tally plugin polyglot-java-plugin "$log" $?
+  # Java steps in Python's and Lua's flows: asi.tool() is their loop and
+  # its timers run (the C program above checked the same)
+  langs=${FUTOIN_POLYGLOT_LANGS:-c python lua}
+  for host in python lua; do
+    case " $langs " in *" $host "*) ;; *) continue ;; esac
+    log="$out/java-in-$host.log"
+    if [ $host = python ]; then
+      CLASSPATH="$out/host-test" /usr/bin/python3 "$here/tests/polyglot/hosted_timers.py" >"$log" 2>&1
+    else
+      CLASSPATH="$out/host-test" lua5.4 "$here/tests/polyglot/hosted_timers.lua" >"$log" 2>&1
+    fi
+    tally "java in $host" "java-in-$host" "$log" $?
+  done
+  # the plug-in as the jar carries it, in a C program that has nothing but
+  # PATH, JAVA_HOME and CLASSPATH (env -i): installed_test extracts the
+  # jar's stored plug-in entry to a temporary folder and points
+  # FUTOIN_HOST_PATH at it (the library's own discovery in CLASSPATH jars
+  # is not written yet); the plug-in finds the JVM and its class path
+  # from those settings alone
+  jar=$out/futoin-async.jar frag=$out/fragments ht=$out/host-test
+  inst=$(mktemp -d "${TMPDIR:-/tmp}/futoin-java-installed.XXXXXX")
+  mkdir -p "$inst/bin" "$inst/lib"
+  ln -s "$(readlink -f "$JAVA_HOME/bin/java")" "$inst/bin/java"
+  cp "$jar" "$inst/lib/futoin-async.jar"
+  installed() { # label, env assignments..., --, installed_test arguments...
+    local label=$1 envs=() log="$out/installed.log"
+    shift
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env -i "${envs[@]}" "$out/installed_test" "$@" >"$log" 2>&1
+    tally "installed: $label" polyglot-java-installed "$log" $?
+  }
+  # java on PATH (Debian's /usr/bin/java, links resolved); relative and
+  # empty CLASSPATH entries are not followed
+  installed "java on PATH" PATH=/usr/bin:/bin "CLASSPATH=$jar:$frag:$ht:relative/classes::" -- \
+    "$jar" ok "$jar:$frag:$ht"
+  # java on PATH is a link to a JDK elsewhere; the jar through dir/*
+  installed "a linked java, lib/*" "PATH=$inst/bin" "CLASSPATH=$frag:$inst/lib/*:$ht" -- \
+    "$jar" ok "$inst/lib/futoin-async.jar:$frag:$ht"
+  # JAVA_HOME, and no java on PATH
+  installed "JAVA_HOME" "JAVA_HOME=$JAVA_HOME" PATH=/nonexistent "CLASSPATH=$jar:$frag:$ht" -- \
+    "$jar" ok "$jar:$frag:$ht"
+  # no JVM to be had: the error says what to set
+  installed "no JVM" PATH=/nonexistent "CLASSPATH=$jar:$frag" -- \
+    "$jar" fail "or set JAVA_HOME"
+  # the jar not on CLASSPATH: the error says to put it there
+  installed "no jar" PATH=/usr/bin:/bin "CLASSPATH=$frag:$ht" -- \
+    "$jar" fail "put futoin-async.jar on CLASSPATH"
+  rm -rf "$inst"
   echo "polyglot-java: $passed passed, $failed failed"
   [ "$failed" = 0 ]
   ;;

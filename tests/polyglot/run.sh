@@ -212,7 +212,7 @@ demo_check "the Python wait was cancelled by the C timeout" \
   grep -q '^\[python\] rate request cancelled' "$work/demo.log"
 demo_check "the async stack runs Java -> Lua -> C" \
   bash -c 'grep -A4 "async stack (CreditLimit)" "$1" | tr -d "\n" |
-    grep -qE "at java Totals.checkCredit \(Totals.java:[0-9]+\).*at lua pricing.approve.*at c review"' \
+    grep -qE "at java demo.Totals.checkCredit \(Totals.java:[0-9]+\).*at lua pricing.approve.*at c review"' \
     _ "$work/demo.log"
 [ $demo_f = 0 ] || tail -40 "$work/demo.log"
 echo "polyglot-demo: $demo_p passed, $demo_f failed"

@@ -77,6 +77,11 @@ void fj_tool_cancel_timer(JNIEnv* env, jlong tool, jlong timer);
 jboolean fj_tool_is_same_thread(jlong tool);
 jlong fj_tool_misuse_count(jlong tool);
 jlong fj_tool_ptr(jlong tool);
+jboolean fj_tool_borrowed_here(jlong core);
+jlong fj_async_tool(jlong bsi);
+jlong fj_tool_borrow(JNIEnv* env, jlong core, jobject jtool);
+void fj_tool_unborrow(JNIEnv* env, jlong tool);
+jlong fj_core_misuse_count(jlong core);
 jlong fj_global_refs(void);
 jlong fj_attached_threads(void);
 jlong fj_detached_threads(void);
@@ -103,5 +108,7 @@ void fj_test_add_c_values(jlong bsi, jint kind);
 void fj_test_add_c_pass(jlong bsi);
 jint fj_test_run_on_native_thread(JNIEnv* env, jlong tool_ptr);
 jlong fj_test_sync_periods(jlong sync);
+jstring fj_test_c_hosted(JNIEnv* env, jstring module, jstring function, jint mode,
+                         jlongArray core_out);
 
 #endif

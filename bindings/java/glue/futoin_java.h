@@ -85,6 +85,25 @@ JNIEnv* fj_env_slow(void);
  *  for its duration (valid for exactly that long), else NULL. */
 extern _Thread_local JNIEnv* fj_loop_env __attribute__((tls_model("initial-exec")));
 
+/** The handle whose Java callback runs on this thread (innermost, set by
+ *  the trampolines for the duration of their up-call; NULL outside any).
+ *  A Tool borrowed from the program that hosts this JVM is proved alive
+ *  by it (jni_tool.c fj_tool_borrowed_here()). */
+extern _Thread_local FutoInAsyncSteps* fj_cur_bsi __attribute__((tls_model("initial-exec")));
+
+/** Enter / leave a Java callback of `bsi` (nesting is restored). */
+static inline FutoInAsyncSteps* fj_enter(FutoInAsyncSteps* bsi)
+{
+    FutoInAsyncSteps* outer = fj_cur_bsi;
+    fj_cur_bsi = bsi;
+    return outer;
+}
+
+static inline void fj_leave(FutoInAsyncSteps* outer)
+{
+    fj_cur_bsi = outer;
+}
+
 /** The trampolines' JNIEnv: the running loop's, else GetEnv()/attach. */
 static inline JNIEnv* fj_env(void)
 {

@@ -164,6 +164,7 @@ static _Thread_local int guard_depth FJ_TLS_IE;
 static _Thread_local int guard_hit FJ_TLS_IE;
 static _Thread_local char guard_msg[256];
 _Thread_local JNIEnv* fj_loop_env FJ_TLS_IE;
+_Thread_local FutoInAsyncSteps* fj_cur_bsi FJ_TLS_IE;
 
 void fj_guard_begin(void)
 {

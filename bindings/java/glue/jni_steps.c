@@ -140,6 +140,7 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
         tags |= (tag & 0xFF) << (8 * n);
     }
     jlong pending;
+    FutoInAsyncSteps* outer = fj_enter(bsi);
     if (n <= 1) { /* Dispatch.step1 also serves steps that take all values */
         pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
                                                JBSI(bsi), tags, bits[0], objs[0]);
@@ -149,11 +150,22 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
                                                bits[2], bits[3], objs[0], objs[1],
                                                objs[2], objs[3]);
     }
+    fj_leave(outer);
     drop_objs(env, objs, local, n);
     after_step(env, bsi, pending);
 }
 
 /* A step that ignores values (arity 0): they are never converted. */
+/* Dispatch.step0 for step `bsi`, inside fj_enter(bsi). */
+static jlong up_step0(JNIEnv* env, FutoInAsyncSteps* bsi, void* data)
+{
+    FutoInAsyncSteps* outer = fj_enter(bsi);
+    jlong pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
+                                                 JBSI(bsi));
+    fj_leave(outer);
+    return pending;
+}
+
 static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     JNIEnv* env = fj_env();
@@ -162,9 +174,7 @@ static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    after_step(env, bsi,
-               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
-                                            JBSI(bsi)));
+    after_step(env, bsi, up_step0(env, bsi, data));
 }
 
 /* Steps that take values; one trampoline per arity, so that the arity is
@@ -182,9 +192,7 @@ static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
         call_with_values(env, bsi, data, (FutoInArgs*)args, want);
         return;
     }
-    after_step(env, bsi,
-               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
-                                            JBSI(bsi)));
+    after_step(env, bsi, up_step0(env, bsi, data));
 }
 
 static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 1); }
@@ -210,6 +218,7 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
     int local;
     jobject c;
     jlong pending;
+    FutoInAsyncSteps* outer;
     JNIEnv* env = fj_env();
     if (!env) {
         return; /* the error goes on to the outer handlers */
@@ -219,8 +228,10 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
         fj_upcall_failed(env);
         return;
     }
+    outer = fj_enter(bsi);
     pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error, data,
                                            JBSI(bsi), c);
+    fj_leave(outer);
     if (local) {
         (*env)->DeleteLocalRef(env, c); /* allowed with an exception pending */
     }
@@ -231,34 +242,38 @@ static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
 {
     JNIEnv* env = fj_env();
     if (env) {
+        FutoInAsyncSteps* outer = fj_enter(bsi);
         (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_cancel, data,
                                      JBSI(bsi));
+        fj_leave(outer);
         after_upcall(env, bsi, 0);
     }
 }
 
-static void tr_loop(FutoInAsyncSteps* bsi, void* data)
+/* Dispatch.loop for iteration `i` (-1: loop()) of `bsi`. */
+static void loop_body(FutoInAsyncSteps* bsi, void* data, jlong i)
 {
     JNIEnv* env = fj_env();
+    FutoInAsyncSteps* outer;
+    jlong pending;
     if (!env) {
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    after_step(env, bsi,
-               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
-                                            JBSI(bsi), (jlong)-1));
+    outer = fj_enter(bsi);
+    pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data, JBSI(bsi), i);
+    fj_leave(outer);
+    after_step(env, bsi, pending);
+}
+
+static void tr_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    loop_body(bsi, data, -1);
 }
 
 static void tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 {
-    JNIEnv* env = fj_env();
-    if (!env) {
-        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
-        return;
-    }
-    after_step(env, bsi,
-               (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_loop, data,
-                                            JBSI(bsi), (jlong)i));
+    loop_body(bsi, data, (jlong)i);
 }
 
 static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
@@ -274,8 +289,12 @@ static void tr_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
         fj_upcall_failed(env);
         return;
     }
-    (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_unhandled, data,
-                                 JBSI(bsi), c);
+    {
+        FutoInAsyncSteps* outer = fj_enter(bsi);
+        (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_unhandled, data,
+                                     JBSI(bsi), c);
+        fj_leave(outer);
+    }
     after_upcall(env, bsi, 0);
     if (local) {
         (*env)->DeleteLocalRef(env, c);
@@ -348,6 +367,7 @@ jobject fj_chain(JNIEnv* env, jlong h, jobject asi)
         return NULL;
     }
     (*env)->SetLongField(env, asi, fj.asi_chained, JBSI(next));
+    fj_cur_bsi = next; /* the trampoline's callback goes on as this step's */
     return (jobject)data; /* the step's Rec (a global reference) */
 }
 

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,4 +211,92 @@ jlong fj_test_sync_periods(jlong sync)
         return -1;
     }
     return (jlong)st.periods;
+}
+
+/* ---- a flow of a C program ------------------------------------------------- */
+
+/* What the C steps of a hosted flow saw. */
+typedef struct hosted
+{
+    int done;
+    char text[1024];
+} hosted;
+
+static void hosted_keep(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* a)
+{
+    hosted* h = data;
+    const FutoInBinaryValue* v = &a->arg0;
+    (void)bsi;
+    if (v->type && (v->type->flags & FTN_BASE_TYPE_MASK) == FTN_TYPE_STRING) {
+        snprintf(h->text, sizeof(h->text), "ok:%.*s", (int)v->length, v->cstr);
+    } else if (v->type && v->type->flags == FTN_TYPE_INT32) {
+        snprintf(h->text, sizeof(h->text), "ok:%d", (int)v->i32);
+    } else {
+        snprintf(h->text, sizeof(h->text), "ok:%s", v->type ? "?" : "");
+    }
+    h->done = 1;
+}
+
+static void hosted_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    hosted* h = data;
+    const char* info = bsi->api->stateVariable(bsi, NULL, "error_info", NULL, NULL);
+    snprintf(h->text, sizeof(h->text), "error:%s:%s", code, info ? info : "");
+    h->done = 1;
+}
+
+/*
+ * What a C program that hosts Java steps does, in this JVM (the JUnit
+ * suite's stand-in for the polyglot matrix's C host): a tool and a root of
+ * its own, the Java step `module`.`function` added by name, the loop run
+ * on this thread. mode 0: run until idle, then free the tool. mode 1: run
+ * without blocking until the flow is done, then try to free the tool
+ * (":busy" is added when it is refused: Java timers still pending hold
+ * it), run until idle and free it. Returns "ok:<value>" or
+ * "error:<code>:<error_info>" (+ ":busy"); core_out[0] is the tool's
+ * address.
+ */
+jstring fj_test_c_hosted(JNIEnv* env, jstring module, jstring function, jint mode,
+                         jlongArray core_out)
+{
+    futoin_tool* t;
+    FutoInAsyncSteps* root;
+    hosted h = {0, ""};
+    const char* m = (*env)->GetStringUTFChars(env, module, NULL);
+    const char* f = m ? (*env)->GetStringUTFChars(env, function, NULL) : NULL;
+    jlong core;
+    int busy = 0;
+    if (!f || futoin_tool_new(&t, NULL) != FUTOIN_OK) {
+        if (m) {
+            (*env)->ReleaseStringUTFChars(env, module, m);
+        }
+        return NULL;
+    }
+    core = (jlong)(uintptr_t)t;
+    (*env)->SetLongArrayRegion(env, core_out, 0, 1, &core);
+    root = futoin_root_new(t);
+    futoin_host_add(root, "java", m, f);
+    root->api->add(root, &h, hosted_keep, NULL);
+    root->api->execute(root, &h, hosted_error);
+    (*env)->ReleaseStringUTFChars(env, function, f);
+    (*env)->ReleaseStringUTFChars(env, module, m);
+    if (mode == 1) {
+        while (!h.done && futoin_tool_run_nowait(t) >= 0) {
+        }
+        root->api->free(root);
+        root = NULL;
+        busy = futoin_tool_free(t) != FUTOIN_OK;
+    }
+    if (mode != 1 || busy) {
+        futoin_tool_run(t);
+        if (root) {
+            root->api->free(root);
+        }
+        futoin_tool_free(t);
+    }
+    if (busy) {
+        size_t n = strlen(h.text);
+        snprintf(h.text + n, sizeof(h.text) - n, ":busy");
+    }
+    return (*env)->NewStringUTF(env, h.text);
 }

@@ -18,6 +18,18 @@
  * their Java Handle; a list of pending ones lets free() drop those the
  * runtime would otherwise drop silently with the tool.
  *
+ * Borrowed tools. A Java step in a flow of a C, Python or Lua program runs
+ * on that program's futoin_tool; asi.tool() is then a Tool "borrowed" for
+ * it, never freed here. The runtime tells nobody when a program frees its
+ * tool, so a borrowed tool is touched only while something proves it
+ * alive: a Java callback of one of its flows runs on this thread (the
+ * handle in fj_cur_bsi is live and belongs to it), a timer of it fires, or
+ * timers of it are pending: then an fj_tool is made for it (as for the Lua
+ * binding's borrowed tools) that holds an idle root of that tool, which
+ * keeps the program from freeing the tool under them (futoin_tool_free()
+ * refuses while roots live), until the last timer has fired or was
+ * cancelled (Tool.java decides when, on the loop thread).
+ *
  * Stopping a run from another thread (Tool.stop(), an interrupt). Only
  * the loop thread may call uv_stop(), and only inside uv_run() does it
  * work without leaving the flag set for a later run, so another thread
@@ -48,6 +60,7 @@ struct fj_timer
 struct fj_tool
 {
     futoin_tool* tool;
+    FutoInAsyncSteps* anchor; /* borrowed: an idle root of that tool */
     jobject jtool;     /* counted global ref to the Java Tool */
     uv_async_t* keep;  /* dedicated thread: keeps the loop running */
     uv_async_t* stopper; /* unreferenced: stops the run asked for */
@@ -159,6 +172,65 @@ static void timer_drop(JNIEnv* env, fj_timer* tm)
     timer_unlink(tm);
     fj_gref_drop(env, tm->handle);
     free(tm);
+}
+
+/* A Java callback of a flow of `core` runs on this thread: the tool is
+ * alive, and this is its loop thread. */
+jboolean fj_tool_borrowed_here(jlong core)
+{
+    FutoInAsyncSteps* cur = fj_cur_bsi;
+    return cur && core && futoin_async_ext(cur)
+                   && futoin_async_tool(cur) == (futoin_tool*)(uintptr_t)core
+               ? JNI_TRUE
+               : JNI_FALSE;
+}
+
+/* The futoin_tool* of the flow of `bsi`, or 0 for a handle of another
+ * FTN12 implementation. Loop thread, a live handle. */
+jlong fj_async_tool(jlong bsi)
+{
+    FutoInAsyncSteps* b = (FutoInAsyncSteps*)(uintptr_t)bsi;
+    return futoin_async_ext(b) ? (jlong)(uintptr_t)futoin_async_tool(b) : 0;
+}
+
+/* An fj_tool over the program's tool `core` (proved alive by the caller,
+ * on its loop thread) for timers of the borrowed Java Tool `jtool`: its
+ * idle root keeps `core` from being freed until fj_tool_unborrow(). */
+jlong fj_tool_borrow(JNIEnv* env, jlong core, jobject jtool)
+{
+    fj_tool* t = calloc(1, sizeof(*t));
+    if (!t) {
+        fj_throw(env, fj.ex_oom, "Tool: out of memory");
+        return 0;
+    }
+    t->tool = (futoin_tool*)(uintptr_t)core;
+    t->anchor = futoin_root_new(t->tool);
+    if (!t->anchor) {
+        free(t);
+        fj_throw(env, fj.ex_state, "Tool: the hosting program's tool refused a root");
+        return 0;
+    }
+    t->jtool = fj_gref(env, jtool);
+    return (jlong)(uintptr_t)t;
+}
+
+/* Let the program's tool go again (no timer pending). Loop thread. */
+void fj_tool_unborrow(JNIEnv* env, jlong h)
+{
+    fj_tool* t = T(h);
+    while (t->timers) {
+        futoin_tool_cancel(t->tool, &t->timers->h);
+        timer_drop(env, t->timers);
+    }
+    t->anchor->api->free(t->anchor);
+    fj_gref_drop(env, t->jtool);
+    free(t);
+}
+
+/* misuse_count() of the program's tool `core`, proved alive. */
+jlong fj_core_misuse_count(jlong core)
+{
+    return (jlong)futoin_tool_misuse_count((futoin_tool*)(uintptr_t)core);
 }
 
 /* Free the tool. Returns FUTOIN_OK, or FUTOIN_EBUSY (roots still alive,

@@ -1,17 +1,21 @@
 /*
  * libfutoin_host_java.so: the language host plug-in for Java, loaded by
- * libfutoin_async (dlopen, FUTOIN_HOST_PATH) when a program written in C,
- * Python or Lua adds a Java step (futoin_host_add(as, "java", class,
- * method)).
+ * libfutoin_async (dlopen) when a program written in C, Python or Lua adds
+ * a Java step (futoin_host_add(as, "java", class, method)). It ships in
+ * the binding's jar as a stored entry (native/<platform>/futoin-hosts/),
+ * and next to the jar in a build.
  *
  * It only brings the JVM: start() finds the JVM of this process
  * (JNI_GetCreatedJavaVMs of the libjvm already loaded), or loads libjvm.so
- * ($FUTOIN_JAVA_LIBJVM, the file; else $JAVA_HOME/lib/server, else Debian's
- * OpenJDK 17 or default-java) and creates one with
+ * as a Java user's settings say (JAVA_HOME, else the `java` on PATH with
+ * its links resolved; jvm_env.c) and creates one with
  *   -Xrs                                 (no JVM handlers for SIGINT,
  *                                         SIGTERM, SIGHUP, SIGQUIT: the host
  *                                         program's own)
- *   -Djava.class.path=$FUTOIN_JAVA_CLASSPATH:<dir of this file>/futoin-async.jar
+ *   -Djava.class.path=<the binding's jar>:<CLASSPATH, absolute entries>
+ *                                        (the jar: the one on CLASSPATH
+ *                                         that carries this plug-in, or
+ *                                         futoin-async.jar next to it)
  *   $FUTOIN_JAVA_OPTIONS                 (blank-separated, optional)
  * A process can create one JVM only, ever: it stays until the process
  * ends. Then org.futoin.async.Polyglot.hostTable() loads the binding into
@@ -30,6 +34,7 @@
 #endif
 #include "fj_host.h"
 #include "fj_str.h"
+#include "jvm_env.h"
 
 #include <dlfcn.h>
 #include <jni.h>
@@ -49,17 +54,12 @@ typedef jint (*create_fn)(JavaVM**, void**, void*);
 static pthread_mutex_t boot_mx = PTHREAD_MUTEX_INITIALIZER;
 static const fj_host_table* inner; /* the binding's, once the JVM runs */
 
-#define JVM_DEFAULT "/usr/lib/jvm/java-17-openjdk-amd64"
-
-/* libjvm: the one in the process, else loaded from JAVA_HOME or Debian's
- * JDK. Its two entry points, or an explanation in `err`. */
+/* libjvm: the one in the process, else loaded as JAVA_HOME or PATH say
+ * (jvm_env.c). Its two entry points, or an explanation in `err`. */
 static int find_jvm(get_created_fn* created, create_fn* create, char* err,
                     size_t errlen)
 {
-    char tried[1024] = "";
-    const char* homes[3];
-    size_t nh = 0;
-    void* dl = NULL;
+    void* dl;
     union
     {
         void* p;
@@ -73,34 +73,8 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
         *create = u.c;
         return FUTOIN_OK;
     }
-    if (getenv("FUTOIN_JAVA_LIBJVM") && *getenv("FUTOIN_JAVA_LIBJVM")) {
-        homes[nh++] = getenv("FUTOIN_JAVA_LIBJVM"); /* the file itself */
-    } else {
-        if (getenv("JAVA_HOME") && *getenv("JAVA_HOME")) {
-            homes[nh++] = getenv("JAVA_HOME");
-        }
-        homes[nh++] = JVM_DEFAULT;
-        homes[nh++] = "/usr/lib/jvm/default-java";
-    }
-    for (size_t i = 0; i < nh && !dl; ++i) {
-        char path[1024];
-        size_t used = strlen(tried);
-        if (getenv("FUTOIN_JAVA_LIBJVM") && *getenv("FUTOIN_JAVA_LIBJVM")) {
-            fj_copy_str(path, sizeof(path), homes[i]);
-        } else {
-            snprintf(path, sizeof(path), "%s/lib/server/libjvm.so", homes[i]);
-        }
-        dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-        if (!dl) {
-            snprintf(tried + used, sizeof(tried) - used, "%s%.200s", used ? ", " : "",
-                     path);
-        }
-    }
+    dl = fj_open_libjvm(err, errlen);
     if (!dl) {
-        snprintf(err, errlen,
-                 "java: no JVM: libjvm.so not found (tried %s; install "
-                 "openjdk-17-jre-headless or set JAVA_HOME)",
-                 tried);
         return FUTOIN_EINVAL;
     }
     u.p = dlsym(dl, "JNI_GetCreatedJavaVMs");
@@ -114,41 +88,17 @@ static int find_jvm(get_created_fn* created, create_fn* create, char* err,
     return FUTOIN_OK;
 }
 
-/* FUTOIN_JAVA_CLASSPATH, then the binding's jar: FUTOIN_JAVA_JAR, else
- * futoin-async.jar next to this plug-in. */
-static char* class_path_option(void)
-{
-    const char* user = getenv("FUTOIN_JAVA_CLASSPATH");
-    const char* jar = getenv("FUTOIN_JAVA_JAR");
-    char here[1024] = "";
-    size_t len;
-    char* opt;
-    if (!jar || !*jar) {
-        Dl_info info;
-        if (dladdr((void*)&futoin_host_get, &info) && info.dli_fname) {
-            const char* slash = strrchr(info.dli_fname, '/');
-            snprintf(here, sizeof(here), "%.*s/futoin-async.jar",
-                     slash ? (int)(slash - info.dli_fname) : 1,
-                     slash ? info.dli_fname : ".");
-        }
-        jar = here;
-    }
-    len = strlen("-Djava.class.path=") + (user ? strlen(user) + 1 : 0)
-          + strlen(jar) + 1;
-    opt = malloc(len);
-    if (opt) {
-        snprintf(opt, len, "-Djava.class.path=%s%s%s", user && *user ? user : "",
-                 user && *user ? ":" : "", jar);
-    }
-    return opt;
-}
+/* What the class path was made of, for the error when the binding's
+ * classes are not on it. */
+static char cp_note[1536];
+static char* cp_used;
 
 static int create_jvm(create_fn create, JavaVM** vm, JNIEnv** env, char* err,
                       size_t errlen)
 {
     JavaVMOption opts[32];
     JavaVMInitArgs args;
-    char* cp = class_path_option();
+    char* cp = fj_class_path_option(cp_note, sizeof(cp_note));
     char* extra = getenv("FUTOIN_JAVA_OPTIONS") ? strdup(getenv("FUTOIN_JAVA_OPTIONS"))
                                                 : NULL;
     int n = 0;
@@ -182,7 +132,8 @@ static int create_jvm(create_fn create, JavaVM** vm, JNIEnv** env, char* err,
         free(cp);
         return FUTOIN_EINVAL;
     }
-    free(cp);
+    free(cp_used);
+    cp_used = cp; /* kept for error messages */
     return FUTOIN_OK;
 }
 
@@ -275,11 +226,15 @@ static int boot(char* err, size_t errlen)
     }
     cls = (*env)->FindClass(env, "org/futoin/async/Polyglot");
     if (!cls) {
-        exception_text(env,
-                       "org.futoin.async.Polyglot is not on the JVM's class "
-                       "path (futoin-async.jar missing next to the plug-in? "
-                       "set FUTOIN_JAVA_JAR)",
-                       err, errlen);
+        char what[3072];
+        snprintf(what, sizeof(what),
+                 "org.futoin.async.Polyglot is not on the JVM's class path "
+                 "(%.1024s%s%.1536s): put futoin-async.jar on CLASSPATH "
+                 "(an absolute path)",
+                 cp_used ? cp_used + strlen("-Djava.class.path=")
+                         : "the class path of a JVM started before",
+                 cp_note[0] ? "; " : "", cp_note);
+        exception_text(env, what, err, errlen);
         return FUTOIN_EINVAL;
     }
     mid = (*env)->GetStaticMethodID(env, cls, "hostTable", "()J");

@@ -5,7 +5,8 @@
  * to load), a Java exception as InternalError with its stack trace, a Java
  * step working after all that, 10,000 flows with Java steps on the main
  * thread and on a loop thread of its own (attached once, detached when it
- * ends), and the binding's counters at the end: no global reference and no
+ * ends), a Java step's asi.tool() being this program's loop (its timers
+ * run), and the binding's counters at the end: no global reference and no
  * named step left.
  * One JVM per process: the "no JVM" case must come first.
  *
@@ -24,34 +25,30 @@
 #include <string.h>
 
 #include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
+#include "c_steps.h"       /* code, info, on_error, send */
 
 static futoin_tool* tool;
-static char code[64], info[4096];
 static int64_t value;
 static int values;
-
-static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
-{
-    const char* i = as->api->stateVariable(as, NULL, "error_info", NULL, NULL);
-    snprintf(code, sizeof(code), "%s", c);
-    snprintf(info, sizeof(info), "%s", i ? i : "");
-}
-
-static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
-
-static void send(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs out;
-    memset(&out, 0, sizeof(out));
-    out.arg0.type = &ty_i64;
-    out.arg0.i64 = 42;
-    as->api->success(as, &out);
-}
 
 static void keep(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     values = a->arg0.type ? 1 : 0;
     value = a->arg0.type && a->arg0.type->flags == FTN_TYPE_INT64 ? a->arg0.i64 : -1;
+}
+
+/* (text, int64) of Probe.timers */
+static char* kept_text;
+static int64_t* kept_addr;
+
+static void keep_text(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    if (a->arg0.type && (a->arg0.type->flags & FTN_BASE_TYPE_MASK) == FTN_TYPE_STRING) {
+        snprintf(kept_text, 256, "%.*s", (int)a->arg0.length, a->arg0.cstr);
+    }
+    if (a->arg1.type && a->arg1.type->flags == FTN_TYPE_INT64) {
+        *kept_addr = a->arg1.i64;
+    }
 }
 
 /* A step of `module`.`function` that cannot be had: the call says so, and
@@ -161,8 +158,9 @@ int main(void)
     expect_failure("org.futoin.polyglot.BadSteps", "noValues", "failed to load");
 
     /* a Java exception: InternalError whose error_info is the exception's
-     * text (its Java stack trace stays on the exception, issue 18); the
-     * async stack says which Java step it was */
+     * text and the top of its trace, down to the step (issue 23: this
+     * program cannot see the exception object); the async stack names the
+     * Java step with its package */
     as = futoin_root_new(tool);
     code[0] = info[0] = 0;
     CHECK(futoin_host_add(as, "java", "org.futoin.polyglot.Throwing", "npe") == FUTOIN_OK,
@@ -170,7 +168,10 @@ int main(void)
     as->api->execute(as, NULL, on_error);
     futoin_tool_run(tool);
     CHECK(strcmp(code, "InternalError") == 0, "npe: code '%s'", code);
-    CHECK(strcmp(info, "java.lang.NullPointerException: boom in java") == 0,
+    CHECK(strncmp(info, "java.lang.NullPointerException: boom in java\n", 45) == 0
+                  && strncmp(info + 45, "\tat org.futoin.polyglot.Throwing.npe(Throwing.java:", 51)
+                             == 0
+                  && !strchr(info + 45, '\n') && !strstr(info, "org.futoin.async."),
           "npe: error_info '%s'", info);
     {
         const futoin_async_stack* st =
@@ -178,7 +179,9 @@ int main(void)
         CHECK(st && st->count >= 1 && st->frames[0].language
                       && strcmp(st->frames[0].language, "java") == 0
                       && st->frames[0].function
-                      && strstr(st->frames[0].function, "Throwing.npe"),
+                      && strcmp(st->frames[0].function, "org.futoin.polyglot.Throwing.npe") == 0
+                      && st->frames[0].file && strcmp(st->frames[0].file, "Throwing.java") == 0
+                      && st->frames[0].line > 0,
               "npe: async stack frame 0 is not the Java step: %s",
               st && st->count ? st->frames[0].function : "(none)");
     }
@@ -195,6 +198,27 @@ int main(void)
     futoin_tool_run(tool);
     CHECK(values == 1 && value == 42, "echo gave %lld", (long long)value);
     as->api->free(as);
+
+    /* the loop of this program, through asi.tool() of a Java step: its
+     * timers run (issue 23) */
+    {
+        static char text[256];
+        static int64_t addr;
+        as = futoin_root_new(tool);
+        code[0] = info[0] = text[0] = 0;
+        addr = 0;
+        CHECK(futoin_host_add(as, "java", "org.futoin.polyglot.Probe", "timers") == FUTOIN_OK,
+              "Probe.timers not resolved");
+        as->api->add(as, NULL, keep_text, NULL);
+        kept_text = text;
+        kept_addr = &addr;
+        as->api->execute(as, NULL, on_error);
+        futoin_tool_run(tool);
+        CHECK(strcmp(text, "immediate,deferred,execute") == 0 && code[0] == 0,
+              "Java timers on the C loop: '%s' %s %s", text, code, info);
+        CHECK(addr == (int64_t)(uintptr_t)tool, "asi.tool() of the Java step is not this loop");
+        as->api->free(as);
+    }
 
     /* many flows, on this thread and on a thread of their own */
     CHECK(many(tool) == 0, "flows on the main thread failed: %s %s", code, info);

@@ -1117,10 +1117,22 @@ public final class AsyncSteps implements AutoCloseable {
     }
 
     /**
-     * @return the Tool, or null for a foreign handle
+     * The Tool whose loop runs this flow. For a Java step in a flow of a
+     * C, Python or Lua program that is the program's loop, lent to Java
+     * ({@link Tool#isBorrowed()}: its timers work, see {@link Tool}).
+     *
+     * @return the Tool, or null for a handle of another FTN12
+     *         implementation
+     * @throws IllegalStateException for the handle of a finished step of
+     *         a flow without a Tool of Java's own, or off its loop thread
      */
     public Tool tool() {
-        return tool;
+        Tool t = tool;
+        if (t != null) {
+            return t;
+        }
+        long core = FutoInNative.async_tool(check("tool()"));
+        return core == 0 ? null : Tool.ofCore(core);
     }
 
     @Override

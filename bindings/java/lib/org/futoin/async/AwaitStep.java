@@ -42,7 +42,7 @@ final class AwaitStep {
         }
         final Throwable err = t;
         final String code = err instanceof FutoInError ? ((FutoInError) err).code() : Errors.INTERNAL_ERROR;
-        final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(err);
+        final String info = err instanceof FutoInError ? ((FutoInError) err).info() : ErrorState.infoOf(asi, err);
         Runnable onLoop = () -> Completions.externalError(asi, "await()", code, info, err);
         Tool tool = asi.tool;
         if (tool != null && !asi.onLoopThread()) {

@@ -160,7 +160,7 @@ final class Completions {
             info = ((FutoInError) t).info();
         } else {
             code = Errors.INTERNAL_ERROR;
-            info = ErrorState.infoOf(t); /* its text; the trace stays on t */
+            info = ErrorState.infoOf(a, t); /* its text; the trace stays on t (or, hosted: its top) */
         }
         try {
             FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), t);

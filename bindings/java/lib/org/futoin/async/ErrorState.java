@@ -60,7 +60,9 @@ final class ErrorState {
             FutoInError e = (FutoInError) o;
             return e.code().equals(code) && java.util.Objects.equals(e.info(), info) ? e : null;
         }
-        return Errors.INTERNAL_ERROR.equals(code) && infoOf((Throwable) o).equals(info) ? (Throwable) o : null;
+        Throwable t = (Throwable) o;
+        return Errors.INTERNAL_ERROR.equals(code) && info != null
+                && (info.equals(infoOf(t)) || info.equals(infoWithTrace(t))) ? t : null;
     }
 
     /** last_exception: the Java exception behind the last error, else its code, else null. */
@@ -74,5 +76,56 @@ final class ErrorState {
      *  exception; a NUL (which C strings cannot hold) is shown as \0. */
     static String infoOf(Throwable t) {
         return t.toString().replace("\0", "\\0");
+    }
+
+    /** Frames of a trace that error_info of a hosted flow shows, at most. */
+    static final int TRACE_FRAMES = 8;
+    /** Causes it names, at most. */
+    static final int TRACE_CAUSES = 3;
+
+    /**
+     * The error_info of a Java exception that becomes InternalError in a
+     * flow of a C, Python or Lua program (its loop is no Tool of Java's own),
+     * where the exception object cannot be shown: its text, then the top of
+     * its trace as printStackTrace() writes it, from where it was thrown
+     * down to the step (the binding's dispatch below is left out), at most
+     * {@value #TRACE_FRAMES} frames, and the text of its causes. In Java's
+     * own flows: {@link #infoOf(Throwable)}, the trace stays on the
+     * exception (last_exception).
+     */
+    static String infoOf(AsyncSteps a, Throwable t) {
+        if (a.tool != null) {
+            return infoOf(t);
+        }
+        /* a Java step added by name runs without a Tool: whose loop is it? */
+        long b = a.handle();
+        long core = b == 0 ? 0 : FutoInNative.async_tool(b);
+        return core != 0 && Tool.ownedByJava(core) ? infoOf(t) : infoWithTrace(t);
+    }
+
+    static String infoWithTrace(Throwable t) {
+        StringBuilder sb = new StringBuilder(t.toString());
+        StackTraceElement[] st = t.getStackTrace();
+        int n = 0;
+        while (n < st.length && !dispatch(st[n])) {
+            ++n;
+        }
+        for (int i = 0; i < Math.min(n, TRACE_FRAMES); ++i) {
+            sb.append("\n\tat ").append(st[i]);
+        }
+        if (n > TRACE_FRAMES) {
+            sb.append("\n\t... ").append(n - TRACE_FRAMES).append(" more");
+        }
+        Throwable c = t.getCause();
+        for (int i = 0; c != null && c != t && i < TRACE_CAUSES; ++i, c = c.getCause()) {
+            sb.append("\nCaused by: ").append(c);
+        }
+        return sb.toString().replace("\0", "\\0");
+    }
+
+    /** A frame of the binding that ran the step (where its trace is cut). */
+    private static boolean dispatch(StackTraceElement e) {
+        String c = e.getClassName();
+        return c.equals("org.futoin.async.Dispatch") || c.equals("org.futoin.async.Polyglot$NamedStep");
     }
 }

@@ -18,6 +18,10 @@ public final class Limiter extends SyncObject {
         long periodMs = 1000;
         long burst = 0;
 
+        /** The spec's defaults: 1 at once, no queue, 1 entry per 1000 ms. */
+        public Options() {
+        }
+
         /**
          * @param v flows inside at once (default 1)
          * @return this
@@ -74,6 +78,7 @@ public final class Limiter extends SyncObject {
 
     private static long create(Tool tool, Options o) {
         tool.checkLoopThread("new Limiter()");
+        tool.refuseBorrowed("new Limiter()", "it would outlive Java's use of it; make it on a Tool of Java's own");
         if (o.concurrent < 1 || o.rate < 1 || o.periodMs < 1 || o.periodMs > 0xFFFFFFFFL
                 || o.maxQueue < -1 || o.burst < -1) {
             throw new IllegalArgumentException("Limiter: concurrent, rate, periodMs >= 1; queues >= 0");

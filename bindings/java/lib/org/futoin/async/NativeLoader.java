@@ -11,17 +11,18 @@ import java.util.Locale;
  * Loads the native libraries once, before the first native call
  * (FutoInNativeJNI's static initializer calls {@link #load()}).
  *
- * <p>The jar carries {@code /native/<os>-<arch>/libfutoin_async.so.0} (the
- * runtime) and {@code libfutoin_java.so} (the JNI glue, which needs the
- * runtime by its soname). Both are extracted to a private temporary
- * directory and loaded with {@link System#load}: the runtime first, so that
- * the dynamic linker finds it already loaded (by soname) when the glue asks
- * for it — a process then has exactly one runtime, whichever language
- * loaded it first. The extracted files are deleted right after loading
- * (Linux keeps mapped files alive). When a libfutoin_async.so.0 is
- * mapped into the process already (the program that started this JVM is
- * written in C, Python or Lua), only the glue is loaded and binds to that
- * runtime: one process, one runtime.
+ * <p>The jar carries {@code /native/<os>-<arch>/libfutoin_java.so} (the JNI
+ * glue) and {@code libfutoin_async.so.0} (the runtime, which the glue needs
+ * by its soname, DT_NEEDED, found through its RUNPATH {@code $ORIGIN}).
+ * Both are extracted to a private temporary directory and only the glue is
+ * loaded by path ({@link System#load}); the runtime comes in through the
+ * glue's dependency, so the dynamic linker decides which copy serves: one
+ * that is mapped already (a C, Python or Lua program that started this
+ * JVM, a wheel or a rock loaded first, whatever its file is called) is
+ * used as it is, and only otherwise the copy next to the glue. A process
+ * has exactly one runtime (and one libuv), whichever package loaded it
+ * first. The extracted files and their directory are deleted right after
+ * loading (Linux keeps mapped files alive).
  *
  * <p>Falls back to {@link System#loadLibrary} ({@code java.library.path},
  * system library path) when the jar has no libraries for this platform, or
@@ -74,34 +75,11 @@ final class NativeLoader {
         return os + "-" + arch;
     }
 
-    /**
-     * Is a libfutoin_async.so.0 mapped into this process already (a C,
-     * Python or Lua program that started this JVM, or another language
-     * loaded first)? Then that copy is THE runtime: loading the jar's copy
-     * too would make two runtimes in one process, and flows of one could
-     * not take steps of the other. The glue then binds to it by soname.
-     */
-    static boolean runtimeLoaded() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
-                int slash = line.lastIndexOf('/');
-                if (slash >= 0 && line.startsWith("libfutoin_async.so.0", slash + 1)) {
-                    String rest = line.substring(slash + 1 + "libfutoin_async.so.0".length());
-                    if (rest.isEmpty() || rest.charAt(0) == '.' || rest.charAt(0) == ' ') {
-                        return true;
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // no /proc: not Linux, and then nothing else loaded it either
-        }
-        return false;
-    }
-
     private static boolean loadBundled() throws IOException {
         String base = "/native/" + platform() + "/";
-        String[] libs = runtimeLoaded() ? new String[] {"libfutoin_java.so"}
-                : new String[] {"libfutoin_async.so.0", "libfutoin_java.so"};
+        /* the glue, and next to it the runtime its DT_NEEDED names: loaded
+         * only if no libfutoin_async.so.0 is mapped yet (RUNPATH $ORIGIN) */
+        String[] libs = {"libfutoin_java.so", "libfutoin_async.so.0"};
         if (NativeLoader.class.getResource(base + "libfutoin_java.so") == null) {
             return false;
         }
@@ -116,9 +94,7 @@ final class NativeLoader {
                     Files.copy(in, f, StandardCopyOption.REPLACE_EXISTING);
                 }
             }
-            for (String lib : libs) {
-                System.load(dir.resolve(lib).toAbsolutePath().toString());
-            }
+            System.load(dir.resolve("libfutoin_java.so").toAbsolutePath().toString());
         } finally {
             for (String lib : libs) {
                 Files.deleteIfExists(dir.resolve(lib));

@@ -6,8 +6,8 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * Where a Java step came from (language "java", {@code Class.method},
- * {@code File.java:line}) for async stacks. Worked out only when the
+ * Where a Java step came from (language "java",
+ * {@code package.Class.method}, {@code File.java:line}) for async stacks. Worked out only when the
  * runtime records a stack (the step's class of futoin/sys/host.h asks),
  * once per class of step, and kept as a native futoin_frame_origin for the
  * life of the process: add() costs nothing more.
@@ -119,7 +119,7 @@ final class Origins {
             int dollar = simple.indexOf('$');
             file = (dollar > 0 ? simple.substring(0, dollar) : simple) + ".java";
         }
-        String fn = method == null ? simple : simple + "." + method;
+        String fn = method == null ? name : name + "." + method; /* package.Class.method */
         return FutoInNative.origin_new(Values.cstr(fn), Values.cstr(file), line);
     }
 

@@ -28,10 +28,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>In a C, Python or Lua program the JVM is started on first use by the
  * plug-in {@code libfutoin_host_java.so} (or the JVM already running in the
- * process is used): options {@code -Xrs} and
- * {@code -Djava.class.path=$FUTOIN_JAVA_CLASSPATH:futoin-async.jar}; extra
- * options in {@code FUTOIN_JAVA_OPTIONS} (blank-separated). In a Java
- * program the binding registers the "java" host itself when it is loaded.
+ * process is used), found through {@code JAVA_HOME} or the {@code java} on
+ * {@code PATH}: options {@code -Xrs} and a class path of this jar and the
+ * absolute entries of {@code CLASSPATH}, where the classes of the steps
+ * are; extra options in {@code FUTOIN_JAVA_OPTIONS} (blank-separated). In
+ * a Java program the binding registers the "java" host itself when it is
+ * loaded.
  *
  * <h2>Other languages' steps in a Java flow</h2>
  * {@link AsyncSteps#addForeign(String, String, String)} adds a step of

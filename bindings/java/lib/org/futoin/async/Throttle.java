@@ -28,6 +28,7 @@ public final class Throttle extends SyncObject {
 
     private static long create(Tool tool, int max, long periodMs, long maxQueue) {
         tool.checkLoopThread("new Throttle()");
+        tool.refuseBorrowed("new Throttle()", "it would outlive Java's use of it; make it on a Tool of Java's own");
         if (max < 1 || periodMs < 1 || periodMs > 0xFFFFFFFFL || maxQueue < -1) {
             throw new IllegalArgumentException("Throttle: max >= 1, periodMs >= 1, maxQueue >= 0 or UNLIMITED");
         }

@@ -1,7 +1,9 @@
 package org.futoin.async;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -41,11 +43,32 @@ import java.util.function.Supplier;
  * (the flows are left as they are) or {@link #close()}, or when it is
  * interrupted: then the flows it waits for are cancelled, the interrupt
  * status stays set and run() throws {@link CancellationException}.
+ *
+ * <h2>The loop of another program</h2>
+ * A Java step in a flow of a C, Python or Lua program (polyglot flows, see
+ * {@link Polyglot}) runs on that program's loop: its {@link AsyncSteps#tool()}
+ * is a Tool <em>borrowed</em> for that loop ({@link #isBorrowed()}), one
+ * object per loop. Its timers work ({@link #immediate}, {@link #deferred},
+ * {@link Handle#cancel()}, {@link #execute} and {@link #call} on the loop
+ * thread); the program owns the loop, so it cannot be run, stopped or
+ * closed from Java, and Java makes no roots, Throttles or Limiters on it
+ * (use {@link AsyncSteps#newInstance()}). Nothing tells Java when that
+ * program frees its loop, so a borrowed Tool is used only while something
+ * proves the loop alive: on its loop thread while a Java step (or error
+ * handler, cancel handler, loop body) of one of its flows runs, or a timer
+ * of it fires, or while timers of it are pending (an idle root then keeps
+ * the program from freeing the loop under them, until they have fired or
+ * were cancelled). At any other time its methods throw
+ * {@link IllegalStateException} instead of touching a loop that may be gone.
  */
 public final class Tool implements Executor, AutoCloseable {
     private static final int DRAIN_BUDGET = 1024;
 
     private long ptr;
+    /* Borrowed: the futoin_tool* of the hosting program's loop (0: ours). */
+    private final long core;
+    /* Borrowed: the thread a timer callback of it runs on now, or null. */
+    private volatile Thread firing;
     private volatile Thread loopThread;
     private final boolean dedicated;
     private final Thread thread;
@@ -81,13 +104,114 @@ public final class Tool implements Executor, AutoCloseable {
     public Tool() {
         dedicated = false;
         thread = null;
+        core = 0;
         loopThread = Thread.currentThread();
         ptr = FutoInNative.tool_new(this, false);
+        registerOwn(this);
         terminated.countDown();
+    }
+
+    /** A borrowed Tool over the hosting program's loop `core`. */
+    private Tool(long core) {
+        dedicated = false;
+        thread = null;
+        this.core = core;
+        terminated.countDown();
+    }
+
+    /* Tools by the address of their futoin_tool: Java's own (while open)
+     * and the borrowed ones (while referred to). */
+    private static final Map<Long, WeakReference<Tool>> BY_CORE = new HashMap<>();
+
+    private static void registerOwn(Tool t) {
+        long c = FutoInNative.tool_ptr(t.ptr);
+        synchronized (BY_CORE) {
+            BY_CORE.put(c, new WeakReference<>(t));
+        }
+    }
+
+    private static void unregisterOwn(Tool t, long p) {
+        long c = FutoInNative.tool_ptr(p);
+        synchronized (BY_CORE) {
+            WeakReference<Tool> r = BY_CORE.get(c);
+            if (r != null && r.get() == t) {
+                BY_CORE.remove(c);
+            }
+        }
+    }
+
+    /** Is `core` the loop of a Tool of Java's own (not closed)? */
+    static boolean ownedByJava(long core) {
+        synchronized (BY_CORE) {
+            WeakReference<Tool> r = BY_CORE.get(core);
+            Tool t = r == null ? null : r.get();
+            return t != null && t.core == 0;
+        }
+    }
+
+    /**
+     * The Tool of the loop `core` of a flow whose handle is live (loop
+     * thread): a Tool of Java's own when it is one (a Java step added by
+     * name runs without one), else the borrowed Tool of the hosting
+     * program's loop: one object per loop while it is referred to; a loop
+     * freed and another made at the same address gets the same object,
+     * which holds nothing of the old one (no timer can be pending: they
+     * keep the loop from being freed).
+     */
+    static Tool ofCore(long core) {
+        synchronized (BY_CORE) {
+            WeakReference<Tool> r = BY_CORE.get(core);
+            Tool t = r == null ? null : r.get();
+            if (t == null) {
+                if (BY_CORE.size() >= 64) {
+                    BY_CORE.values().removeIf(w -> w.get() == null);
+                }
+                t = new Tool(core);
+                BY_CORE.put(core, new WeakReference<>(t));
+            }
+            return t;
+        }
+    }
+
+    /**
+     * @return true for the loop of the program that hosts this JVM (a C,
+     *         Python or Lua program whose flow runs Java steps), lent to
+     *         Java (see the class description)
+     */
+    public boolean isBorrowed() {
+        return core != 0;
+    }
+
+    private static final String BORROWED_USE = "this Tool is the loop of the program that hosts this JVM: usable "
+            + "only on its loop thread while a Java step or timer of it runs there, or while timers of it are pending";
+
+    /** Borrowed: may this thread use the hosting program's loop now? The
+     *  proofs that it is alive also prove this is its thread. */
+    private boolean borrowedUsable() {
+        Thread c = Thread.currentThread();
+        if (firing == c) {
+            return true;
+        }
+        if (FutoInNative.tool_borrowed_here(core)) {
+            loopThread = c;
+            return true;
+        }
+        synchronized (life) {
+            return ptr != 0 && FutoInNative.tool_is_same_thread(ptr);
+        }
+    }
+
+    /** What a borrowed Tool refuses to do at all. */
+    void refuseBorrowed(String what, String why) {
+        if (core != 0) {
+            throw new IllegalStateException(what + ": this Tool is the loop of the program that hosts this JVM; "
+                    + why);
+        }
     }
 
     private Tool(String name, boolean daemon) {
         dedicated = true;
+        core = 0;
         CountDownLatch ready = new CountDownLatch(1);
         Throwable[] failed = new Throwable[1];
         thread = new Thread(() -> loopMain(ready, failed), name);
@@ -129,6 +253,7 @@ public final class Tool implements Executor, AutoCloseable {
         try {
             loopThread = Thread.currentThread();
             ptr = FutoInNative.tool_new(this, true);
+            registerOwn(this);
         } catch (Throwable t) {
             failed[0] = t;
             terminated.countDown();
@@ -154,6 +279,7 @@ public final class Tool implements Executor, AutoCloseable {
     // ---- threads ---------------------------------------------------------
 
     long ptr() {
+        refuseBorrowed("Tool", "Java makes no roots, Throttles or Limiters on it (use asi.newInstance())");
         if (closed && ptr == 0) {
             throw new IllegalStateException("Tool is closed");
         }
@@ -175,6 +301,9 @@ public final class Tool implements Executor, AutoCloseable {
      * @return true on the loop thread
      */
     public boolean isLoopThread() {
+        if (core != 0) {
+            return borrowedUsable();
+        }
         Thread c = Thread.currentThread();
         if (c == loopThread) {
             return true;
@@ -191,6 +320,12 @@ public final class Tool implements Executor, AutoCloseable {
     }
 
     void checkLoopThread(String what) {
+        if (core != 0) {
+            if (!borrowedUsable()) {
+                throw new IllegalStateException(what + ": " + BORROWED_USE);
+            }
+            return;
+        }
         if (closed) {
             throw new IllegalStateException(what + ": the Tool is closed");
         }
@@ -231,6 +366,7 @@ public final class Tool implements Executor, AutoCloseable {
      * cancels `only` (root.run()) or every executing flow (null).
      */
     void runFor(RootCtl only, String what) {
+        refuseBorrowed(what, "that program runs it");
         if (dedicated) {
             throw new IllegalStateException(what + ": this Tool runs on its own thread");
         }
@@ -276,6 +412,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         {@link #close()})
      */
     public boolean stop() {
+        refuseBorrowed("stop()", "that program runs it");
         if (dedicated) {
             throw new IllegalStateException("stop(): this Tool runs on its own thread; close() stops it");
         }
@@ -300,6 +437,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return true if work remains
      */
     public boolean runOnce() {
+        refuseBorrowed("runOnce()", "that program runs it");
         if (dedicated) {
             throw new IllegalStateException("runOnce(): this Tool runs on its own thread");
         }
@@ -360,6 +498,14 @@ public final class Tool implements Executor, AutoCloseable {
     @Override
     public void execute(Runnable task) {
         Objects.requireNonNull(task, "execute(): task is null");
+        if (core != 0) {
+            /* no other thread can know the loop is still there */
+            if (!borrowedUsable()) {
+                throw new RejectedExecutionException("execute(): " + BORROWED_USE);
+            }
+            immediate(task);
+            return;
+        }
         synchronized (life) {
             if (closed) {
                 throw new RejectedExecutionException("Tool is closed");
@@ -496,16 +642,26 @@ public final class Tool implements Executor, AutoCloseable {
                 rec = 0;
                 tool.timers.remove(this);
                 FutoInNative.tool_cancel_timer(tool.ptr, r);
+                tool.unborrowIfIdle();
             }
         }
 
         void fire() {
             rec = 0;
             tool.timers.remove(this);
+            Thread outer = tool.firing;
+            if (tool.core != 0) {
+                tool.firing = Thread.currentThread(); /* its loop calls us: alive */
+            }
             try {
                 fn.run();
             } catch (Throwable t) {
                 uncaught(t);
+            } finally {
+                if (tool.core != 0) {
+                    tool.firing = outer;
+                    tool.unborrowIfIdle();
+                }
             }
         }
     }
@@ -513,10 +669,28 @@ public final class Tool implements Executor, AutoCloseable {
     private Handle schedule(String what, long delayMs, Runnable fn) {
         checkLoopThread(what);
         Objects.requireNonNull(fn, what + ": callback is null");
+        if (core != 0 && ptr == 0) {
+            long p = FutoInNative.tool_borrow(core, this); /* holds the loop while timers are pending */
+            synchronized (life) {
+                ptr = p;
+            }
+        }
         Handle h = new Handle(this, fn);
         h.rec = FutoInNative.tool_schedule(ptr, delayMs, h);
         timers.add(h);
         return h;
+    }
+
+    /** Borrowed, loop thread: the last timer is gone, let the loop go. */
+    private void unborrowIfIdle() {
+        if (core != 0 && ptr != 0 && timers.isEmpty()) {
+            long p;
+            synchronized (life) {
+                p = ptr;
+                ptr = 0;
+            }
+            FutoInNative.tool_unborrow(p);
+        }
     }
 
     /**
@@ -576,6 +750,10 @@ public final class Tool implements Executor, AutoCloseable {
      * @return misuses the runtime reported on this tool so far
      */
     public long misuseCount() {
+        if (core != 0) {
+            checkLoopThread("misuseCount()");
+            return FutoInNative.core_misuse_count(core);
+        }
         return FutoInNative.tool_misuse_count(ptr());
     }
 
@@ -583,7 +761,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the {@code futoin_tool*} address (for other languages)
      */
     public long address() {
-        return FutoInNative.tool_ptr(ptr());
+        return core != 0 ? core : FutoInNative.tool_ptr(ptr());
     }
 
     // ---- closing -----------------------------------------------------------
@@ -612,6 +790,7 @@ public final class Tool implements Executor, AutoCloseable {
             return;
         }
         tasks.clear();
+        unregisterOwn(this, p);
         int rc = FutoInNative.tool_free(p);
         if (rc != 0) {
             throw new IllegalStateException("Tool.close(): roots of other owners are still alive (" + rc + ")");
@@ -645,6 +824,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     @Override
     public void close() {
+        refuseBorrowed("close()", "that program frees it");
         if (dedicated) {
             synchronized (life) {
                 if (!closed) {
@@ -717,6 +897,9 @@ public final class Tool implements Executor, AutoCloseable {
 
     @Override
     public String toString() {
+        if (core != 0) {
+            return String.format("Tool[borrowed 0x%x]", core);
+        }
         return "Tool[" + (dedicated ? "thread " : "caller thread ") + loopThreadName() + (closed ? ", closed]" : "]");
     }
 }

@@ -115,7 +115,7 @@ public class PolyglotTest {
         unresolved(tool, "java", STEPS, "no_such_step", "no_such_step", "no method");
         unresolved(tool, "java", STEPS, "noValues", "noValues", "no method");
         unresolved(tool, "c", "libm.so.6", "double no_such_function(double)", "no_such_function", "no function");
-        unresolved(tool, "nosuchlanguage", "m", "f", "no plug-in found");
+        unresolved(tool, "nosuchlanguage", "no.such.module", "f", "no plug-in found");
         assertEquals(0, Polyglot.liveNamedSteps());
     }
 
@@ -149,11 +149,11 @@ public class PolyglotTest {
         assertEquals("StepError", e.code());
         StackTraceElement[] st = e.asyncStack();
         assertEquals(3, st.length);
-        assertEquals("java:PolyglotTest$Steps", st[0].getClassName());
+        assertEquals("java:org.futoin.async.PolyglotTest$Steps", st[0].getClassName());
         assertEquals("fail", st[0].getMethodName());
         assertEquals("PolyglotTest.java", st[0].getFileName());
         assertTrue(st[0].getLineNumber() > 0);
-        assertEquals("java:PolyglotTest", st[1].getClassName());
+        assertEquals("java:org.futoin.async.PolyglotTest", st[1].getClassName());
         assertTrue(st[1].getMethodName(), st[1].getMethodName().startsWith("lambda$"));
         assertEquals("PolyglotTest.java", st[1].getFileName());
         assertEquals(lines[1], st[1].getLineNumber());
@@ -163,7 +163,7 @@ public class PolyglotTest {
         StringWriter w = new StringWriter();
         e.printStackTrace(new PrintWriter(w));
         assertTrue(w.toString(), w.toString().contains("async stack of StepError (innermost first)\n"
-                + "\t\tat java:PolyglotTest$Steps.fail(PolyglotTest.java:"));
+                + "\t\tat java:org.futoin.async.PolyglotTest$Steps.fail(PolyglotTest.java:"));
     }
 
     @Test

@@ -73,6 +73,37 @@ public class VersionTest {
         assertEquals(want, m.group(1));
     }
 
+    /** The POM has what a repository asks of a release. */
+    @Test
+    public void pomDescribesTheProject() throws IOException {
+        String pom = resource("/META-INF/maven/org.futoin/futoin-async/pom.xml");
+        for (String element : new String[] {"url", "licenses", "developers", "scm"}) {
+            assertTrue("pom.xml has no <" + element + ">", Pattern.compile("(?m)^  <" + element + ">").matcher(pom).find());
+        }
+        assertTrue(pom, pom.contains("<connection>scm:git:"));
+        assertTrue(pom, pom.contains("<name>Apache License, Version 2.0</name>"));
+    }
+
+    /** Next to the jar: the javadoc jar (of the module) and the sources jar. */
+    @Test
+    public void javadocAndSourcesJarsShipNextToTheJar() throws IOException {
+        String v = mesonVersion();
+        Path jar;
+        try {
+            jar = Paths.get(Version.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new AssertionError(e);
+        }
+        try (JarFile src = new JarFile(jar.resolveSibling("futoin-async-" + v + "-sources.jar").toFile());
+             JarFile doc = new JarFile(jar.resolveSibling("futoin-async-" + v + "-javadoc.jar").toFile())) {
+            for (String f : new String[] {"module-info.java", "org/futoin/async/AsyncSteps.java",
+                    "org/futoin/async/Errors.java", "org/futoin/async/FutoInNative.java"}) {
+                assertNotNull("the sources jar lacks " + f, src.getEntry(f));
+            }
+            assertNotNull("the javadoc jar has no module page", doc.getEntry("org.futoin.async/module-summary.html"));
+        }
+    }
+
     @Test
     public void runtimeIsOfTheSameVersion() throws IOException {
         assertEquals(mesonVersion(), Version.runtime());

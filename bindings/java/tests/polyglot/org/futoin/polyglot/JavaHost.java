@@ -193,7 +193,7 @@ public final class JavaHost {
                 System.out.print(text);
             }
             check(text.contains("async stack of FragmentError") && text.contains("at " + lang)
-                    && text.contains("at java:JavaHost."), "printStackTrace shows no async stack:\n" + text);
+                    && text.contains("at java:org.futoin.polyglot.JavaHost."), "printStackTrace shows no async stack:\n" + text);
         }
         root.close();
     }
