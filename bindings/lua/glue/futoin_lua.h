@@ -124,6 +124,8 @@ typedef struct fl_ctx
 
 /** The context of the state `L` belongs to (from the registry). */
 fl_ctx* fl_ctx_get(lua_State* L);
+/** The same, NULL (never raising) when the module was not opened in L. */
+fl_ctx* fl_ctx_peek(lua_State* L);
 /** Create the context and the metatables (luaopen); stack unchanged. */
 fl_ctx* fl_ctx_open(lua_State* L);
 /** The thread trampolines run on right now. */
@@ -530,9 +532,14 @@ void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
 /* ---- the language host "lua" (host/lua_host.c) ---------------------------- */
 
-/** Offer this state as the host of language "lua" (luaopen); the first
- *  state opened in the process keeps it until it is closed. */
+/** Offer this state as the host of language "lua" on its thread (luaopen):
+ *  a thread's host state is the oldest still open there; a thread without
+ *  one gets a new state when a Lua step is resolved there. */
 void fl_host_open(lua_State* L, fl_ctx* ctx);
+/** The context of the Lua code calling futoin_host_add() on this thread
+ *  right now (add_foreign()), or NULL: Lua steps it adds by name are
+ *  resolved in its own state. */
+extern _Thread_local fl_ctx* fl_host_caller;
 /** The state of `ctx` is closing. */
 void fl_host_close(fl_ctx* ctx);
 

@@ -37,6 +37,15 @@ fl_ctx* fl_ctx_get(lua_State* L)
     return b->ctx;
 }
 
+fl_ctx* fl_ctx_peek(lua_State* L)
+{
+    fl_box* b;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    b = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return b ? b->ctx : NULL;
+}
+
 enum { CHUNK_RECS = 256 };
 
 typedef struct fl_chunk
