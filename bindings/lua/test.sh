@@ -43,14 +43,19 @@ fail_setup() { # message log
 
 rocks() { luarocks --lua-version=5.4 "$@"; }
 
-# The test-only module over tests/foreign/foreign_as.c (a foreign FTN12
-# implementation for fa.wrap()).
+# The test-only modules: foreign_as, over tests/foreign/foreign_as.c (a
+# foreign FTN12 implementation for fa.wrap()); threads_lua, a loop thread
+# of its own adding Lua steps (tests/threads_lua.c).
 build_foreign() { # cflags...
   mkdir -p "$tmp/cmod"
   cc -std=c11 -O1 -shared -fPIC -D_POSIX_C_SOURCE=200809L "$@" \
     -I "$repo/abi" -I "$repo/tests/foreign" $(pkg-config --cflags lua5.4) \
     -o "$tmp/cmod/foreign_as.so" "$tests/foreign_lua.c" "$repo/tests/foreign/foreign_as.c" \
     >"$tmp/foreign.log" 2>&1 || fail_setup "building the foreign test module failed" "$tmp/foreign.log"
+  cc -std=c11 -O1 -shared -fPIC -D_GNU_SOURCE "$@" \
+    -I "$repo/abi" -I "$here/host" $(pkg-config --cflags lua5.4) \
+    -o "$tmp/cmod/threads_lua.so" "$tests/threads_lua.c" -ldl -pthread \
+    >>"$tmp/foreign.log" 2>&1 || fail_setup "building the threads test module failed" "$tmp/foreign.log"
 }
 
 # busted over the specs with the module of tree $1; prints its summary and
@@ -118,7 +123,7 @@ EOF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
   export LSAN_OPTIONS=suppressions=$tests/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua leak_spec.lua"}
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua threads_spec.lua leak_spec.lua"}
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
   run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
   if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then
