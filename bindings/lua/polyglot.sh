@@ -20,7 +20,11 @@
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
 #       alone, it builds the rock and the C fragments into a temporary
 #       folder first. FUTOIN_POLYGLOT_LANGS limits the fragment languages
-#       (default "c python java lua"). Last line:
+#       (default "c python java lua"). With python and java among them,
+#       Lua steps also run under a Python and a Java host program, on two
+#       loop threads each (tests/polyglot/host_threads.py, HostThreads.java,
+#       over tests/polyglot/host_steps.lua; FUTOIN_JAVA_POLYGLOT_OUT: the
+#       Java package). Last line:
 #         polyglot-lua: N passed, M failed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +51,24 @@ build() { # outdir
 }
 
 alone_tmp=""
+
+# other_host TAG LABEL LOG COMMAND...: a host program of another language
+# running Lua steps; its last line "LABEL: N passed, M failed" is added to
+# passed/failed (one failure more if it exited non-zero).
+other_host() {
+  local tag=$1 label=$2 log=$3 rc line p f
+  shift 3
+  "$@" >"$log" 2>&1
+  rc=$?
+  grep -v "^$label: " "$log" | sed "s/^/[$tag] /"
+  line=$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-1}
+  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+  echo "[$tag] $p passed, $f failed"
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
 run_test() {
   if [ -z "${FUTOIN_LUA_TREE:-}" ]; then
     # alone: build what the runner would have built
@@ -109,6 +131,27 @@ run_test() {
   fi
   rm -rf "$pdir"
   passed=$((passed + p)); failed=$((failed + f))
+
+  # Lua steps under a Python and a Java host program, on two loop threads
+  # of each (tests/polyglot/host_threads.py, HostThreads.java)
+  local langs=" ${FUTOIN_POLYGLOT_LANGS:-c python java lua} "
+  if [[ $langs == *" python "* ]]; then
+    other_host python lua-under-python "$log" /usr/bin/python3 "$here/tests/polyglot/host_threads.py"
+  fi
+  if [[ $langs == *" java "* ]]; then
+    local jh=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64} jout=${FUTOIN_JAVA_POLYGLOT_OUT:-}
+    local jdir
+    jdir=$(mktemp -d /tmp/futoin-lua-java.XXXXXX)
+    if [ -n "$jout" ] && "$jh/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$jdir" \
+         -cp "$jout/futoin-async.jar" "$here/tests/polyglot/HostThreads.java" >"$log" 2>&1; then
+      other_host java lua-under-java "$log" "$jh/bin/java" -cp "$jout/futoin-async.jar:$jdir" HostThreads
+    else
+      echo "[java] cannot build HostThreads.java (FUTOIN_JAVA_POLYGLOT_OUT='$jout'):"
+      cat "$log"
+      failed=$((failed + 1))
+    fi
+    rm -rf "$jdir"
+  fi
   rm -f "$log"
   echo "polyglot-lua: $passed passed, $failed failed"
   [ "$failed" = 0 ]

@@ -411,6 +411,8 @@ void fl_rec_release(void* data)
     --ctx->recs;
     if (ctx->closed) {
         ctx_maybe_free(ctx);
+    } else if (ctx->sweepers) {
+        fl_tool_sweep_again(ctx); /* lua_tool.c: roots made on a borrowed tool */
     }
 }
 

@@ -5,14 +5,15 @@
  * thread (made for it), never in the program's state, and close it as the
  * thread ends. Built by test.sh; used by threads_spec.lua.
  *
- *   threads_lua.run(module, { {fn [, str]}, ... }) -> results, states
+ *   threads_lua.run(module, { {fn [, str]}, ... }) -> results, states, freed
  *
  * runs one flow per entry on a new thread (a C step giving `str`, or the
  * integer 20 without one; the Lua step module.fn; a C step taking up to
  * two values), one after the other, then joins the thread. `results[i]` is
  * { ok = true, v1, v2 } or { ok = false, code = ..., info = ... };
  * `states` is how many Lua states the host had while the thread still
- * lived (after its flows); threads_lua.states(): how many it has now.
+ * lived (after its flows); `freed`: whether the thread could free its tool
+ * after them (roots Lua made on it are gone); threads_lua.states(): how many it has now.
  * libfutoin_async is the copy the binding loaded
  * (by soname, RTLD_NOLOAD): nothing is linked.
  */
@@ -59,6 +60,7 @@ typedef struct run
     job jobs[MAX_JOBS];
     int njobs;
     int states;
+    int freed; /* futoin_tool_free() of the thread's tool */
 } run;
 
 static const FutoInType ty_str = {FTN_TYPE_STRING, NULL};
@@ -113,6 +115,7 @@ static void* loop_thread(void* arg)
 {
     run* r = arg;
     futoin_tool* t;
+    r->freed = FUTOIN_EINVAL;
     if (r->a.tool_new(&t, NULL) != FUTOIN_OK) {
         return NULL;
     }
@@ -131,7 +134,7 @@ static void* loop_thread(void* arg)
         long refs, recs;
         r->host->counters2(&refs, &recs, &r->states);
     }
-    r->a.tool_free(t);
+    r->freed = r->a.tool_free(t);
     return NULL; /* the host closes this thread's Lua state as it ends */
 }
 
@@ -220,8 +223,9 @@ static int t_run(lua_State* L)
         lua_seti(L, -2, i + 1);
     }
     lua_pushinteger(L, r->states);
+    lua_pushboolean(L, r->freed == FUTOIN_OK);
     run_free(r);
-    return 2;
+    return 3;
 }
 
 /* threads_lua.states() -> how many Lua states the host has now */

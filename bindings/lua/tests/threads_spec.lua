@@ -14,7 +14,7 @@ describe("Lua steps on another loop thread of a Lua program", function()
     it("run in a Lua state of that thread, with its tool, closed as it ends", function()
         local before = threads.states()
         rawset(_G, "thread_mark", "main")
-        local results, during = threads.run(steps, {
+        local results, during, freed = threads.run(steps, {
             { "mark", "x" }, { "mark", "y" }, { "timers" }, { "fail", "t" },
         })
         assert.are.same({ ok = true, "none" }, results[1]) -- not this state's "main"
@@ -26,6 +26,7 @@ describe("Lua steps on another loop thread of a Lua program", function()
         assert.truthy(results[4].info:find("stack traceback:", 1, true), results[4].info)
         assert.are.equal("main", rawget(_G, "thread_mark"))
         assert.are.equal(before + 1, during)
+        assert.is_true(freed, "the thread's tool is busy with a root Lua made on it")
         assert.are.equal(before, threads.states())
         -- a second thread gets a new state: nothing left of the first one
         results = threads.run(steps, { { "mark", "z" } })

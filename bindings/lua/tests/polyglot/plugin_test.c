@@ -121,6 +121,7 @@ typedef struct thread_run
     char first[64], second[64]; /* what host_steps.mark() found */
     long long doubled;          /* host_steps.timers(): v * 2 ... */
     char trace[128];            /* ... and the order its callbacks ran in */
+    int freed;                  /* futoin_tool_free() of its tool */
 } thread_run;
 
 static const FutoInType ty_str = {FTN_TYPE_STRING, NULL};
@@ -207,11 +208,10 @@ static void* loop_thread(void* arg)
     } else {
         snprintf(r->code, sizeof(r->code), "no tool");
     }
+    /* the roots Lua made on this tool are gone: it can be freed */
+    r->freed = ok ? futoin_tool_free(t) : FUTOIN_EINVAL;
     pthread_barrier_wait(r->done);
     pthread_barrier_wait(r->leave);
-    if (ok) {
-        futoin_tool_free(t);
-    }
     return NULL; /* the Lua state of this thread is closed as it ends */
 }
 
@@ -375,6 +375,9 @@ int main(void)
             CHECK(r->doubled == 40 && strcmp(r->trace, "immediate,deferred,root") == 0,
                   "thread %s: asi:tool() timers and new_instance(): %lld '%s'", r->name,
                   r->doubled, r->trace);
+            CHECK(r->freed == FUTOIN_OK,
+                  "thread %s: its tool cannot be freed after Lua made a root on it: %d",
+                  r->name, r->freed);
         }
         pthread_barrier_destroy(&ready);
         pthread_barrier_destroy(&done);
