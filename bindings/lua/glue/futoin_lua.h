@@ -122,6 +122,8 @@ typedef struct fl_ctx
                           * weak values (lua_tool.c) */
     struct fl_tool* sweepers; /* borrowed tools whose roots may need another
                                * collection (lua_tool.c) */
+    int async_fns;       /* registry ref: {fa.async() wrapper = the user's
+                          * function}, weak keys (origins, host/lua_host.c) */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */

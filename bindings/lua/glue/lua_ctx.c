@@ -163,6 +163,7 @@ fl_ctx* fl_ctx_open(lua_State* L)
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;
+    ctx->async_fns = LUA_NOREF;
     lua_newtable(L); /* Tool objects by futoin_tool*: weak values */
     lua_createtable(L, 0, 1);
     lua_pushliteral(L, "v");

@@ -20,9 +20,10 @@
  * traceback, cancel handlers, state), as a step added by asi:add() does.
  *
  * Origins: every step the binding adds carries fl_rec_class; its origin()
- * reads the function's source and first line (lua_getinfo ">S") only when
- * an async stack is recorded, and keeps the strings in the record until
- * its release.
+ * reads the function's source and first line (lua_getinfo ">S") and its
+ * "module.field" name (a loaded module's table holding it) only when an
+ * async stack is recorded, and keeps the strings in the record until its
+ * release.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
@@ -40,27 +41,106 @@
 
 /* ---- origins ----------------------------------------------------------------- */
 
+/* "module.field" of the function at `fn` when a table of package.loaded
+ * holds it (as luaL_traceback names functions; "_G.f" is "f"), malloc'ed;
+ * NULL if none. Raw accesses only: no Lua code runs. */
+static char* loaded_name(lua_State* L, int fn)
+{
+    char* out = NULL;
+    int global = 0; /* `out` names a global: a module's field is better */
+    fn = lua_absindex(L, fn);
+    luaL_checkstack(L, 6, "origin");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    lua_pushnil(L);
+    while ((!out || global) && lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+            lua_pushnil(L);
+            while (lua_next(L, -2)) {
+                if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, fn)) {
+                    const char* mod = lua_tostring(L, -4);
+                    const char* field = lua_tostring(L, -2);
+                    size_t lm = strlen(mod), lf = strlen(field);
+                    int in_g = strcmp(mod, LUA_GNAME) == 0;
+                    if (!out || !in_g) {
+                        char* name = malloc(lm + lf + 2);
+                        if (name && in_g) {
+                            memcpy(name, field, lf + 1);
+                        } else if (name) {
+                            memcpy(name, mod, lm);
+                            name[lm] = '.';
+                            memcpy(name + lm + 1, field, lf + 1);
+                        }
+                        if (name) {
+                            free(out);
+                            out = name;
+                            global = in_g;
+                        }
+                    }
+                    lua_pop(L, 2);
+                    break;
+                }
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1);
+    }
+    if (out && !global) {
+        lua_pop(L, 1); /* the key the outer lua_next() left */
+    }
+    lua_pop(L, 1);
+    return out;
+}
+
+/* Runs protected: fill the origin of record (light userdata 1): the step
+ * function's source and first line, and its name when a loaded module's
+ * table holds it. A coroutine step (fa.async) is shown as the user's
+ * function it runs: the Lua layer maps its wrappers to them
+ * (ctx->async_fns, a table with weak keys). */
+static int origin_body(lua_State* L)
+{
+    fl_rec* r = lua_touserdata(L, 1);
+    fl_ctx* ctx = r->ctx;
+    lua_Debug ar;
+    fl_rec_push(L, r, FL_A_FN); /* 2 */
+    if (!r->name) {
+        r->name = loaded_name(L, 2);
+    }
+    if (ctx->async_fns != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->async_fns);
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, -2) == LUA_TFUNCTION) {
+            lua_replace(L, 2);
+        }
+        lua_settop(L, 2);
+    }
+    if (lua_isfunction(L, 2) && lua_getinfo(L, ">S", &ar) && *ar.what != 'C') {
+        const char* file = ar.source && ar.source[0] == '@' ? ar.source + 1
+                                                            : ar.short_src;
+        r->src = strdup(file);
+        r->line = ar.linedefined > 0 ? (uint32_t)ar.linedefined : 0;
+    }
+    return 0;
+}
+
 static void rec_origin(void* data, futoin_frame_origin* out)
 {
     fl_rec* r = data;
     fl_ctx* ctx = r->ctx;
     out->language = "lua";
-    out->function = r->name;
     if (!r->src && !ctx->closed && fl_rec_has(r, FL_A_FN)) {
         lua_State* L = fl_ctx_state(ctx);
         if (lua_checkstack(L, 4)) {
             int top = lua_gettop(L);
-            lua_Debug ar;
-            fl_rec_push(L, r, FL_A_FN);
-            if (lua_isfunction(L, -1) && lua_getinfo(L, ">S", &ar) && *ar.what != 'C') {
-                const char* file = ar.source && ar.source[0] == '@' ? ar.source + 1
-                                                                    : ar.short_src;
-                r->src = strdup(file);
-                r->line = ar.linedefined > 0 ? (uint32_t)ar.linedefined : 0;
-            }
+            lua_pushcfunction(L, origin_body);
+            lua_pushlightuserdata(L, r);
+            lua_pcall(L, 1, 0, 0); /* an error (out of memory): no origin */
             lua_settop(L, top);
         }
     }
+    out->function = r->name;
     out->file = r->src;
     out->line = r->src ? r->line : 0;
 }

@@ -293,6 +293,24 @@ int main(void)
     CHECK(strstr(stack, "  at lua raising.boom (") && strstr(stack, "raising.lua:2)"),
           "stack:\n%s", stack);
 
+    /* a coroutine step (fa.async) resolved by name: its frame is the
+     * user's function (file:line), not the Lua layer's wrapper; its error
+     * reaches C with the message and the coroutine's traceback */
+    snprintf(path, sizeof(path), "%s/co_mod.lua", dir);
+    write_file(path, "local fa = require 'futoin_async'\n"
+                     "local M = {}\n"
+                     "M.fail = fa.async(function(asi, v)\n"
+                     "  error('co failed ' .. tostring(v))\n"
+                     "end)\n"
+                     "return M\n");
+    CHECK(run_one("co_mod", "fail") == FUTOIN_OK, "co_mod.fail not resolved: %s", info);
+    CHECK(strcmp(code, "InternalError") == 0, "code '%s'", code);
+    CHECK(strstr(info, "co_mod.lua:4: co failed nil") && strstr(info, "stack traceback:"),
+          "a coroutine step's error: '%s'", info);
+    CHECK(strstr(stack, "  at lua co_mod.fail (") && strstr(stack, "co_mod.lua:3)\n")
+                  && !strstr(stack, "futoin_async/"),
+          "stack:\n%s", stack);
+
     /* asi:tool() and asi:new_instance() in a flow of this C program: the
      * Tool of this program's loop (a borrowed one: never freed by Lua), a
      * new root on it, a timer of it; the step waits through set_cancel()
