@@ -24,7 +24,10 @@
 #       Lua steps also run under a Python and a Java host program, on two
 #       loop threads each (tests/polyglot/host_threads.py, HostThreads.java,
 #       over tests/polyglot/host_steps.lua; FUTOIN_JAVA_POLYGLOT_OUT: the
-#       Java package). Last line:
+#       Java package). Then the packed .rock is installed into a tree of its
+#       own and its plug-in used by a C program (installed_host.c) and by
+#       those two, under `env -i` with only PATH, luarocks' variables and
+#       FUTOIN_HOST_PATH (PYTHONPATH for Python). Last line:
 #         polyglot-lua: N passed, M failed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,6 +70,24 @@ other_host() {
   [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
   echo "[$tag] $p passed, $f failed"
   passed=$((passed + p)); failed=$((failed + f))
+}
+
+# installed_env TREE [NAME=VALUE...] COMMAND...: COMMAND under `env -i`
+# with PATH, the NAME=VALUEs, what `luarocks --lua-version=5.4 --tree TREE
+# path` sets (LUA_PATH, LUA_CPATH, PATH), the user's module folder
+# (tests/polyglot) first in LUA_PATH, and FUTOIN_HOST_PATH = TREE's
+# futoin-hosts/ (the core does not find plug-ins by itself yet).
+installed_env() {
+  local tree=$1
+  shift
+  local vars=()
+  while [[ ${1:-} == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  env -i PATH=/usr/bin:/bin "${vars[@]}" bash -c '
+    tree=$1 user=$2; shift 2
+    eval "$(luarocks --lua-version=5.4 --tree "$tree" path)"
+    export LUA_PATH="$user/?.lua;$LUA_PATH"
+    export FUTOIN_HOST_PATH="$tree/lib/lua/5.4/futoin_async/futoin-hosts"
+    exec "$@"' _ "$tree" "$here/tests/polyglot" "$@"
 }
 
 run_test() {
@@ -129,29 +150,54 @@ run_test() {
   else
     cat "$log"; p=0; f=1
   fi
-  rm -rf "$pdir"
   passed=$((passed + p)); failed=$((failed + f))
 
+  # The rock INSTALLED (issue 23): the packed .rock into a tree of its own,
+  # whose plug-in a C program then loads under `env -i` with only PATH and
+  # what `eval "$(luarocks --lua-version=5.4 --tree T path)"` sets (the
+  # user's module folder put first in LUA_PATH), plus FUTOIN_HOST_PATH =
+  # the tree's futoin-hosts/ until the core finds plug-ins by itself
+  # (tests/polyglot/installed_host.c: one libfutoin_async, one libuv).
+  local itree=$pdir/installed-tree rock jh jout jdir langs
+  rock=$(ls "$(dirname "$FUTOIN_LUA_TREE")"/futoin_async-*.rock 2>/dev/null | head -1)
+  if [ -n "$rock" ] && luarocks --lua-version=5.4 --tree "$itree" install "$rock" >"$log" 2>&1 \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
+          -o "$pdir/installed_host" "$here/tests/polyglot/installed_host.c" \
+          -L"$core" -l:libfutoin_async.so.0 -Wl,-rpath,"$core" >"$log" 2>&1; then
+    # linked to the core of the `luarocks make` tree: a copy other than the
+    # installed tree's, which must not be loaded
+    other_host installed polyglot-lua-installed "$log" \
+      installed_env "$itree" "$pdir/installed_host" "$(readlink -f "$core/libfutoin_async.so.0")" "$itree"
+  else
+    echo "[installed] cannot install ${rock:-the .rock} or build installed_host.c:"
+    cat "$log"
+    failed=$((failed + 1))
+  fi
+
   # Lua steps under a Python and a Java host program, on two loop threads
-  # of each (tests/polyglot/host_threads.py, HostThreads.java)
-  local langs=" ${FUTOIN_POLYGLOT_LANGS:-c python java lua} "
+  # of each (tests/polyglot/host_threads.py, HostThreads.java): with the
+  # matrix's environment, then with the installed rock as above
+  langs=" ${FUTOIN_POLYGLOT_LANGS:-c python java lua} "
   if [[ $langs == *" python "* ]]; then
     other_host python lua-under-python "$log" /usr/bin/python3 "$here/tests/polyglot/host_threads.py"
+    other_host python-installed lua-under-python "$log" \
+      installed_env "$itree" PYTHONPATH="${PYTHONPATH:-}" /usr/bin/python3 "$here/tests/polyglot/host_threads.py"
   fi
   if [[ $langs == *" java "* ]]; then
-    local jh=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64} jout=${FUTOIN_JAVA_POLYGLOT_OUT:-}
-    local jdir
-    jdir=$(mktemp -d /tmp/futoin-lua-java.XXXXXX)
+    jh=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64} jout=${FUTOIN_JAVA_POLYGLOT_OUT:-}
+    jdir=$pdir/java
     if [ -n "$jout" ] && "$jh/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$jdir" \
          -cp "$jout/futoin-async.jar" "$here/tests/polyglot/HostThreads.java" >"$log" 2>&1; then
       other_host java lua-under-java "$log" "$jh/bin/java" -cp "$jout/futoin-async.jar:$jdir" HostThreads
+      other_host java-installed lua-under-java "$log" \
+        installed_env "$itree" "$jh/bin/java" -cp "$jout/futoin-async.jar:$jdir" HostThreads
     else
       echo "[java] cannot build HostThreads.java (FUTOIN_JAVA_POLYGLOT_OUT='$jout'):"
       cat "$log"
       failed=$((failed + 1))
     fi
-    rm -rf "$jdir"
   fi
+  rm -rf "$pdir"
   rm -f "$log"
   echo "polyglot-lua: $passed passed, $failed failed"
   [ "$failed" = 0 ]

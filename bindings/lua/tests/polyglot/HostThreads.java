@@ -1,5 +1,10 @@
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 
@@ -14,12 +19,15 @@ import org.futoin.async.Tool;
  * asi:tool() in Lua is that thread's tool with working timers (an
  * immediate, then a deferred callback) and new roots, and a Lua error
  * reaches Java as InternalError with its message and the Lua traceback in
- * error_info.
+ * error_info. At the end the process holds one libfutoin_async and one
+ * libuv (/proc/self/maps).
  *
  * <p>Run by bindings/lua/polyglot.sh test (compiled against the jar of
- * FUTOIN_JAVA_POLYGLOT_OUT) with the environment of tests/polyglot/run.sh
- * (LUA_PATH, LUA_CPATH, FUTOIN_HOST_PATH). Last line: "lua-under-java: N
- * passed, M failed".
+ * FUTOIN_JAVA_POLYGLOT_OUT) twice: with the environment of
+ * tests/polyglot/run.sh (LUA_PATH, LUA_CPATH, FUTOIN_HOST_PATH), and under
+ * {@code env -i} with the rock installed in a tree of its own (PATH, what
+ * {@code luarocks path} sets, FUTOIN_HOST_PATH). Last line:
+ * "lua-under-java: N passed, M failed".
  */
 public final class HostThreads {
     private static int passed;
@@ -69,6 +77,18 @@ public final class HostThreads {
         }
     }
 
+    /** The distinct files of /proc/self/maps whose name holds `needle`. */
+    private static Set<String> mapped(String needle) throws IOException {
+        Set<String> out = new TreeSet<>();
+        for (String line : Files.readAllLines(Paths.get("/proc/self/maps"))) {
+            String[] f = line.trim().split("\\s+", 6);
+            if (f.length == 6 && f[5].contains(needle)) {
+                out.add(f[5]);
+            }
+        }
+        return out;
+    }
+
     private static boolean isInt(Object v, long want) {
         return (v instanceof Integer || v instanceof Long) && ((Number) v).longValue() == want;
     }
@@ -102,6 +122,12 @@ public final class HostThreads {
             String fail = String.valueOf(out.get("fail"));
             check(fail.startsWith("error InternalError: ") && fail.contains("lua failed on " + name)
                     && fail.contains("stack traceback:"), name + ": a Lua error in Java: " + fail);
+        }
+        /* one libfutoin_async (the jar's; the rock's core.so bound to it by
+         * soname) and one libuv (luv's is the system one, as the runtime's) */
+        for (String lib : new String[] {"libfutoin_async.so", "libuv.so"}) {
+            Set<String> paths = mapped(lib);
+            check(paths.size() == 1, lib + " mapped " + paths.size() + " times: " + paths);
         }
         System.out.println("lua-under-java: " + passed + " passed, " + failed + " failed");
         System.exit(failed == 0 ? 0 : 1);

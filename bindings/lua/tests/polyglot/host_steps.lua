@@ -49,4 +49,13 @@ function M.fail(asi, v)
     error("lua failed on " .. tostring(v))
 end
 
+--- where(asi): where this Lua state found the binding's C module
+-- (package.searchpath over package.cpath) and luv's version: luv, linked
+-- to the system libuv, loaded into the host program (there must be one
+-- libuv in the process, and one libfutoin_async).
+function M.where(asi)
+    local uv = require "luv"
+    return package.searchpath("futoin_async.core", package.cpath), uv.version_string()
+end
+
 return M

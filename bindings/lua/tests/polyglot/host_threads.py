@@ -7,8 +7,11 @@ asi:tool() in Lua is that thread's Tool with working timers (an
 immediate, then a deferred callback) and new roots (gone once the flow
 ended: the thread closes its Tool after), and a Lua error
 reaches Python as InternalError with its message and the Lua traceback in
-error_info. Run by bindings/lua/polyglot.sh test with the environment of
-tests/polyglot/run.sh (PYTHONPATH: the wheel; LUA_PATH, LUA_CPATH,
+error_info. At the end the process holds one libfutoin_async and one
+libuv (/proc/self/maps). Run by bindings/lua/polyglot.sh test twice: with
+the environment of tests/polyglot/run.sh (PYTHONPATH: the wheel; LUA_PATH,
+LUA_CPATH, FUTOIN_HOST_PATH), and under `env -i` with the rock installed
+in a tree of its own (PATH, PYTHONPATH, what `luarocks path` sets,
 FUTOIN_HOST_PATH). Last line: "lua-under-python: N passed, M failed".
 """
 import sys
@@ -62,6 +65,13 @@ def loop_thread(name, ready, out):
         out["exception"] = repr(e)
 
 
+def mapped(needle):
+    """The distinct files of /proc/self/maps whose name holds `needle`."""
+    with open("/proc/self/maps") as f:
+        return sorted({line.split(None, 5)[5].strip() for line in f
+                       if len(line.split(None, 5)) == 6 and needle in line.split(None, 5)[5]})
+
+
 def main():
     ready = threading.Barrier(2)
     outs = {"left": {}, "right": {}}
@@ -83,6 +93,11 @@ def main():
               and f"lua failed on {name}" in (fail[2] or "")
               and "stack traceback:" in (fail[2] or ""),
               f"{name}: a Lua error in Python: {fail!r}")
+    # one libfutoin_async (the wheel's; the rock's core.so bound to it by
+    # soname) and one libuv (luv's is the system one, as the runtime's)
+    for lib in ("libfutoin_async.so", "libuv.so"):
+        paths = mapped(lib)
+        check(len(paths) == 1, f"{lib} mapped {len(paths)} times: {paths}")
     print(f"lua-under-python: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
