@@ -159,7 +159,7 @@ run_test() {
   # the tree's futoin-hosts/ until the core finds plug-ins by itself
   # (tests/polyglot/installed_host.c: one libfutoin_async, one libuv).
   local itree=$pdir/installed-tree rock jh jout jdir langs
-  rock=$(ls "$(dirname "$FUTOIN_LUA_TREE")"/futoin_async-*.rock 2>/dev/null | head -1)
+  rock=$(ls "$(dirname "$FUTOIN_LUA_TREE")"/futoin_async-*.linux-*.rock 2>/dev/null | head -1)
   if [ -n "$rock" ] && luarocks --lua-version=5.4 --tree "$itree" install "$rock" >"$log" 2>&1 \
      && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/installed_host" "$here/tests/polyglot/installed_host.c" \
