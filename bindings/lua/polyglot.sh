@@ -129,7 +129,7 @@ run_test() {
 
   # the plug-in in a C program: clear errors where Lua is started or a step
   # resolved, counters, a restart (tests/polyglot/plugin_test.c)
-  local pdir p f
+  local pdir
   pdir=$(mktemp -d /tmp/futoin-lua-plugin.XXXXXX)
   mkdir -p "$pdir/hosts" "$pdir/modules"
   local core
@@ -138,19 +138,12 @@ run_test() {
      && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
           -L"$core" -l:libfutoin_async.so.0 -ldl -pthread -Wl,-rpath,"$core" >"$log" 2>&1; then
-    FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \
-    FUTOIN_LUA_TEST_DIR="$pdir/modules" "$pdir/plugin_test" >"$log" 2>&1
-    rc=$?
-    grep -v '^polyglot-lua-plugin: ' "$log" | sed 's/^/[plugin] /'
-    line=$(grep -E '^polyglot-lua-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-    p=${p:-0}; f=${f:-1}
-    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-    echo "[plugin] $p passed, $f failed"
+    other_host plugin polyglot-lua-plugin "$log" env FUTOIN_HOST_PATH="$pdir/hosts" \
+      FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" FUTOIN_LUA_TEST_DIR="$pdir/modules" \
+      "$pdir/plugin_test"
   else
-    cat "$log"; p=0; f=1
+    cat "$log"; failed=$((failed + 1))
   fi
-  passed=$((passed + p)); failed=$((failed + f))
 
   # The rock INSTALLED (issue 23): the packed .rock into a tree of its own,
   # whose plug-in a C program then loads under `env -i` with only PATH and

@@ -148,6 +148,21 @@ static void run_free(run* r)
     free(r);
 }
 
+/* The binding's host table (the plug-in forwards to the same). */
+static const fl_host_iface* host_of(lua_State* L)
+{
+    const fl_host_iface* host;
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "futoin_async");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "core");
+    lua_getfield(L, -1, "_host_iface");
+    lua_call(L, 0, 1);
+    host = lua_touserdata(L, -1);
+    lua_pop(L, 3);
+    return host;
+}
+
 static int t_run(lua_State* L)
 {
     const char* module = luaL_checkstring(L, 1);
@@ -170,15 +185,7 @@ static int t_run(lua_State* L)
     *(void**)&r->a.root_new = dlsym(core, "futoin_root_new");
     *(void**)&r->a.host_add = dlsym(core, "futoin_host_add");
     dlclose(core); /* the binding keeps it loaded */
-    /* the binding's host table (the plug-in uses the same) */
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "futoin_async");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "core");
-    lua_getfield(L, -1, "_host_iface");
-    lua_call(L, 0, 1);
-    r->host = lua_touserdata(L, -1);
-    lua_pop(L, 3);
+    r->host = host_of(L);
     r->module = strdup(module);
     r->njobs = (int)luaL_len(L, 2);
     if (r->njobs > MAX_JOBS) {
@@ -231,16 +238,9 @@ static int t_run(lua_State* L)
 /* threads_lua.states() -> how many Lua states the host has now */
 static int t_states(lua_State* L)
 {
-    const fl_host_iface* host;
+    const fl_host_iface* host = host_of(L);
     long refs, recs;
     int n = 0;
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "futoin_async");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "core");
-    lua_getfield(L, -1, "_host_iface");
-    lua_call(L, 0, 1);
-    host = lua_touserdata(L, -1);
     if (host && host->version >= 2 && host->counters2) {
         host->counters2(&refs, &recs, &n);
     }

@@ -23,14 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_steps.h"       /* give_20, copy_str */
 #include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
 
 static futoin_tool* tool;
 static char code[64], info[2048];
 static char vals[2][1024];
 static long long ival = -1;
-
-static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
 
 static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
 {
@@ -40,27 +39,14 @@ static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
     snprintf(info, sizeof(info), "%s", i ? i : "");
 }
 
-static void give_20(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs args;
-    (void)d;
-    (void)a;
-    memset(&args, 0, sizeof(args));
-    args.args[0].type = &ty_i64;
-    args.args[0].i64 = 20;
-    as->api->success(as, &args);
-}
-
 static void take(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     (void)as;
     (void)d;
     for (int i = 0; i < 2; ++i) {
         const FutoInBinaryValue* v = &a->args[i];
-        vals[i][0] = 0;
-        if (v->type && v->type->flags == FTN_TYPE_STRING) {
-            snprintf(vals[i], sizeof(vals[i]), "%.*s", (int)v->length, v->cstr);
-        } else if (v->type && v->type->flags == FTN_TYPE_INT64) {
+        copy_str(vals[i], sizeof(vals[i]), v);
+        if (v->type && v->type->flags == FTN_TYPE_INT64) {
             ival = (long long)v->i64;
         }
     }

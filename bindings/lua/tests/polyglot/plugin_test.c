@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_steps.h"       /* give_20, copy_str */
 #include "futoin_check.h" /* tests/include: CHECK, futoin_check_summary */
 
 static futoin_tool* tool;
@@ -45,19 +46,7 @@ static void on_error(FutoInAsyncSteps* as, void* d, const char* c)
     }
 }
 
-static const FutoInType ty_i64 = {FTN_TYPE_INT64, NULL};
 static long long got_value = -1;
-
-static void give_20(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs args;
-    (void)d;
-    (void)a;
-    memset(&args, 0, sizeof(args));
-    args.args[0].type = &ty_i64;
-    args.args[0].i64 = 20;
-    as->api->success(as, &args);
-}
 
 static void take_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
@@ -124,8 +113,6 @@ typedef struct thread_run
     int freed;                  /* futoin_tool_free() of its tool */
 } thread_run;
 
-static const FutoInType ty_str = {FTN_TYPE_STRING, NULL};
-
 static void give_name(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     FutoInArgs args;
@@ -135,15 +122,6 @@ static void give_name(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     args.args[0].cstr = d;
     args.args[0].length = (uint32_t)strlen(d);
     as->api->success(as, &args);
-}
-
-static void copy_str(char* out, size_t len, const FutoInBinaryValue* v)
-{
-    if (v->type && v->type->flags == FTN_TYPE_STRING) {
-        snprintf(out, len, "%.*s", (int)v->length, v->cstr);
-    } else {
-        snprintf(out, len, "(not a string)");
-    }
 }
 
 static void take_mark(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
