@@ -2,6 +2,10 @@
 --   cd bindings/lua && luarocks --lua-version=5.4 make [--tree DIR]
 -- `luarocks make` builds in place and fetches nothing (source.url is not
 -- used); the rock carries its own copy of libfutoin_async.so.0.
+-- build.sh also packs a source rock (.src.rock) that builds without the
+-- checkout: it makes a tarball of what the build needs and packs a copy
+-- of this rockspec whose source.url is that tarball (file://) and
+-- source.dir its bindings/lua.
 rockspec_format = "3.0"
 package = "futoin_async"
 version = "0.3.0-1"
@@ -21,6 +25,15 @@ coroutine steps (async/await) and a Tool that can share luv's libuv loop.
 }
 dependencies = {
    "lua >= 5.4, < 5.5",
+}
+-- Checked by luarocks before building. libffi's header is not looked for:
+-- Debian keeps it in a multiarch folder (include/x86_64-linux-gnu/ffi.h)
+-- luarocks does not search; the Makefile's `check` names every missing
+-- tool and development package (meson, ninja, swig, libuv1-dev,
+-- libffi-dev, ...).
+external_dependencies = {
+   LIBUV = { header = "uv.h", library = "uv" },
+   LIBFFI = { library = "ffi" },
 }
 build = {
    type = "make",

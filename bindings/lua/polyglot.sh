@@ -20,7 +20,14 @@
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
 #       alone, it builds the rock and the C fragments into a temporary
 #       folder first. FUTOIN_POLYGLOT_LANGS limits the fragment languages
-#       (default "c python java lua"). Last line:
+#       (default "c python java lua"). With python and java among them,
+#       Lua steps also run under a Python and a Java host program, on two
+#       loop threads each (tests/polyglot/host_threads.py, HostThreads.java,
+#       over tests/polyglot/host_steps.lua; FUTOIN_JAVA_POLYGLOT_OUT: the
+#       Java package). Then the packed .rock is installed into a tree of its
+#       own and its plug-in used by a C program (installed_host.c) and by
+#       those two, under `env -i` with only PATH, luarocks' variables and
+#       FUTOIN_HOST_PATH (PYTHONPATH for Python). Last line:
 #         polyglot-lua: N passed, M failed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +54,42 @@ build() { # outdir
 }
 
 alone_tmp=""
+
+# other_host TAG LABEL LOG COMMAND...: a host program of another language
+# running Lua steps; its last line "LABEL: N passed, M failed" is added to
+# passed/failed (one failure more if it exited non-zero).
+other_host() {
+  local tag=$1 label=$2 log=$3 rc line p f
+  shift 3
+  "$@" >"$log" 2>&1
+  rc=$?
+  grep -v "^$label: " "$log" | sed "s/^/[$tag] /"
+  line=$(grep -E "^$label: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
+  p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
+  p=${p:-0}; f=${f:-1}
+  [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
+  echo "[$tag] $p passed, $f failed"
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
+# installed_env TREE [NAME=VALUE...] COMMAND...: COMMAND under `env -i`
+# with PATH, the NAME=VALUEs, what `luarocks --lua-version=5.4 --tree TREE
+# path` sets (LUA_PATH, LUA_CPATH, PATH), the user's module folder
+# (tests/polyglot) first in LUA_PATH, and FUTOIN_HOST_PATH = TREE's
+# futoin-hosts/ (the core does not find plug-ins by itself yet).
+installed_env() {
+  local tree=$1
+  shift
+  local vars=()
+  while [[ ${1:-} == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  env -i PATH=/usr/bin:/bin "${vars[@]}" bash -c '
+    tree=$1 user=$2; shift 2
+    eval "$(luarocks --lua-version=5.4 --tree "$tree" path)"
+    export LUA_PATH="$user/?.lua;$LUA_PATH"
+    export FUTOIN_HOST_PATH="$tree/lib/lua/5.4/futoin_async/futoin-hosts"
+    exec "$@"' _ "$tree" "$here/tests/polyglot" "$@"
+}
+
 run_test() {
   if [ -z "${FUTOIN_LUA_TREE:-}" ]; then
     # alone: build what the runner would have built
@@ -86,7 +129,7 @@ run_test() {
 
   # the plug-in in a C program: clear errors where Lua is started or a step
   # resolved, counters, a restart (tests/polyglot/plugin_test.c)
-  local pdir p f
+  local pdir
   pdir=$(mktemp -d /tmp/futoin-lua-plugin.XXXXXX)
   mkdir -p "$pdir/hosts" "$pdir/modules"
   local core
@@ -95,20 +138,59 @@ run_test() {
      && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/plugin_test" "$here/tests/polyglot/plugin_test.c" \
           -L"$core" -l:libfutoin_async.so.0 -ldl -pthread -Wl,-rpath,"$core" >"$log" 2>&1; then
-    FUTOIN_HOST_PATH="$pdir/hosts" FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" \
-    FUTOIN_LUA_TEST_DIR="$pdir/modules" "$pdir/plugin_test" >"$log" 2>&1
-    rc=$?
-    grep -v '^polyglot-lua-plugin: ' "$log" | sed 's/^/[plugin] /'
-    line=$(grep -E '^polyglot-lua-plugin: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-    p=$(awk '{print $2}' <<<"$line"); f=$(awk '{print $4}' <<<"$line")
-    p=${p:-0}; f=${f:-1}
-    [ $rc -ne 0 ] && [ "$f" = 0 ] && f=1
-    echo "[plugin] $p passed, $f failed"
+    other_host plugin polyglot-lua-plugin "$log" env FUTOIN_HOST_PATH="$pdir/hosts" \
+      FUTOIN_LUA_PLUGIN="$pdir/hosts/libfutoin_host_lua.so" FUTOIN_LUA_TEST_DIR="$pdir/modules" \
+      "$pdir/plugin_test"
   else
-    cat "$log"; p=0; f=1
+    cat "$log"; failed=$((failed + 1))
+  fi
+
+  # The rock INSTALLED (issue 23): the packed .rock into a tree of its own,
+  # whose plug-in a C program then loads under `env -i` with only PATH and
+  # what `eval "$(luarocks --lua-version=5.4 --tree T path)"` sets (the
+  # user's module folder put first in LUA_PATH), plus FUTOIN_HOST_PATH =
+  # the tree's futoin-hosts/ until the core finds plug-ins by itself
+  # (tests/polyglot/installed_host.c: one libfutoin_async, one libuv).
+  local itree=$pdir/installed-tree rock jh jout jdir langs
+  rock=$(ls "$(dirname "$FUTOIN_LUA_TREE")"/futoin_async-*.linux-*.rock 2>/dev/null | head -1)
+  if [ -n "$rock" ] && luarocks --lua-version=5.4 --tree "$itree" install "$rock" >"$log" 2>&1 \
+     && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
+          -o "$pdir/installed_host" "$here/tests/polyglot/installed_host.c" \
+          -L"$core" -l:libfutoin_async.so.0 -Wl,-rpath,"$core" >"$log" 2>&1; then
+    # linked to the core of the `luarocks make` tree: a copy other than the
+    # installed tree's, which must not be loaded
+    other_host installed polyglot-lua-installed "$log" \
+      installed_env "$itree" "$pdir/installed_host" "$(readlink -f "$core/libfutoin_async.so.0")" "$itree"
+  else
+    echo "[installed] cannot install ${rock:-the .rock} or build installed_host.c:"
+    cat "$log"
+    failed=$((failed + 1))
+  fi
+
+  # Lua steps under a Python and a Java host program, on two loop threads
+  # of each (tests/polyglot/host_threads.py, HostThreads.java): with the
+  # matrix's environment, then with the installed rock as above
+  langs=" ${FUTOIN_POLYGLOT_LANGS:-c python java lua} "
+  if [[ $langs == *" python "* ]]; then
+    other_host python lua-under-python "$log" /usr/bin/python3 "$here/tests/polyglot/host_threads.py"
+    other_host python-installed lua-under-python "$log" \
+      installed_env "$itree" PYTHONPATH="${PYTHONPATH:-}" /usr/bin/python3 "$here/tests/polyglot/host_threads.py"
+  fi
+  if [[ $langs == *" java "* ]]; then
+    jh=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64} jout=${FUTOIN_JAVA_POLYGLOT_OUT:-}
+    jdir=$pdir/java
+    if [ -n "$jout" ] && "$jh/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$jdir" \
+         -cp "$jout/futoin-async.jar" "$here/tests/polyglot/HostThreads.java" >"$log" 2>&1; then
+      other_host java lua-under-java "$log" "$jh/bin/java" -cp "$jout/futoin-async.jar:$jdir" HostThreads
+      other_host java-installed lua-under-java "$log" \
+        installed_env "$itree" "$jh/bin/java" -cp "$jout/futoin-async.jar:$jdir" HostThreads
+    else
+      echo "[java] cannot build HostThreads.java (FUTOIN_JAVA_POLYGLOT_OUT='$jout'):"
+      cat "$log"
+      failed=$((failed + 1))
+    fi
   fi
   rm -rf "$pdir"
-  passed=$((passed + p)); failed=$((failed + f))
   rm -f "$log"
   echo "polyglot-lua: $passed passed, $failed failed"
   [ "$failed" = 0 ]

@@ -7,10 +7,12 @@
 #
 # Default: build.sh into OUT (default: a temporary folder; --no-build: use
 # what build.sh built there before), which does `luarocks --lua-version=5.4
-# make` into the tree OUT/tree (tree A: a require check from it) and
-# `luarocks pack` of that install into a binary .rock in OUT; then
-# `luarocks install <file>.rock` into a fresh tree B, and busted (Debian's,
-# run by lua5.4) over tests/*_spec.lua with LUA_PATH/LUA_CPATH of tree B.
+# make` into the tree OUT/tree (tree A: a require check from it),
+# `luarocks pack` of that install into a binary .rock in OUT and a source
+# rock (.src.rock, built into tree C with the checkout hidden: see below);
+# then `luarocks install <file>.rock` into a fresh tree B, and busted
+# (Debian's, run by lua5.4) over tests/*_spec.lua with LUA_PATH/LUA_CPATH
+# of tree B.
 # The last line is "lua: N passed, M failed" (or lua-asan / lua-valgrind).
 #
 # Environment: LUA_TEST_KEEP=1 keeps the temporary trees; LUA_SPECS limits
@@ -43,14 +45,19 @@ fail_setup() { # message log
 
 rocks() { luarocks --lua-version=5.4 "$@"; }
 
-# The test-only module over tests/foreign/foreign_as.c (a foreign FTN12
-# implementation for fa.wrap()).
+# The test-only modules: foreign_as, over tests/foreign/foreign_as.c (a
+# foreign FTN12 implementation for fa.wrap()); threads_lua, a loop thread
+# of its own adding Lua steps (tests/threads_lua.c).
 build_foreign() { # cflags...
   mkdir -p "$tmp/cmod"
   cc -std=c11 -O1 -shared -fPIC -D_POSIX_C_SOURCE=200809L "$@" \
     -I "$repo/abi" -I "$repo/tests/foreign" $(pkg-config --cflags lua5.4) \
     -o "$tmp/cmod/foreign_as.so" "$tests/foreign_lua.c" "$repo/tests/foreign/foreign_as.c" \
     >"$tmp/foreign.log" 2>&1 || fail_setup "building the foreign test module failed" "$tmp/foreign.log"
+  cc -std=c11 -O1 -shared -fPIC -D_GNU_SOURCE "$@" \
+    -I "$repo/abi" -I "$here/host" $(pkg-config --cflags lua5.4) \
+    -o "$tmp/cmod/threads_lua.so" "$tests/threads_lua.c" -ldl -pthread \
+    >>"$tmp/foreign.log" 2>&1 || fail_setup "building the threads test module failed" "$tmp/foreign.log"
 }
 
 # busted over the specs with the module of tree $1; prints its summary and
@@ -81,7 +88,7 @@ rock)
     bash "$here/build.sh" "$out" >"$tmp/build.log" 2>&1 \
       || fail_setup "build.sh failed" "$tmp/build.log"
   fi
-  rock=$(ls "$out"/futoin_async-*.rock 2>/dev/null | head -1)
+  rock=$(ls "$out"/futoin_async-*.linux-*.rock 2>/dev/null | head -1)
   [ -n "$rock" ] && [ -d "$out/tree" ] || fail_setup "no .rock and tree in $out (build.sh)" "$tmp/build.log"
   rocks --tree "$tmp/treeB" install "$rock" >"$tmp/install.log" 2>&1 \
     || fail_setup "luarocks install of the .rock failed" "$tmp/install.log"
@@ -97,11 +104,64 @@ print("luarocks make tree: loads from " .. so)
 EOF
   (eval "$(rocks --tree "$out/tree" path)"; cd "$tmp" && lua5.4 make_check.lua "$out/tree") \
     && make_ok=1
+  # The source rock builds without the checkout: `luarocks install` of the
+  # .src.rock (copied out) into tree C, run from outside the checkout and,
+  # where a mount namespace can be had (root), with the checkout's folder
+  # hidden under an empty tmpfs; then the module of tree C loads, runs a
+  # flow and reports the project's version, and no file of tree C names
+  # the checkout.
+  src_ok=0
+  src_rock=$(ls "$out"/futoin_async-*.src.rock 2>/dev/null | head -1)
+  mkdir -p "$tmp/srcrock"
+  if [ -n "$src_rock" ] && cp "$src_rock" "$tmp/srcrock/"; then
+    src_cmd=(luarocks --lua-version=5.4 --tree "$tmp/treeC" install "$tmp/srcrock/${src_rock##*/}")
+    if unshare -m true 2>/dev/null; then
+      (cd "$tmp/srcrock" && unshare -m sh -c 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"' \
+         _ "$repo" "${src_cmd[@]}") >"$tmp/src-install.log" 2>&1
+    else
+      (cd "$tmp/srcrock" && "${src_cmd[@]}") >"$tmp/src-install.log" 2>&1
+    fi
+    src_rc=$?
+    top_version=$(sed -n "s/^  version: '\(.*\)',\$/\1/p" "$repo/meson.build" | head -1)
+    if [ $src_rc = 0 ] \
+       && (eval "$(rocks --tree "$tmp/treeC" path)"; cd "$tmp" && lua5.4 make_check.lua "$tmp/treeC" \
+             && lua5.4 - "$top_version" <<<'local fa = require "futoin_async"
+               assert(fa._VERSION == arg[1] and fa.version() == arg[1], fa.version())') \
+       && ! grep -rlF "$repo" "$tmp/treeC" >"$tmp/src-names-checkout.log"; then
+      src_ok=1
+      echo "luarocks install of the .src.rock: built and loads from $tmp/treeC"
+    else
+      echo "lua tests: the .src.rock did not build or load without the checkout" >&2
+      tail -30 "$tmp/src-install.log" >&2
+      cat "$tmp/src-names-checkout.log" >&2 2>/dev/null
+    fi
+  fi
+  # What is missing is reported before building: luarocks' own check of
+  # the rockspec's external_dependencies (libuv, libffi), and the
+  # Makefile's of tools and development packages (here: no swig on PATH).
+  deps_ok=0
+  mkdir -p "$tmp/nobin"
+  for t in sh ln pkg-config meson ninja cc; do ln -sf "$(command -v $t)" "$tmp/nobin/$t"; done
+  if [ -n "$src_rock" ]; then
+    deps_ok=1
+    (cd "$tmp/srcrock" && rocks --tree "$tmp/treeD" install "${src_rock##*/}" \
+       LIBUV_INCDIR=/nonexistent) >"$tmp/deps-uv.log" 2>&1 && deps_ok=0
+    grep -q "Could not find header file for LIBUV" "$tmp/deps-uv.log" || deps_ok=0
+    (cd "$tmp/srcrock" && rocks --tree "$tmp/treeD" install "${src_rock##*/}" \
+       LIBFFI_LIBDIR=/nonexistent) >"$tmp/deps-ffi.log" 2>&1 && deps_ok=0
+    grep -q "Could not find library file for LIBFFI" "$tmp/deps-ffi.log" || deps_ok=0
+    make -s -C "$here" check PATH="$tmp/nobin" >"$tmp/deps-tools.log" 2>&1 && deps_ok=0
+    grep -q "missing: swig (on Debian: apt-get install" "$tmp/deps-tools.log" || deps_ok=0
+  fi
+  if [ $deps_ok = 0 ]; then
+    echo "lua tests: missing dependencies were not reported before building" >&2
+    cat "$tmp"/deps-*.log >&2 2>/dev/null
+  fi
   build_foreign
   export FUTOIN_LUA_FORTIFY=1 # a release build: _FORTIFY_SOURCE applies
   export FUTOIN_LUA_ROCK=1     # tree B holds the installed .rock
   run_busted "$tmp/treeB"
-  passed=$((passed + make_ok)); failed=$((failed + 1 - make_ok))
+  passed=$((passed + make_ok + src_ok + deps_ok)); failed=$((failed + 3 - make_ok - src_ok - deps_ok))
   ;;
 --asan)
   label=lua-asan
@@ -118,7 +178,7 @@ EOF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
   export LSAN_OPTIONS=suppressions=$tests/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua leak_spec.lua"}
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua threads_spec.lua leak_spec.lua"}
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
   run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
   if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then

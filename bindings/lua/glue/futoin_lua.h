@@ -120,10 +120,16 @@ typedef struct fl_ctx
     fl_steps ghost;      /* a handle whose slot moved on (lua_handle.c) */
     int tools_ref;       /* registry ref: {lightuserdata(futoin_tool*) = Tool},
                           * weak values (lua_tool.c) */
+    struct fl_tool* sweepers; /* borrowed tools whose roots may need another
+                               * collection (lua_tool.c) */
+    int async_fns;       /* registry ref: {fa.async() wrapper = the user's
+                          * function}, weak keys (origins, host/lua_host.c) */
 } fl_ctx;
 
 /** The context of the state `L` belongs to (from the registry). */
 fl_ctx* fl_ctx_get(lua_State* L);
+/** The same, NULL (never raising) when the module was not opened in L. */
+fl_ctx* fl_ctx_peek(lua_State* L);
 /** Create the context and the metatables (luaopen); stack unchanged. */
 fl_ctx* fl_ctx_open(lua_State* L);
 /** The thread trampolines run on right now. */
@@ -530,9 +536,14 @@ void fl_push_async_stack(lua_State* L, const futoin_async_stack* st);
 
 /* ---- the language host "lua" (host/lua_host.c) ---------------------------- */
 
-/** Offer this state as the host of language "lua" (luaopen); the first
- *  state opened in the process keeps it until it is closed. */
+/** Offer this state as the host of language "lua" on its thread (luaopen):
+ *  a thread's host state is the oldest still open there; a thread without
+ *  one gets a new state when a Lua step is resolved there. */
 void fl_host_open(lua_State* L, fl_ctx* ctx);
+/** The context of the Lua code calling futoin_host_add() on this thread
+ *  right now (add_foreign()), or NULL: Lua steps it adds by name are
+ *  resolved in its own state. */
+extern _Thread_local fl_ctx* fl_host_caller;
 /** The state of `ctx` is closing. */
 void fl_host_close(fl_ctx* ctx);
 
@@ -561,6 +572,12 @@ struct fl_tool
     int in_cb;         /* a timer of it is running its Lua callback */
     FutoInAsyncSteps* anchor; /* an idle root kept while timers are pending */
     int self_ref;      /* registry ref of the object while timers are pending */
+    /* FL_TOOL_BORROWED: collecting the roots Lua made on it (lua_tool.c) */
+    int sweep;         /* a collection is scheduled (sweep_h) */
+    FutoInHandle sweep_h;
+    int sweep_budget;  /* collections left since a root of it stopped */
+    int sweep_listed;  /* in ctx->sweepers */
+    fl_tool* sweep_next;
 };
 
 extern const char fl_tool_magic;
@@ -587,6 +604,14 @@ int fl_timer_cancel(lua_State* L);
 int fl_timer_pending(lua_State* L);
 int fl_tool_uv_loop(lua_State* L, fl_tool* t);
 int fl_tool_executing(lua_State* L, fl_tool* t);
+/** A root made on borrowed tool `t` stopped: schedule a full collection
+ *  on that tool's loop (an immediate), so that the root, once nothing of
+ *  Lua refers to it, is freed before that program's loop goes idle and the
+ *  program can free its tool (lua_tool.c). Never raises. */
+void fl_tool_sweep_soon(fl_tool* t);
+/** A record of `ctx` was released: tools whose last collection left roots
+ *  behind get another one (ctx->sweepers is not empty). Never raises. */
+void fl_tool_sweep_again(fl_ctx* ctx);
 /** Keep root object at `idx` alive while it executes / stop doing so. */
 void fl_tool_keep(lua_State* L, fl_tool* t, int idx, fl_steps* s);
 void fl_tool_drop(lua_State* L, fl_tool* t, fl_steps* s);

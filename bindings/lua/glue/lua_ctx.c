@@ -37,6 +37,15 @@ fl_ctx* fl_ctx_get(lua_State* L)
     return b->ctx;
 }
 
+fl_ctx* fl_ctx_peek(lua_State* L)
+{
+    fl_box* b;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    b = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return b ? b->ctx : NULL;
+}
+
 enum { CHUNK_RECS = 256 };
 
 typedef struct fl_chunk
@@ -154,6 +163,7 @@ fl_ctx* fl_ctx_open(lua_State* L)
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;
+    ctx->async_fns = LUA_NOREF;
     lua_newtable(L); /* Tool objects by futoin_tool*: weak values */
     lua_createtable(L, 0, 1);
     lua_pushliteral(L, "v");
@@ -402,6 +412,8 @@ void fl_rec_release(void* data)
     --ctx->recs;
     if (ctx->closed) {
         ctx_maybe_free(ctx);
+    } else if (ctx->sweepers) {
+        fl_tool_sweep_again(ctx); /* lua_tool.c: roots made on a borrowed tool */
     }
 }
 

@@ -82,6 +82,7 @@ static void root_stopped(fl_steps* s)
     s->flags &= (uint16_t)~FL_F_RUNNING;
     if (s->tool && !s->ctx->closed) {
         fl_tool_drop(fl_ctx_state(s->ctx), s->tool, s);
+        fl_tool_sweep_soon(s->tool);
     }
 }
 

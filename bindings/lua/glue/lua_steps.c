@@ -500,11 +500,14 @@ int fl_add_foreign(lua_State* L, fl_steps* s, const char* language,
 {
     fl_ctx* ctx = s->ctx;
     lua_State* prev = ctx->host_L;
+    fl_ctx* prev_caller = fl_host_caller;
     int rc;
     fl_gate(L, s, FL_G_ADD, "add_foreign()");
     fl_clear_misuse(ctx);
     ctx->host_L = L; /* a Lua function is resolved on the calling thread */
+    fl_host_caller = ctx; /* ... of this state */
     rc = futoin_host_add(s->bsi, language, module, function);
+    fl_host_caller = prev_caller;
     ctx->host_L = prev;
     s->flags |= FL_F_ADDED;
     fl_check_misuse(L, ctx, "add_foreign()");

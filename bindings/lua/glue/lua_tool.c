@@ -409,6 +409,82 @@ static void drop_timers(fl_tool* t)
     }
 }
 
+/* ---- roots made on a borrowed tool ------------------------------------------- */
+
+/* Roots a Lua step made on the tool of the program hosting this state
+ * (asi:new_instance(), fa.AsyncSteps(asi:tool())) keep that tool busy
+ * (futoin_tool_free() says EBUSY) until the collector frees them, which
+ * may be long after the program's loop went idle: the program could not
+ * free its tool. So when such a root stops, a full collection runs from an
+ * immediate of that tool, while its loop still runs. The step that made
+ * the root usually still holds it then (a closure anchored by the step's
+ * record, e.g. its cancel handler): if roots are left, the tool is listed
+ * in ctx->sweepers and the release of a record of this state schedules
+ * the next collection. At most FL_SWEEPS per stopped root: a root the
+ * program keeps costs no more. */
+enum { FL_SWEEPS = 3 };
+
+static void sweep_unlist(fl_tool* t)
+{
+    if (t->sweep_listed) {
+        fl_tool** p = &t->ctx->sweepers;
+        while (*p != t) {
+            p = &(*p)->sweep_next;
+        }
+        *p = t->sweep_next;
+        t->sweep_listed = 0;
+    }
+}
+
+static void tr_sweep(void* data)
+{
+    fl_tool* t = data;
+    fl_ctx* ctx = t->ctx;
+    t->sweep = 0;
+    if (ctx->closed || t->roots <= 0 || t->sweep_budget <= 0) {
+        return;
+    }
+    --t->sweep_budget;
+    if (!t->sweep_listed) {
+        /* taken off by its __gc if the collection frees it */
+        t->sweep_listed = 1;
+        t->sweep_next = ctx->sweepers;
+        ctx->sweepers = t;
+    }
+    lua_gc(fl_ctx_state(ctx), LUA_GCCOLLECT); /* `t` may be gone now */
+}
+
+static void sweep_schedule(fl_tool* t)
+{
+    if (!t->sweep && t->tool) {
+        t->sweep_h = futoin_tool_immediate(t->tool, tr_sweep, t);
+        t->sweep = futoin_tool_is_valid(t->tool, &t->sweep_h);
+    }
+}
+
+void fl_tool_sweep_soon(fl_tool* t)
+{
+    if (t->attached == FL_TOOL_BORROWED && t->roots > 0 && !t->ctx->closed) {
+        t->sweep_budget = FL_SWEEPS;
+        sweep_schedule(t);
+    }
+}
+
+void fl_tool_sweep_again(fl_ctx* ctx)
+{
+    fl_tool* t;
+    if (ctx->closed) {
+        return;
+    }
+    while ((t = ctx->sweepers) != NULL) {
+        ctx->sweepers = t->sweep_next;
+        t->sweep_listed = 0;
+        if (t->roots > 0 && t->sweep_budget > 0 && fl_tool_peek(t)) {
+            sweep_schedule(t);
+        }
+    }
+}
+
 /* ---- life cycle -------------------------------------------------------------- */
 
 /* Free the tool (a borrowed one: only let go of it); the object is on
@@ -421,6 +497,11 @@ static int tool_free(lua_State* L, fl_tool* t)
         return FUTOIN_OK;
     }
     drop_timers(t);
+    if (t->sweep) {
+        futoin_tool_cancel(ft, &t->sweep_h);
+        t->sweep = 0;
+    }
+    sweep_unlist(t);
     if (t->attached == FL_TOOL_BORROWED) {
         borrowed_timers(NULL, t, 0);
         rc = FUTOIN_OK;

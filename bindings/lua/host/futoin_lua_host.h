@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FL_HOST_IFACE_VERSION 1u
+#define FL_HOST_IFACE_VERSION 2u
+
+struct lua_State;
 
 typedef struct fl_host_iface
 {
@@ -27,6 +29,14 @@ typedef struct fl_host_iface
     /** What the binding holds now in that state: registry references and
      *  callback records (both 0 when nothing of Lua is in use). */
     void (*counters)(long* refs, long* recs);
+    /* ---- version 2 ---- */
+    /** The plug-in made the state `L` on this thread and loaded the module
+     *  in it: the host owns it from now on (closes it when the thread ends
+     *  or at the last stop()). FUTOIN_OK, or a negative FUTOIN_E*. */
+    int (*adopt)(struct lua_State* L);
+    /** counters() summed over every state of the host, and how many states
+     *  there are (one per thread that ran Lua steps, at most). */
+    void (*counters2)(long* refs, long* recs, int* states);
 } fl_host_iface;
 
 /** Write a formatted message into a caller's buffer `err` of `errlen`

@@ -17,8 +17,11 @@
  *   3. require "futoin_async": the binding's module binds to the
  *      libfutoin_async.so.0 already in the process (same soname) and hands
  *      back the host table it implements (futoin_lua_host.h), to which
- *      start/resolve/stop forward.
- * The last stop() closes the state (lua_close), so a C host checked with
+ *      start/resolve/stop forward; the state is handed over to it (adopt).
+ * From then on the binding's host keeps one state per loop thread: a
+ * thread without one gets a new state (same paths) when a Lua step is
+ * resolved on it; each is closed when its thread ends, and the last stop()
+ * (futoin_host_shutdown()) closes those left, so a C host checked with
  * valgrind sees nothing of Lua left; a later start() makes a new one.
  *
  * When Lua is the host program this plug-in is not loaded at all: the
@@ -61,9 +64,9 @@ static struct
 } lua;
 
 static void* liblua;       /* our handle of liblua (kept: RTLD_GLOBAL) */
-static lua_State* state;   /* the state this plug-in made, or NULL */
-static const fl_host_iface* iface;
-static int starts;         /* start()s not yet matched by stop() */
+static const fl_host_iface* iface; /* the binding's host, once loaded */
+/* start()/stop() may come from several loop threads at once */
+static pthread_mutex_t plugin_mx = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_liblua(char* err, size_t errlen)
 {
@@ -129,10 +132,13 @@ static const char boot[] =
         "end\n"
         "return require('futoin_async').core._host_iface()\n";
 
+/* The first state: loads the binding, whose host table it hands back,
+ * and is handed over to that host. */
 static int make_state(char* err, size_t errlen)
 {
     char dir[1024], cpath[1200], path[2600];
     const fl_host_iface* t;
+    lua_State* state;
     int rc = load_liblua(err, errlen);
     if (rc != FUTOIN_OK) {
         return rc;
@@ -169,62 +175,60 @@ static int make_state(char* err, size_t errlen)
     t = lua.touserdata(state, -1);
     lua.settop(state, 0);
     if (!t || t->size < sizeof(fl_host_iface) || t->version < FL_HOST_IFACE_VERSION
-        || !t->host) {
+        || !t->host || !t->adopt || !t->counters2) {
         fl_errf(err, errlen, "lua: the Lua binding loaded has no usable "
                               "host table (an older futoin_async rock?)");
+        goto fail;
+    }
+    if (t->adopt(state) != FUTOIN_OK) {
+        fl_errf(err, errlen, "lua: the Lua binding did not take its state");
         goto fail;
     }
     iface = t;
     return FUTOIN_OK;
 fail:
     lua.close(state);
-    state = NULL;
     return FUTOIN_EINVAL;
 }
 
 static int plugin_start(futoin_tool* tool, char* err, size_t errlen)
 {
-    int rc;
-    if (!state) {
+    int rc = FUTOIN_OK;
+    pthread_mutex_lock(&plugin_mx);
+    if (!iface) {
         rc = make_state(err, errlen);
-        if (rc != FUTOIN_OK) {
-            return rc;
-        }
     }
-    rc = iface->host->start(tool, err, errlen);
-    if (rc == FUTOIN_OK) {
-        ++starts;
-    } else if (starts == 0) {
-        lua.close(state);
-        state = NULL;
-        iface = NULL;
-    }
-    return rc;
+    pthread_mutex_unlock(&plugin_mx);
+    /* the host counts starts and has a state on this thread */
+    return rc == FUTOIN_OK ? iface->host->start(tool, err, errlen) : rc;
 }
 
 static int plugin_resolve(const char* module, const char* function,
                           futoin_host_step* out, char* err, size_t errlen)
 {
-    if (!state) {
+    const fl_host_iface* t;
+    pthread_mutex_lock(&plugin_mx);
+    t = iface;
+    pthread_mutex_unlock(&plugin_mx);
+    if (!t) {
         fl_errf(err, errlen, "lua: cannot resolve %s.%s: Lua is not started",
                  module, function);
         return FUTOIN_EINVAL;
     }
-    return iface->host->resolve(module, function, out, err, errlen);
+    return t->host->resolve(module, function, out, err, errlen);
 }
 
 static void plugin_stop(void)
 {
-    if (starts == 0 || !state) {
-        return;
-    }
-    iface->host->stop();
-    if (--starts == 0) {
-        /* Steps of Lua the runtime may still hold are released later
-         * without touching the closed state (the binding stays loaded). */
-        lua.close(state);
-        state = NULL;
-        iface = NULL;
+    const fl_host_iface* t;
+    pthread_mutex_lock(&plugin_mx);
+    t = iface;
+    pthread_mutex_unlock(&plugin_mx);
+    /* The last one closes the states the host made (the binding stays
+     * loaded: steps of Lua the runtime may still hold are released later
+     * without touching a closed state). */
+    if (t) {
+        t->host->stop();
     }
 }
 
@@ -243,13 +247,19 @@ FL_EXPORT int futoin_host_get(uint32_t version, const futoin_host_api** out)
 }
 
 /* For leak checks of host programs: what the Lua binding holds in the
- * state this plug-in made (registry references, callback records), and
- * whether that state is open (1) or not (0). */
+ * states of its host (registry references, callback records), and how
+ * many states are open (one per loop thread that ran Lua steps, at most).
+ * Call it with no flow running. */
 FL_EXPORT int futoin_host_lua_counters(long* refs, long* recs, int* states)
 {
     long r = 0, c = 0;
-    if (iface && iface->counters) {
-        iface->counters(&r, &c);
+    int n = 0;
+    const fl_host_iface* t;
+    pthread_mutex_lock(&plugin_mx);
+    t = iface;
+    pthread_mutex_unlock(&plugin_mx);
+    if (t) {
+        t->counters2(&r, &c, &n);
     }
     if (refs) {
         *refs = r;
@@ -258,7 +268,7 @@ FL_EXPORT int futoin_host_lua_counters(long* refs, long* recs, int* states)
         *recs = c;
     }
     if (states) {
-        *states = state != NULL;
+        *states = n;
     }
     return FUTOIN_OK;
 }

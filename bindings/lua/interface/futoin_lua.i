@@ -323,6 +323,21 @@ static fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_s
     ctx->co_steps = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
 }
+/* _origins(async_fns): the Lua layer's table {fa.async() wrapper = the
+ * user's function} (weak keys): async stacks show a coroutine step as the
+ * function it runs (host/lua_host.c). */
+static fl_nret _origins(lua_State* L, fl_idx async_fns)
+{
+    fl_ctx* ctx = fl_ctx_get(L);
+    luaL_checktype(L, async_fns, LUA_TTABLE);
+    lua_pushvalue(L, async_fns);
+    if (ctx->async_fns == LUA_NOREF) {
+        ctx->async_fns = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
+    } else {
+        lua_rawseti(L, LUA_REGISTRYINDEX, ctx->async_fns);
+    }
+    return 0;
+}
 /* Registry references the glue holds now, and callback records the runtime
  * holds (tests: both return to their baseline); third, the records the
  * pool has made so far (its high-water mark). */
@@ -480,6 +495,7 @@ bool tool_attached(fl_tool* self);
 fl_nret metatable(lua_State* L, const char* kind);
 bool _is_handle(lua_State* L, fl_idx value);
 fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);
+fl_nret _origins(lua_State* L, fl_idx async_fns);
 fl_nret refs(lua_State* L);
 fl_nret roundtrip(lua_State* L, fl_idx value);
 fl_nret _host_iface(lua_State* L);

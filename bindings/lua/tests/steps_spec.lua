@@ -78,6 +78,50 @@ describe("steps", function()
         assert.are.equal(refs0, (H.settle())) -- nothing anchored after the flow
     end)
 
+    -- Async stacks: a frame of a function a loaded module's table holds is
+    -- named "module.field" (as Lua's own tracebacks name it), with the
+    -- function's file:line; a coroutine step (fa.async) is the user's
+    -- function, never the Lua layer's wrapper in futoin_async/async.lua.
+    it("name a step a loaded module holds module.field in async stacks", function()
+        local line = debug.getinfo(1, "l").currentline + 2
+        local mod = {
+            apply = function(asi) asi:error("Mine", "price") end,
+            later = fa.async(function(asi)
+                fa.await(asi, function(cb) tool:immediate(function() cb(nil) end) end)
+                error("after await")
+            end),
+        }
+        package.loaded["pricing_test"] = mod
+        rawset(_G, "global_step", function(asi) asi:error("Mine", "global") end)
+        local function frames_of(step)
+            local root = fa.AsyncSteps(tool)
+            root:add(function(asi) asi:add(step) end)
+            local ok, e = pcall(root.run, root)
+            assert.is_false(ok)
+            return e.async_stack, e
+        end
+        local f = frames_of(mod.apply)
+        assert.are.same({ language = "lua", ["function"] = "pricing_test.apply",
+                          file = THIS, line = line }, f[1])
+        assert.are.equal("lua", f[2].language)
+        assert.is_nil(f[2]["function"]) -- an anonymous function: its file:line
+        local e
+        f, e = frames_of(mod.later)
+        assert.are.same({ language = "lua", ["function"] = "pricing_test.later",
+                          file = THIS, line = line + 1 }, f[1])
+        assert.truthy(e:async_traceback():find("\n\t[lua] " .. THIS .. ":" .. (line + 1)
+            .. ": in function 'pricing_test.later'\n", 1, true), e:async_traceback())
+        f = frames_of(global_step)
+        assert.are.equal("global_step", f[1]["function"]) -- "_G." left out
+        -- an anonymous coroutine step: the user's function, not the wrapper
+        local cline = debug.getinfo(1, "l").currentline + 1
+        f, e = frames_of(fa.async(function() error("in a coroutine") end))
+        assert.are.same({ language = "lua", file = THIS, line = cline }, f[1])
+        assert.falsy(e:async_traceback():find("futoin_async/", 1, true), e:async_traceback())
+        package.loaded["pricing_test"] = nil
+        rawset(_G, "global_step", nil)
+    end)
+
     it("keep integers, floats, booleans, binary strings, arrays and tables", function()
         local t = { name = "obj" }
         local f = function() end

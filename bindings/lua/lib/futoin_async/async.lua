@@ -19,6 +19,10 @@ return function(M, core, I)
 
     local AWAIT = setmetatable({}, { __name = "futoin_async.await" })
     local co_asi = setmetatable({}, { __mode = "k" }) -- coroutine -> its asi
+    -- step function fa.async() made -> the user's function it runs: async
+    -- stacks show the latter (its name and file:line)
+    local async_fns = setmetatable({}, { __mode = "k" })
+    core._origins(async_fns)
 
     local function is_callable(f)
         if type(f) == "function" then
@@ -179,12 +183,14 @@ return function(M, core, I)
         if not is_callable(fn) then
             error("async(fn): fn must be a function, got " .. type(fn), 2)
         end
-        return function(asi, ...)
+        local step = function(asi, ...)
             local co = co_create(fn)
             local st = { co = co, asi = asi, waited = false, cancelled = false }
             co_asi[co] = asi
             return step_resume(st, asi, ...)
         end
+        async_fns[step] = fn
+        return step
     end
 
     --- fa.await(asi, x): in a step made with fa.async(), wait for x (see
