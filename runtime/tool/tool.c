@@ -17,7 +17,7 @@
  * the async handle is referenced only while flows are executing
  * (futoin__tool_ref), so uv_run(UV_RUN_DEFAULT) returns once nothing is left.
  */
-#include "tool/tool.h"
+#include "tool/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,40 +35,6 @@ static const FutoInHandle inert_handle = {NULL, NULL, 0};
 static bool posts_pending(const futoin_tool* tool);
 static void posts_run(futoin_tool* tool);
 static void posts_drop(futoin_tool* tool);
-
-/* ---- misuse -------------------------------------------------------------- */
-
-void futoin__tool_misuse(futoin_tool* tool, const char* message)
-{
-    if (!tool) {
-        fprintf(stderr, "futoin: %s: %s\n", FUTOIN_ERR_INTERNAL_ERROR, message);
-        return;
-    }
-    /* Misuse may be reported from any thread (e.g. a loop-thread-only call
-     * made elsewhere), hence the atomic counter. */
-    __atomic_fetch_add(&tool->misuse_count, 1, __ATOMIC_RELAXED);
-    if (tool->misuse) {
-        tool->misuse(tool->misuse_data, FUTOIN_ERR_INTERNAL_ERROR, message);
-    } else {
-        fprintf(stderr, "futoin: %s: %s\n", FUTOIN_ERR_INTERNAL_ERROR, message);
-    }
-}
-
-FUTOIN_API size_t futoin_tool_misuse_count(futoin_tool* tool)
-{
-    return tool ? __atomic_load_n(&tool->misuse_count, __ATOMIC_RELAXED) : 0;
-}
-
-/* Loop-thread-only public entry points check their thread: a call from
- * elsewhere would race with the loop, so it is refused and reported. */
-static bool check_thread(futoin_tool* tool, const char* message)
-{
-    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
-        futoin__tool_misuse(tool, message);
-        return false;
-    }
-    return true;
-}
 
 /* ---- immediates ---------------------------------------------------------- */
 
@@ -928,7 +894,7 @@ FUTOIN_API FutoInHandle futoin_tool_deferred(
     if (!tool) {
         return h;
     }
-    if (!check_thread(tool, "futoin_tool_deferred(): not the loop thread")) {
+    if (!futoin__tool_check_thread(tool, "futoin_tool_deferred(): not the loop thread")) {
         return h;
     }
     if (!cb) {
@@ -959,7 +925,7 @@ FUTOIN_API void futoin_tool_cancel(futoin_tool* tool, FutoInHandle* handle)
     if (!tool || !handle || handle->data1 != (void*)tool) {
         return;
     }
-    if (!check_thread(tool, "futoin_tool_cancel(): not the loop thread")) {
+    if (!futoin__tool_check_thread(tool, "futoin_tool_cancel(): not the loop thread")) {
         return;
     }
     if (handle->data2) {
@@ -980,7 +946,7 @@ FUTOIN_API int futoin_tool_is_valid(
     if (!tool || !handle || handle->data1 != (void*)tool) {
         return 0;
     }
-    if (!check_thread(tool, "futoin_tool_is_valid(): not the loop thread")) {
+    if (!futoin__tool_check_thread(tool, "futoin_tool_is_valid(): not the loop thread")) {
         return 0;
     }
     if (handle->data2) {
