@@ -23,4 +23,35 @@ static inline bool futoin__tool_check_thread(futoin_tool* tool,
     return true;
 }
 
+/* ---- posts from other threads (post.c) ---- */
+
+/* Posts waiting for the loop thread: pushed and not taken yet, or taken
+ * and not run yet. */
+static inline bool futoin__tool_posts_pending(const futoin_tool* tool)
+{
+    return tool->posts_first
+           || atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
+}
+
+/* Loop thread: run posts in posting order until the time slice is over;
+ * what is left gets a turn at the end of the immediate ring. */
+void futoin__tool_posts_run(futoin_tool* tool);
+/* Loop thread, the tool being freed: every post still queued is dropped
+ * (its node freed, nothing called). */
+void futoin__tool_posts_drop(futoin_tool* tool);
+/* Loop thread: run what other threads posted, as one of our callbacks. */
+void futoin__tool_take_posts(futoin_tool* tool);
+/* The callback of the tool's uv_async_t. */
+void futoin__tool_async_cb(uv_async_t* handle);
+/* Any thread: post cb(data) to the loop thread; false when out of memory
+ * (nothing was queued). */
+bool futoin__tool_post_imm(futoin_tool* tool, futoin__cb cb, void* data);
+
+/* ---- handle state (tool.c) ---- */
+
+/* Apply the handle state the counters ask for: the idle handle runs while
+ * the ring has entries, the async handle is referenced while flows
+ * execute. Loop thread. */
+void futoin__tool_sync(futoin_tool* tool);
+
 #endif /* FUTOIN_RUNTIME_TOOL_INTERNAL_H */

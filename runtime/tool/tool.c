@@ -32,10 +32,6 @@
 
 static const FutoInHandle inert_handle = {NULL, NULL, 0};
 
-static bool posts_pending(const futoin_tool* tool);
-static void posts_run(futoin_tool* tool);
-static void posts_drop(futoin_tool* tool);
-
 /* ---- immediates ---------------------------------------------------------- */
 
 /* Doubling keeps every pending sequence number in its own slot: entries are
@@ -66,7 +62,6 @@ static FUTOIN__NOINLINE bool imm_grow(futoin_tool* tool)
 }
 
 static void idle_cb(uv_idle_t* handle);
-static void futoin__tool_sync(futoin_tool* tool);
 
 
 static FUTOIN__NOINLINE void imm_idle_start(futoin_tool* tool)
@@ -105,9 +100,9 @@ static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return true;
 }
 
-void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+bool futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
 {
-    imm_push(tool, cb, data);
+    return imm_push(tool, cb, data);
 }
 
 /*
@@ -127,8 +122,8 @@ static void idle_cb(uv_idle_t* handle)
     futoin__tool_active(tool); /* for trimming on idle */
     /* New posts run first, as long as no turn of theirs is queued in the
      * ring: then they wait for it, behind the immediates queued before. */
-    if (!tool->posts_turn && posts_pending(tool)) {
-        posts_run(tool);
+    if (!tool->posts_turn && futoin__tool_posts_pending(tool)) {
+        futoin__tool_posts_run(tool);
     }
     while (tool->ring_head != tool->ring_tail && budget != 0) {
         struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
@@ -188,148 +183,6 @@ static void imm_cancel(futoin_tool* tool, uint64_t seq)
     }
 }
 
-/* ---- remote posts -------------------------------------------------------- */
-
-/*
- * Producers only push and the single consumer only takes the whole stack
- * with an exchange, so there is no ABA problem and no lock: a producer
- * never waits for the loop thread.
- */
-void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node)
-{
-    futoin__remote* head =
-            atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
-    do {
-        node->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(
-            &tool->remote_head, &head, node, memory_order_release,
-            memory_order_relaxed));
-    uv_async_send(&tool->async);
-}
-
-/* Posts waiting for the loop thread: pushed and not taken yet, or taken
- * and not run yet. */
-static bool posts_pending(const futoin_tool* tool)
-{
-    return tool->posts_first
-           || atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
-}
-
-/* Move everything posted so far to the end of the loop thread's FIFO, in
- * posting order. Nodes pushed while this runs are taken next time (their
- * producers signal the async handle again). */
-static void posts_take(futoin_tool* tool)
-{
-    futoin__remote* lifo = atomic_exchange_explicit(
-            &tool->remote_head, NULL, memory_order_acquire);
-    futoin__remote* fifo = NULL;
-    futoin__remote* last = lifo; /* the newest becomes the tail */
-    while (lifo) {
-        futoin__remote* next = lifo->next;
-        lifo->next = fifo;
-        fifo = lifo;
-        lifo = next;
-    }
-    if (!fifo) {
-        return;
-    }
-    if (tool->posts_last) {
-        tool->posts_last->next = fifo;
-    } else {
-        tool->posts_first = fifo;
-    }
-    tool->posts_last = last;
-}
-
-static void posts_turn_cb(void* data)
-{
-    futoin_tool* tool = data;
-    tool->posts_turn = false;
-    posts_run(tool);
-}
-
-/*
- * Run posts in posting order until the time slice is over (futoin__tool_busy:
- * one unit each, as an immediate). What is left gets a turn at the end of
- * the immediate ring, behind what is queued there, as a flow that used up
- * its budget does: a flood of posts takes turns with the loop's own work
- * and with timers and I/O instead of holding the loop until it is gone.
- * If that turn cannot be queued (out of memory), the idle handle stays
- * active while posts wait (futoin__tool_sync) and idle_cb runs them.
- */
-static void posts_run(futoin_tool* tool)
-{
-    futoin__tool_active(tool); /* for trimming on idle */
-    if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        posts_take(tool);
-    }
-    while (tool->posts_first) {
-        futoin__remote* node = tool->posts_first;
-        tool->posts_first = node->next;
-        if (!tool->posts_first) {
-            tool->posts_last = NULL;
-        }
-        node->run(node, false); /* frees the node */
-        if (futoin__tool_busy(tool, 1)) {
-            break;
-        }
-    }
-    if (tool->posts_first && !tool->posts_turn) {
-        tool->posts_turn = imm_push(tool, posts_turn_cb, tool);
-    }
-}
-
-/* The tool is being freed: every post still queued is dropped (its node
- * freed, nothing called). */
-static void posts_drop(futoin_tool* tool)
-{
-    posts_take(tool);
-    while (tool->posts_first) {
-        futoin__remote* node = tool->posts_first;
-        tool->posts_first = node->next;
-        node->run(node, true);
-    }
-    tool->posts_last = NULL;
-}
-
-/* Run what other threads posted, as one of our callbacks. A queued turn
- * of the posts runs them when it comes (see idle_cb). */
-static void take_posts(futoin_tool* tool)
-{
-    if (tool->posts_turn) {
-        return;
-    }
-    ++tool->cb_depth;
-    futoin__tool_slice_reset(tool);
-    posts_run(tool);
-    --tool->cb_depth;
-}
-
-static void async_cb(uv_async_t* handle)
-{
-    futoin_tool* tool = handle->data;
-    take_posts(tool);
-    futoin__tool_sync(tool);
-}
-
-typedef struct remote_imm
-{
-    futoin__remote node; /* first: the node pointer is the record pointer */
-    futoin__cb cb;
-    void* data;
-} remote_imm;
-
-static void remote_imm_run(futoin__remote* self, bool dropped)
-{
-    remote_imm* r = (remote_imm*)self;
-    futoin__cb cb = r->cb;
-    void* data = r->data;
-    free(r);
-    if (!dropped) {
-        cb(data);
-    }
-}
-
 /* ---- keep-alive ---------------------------------------------------------- */
 
 static void sync_ref(futoin_tool* tool)
@@ -354,7 +207,7 @@ static void sync_ref(futoin_tool* tool)
  * that cancel out. On an attached loop, whose owner may run it without us,
  * ref/unref and idle start are applied at once instead.
  */
-static void futoin__tool_sync(futoin_tool* tool)
+void futoin__tool_sync(futoin_tool* tool)
 {
     /* Posts left over by a slice normally wait in the ring (posts_run);
      * `posts_first` keeps the loop turning if that turn could not be
@@ -825,15 +678,10 @@ FUTOIN_API FutoInHandle futoin_tool_immediate(
         return h;
     }
     if (!futoin__tool_on_thread(tool)) {
-        remote_imm* r = malloc(sizeof(*r));
-        if (!r) {
+        if (!futoin__tool_post_imm(tool, cb, data)) {
             futoin__tool_misuse(tool, "futoin_tool_immediate(): out of memory");
             return h;
         }
-        r->node.run = remote_imm_run;
-        r->cb = cb;
-        r->data = data;
-        futoin__tool_post_remote(tool, &r->node);
         return h; /* inert: a remote post cannot be cancelled */
     }
     if (tool->closing) {
@@ -1056,7 +904,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     tool->idle.data = tool;
     uv_timer_init(tool->loop, &tool->timer);
     tool->timer.data = tool;
-    if (uv_async_init(tool->loop, &tool->async, async_cb) != 0) {
+    if (uv_async_init(tool->loop, &tool->async, futoin__tool_async_cb) != 0) {
         if (!close_handles(tool, 2)) {
             if (tool->owns_loop) {
                 uv_loop_close(tool->loop);
@@ -1138,10 +986,10 @@ int futoin__tool_destroy(futoin_tool* tool)
 {
     bool deferred;
     tool->closing = true;
-    posts_drop(tool);
+    futoin__tool_posts_drop(tool);
     deferred = close_handles(tool, 5);
     /* A post that raced with closing the async handle is dropped too. */
-    posts_drop(tool);
+    futoin__tool_posts_drop(tool);
     if (deferred) {
         return FUTOIN_OK; /* the attached loop's next pass frees the rest */
     }
@@ -1181,7 +1029,7 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
      * handle of a loop with nothing alive, so a root freed or cancelled
      * from a worker while the loop was idle would wait for unrelated work
      * to come along. */
-    if (tool->ring_head != tool->ring_tail || posts_pending(tool)) {
+    if (tool->ring_head != tool->ring_tail || futoin__tool_posts_pending(tool)) {
         tool->time_stale = true;
         idle_cb(&tool->idle); /* ends with futoin__tool_sync() */
     } else {
@@ -1202,7 +1050,7 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
     }
     ++tool->in_run;
     if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
-        take_posts(tool); /* as futoin_tool_run() */
+        futoin__tool_take_posts(tool); /* as futoin_tool_run() */
     }
     futoin__tool_sync(tool);
     r = uv_run(tool->loop, UV_RUN_NOWAIT);
