@@ -11,6 +11,9 @@
 
 #include "tool/tool.h"
 
+/* What the tool's calls return when they give no live handle. */
+static const FutoInHandle inert_handle = {NULL, NULL, 0};
+
 /* Loop-thread-only public entry points check their thread: a call from
  * elsewhere would race with the loop, so it is refused and reported. */
 static inline bool futoin__tool_check_thread(futoin_tool* tool,
@@ -46,6 +49,17 @@ void futoin__tool_async_cb(uv_async_t* handle);
 /* Any thread: post cb(data) to the loop thread; false when out of memory
  * (nothing was queued). */
 bool futoin__tool_post_imm(futoin_tool* tool, futoin__cb cb, void* data);
+
+/* ---- timers (timer.c) ---- */
+
+/* The pending timer entry a handle refers to, or NULL. */
+futoin__timer* futoin__tool_timer_of(const futoin_tool* tool,
+                                     const FutoInHandle* h);
+/* Loop thread: shrink the timer heap and give back free pool blocks after
+ * a peak. Returns bytes given back. */
+size_t futoin__tool_timer_trim(futoin_tool* tool);
+/* Whether the timers' storage is as small as a trim can make it. */
+bool futoin__tool_timer_at_rest(const futoin_tool* tool);
 
 /* ---- handle state (tool.c) ---- */
 
