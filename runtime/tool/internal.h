@@ -26,6 +26,37 @@ static inline bool futoin__tool_check_thread(futoin_tool* tool,
     return true;
 }
 
+/* ---- immediates (immediate.c) ---- */
+
+/* The ring's first and smallest size; a trim shrinks it back to this. */
+#define FUTOIN__IMM_INITIAL_CAP 256u
+
+/* The callback of the tool's uv_idle_t: runs the ring in a burst. */
+void futoin__tool_idle_cb(uv_idle_t* handle);
+/* Loop thread: start the idle handle (the ring has entries). */
+void futoin__tool_idle_start(futoin_tool* tool);
+
+/* Loop thread: stop the idle handle if it runs (the ring is empty). */
+static inline void futoin__tool_idle_stop(futoin_tool* tool)
+{
+    if (tool->idle_active) {
+        uv_idle_stop(&tool->idle);
+        tool->idle_active = false;
+    }
+}
+
+/* Recover the sequence number of an immediate handle; false if it is not
+ * pending. */
+bool futoin__tool_imm_seq_of(const futoin_tool* tool, const FutoInHandle* h,
+                             uint64_t* out);
+/* Loop thread: cancel the pending immediate `seq`. */
+void futoin__tool_imm_cancel(futoin_tool* tool, uint64_t seq);
+/* Loop thread: shrink an empty ring back to its first size. Returns bytes
+ * given back. */
+size_t futoin__tool_imm_trim(futoin_tool* tool);
+/* Whether the ring is as small as a trim can make it. */
+bool futoin__tool_imm_at_rest(const futoin_tool* tool);
+
 /* ---- posts from other threads (post.c) ---- */
 
 /* Posts waiting for the loop thread: pushed and not taken yet, or taken
