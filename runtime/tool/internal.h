@@ -92,11 +92,14 @@ size_t futoin__tool_timer_trim(futoin_tool* tool);
 /* Whether the timers' storage is as small as a trim can make it. */
 bool futoin__tool_timer_at_rest(const futoin_tool* tool);
 
-/* ---- handle state (tool.c) ---- */
+/* ---- keeping the loop alive (keepalive.c) ---- */
 
 /* Apply the handle state the counters ask for: the idle handle runs while
  * the ring has entries, the async handle is referenced while flows
  * execute. Loop thread. */
 void futoin__tool_sync(futoin_tool* tool);
+/* The callback of the tool's uv_prepare_t (owned loop): futoin__tool_sync()
+ * before every poll. */
+void futoin__tool_prepare_cb(uv_prepare_t* handle);
 
 #endif /* FUTOIN_RUNTIME_TOOL_INTERNAL_H */

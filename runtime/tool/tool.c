@@ -1,90 +1,21 @@
 /*
- * AsyncTool: one libuv loop, one thread (see tool.h for the layout).
- *
- * Three services share the loop:
- *  - immediates live in a power-of-two ring addressed by monotonic sequence
- *    numbers. One uv_idle_t is active while the ring holds entries; its
- *    callback runs them in bursts, and entries added during a burst run in
- *    the same burst, so a continuation costs a few ns instead of a loop turn;
- *  - timers are pooled entries in a binary min-heap ordered by (due, seq)
- *    behind one uv_timer_t armed for the earliest entry;
- *  - remote posts from other threads go onto a lock-free Treiber stack and
- *    wake the loop through a uv_async_t; the loop thread moves them to a
- *    FIFO of its own and runs them in time slices, taking turns with the
- *    immediates (a flood of posts cannot hold the loop).
- *
- * The idle handle and the uv timer are active only while there is work, and
- * the async handle is referenced only while flows are executing
- * (futoin__tool_ref), so uv_run(UV_RUN_DEFAULT) returns once nothing is left.
+ * AsyncTool: one libuv loop, one thread (see tool.h for the layout). This
+ * file is the tool's life cycle: creating it on its own loop or on an
+ * attached one, running the loop, and tearing it down. The services that
+ * share the loop live in a file each, in this folder:
+ *  - immediate.c: the ring of immediates, drained in bursts by a uv_idle_t;
+ *  - timer.c:     pooled timer entries in a min-heap behind one uv_timer_t;
+ *  - post.c:      posts from other threads, woken by a uv_async_t;
+ *  - slice.c:     the time slice that bounds every burst;
+ *  - keepalive.c: which handles keep uv_run() going;
+ *  - handle.c:    cancel/is_valid over both kinds of FutoInHandle;
+ *  - trim.c:      giving memory back, and trimming on idle;
+ *  - misuse.c:    reporting misuse that cannot go into a flow.
  */
 #include "tool/internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-
-/* ---- keep-alive ---------------------------------------------------------- */
-
-static void sync_ref(futoin_tool* tool)
-{
-    bool want = tool->active_refs != 0;
-    if (want != tool->async_refd) {
-        if (want) {
-            uv_ref((uv_handle_t*)&tool->async);
-        } else {
-            uv_unref((uv_handle_t*)&tool->async);
-        }
-        tool->async_refd = want;
-    }
-}
-
-/*
- * Apply the handle state the counters ask for: the idle handle runs while
- * the ring has entries, the async handle is referenced while flows execute.
- * On an owned loop this happens here only — at the end of each of our
- * callbacks, before every poll (prepare_cb) and in futoin_tool_run — so a
- * short root does not pay four libuv calls for a start/stop and ref/unref
- * that cancel out. On an attached loop, whose owner may run it without us,
- * ref/unref and idle start are applied at once instead.
- */
-void futoin__tool_sync(futoin_tool* tool)
-{
-    /* Posts left over by a slice normally wait in the ring (posts_run);
-     * `posts_first` keeps the loop turning if that turn could not be
-     * queued. */
-    if (tool->ring_head != tool->ring_tail || tool->posts_first) {
-        if (!tool->idle_active) {
-            futoin__tool_idle_start(tool);
-        }
-    } else {
-        futoin__tool_idle_stop(tool);
-    }
-    sync_ref(tool);
-}
-
-static void prepare_cb(uv_prepare_t* handle)
-{
-    futoin__tool_sync(handle->data);
-}
-
-void futoin__tool_ref(futoin_tool* tool)
-{
-    if (tool->active_refs++ == 0 && !tool->lazy) {
-        sync_ref(tool);
-    }
-}
-
-void futoin__tool_unref(futoin_tool* tool)
-{
-    if (tool->active_refs == 0) {
-        futoin__tool_misuse(tool, "tool: unbalanced unref");
-        return;
-    }
-    if (--tool->active_refs == 0 && !tool->lazy) {
-        sync_ref(tool);
-    }
-}
 
 FUTOIN_API int futoin_tool_is_same_thread(futoin_tool* tool)
 {
@@ -241,7 +172,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     tool->prepare.data = tool;
     tool->lazy = tool->owns_loop;
     if (tool->lazy) {
-        uv_prepare_start(&tool->prepare, prepare_cb);
+        uv_prepare_start(&tool->prepare, futoin__tool_prepare_cb);
         uv_unref((uv_handle_t*)&tool->prepare);
     }
     /* Started only after memory grew (futoin__tool_grew); never keeps the
@@ -340,7 +271,7 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
      * costs no loop turn at all, whose epoll_wait() alone is ~110 ns here.
      * libuv's cached loop time is not refreshed for this (clock_gettime is
      * ~30 ns on this VM); it is marked stale instead, and a timer started
-     * by these callbacks refreshes it first (timer_start).
+     * by these callbacks refreshes it first (futoin__tool_timer_start).
      * That includes calls other threads posted while no run() was on the
      * stack (idle_cb takes them first): libuv would not look at the async
      * handle of a loop with nothing alive, so a root freed or cancelled
