@@ -14,4 +14,14 @@ void futoin__ffi_run(FutoInAsyncSteps* bsi, const futoin_ffi_fn* p,
 /* host_c.c: the built-in host of language "c" (static storage). */
 extern const futoin_host_api futoin__host_c;
 
+/* host.c: whether `h` is a host table the registry can use. */
+bool futoin__host_table_ok(const futoin_host_api* h);
+
+/* host_plugin.c: find and load the plug-in of `language` (a safe name);
+ * FUTOIN_OK with its table and dlopen() handle, or FUTOIN_EINVAL with
+ * `err` naming the places searched. Called with the registry's lock held. */
+int futoin__host_load_plugin(const char* language,
+                             const futoin_host_api** api_out, void** dl_out,
+                             char* err, size_t errlen);
+
 #endif
