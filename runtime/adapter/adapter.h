@@ -14,8 +14,25 @@ void futoin__ffi_run(FutoInAsyncSteps* bsi, const futoin_ffi_fn* p,
 /* host_c.c: the built-in host of language "c" (static storage). */
 extern const futoin_host_api futoin__host_c;
 
-/* host.c: whether `h` is a host table the registry can use. */
+/* host.c: the registry of language hosts. One entry per language, kept
+ * for the life of the process. */
+typedef struct futoin__host_entry
+{
+    const futoin_host_api* api;
+    void* dl;    /* the plug-in, when we loaded it */
+    int started; /* start()s made by futoin_host_add() */
+} futoin__host_entry;
+
+/* Whether `h` is a host table the registry can use. */
 bool futoin__host_table_ok(const futoin_host_api* h);
+/* The entry of `language`: registered, built in or loaded now. FUTOIN_OK,
+ * or an error with `err` saying why. Thread-safe. */
+int futoin__host_find_entry(const char* language, futoin__host_entry** out,
+                            char* err, size_t errlen);
+/* Start the host of `e` on `tool`'s loop thread on first use. FUTOIN_OK
+ * if it runs; else start()'s error, with its message in `err`. */
+int futoin__host_start(futoin__host_entry* e, futoin_tool* tool, char* err,
+                       size_t errlen);
 
 /* host_plugin.c: find and load the plug-in of `language` (a safe name);
  * FUTOIN_OK with its table and dlopen() handle, or FUTOIN_EINVAL with
