@@ -27,31 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- error codes --------------------------------------------------------- */
+/* ---- the flow's pending error code ------------------------------------- */
 
 /* Store `code` as the flow's pending error code. Standard codes are kept as
  * their static string; others are copied (errors are not a hot path). */
-const char futoin__code_loop_break[] = FUTOIN_ERR_LOOP_BREAK;
-const char futoin__code_loop_cont[] = FUTOIN_ERR_LOOP_CONT;
-
-const char* futoin__static_code(const char* code)
-{
-    int idx;
-    if (!code) {
-        return NULL;
-    }
-    if (code == futoin__code_loop_break
-        || strcmp(code, futoin__code_loop_break) == 0) {
-        return futoin__code_loop_break;
-    }
-    if (code == futoin__code_loop_cont
-        || strcmp(code, futoin__code_loop_cont) == 0) {
-        return futoin__code_loop_cont;
-    }
-    idx = futoin_error_lookup(code);
-    return idx >= 0 ? futoin_error_name((futoin_error)idx) : NULL;
-}
-
 static void flow_set_code(futoin__flow* fl, const char* code)
 {
     const char* keep = futoin__static_code(code);
@@ -79,31 +58,6 @@ static void flow_clear_code(futoin__flow* fl)
     }
     fl->raise_code = NULL;
     fl->code_owned = false;
-}
-
-void futoin__root_clear_error(futoin__root* r)
-{
-    if (r->error_owned) {
-        free((char*)r->error_code);
-    }
-    free(r->error_info);
-    r->error_code = NULL;
-    r->error_info = NULL;
-    r->error_owned = 0;
-}
-
-void futoin__root_set_error(
-        futoin__root* r, const char* code, const char* info)
-{
-    /* Standard and loop codes are kept as their static strings: a loop
-     * ended by breakLoop() costs no allocation here. */
-    const char* keep = futoin__static_code(code);
-    char* ninfo = info ? strdup(info) : NULL;
-    char* ncode = keep ? NULL : strdup(code ? code : "");
-    futoin__root_clear_error(r);
-    r->error_code = keep ? keep : ncode;
-    r->error_owned = keep ? 0 : 1;
-    r->error_info = ninfo;
 }
 
 /* ---- scheduling ---------------------------------------------------------- */
