@@ -5,6 +5,9 @@
 #include <futoin/ffi.h>
 #include <futoin/sys/host.h>
 
+#include <pthread.h>
+#include <stdbool.h>
+
 /* ffi.c: the body of a libffi step: call `p` with the values `in` and
  * complete `bsi` with its result (or InvalidRequest naming a value of the
  * wrong type). Used by futoin_ffi_add() and the C language host. */
@@ -20,7 +23,10 @@ typedef struct futoin__host_entry
 {
     const futoin_host_api* api;
     void* dl;    /* the plug-in, when we loaded it */
-    int started; /* start()s made by futoin_host_add() */
+    /* The fields below are read and written under the registry's lock. */
+    int started;       /* start()s made by futoin_host_add() */
+    bool starting;     /* a start() runs now, on thread `starter` */
+    pthread_t starter;
 } futoin__host_entry;
 
 /* Whether `h` is a host table the registry can use. */
@@ -29,8 +35,9 @@ bool futoin__host_table_ok(const futoin_host_api* h);
  * or an error with `err` saying why. Thread-safe. */
 int futoin__host_find_entry(const char* language, futoin__host_entry** out,
                             char* err, size_t errlen);
-/* Start the host of `e` on `tool`'s loop thread on first use. FUTOIN_OK
- * if it runs; else start()'s error, with its message in `err`. */
+/* Start the host of `e` on `tool`'s loop thread on first use, once however
+ * many threads ask at the same time (the others wait for that start()).
+ * FUTOIN_OK if it runs; else start()'s error, with its message in `err`. */
 int futoin__host_start(futoin__host_entry* e, futoin_tool* tool, char* err,
                        size_t errlen);
 

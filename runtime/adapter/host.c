@@ -18,6 +18,8 @@
 #define MAX_HOSTS 16
 
 static pthread_mutex_t hosts_mx = PTHREAD_MUTEX_INITIALIZER;
+/* Signalled when a host's start() ends (futoin__host_start). */
+static pthread_cond_t hosts_cv = PTHREAD_COND_INITIALIZER;
 static futoin__host_entry hosts[MAX_HOSTS];
 static size_t nhosts;
 
@@ -88,7 +90,7 @@ int futoin__host_find_entry(const char* language, futoin__host_entry** out,
     pthread_mutex_lock(&hosts_mx);
     e = lookup(language);
     if (!e && nhosts < MAX_HOSTS) {
-        futoin__host_entry fresh = {NULL, NULL, 0};
+        futoin__host_entry fresh = {0};
         if (strcmp(language, "c") == 0) {
             fresh.api = &futoin__host_c;
         } else {
@@ -128,23 +130,50 @@ FUTOIN_API int futoin_host_find(const char* language,
     return rc;
 }
 
-/* Start the host of `e` on first use (futoin_host_add). */
+/*
+ * Start the host of `e` on first use (futoin_host_add). Two loop threads
+ * may add steps of a language at the same moment: one runs start(), the
+ * others wait for it under the registry's lock and then use the host (or,
+ * if it failed, try themselves). start() itself runs without the lock: it
+ * may load a binding that registers hosts. A start() that adds a step of
+ * its own language before it returns would wait for itself: refused.
+ */
 int futoin__host_start(futoin__host_entry* e, futoin_tool* tool, char* err,
                        size_t errlen)
 {
     int rc;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&hosts_mx);
+    while (e->starting && !pthread_equal(e->starter, self)) {
+        pthread_cond_wait(&hosts_cv, &hosts_mx);
+    }
     if (e->started != 0) {
+        pthread_mutex_unlock(&hosts_mx);
         return FUTOIN_OK;
     }
+    if (e->starting) {
+        pthread_mutex_unlock(&hosts_mx);
+        snprintf(err, errlen,
+                 "%s: its host's start() added a step of its own language "
+                 "before it returned",
+                 e->api->language);
+        return FUTOIN_EBUSY;
+    }
+    e->starting = true;
+    e->starter = self;
+    pthread_mutex_unlock(&hosts_mx);
+
     err[0] = 0;
     rc = e->api->start(tool, err, errlen);
-    if (rc != FUTOIN_OK) {
-        return rc;
-    }
+
     pthread_mutex_lock(&hosts_mx);
-    ++e->started;
+    e->starting = false;
+    if (rc == FUTOIN_OK) {
+        ++e->started;
+    }
+    pthread_cond_broadcast(&hosts_cv);
     pthread_mutex_unlock(&hosts_mx);
-    return FUTOIN_OK;
+    return rc;
 }
 
 FUTOIN_API void futoin_host_shutdown(void)

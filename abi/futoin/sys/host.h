@@ -229,7 +229,15 @@ FUTOIN_API int futoin_host_find(const char* language,
  * ours). If the host, the module or the function cannot be had, a step is
  * added all the same that fails with InvalidRequest, its error_info naming
  * the language, module and function and why, and the error is returned
- * here as well. Loop thread.
+ * here as well. Loop thread (of the tool of `bsi`).
+ *
+ * A host is started once, by the first futoin_host_add() of its language.
+ * Loop threads of several tools may add steps of a language at the same
+ * moment: one of them calls start(), the others wait until it returns
+ * (never two start()s at once) and then use the started host; if that
+ * start() failed, the next caller tries again. A start() that itself adds
+ * a step of its own language before returning gets FUTOIN_EBUSY for that
+ * step (the usual failing step is added).
  *
  * The built-in language "c": `module` is a shared object (a path, or a
  * name for dlopen()) and `function` either
