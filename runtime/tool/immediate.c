@@ -180,7 +180,7 @@ bool futoin__tool_imm_at_rest(const futoin_tool* tool)
 FUTOIN_API FutoInHandle futoin_tool_immediate(
         futoin_tool* tool, void (*cb)(void* data), void* data)
 {
-    FutoInHandle h = inert_handle;
+    FutoInHandle h = not_queued;
     uint64_t seq;
     if (!tool) {
         return h;
@@ -194,7 +194,7 @@ FUTOIN_API FutoInHandle futoin_tool_immediate(
             futoin__tool_misuse(tool, "futoin_tool_immediate(): out of memory");
             return h;
         }
-        return h; /* inert: a remote post cannot be cancelled */
+        return inert_handle; /* queued; a remote post cannot be cancelled */
     }
     if (tool->closing) {
         futoin__tool_misuse(tool, "futoin_tool_immediate(): tool is closing");

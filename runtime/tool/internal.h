@@ -11,8 +11,12 @@
 
 #include "tool/tool.h"
 
-/* What the tool's calls return when they give no live handle. */
+/* What the tool's calls return when they give no live handle: the handle
+ * of a post from another thread, and what futoin_tool_cancel() leaves. */
 static const FutoInHandle inert_handle = {NULL, NULL, 0};
+/* What futoin_tool_immediate() and futoin_tool_deferred() return when they
+ * queued nothing (futoin/async.h). Inert too: it names no tool. */
+static const FutoInHandle not_queued = {NULL, NULL, FUTOIN_HANDLE_NOT_QUEUED};
 
 /* Loop-thread-only public entry points check their thread: a call from
  * elsewhere would race with the loop, so it is refused and reported. */

@@ -381,7 +381,7 @@ FUTOIN_API FutoInHandle futoin_tool_deferred(
         void (*cb)(void* data),
         void* data)
 {
-    FutoInHandle h = inert_handle;
+    FutoInHandle h = not_queued;
     futoin__timer* t;
     if (!tool) {
         return h;
