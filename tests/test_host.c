@@ -196,6 +196,25 @@ Test(host, registration)
     cr_assert_eq(h, &fake);
 }
 
+/* A value with no type is no value: refused, never taken as a removal
+ * (only a NULL `value` removes), and what the name held stays. */
+Test(host, shared_state_refuses_a_value_without_a_type)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInBinaryValue v;
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_i64;
+    v.i64 = 7;
+    cr_assert_eq(futoin_state_set(as, "n", &v), FUTOIN_OK);
+    memset(&v, 0, sizeof(v));
+    cr_assert_eq(futoin_state_set(as, "n", &v), FUTOIN_EINVAL);
+    cr_assert_not_null(futoin_state_get(as, "n"), "still there");
+    cr_assert_eq(futoin_state_get(as, "n")->i64, 7);
+    cr_assert_eq(futoin_state_set(as, "other", &v), FUTOIN_EINVAL);
+    cr_assert_null(futoin_state_get(as, "other"));
+    API(as)->free(as);
+}
+
 /* ---- starting a host from two threads at once -------------------------- */
 
 /* A host whose start() waits (up to half a second) for a second start() to

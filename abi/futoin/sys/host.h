@@ -120,11 +120,13 @@ FUTOIN_API int futoin_async_stack_format(const futoin_async_stack* stack,
  * scalars, strings and arrays of numbers or bools are COPIED (the caller
  * keeps its value); a custom object is MOVED (the caller's copy is reset,
  * and its cleanup runs when the variable is replaced or the root freed).
- * `value` NULL removes the variable. Loop thread.
+ * `value` NULL removes the variable; a `value` whose type is NULL is no
+ * value and is refused (the variable keeps what it held).
+ * Loop thread.
  * @return FUTOIN_OK; FUTOIN_EINVAL for a reserved name ("error_info",
- *         "last_exception", "async_stack"), a NULL name, a value whose type
- *         cannot be copied (an array of strings or of custom objects) or a
- *         handle that is not ours; FUTOIN_EBUSY if `name` holds a variable
+ *         "last_exception", "async_stack"), a NULL name, a value with no
+ *         type, a value whose type cannot be copied (an array of strings
+ *         or of custom objects) or a handle that is not ours; FUTOIN_EBUSY if `name` holds a variable
  *         made through the stateVariable() slot (it is left alone);
  *         FUTOIN_ENOMEM.
  * @since 0.3.0
