@@ -248,6 +248,9 @@ struct futoin__root
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
     uint8_t error_owned; /* error_code is a malloc'd copy */
+    /* last_exc was attached before the error it belongs to was raised
+     * (futoin__root_attach_exception): the next error keeps it. */
+    uint8_t exc_pending;
 };
 
 extern const FutoInAsyncStepsAPI futoin__step_api;
@@ -539,6 +542,11 @@ futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi);
 
 void futoin__root_drop_unhandled(futoin__root* r);
 void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v);
+/* ext set_last_exception() through `bsi` (a handle of root `r`): attach a
+ * binding's exception object to the error `bsi`'s step raised just now, or
+ * else to the next error (see futoin__root_set_error). Moves `v`. */
+void futoin__root_attach_exception(futoin__root* r, FutoInAsyncSteps* bsi,
+                                   FutoInBinaryValue* v);
 
 /* root.c: slots every table shares */
 futoin__root* futoin__root_of(FutoInAsyncSteps* bsi);

@@ -52,4 +52,12 @@ void futoin__root_set_error(
     r->error_code = keep ? keep : ncode;
     r->error_owned = keep ? 0 : 1;
     r->error_info = ninfo;
+    /* A new error replaces the language exception of the last one, unless
+     * the binding attached one for this error just before raising it: an
+     * error raised with none (a Timeout, a C step's error) must not show
+     * an older, handled exception as its own. */
+    if (r->last_exc && !r->exc_pending) {
+        futoin__root_set_exception(r, NULL);
+    }
+    r->exc_pending = 0;
 }
