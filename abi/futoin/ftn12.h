@@ -231,7 +231,10 @@ struct FutoInAsyncStepsAPI_
             void (*breakLoop)(FutoInAsyncSteps* bsi, const char* label);
             /* Index 12. Threads (libfutoin_async): loop thread */
             void (*continueLoop)(FutoInAsyncSteps* bsi, const char* label);
-            /* Index 13. Threads (libfutoin_async): any thread (posted to the loop thread) */
+            /* Index 13. Threads (libfutoin_async): any thread (posted to the loop thread).
+             * A root that ended can be executed again: its last step ran,
+             * or an error no handler took / a cancel ended it, which drops
+             * the steps it did not run; only steps added since then run. */
             void (*execute)(
                     FutoInAsyncSteps* bsi,
                     void* data,

@@ -306,6 +306,15 @@ static void flow_end(futoin__flow* fl, const char* code)
         return;
     }
     root_finish(r);
+    if (code) {
+        /* An error no handler took ends the flow, as a cancel does: the
+         * steps it did not run are dropped, so executing the root again
+         * runs only what is added since (as the reference does,
+         * tests/ref_js/q14_unhandled_rerun.js). Before the callback, which
+         * may add steps and execute the root again. */
+        futoin__queue_free(r->owner, fl->head);
+        fl->head = fl->tail = NULL;
+    }
     if (code && r->unhandled) {
         FUTOIN__USER(r, r->unhandled(&r->bsi, r->unhandled_data, code));
     } else if (code) {
