@@ -69,7 +69,12 @@ static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return true;
 }
 
-bool futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    imm_push(tool, cb, data);
+}
+
+bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data)
 {
     return imm_push(tool, cb, data);
 }

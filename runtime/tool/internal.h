@@ -39,6 +39,9 @@ static inline bool futoin__tool_check_thread(futoin_tool* tool,
 void futoin__tool_idle_cb(uv_idle_t* handle);
 /* Loop thread: start the idle handle (the ring has entries). */
 void futoin__tool_idle_start(futoin_tool* tool);
+/* Loop thread: futoin__tool_imm() that says whether it queued (false: the
+ * ring could not grow, reported as misuse). */
+bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data);
 
 /* Loop thread: stop the idle handle if it runs (the ring is empty). */
 static inline void futoin__tool_idle_stop(futoin_tool* tool)
@@ -98,10 +101,44 @@ bool futoin__tool_timer_at_rest(const futoin_tool* tool);
 
 /* ---- keeping the loop alive (keepalive.c) ---- */
 
-/* Apply the handle state the counters ask for: the idle handle runs while
- * the ring has entries, the async handle is referenced while flows
- * execute. Loop thread. */
-void futoin__tool_sync(futoin_tool* tool);
+/* Reference the async handle while flows execute (active_refs). */
+static inline void futoin__tool_sync_ref(futoin_tool* tool)
+{
+    bool want = tool->active_refs != 0;
+    if (want != tool->async_refd) {
+        if (want) {
+            uv_ref((uv_handle_t*)&tool->async);
+        } else {
+            uv_unref((uv_handle_t*)&tool->async);
+        }
+        tool->async_refd = want;
+    }
+}
+
+/*
+ * Apply the handle state the counters ask for: the idle handle runs while
+ * the ring has entries, the async handle is referenced while flows execute.
+ * On an owned loop this happens here only — at the end of each of our
+ * callbacks, before every poll (prepare_cb) and in futoin_tool_run — so a
+ * short root does not pay four libuv calls for a start/stop and ref/unref
+ * that cancel out. On an attached loop, whose owner may run it without us,
+ * ref/unref and idle start are applied at once instead.
+ */
+static inline void futoin__tool_sync(futoin_tool* tool)
+{
+    /* Posts left over by a slice normally wait in the ring (posts_run);
+     * `posts_first` keeps the loop turning if that turn could not be
+     * queued. */
+    if (tool->ring_head != tool->ring_tail || tool->posts_first) {
+        if (!tool->idle_active) {
+            futoin__tool_idle_start(tool);
+        }
+    } else {
+        futoin__tool_idle_stop(tool);
+    }
+    futoin__tool_sync_ref(tool);
+}
+
 /* The callback of the tool's uv_prepare_t (owned loop): futoin__tool_sync()
  * before every poll. */
 void futoin__tool_prepare_cb(uv_prepare_t* handle);

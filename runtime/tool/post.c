@@ -85,7 +85,7 @@ void futoin__tool_posts_run(futoin_tool* tool)
         }
     }
     if (tool->posts_first && !tool->posts_turn) {
-        tool->posts_turn = futoin__tool_imm(tool, posts_turn_cb, tool);
+        tool->posts_turn = futoin__tool_imm_push(tool, posts_turn_cb, tool);
     }
 }
 

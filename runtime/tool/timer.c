@@ -230,7 +230,7 @@ static void timer_cb(uv_timer_t* handle)
     --tool->cb_depth;
     tool->timer_firing = false;
     if (tool->heap_len != 0 && tool->heap[0]->due <= now
-        && futoin__tool_imm(tool, timer_arm_cb, tool)) {
+        && futoin__tool_imm_push(tool, timer_arm_cb, tool)) {
         futoin__tool_sync(tool);
         return;
     }

@@ -263,9 +263,8 @@ static inline void futoin__tool_slice_reset(futoin_tool* tool)
     }
 }
 
-/* Loop thread only: schedule cb(data) with no handle. The hot path.
- * False if the ring could not grow (reported as misuse). */
-bool futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);
+/* Loop thread only: schedule cb(data) with no handle. The hot path. */
+void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
  * NULL on out-of-memory. Stop it with futoin__tool_timer_stop(). */
