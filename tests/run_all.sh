@@ -127,7 +127,7 @@ part_tsan() {
     TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./build-tsan/tests/threads_hammer \
       >"$tsan_log" 2>&1
     tsan_rc=$?
-    grep -E '^(completions|root ops|hammer):|WARNING: ThreadSanitizer|SUMMARY' "$tsan_log" || true
+    grep -E '^(completions|root ops|host start|hammer):|WARNING: ThreadSanitizer|SUMMARY' "$tsan_log" || true
     read -r tp tf < <(criterion_counts "$tsan_log")
     if [ $tsan_rc -ne 0 ] || grep -q 'ThreadSanitizer' "$tsan_log"; then
       [ "$tf" = 0 ] && tf=1

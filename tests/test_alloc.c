@@ -1,7 +1,9 @@
 /* No malloc per step in steady state, shown with a counting allocator:
  * this executable interposes malloc/calloc/realloc/free (the library's
- * calls bind to them), and counts while `counting` is set. Not built
- * under AddressSanitizer, which owns the allocator itself. */
+ * calls bind to them), and counts while `counting` is set. The same
+ * allocator fails on a thread that sets `failing` (out of memory there, on
+ * purpose). Not built under AddressSanitizer, which owns the allocator
+ * itself. */
 #include "common.h"
 
 #include <futoin/sys/ext.h>
@@ -18,6 +20,7 @@ extern void __libc_free(void*);
 
 static atomic_size_t n_alloc;
 static atomic_int counting;
+static __thread int failing; /* this thread's allocations fail */
 
 /* FUTOIN_ALLOC_TRACE=1 prints where a steady-state allocation came from. */
 static void counted(void)
@@ -34,6 +37,9 @@ static void counted(void)
 
 void* malloc(size_t n)
 {
+    if (failing) {
+        return NULL;
+    }
     if (atomic_load(&counting)) {
         counted();
     }
@@ -41,6 +47,9 @@ void* malloc(size_t n)
 }
 void* calloc(size_t a, size_t b)
 {
+    if (failing) {
+        return NULL;
+    }
     if (atomic_load(&counting)) {
         counted();
     }
@@ -48,6 +57,9 @@ void* calloc(size_t a, size_t b)
 }
 void* realloc(void* p, size_t n)
 {
+    if (failing) {
+        return NULL;
+    }
     if (atomic_load(&counting)) {
         counted();
     }
@@ -209,4 +221,40 @@ Test(alloc, a_c_step_added_by_name_again_allocates_nothing)
     cr_assert_eq(atomic_load(&n_alloc), 0,
                  "%zu allocations for 2,000 C steps added by name",
                  atomic_load(&n_alloc));
+}
+
+/* ---- out of memory ------------------------------------------------------- */
+
+static atomic_int posted_ran;
+static void posted(void* d)
+{
+    atomic_fetch_add(&posted_ran, 1);
+}
+
+static FutoInHandle oom_h, ok_h;
+static void* post_without_memory(void* arg)
+{
+    failing = 1;
+    oom_h = futoin_tool_immediate(T, posted, NULL);
+    failing = 0;
+    ok_h = futoin_tool_immediate(T, posted, NULL);
+    return NULL;
+}
+
+/* A post from another thread that could not be queued says so in the
+ * handle it returns (and is reported), so that the caller can undo what
+ * the callback would have done; one that was queued runs. */
+Test(alloc, an_immediate_posted_without_memory_says_it_was_not_queued)
+{
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, post_without_memory, NULL), 0);
+    pthread_join(th, NULL);
+    cr_assert(!FUTOIN_HANDLE_QUEUED(oom_h), "data3 = %td", oom_h.data3);
+    cr_assert_eq(oom_h.data3, FUTOIN_HANDLE_NOT_QUEUED);
+    cr_assert_eq(misuse_seen, 1);
+    cr_assert_str_eq(misuse_last,
+                     "InternalError: futoin_tool_immediate(): out of memory");
+    cr_assert(FUTOIN_HANDLE_QUEUED(ok_h), "data3 = %td", ok_h.data3);
+    run();
+    cr_assert_eq(atomic_load(&posted_ran), 1, "only the queued post runs");
 }

@@ -153,6 +153,67 @@ Test(ext, error_state_values)
     cr_assert_eq(exc_cleanups, 1, "exception object cleaned with the root");
 }
 
+/* A new error replaces the language exception of the last one: an error
+ * raised with none (a Timeout, a C step's error) leaves last_exception
+ * NULL, not the exception of an error handled before it. A binding may
+ * attach its exception right before handle_error() or right after a
+ * completion it made (try_error()): both belong to that error. */
+static FutoInAsyncSteps* exc_waiting;
+static void exc_handled(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    const FutoInBinaryValue* x = futoin_async_ext(as)->last_exception(as);
+    tr("%s handled, exc=%p cleanups=%d", code, x ? x->custom_data : NULL,
+       exc_cleanups);
+    API(as)->success(as, NULL);
+}
+static void times_out(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 1);
+}
+static void plain_error(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->handle_error(as, "Plain", NULL);
+}
+/* try_error() from the loop, then the exception: Java's and Lua's order
+ * for a completion of a waiting step. */
+static void exc_complete_after(void* d)
+{
+    FutoInBinaryValue v;
+    cr_assert_eq(futoin_async_ext(exc_waiting)->try_error(exc_waiting,
+                                                          "LateLang", NULL),
+                 1);
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_exc;
+    v.custom_data = (void*)0x5678;
+    futoin_async_ext(exc_waiting)->set_last_exception(exc_waiting, &v);
+}
+static void waits_for_lang_error(FutoInAsyncSteps* as, void* d,
+                                 const FutoInArgs* a)
+{
+    exc_waiting = as;
+    API(as)->waitExternal(as);
+    futoin_tool_immediate(T, exc_complete_after, NULL);
+}
+
+Test(ext, a_new_error_clears_the_last_exception)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    exc_cleanups = 0;
+    API(as)->add(as, NULL, raises, exc_handled);    /* exception, then error */
+    API(as)->add(as, NULL, times_out, exc_handled);  /* Timeout: none */
+    API(as)->add(as, NULL, waits_for_lang_error, exc_handled); /* error, then exception */
+    API(as)->add(as, NULL, plain_error, exc_handled); /* no exception */
+    API(as)->execute(as, NULL, NULL);
+    run();
+    assert_trace("LangError handled, exc=0x1234 cleanups=0\n"
+                 "Timeout handled, exc=(nil) cleanups=1\n"
+                 "LateLang handled, exc=0x5678 cleanups=1\n"
+                 "Plain handled, exc=(nil) cleanups=2\n");
+    cr_assert_null(futoin_async_ext(as)->last_exception(as));
+    API(as)->free(as);
+    cr_assert_eq(exc_cleanups, 2, "each exception cleaned up once");
+}
+
 /* successStep(): values injected after sub-steps (§1.12). */
 static void sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <time.h>
 
 static void host_setup(void)
 {
@@ -193,6 +194,123 @@ Test(host, registration)
     cr_assert_eq(futoin_host_register(NULL), FUTOIN_EINVAL);
     cr_assert_eq(futoin_host_find("fake", &h, NULL, 0), FUTOIN_OK);
     cr_assert_eq(h, &fake);
+}
+
+/* A value with no type is no value: refused, never taken as a removal
+ * (only a NULL `value` removes), and what the name held stays. */
+Test(host, shared_state_refuses_a_value_without_a_type)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInBinaryValue v;
+    memset(&v, 0, sizeof(v));
+    v.type = &ty_i64;
+    v.i64 = 7;
+    cr_assert_eq(futoin_state_set(as, "n", &v), FUTOIN_OK);
+    memset(&v, 0, sizeof(v));
+    cr_assert_eq(futoin_state_set(as, "n", &v), FUTOIN_EINVAL);
+    cr_assert_not_null(futoin_state_get(as, "n"), "still there");
+    cr_assert_eq(futoin_state_get(as, "n")->i64, 7);
+    cr_assert_eq(futoin_state_set(as, "other", &v), FUTOIN_EINVAL);
+    cr_assert_null(futoin_state_get(as, "other"));
+    API(as)->free(as);
+}
+
+/* ---- starting a host from two threads at once -------------------------- */
+
+/* A host whose start() waits (up to half a second) for a second start() to
+ * come in while it runs: two threads that could both start it then do, and
+ * the count says so. Only a start() that is never entered twice gets the
+ * whole wait, so the wait bounds nothing: it only gives a race its chance. */
+static pthread_mutex_t twice_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t twice_cv = PTHREAD_COND_INITIALIZER;
+static int twice_starts, twice_inside, twice_stops, twice_ran;
+
+static int twice_start(futoin_tool* t, char* e, size_t n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 500 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&twice_mx);
+    ++twice_starts;
+    ++twice_inside;
+    pthread_cond_broadcast(&twice_cv);
+    while (twice_inside < 2
+           && pthread_cond_timedwait(&twice_cv, &twice_mx, &until) == 0) {
+    }
+    --twice_inside;
+    pthread_mutex_unlock(&twice_mx);
+    return FUTOIN_OK;
+}
+static void twice_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    pthread_mutex_lock(&twice_mx);
+    ++twice_ran;
+    pthread_mutex_unlock(&twice_mx);
+}
+static int twice_resolve(const char* m, const char* f, futoin_host_step* out,
+                         char* e, size_t n)
+{
+    out->execute = twice_step;
+    return FUTOIN_OK;
+}
+static void twice_stop(void)
+{
+    pthread_mutex_lock(&twice_mx);
+    ++twice_stops;
+    pthread_mutex_unlock(&twice_mx);
+}
+static const futoin_host_api twice = {sizeof(futoin_host_api),
+                                      FUTOIN_HOST_VERSION_1, "twice",
+                                      twice_start, twice_resolve, twice_stop};
+
+static pthread_barrier_t twice_barrier;
+static int twice_rc[2];
+
+/* One tool per thread, as two loops of one process would have. */
+static void* twice_thread(void* arg)
+{
+    int* rc = arg;
+    futoin_tool* tool;
+    FutoInAsyncSteps* as;
+    if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
+        *rc = -1000;
+        return NULL;
+    }
+    as = futoin_root_new(tool);
+    pthread_barrier_wait(&twice_barrier);
+    *rc = futoin_host_add(as, "twice", "m", "f");
+    API(as)->execute(as, NULL, NULL);
+    futoin_tool_run(tool);
+    API(as)->free(as);
+    if (futoin_tool_free(tool) != FUTOIN_OK) {
+        *rc = -2000;
+    }
+    return NULL;
+}
+
+/* The first use starts a host once, however many loop threads add its
+ * steps at the same moment: the others wait for that start(). */
+Test(host, two_threads_start_a_host_once)
+{
+    pthread_t th[2];
+    cr_assert_eq(futoin_host_register(&twice), FUTOIN_OK);
+    pthread_barrier_init(&twice_barrier, NULL, 2);
+    for (int i = 0; i < 2; ++i) {
+        cr_assert_eq(pthread_create(&th[i], NULL, twice_thread, &twice_rc[i]), 0);
+    }
+    for (int i = 0; i < 2; ++i) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(twice_rc[i], FUTOIN_OK, "thread %d: %d", i, twice_rc[i]);
+    }
+    pthread_barrier_destroy(&twice_barrier);
+    cr_assert_eq(twice_starts, 1, "start() ran %d times", twice_starts);
+    cr_assert_eq(twice_ran, 2, "both flows ran the host's step");
+    futoin_host_shutdown();
+    cr_assert_eq(twice_stops, 1, "one stop() for the one start()");
 }
 
 /* ---- async stacks ------------------------------------------------------- */

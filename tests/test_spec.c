@@ -1605,3 +1605,80 @@ Test(spec, q13_k_a_handled_error_before_the_loop_then_a_break)
     API(as)->add(as, "after", q13_after_loop, NULL);
     q13_run(as, h, NULL);
 }
+
+/* ==== q14: what is left of a root after an unhandled error ================ */
+
+/* Each scenario of tests/ref_js/q14_unhandled_rerun.js, replayed and
+ * compared with its section of the reference's trace: an error no handler
+ * takes ends the flow and drops the steps it did not run, at every level,
+ * so executing the root again runs only what was added since. */
+static FutoInAsyncSteps* q14_as;
+static size_t q14_unhandled;
+static void q14_quiet(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    ++q14_unhandled;
+}
+static void q14_print(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+static void q14_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+    API(as)->handle_error(as, "MyError", NULL);
+}
+static void q14_again(void* d)
+{
+    tr("%s", d ? "add step 4, execute again" : "execute again");
+    if (d) {
+        API(q14_as)->add(q14_as, "step 4", q14_print, NULL);
+    }
+    API(q14_as)->execute(q14_as, NULL, q14_quiet);
+}
+static void q14_run(const char* header, const char* next, void* add)
+{
+    q14_unhandled = 0;
+    API(q14_as)->execute(q14_as, NULL, q14_quiet);
+    futoin_tool_immediate(T, q14_again, add);
+    run();
+    API(q14_as)->free(q14_as);
+    assert_trace_is(section(load_expected("q14_unhandled_rerun"), header, next),
+                    header);
+    cr_assert_eq(q14_unhandled, 1, "one unhandled error");
+    assert_no_misuse();
+}
+static void q14_level0(const char* header)
+{
+    tr("%.*s", (int)strlen(header) - 1, header);
+    q14_as = futoin_root_new(T);
+    API(q14_as)->add(q14_as, "step 1", q14_fail, NULL);
+    API(q14_as)->add(q14_as, "step 2", q14_print, NULL);
+    API(q14_as)->add(q14_as, "step 3", q14_print, NULL);
+}
+Test(spec, q14_a_executed_again_after_an_unhandled_error)
+{
+    static const char h[] = "== a: executed again after an unhandled error ==\n";
+    q14_level0(h);
+    q14_run(h, "== b:", NULL);
+}
+Test(spec, q14_b_a_step_added_then_executed_again)
+{
+    static const char h[] = "== b: a step added, then executed again ==\n";
+    q14_level0(h);
+    q14_run(h, "== c:", (void*)1);
+}
+static void q14c_step1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("step 1");
+    API(as)->add(as, "step 1.1", q14_fail, NULL);
+    API(as)->add(as, "step 1.2", q14_print, NULL);
+}
+Test(spec, q14_c_an_error_in_a_sub_step_then_executed_again)
+{
+    static const char h[] = "== c: an error in a sub-step, then executed again ==\n";
+    tr("%.*s", (int)strlen(h) - 1, h);
+    q14_as = futoin_root_new(T);
+    API(q14_as)->add(q14_as, NULL, q14c_step1, NULL);
+    API(q14_as)->add(q14_as, "step 2", q14_print, NULL);
+    q14_run(h, NULL, NULL);
+}

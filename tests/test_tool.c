@@ -68,6 +68,13 @@ static int handle_is_zero(const FutoInHandle* h)
     return h->data1 == NULL && h->data2 == NULL && h->data3 == 0;
 }
 
+/* What a call that queued nothing returns (futoin/async.h). */
+static int handle_not_queued(const FutoInHandle* h)
+{
+    return h->data1 == NULL && h->data2 == NULL
+           && h->data3 == FUTOIN_HANDLE_NOT_QUEUED && !FUTOIN_HANDLE_QUEUED(*h);
+}
+
 TestSuite(tool, .init = setup, .fini = teardown);
 TestSuite(tool_bare); /* tests that make their own tool */
 TestSuite(tables);
@@ -435,8 +442,8 @@ static void rt_producer(void* arg)
     for (uintptr_t i = 0; i < RT_PER_THREAD; ++i) {
         FutoInHandle h = futoin_tool_immediate(
                 T, rt_cb, (void*)(thread * RT_PER_THREAD + i));
-        if (!handle_is_zero(&h)) {
-            ++rt_bad_thread; /* remote handles are inert */
+        if (!handle_is_zero(&h) || !FUTOIN_HANDLE_QUEUED(h)) {
+            ++rt_bad_thread; /* remote handles are inert, and queued */
         }
     }
 }
@@ -518,7 +525,7 @@ Test(tool, deferred_off_thread_is_misuse)
     FutoInHandle h = {T, T, 1};
     cr_assert_eq(uv_thread_create(&th, deferred_off_thread, &h), 0);
     uv_thread_join(&th);
-    cr_assert(handle_is_zero(&h));
+    cr_assert(handle_not_queued(&h));
     cr_assert_eq(misuse_seen, 1);
     cr_assert_eq(futoin_tool_misuse_count(T), 1);
     run();
@@ -672,12 +679,15 @@ Test(tool, free_and_run_refused_inside_callback)
 Test(tool, misuse_callback_counts)
 {
     FutoInHandle h = futoin_tool_immediate(T, NULL, NULL);
-    cr_assert(handle_is_zero(&h));
+    cr_assert(handle_not_queued(&h));
+    cr_assert_eq(futoin_tool_is_valid(T, &h), 0);
     cr_assert_eq(misuse_seen, 1);
     cr_assert_str_eq(misuse_last,
                      "InternalError: futoin_tool_immediate(): NULL callback");
     h = futoin_tool_deferred(T, 1, NULL, NULL);
-    cr_assert(handle_is_zero(&h));
+    cr_assert(handle_not_queued(&h));
+    futoin_tool_cancel(T, &h); /* a no-op, never an error */
+    cr_assert(handle_not_queued(&h));
     cr_assert_eq(misuse_seen, 2);
     cr_assert_eq(futoin_tool_misuse_count(T), 2);
     cr_assert_eq(futoin_tool_misuse_count(NULL), 0);

@@ -171,11 +171,35 @@ FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);
  * time slices like any other work: a flood of them takes turns with the
  * loop's immediates, timers and I/O instead of holding the loop (since
  * 0.3.0). Those still queued when the tool is freed are dropped.
+ *
+ * When nothing was queued (a NULL tool or `cb`, the tool closing, out of
+ * memory, from any thread), `cb` will never run and the returned handle's
+ * data3 is FUTOIN_HANDLE_NOT_QUEUED (since 0.3.0): test it with
+ * FUTOIN_HANDLE_QUEUED(). Each of these but a NULL tool is also reported
+ * as misuse. Such a handle is inert.
  */
 FUTOIN_API FutoInHandle futoin_tool_immediate(
         futoin_tool* tool, void (*cb)(void* data), void* data);
 
-/** Schedule `cb(data)` after `delay_ms` on the loop thread. Loop thread. */
+/**
+ * data3 of a handle that futoin_tool_immediate() or futoin_tool_deferred()
+ * returned without queueing its callback, which will then never run.
+ * Cancelling such a handle is a no-op and is_valid() says 0, as for the
+ * all-zero handle. @since 0.3.0
+ */
+#define FUTOIN_HANDLE_NOT_QUEUED ((ptrdiff_t)-1)
+/** Whether the futoin_tool_immediate() or futoin_tool_deferred() call that
+ *  returned `handle` queued its callback (from another thread: whether the
+ *  post was queued; it runs unless the tool is freed first). Meaningful for
+ *  the returned value only, not after futoin_tool_cancel() reset it.
+ *  @since 0.3.0 */
+#define FUTOIN_HANDLE_QUEUED(handle)                                           \
+    ((handle).data3 != FUTOIN_HANDLE_NOT_QUEUED)
+
+/** Schedule `cb(data)` after `delay_ms` on the loop thread. Loop thread
+ *  (elsewhere: refused, reported as misuse). When nothing was queued the
+ *  handle's data3 is FUTOIN_HANDLE_NOT_QUEUED, as for
+ *  futoin_tool_immediate(). */
 FUTOIN_API FutoInHandle futoin_tool_deferred(
         futoin_tool* tool,
         uint32_t delay_ms,

@@ -19,6 +19,14 @@
  *    you need to keep.
  *  - `code` given to an error callback is valid during that call only.
  *  - `handle_error(bsi, code, info)` copies `code` and `info`.
+ *  - The `bsi` a step's callback gets is valid until that step ends (it
+ *    completed, its timeout or a cancel ended it, its root was freed).
+ *    A call through it after that is reported as misuse only while the
+ *    step's record is quarantined (the next 1,024 records retired): the
+ *    record then serves other steps, and the handle, a bare address, would
+ *    reach one of them. To learn when a step ends, anchor a stack()
+ *    allocation to it: its cleanup runs when the step's frame ends,
+ *    however it ends (README.md, "A step's handle ends with its step").
  *
  * Thread rules, as implemented by libfutoin_async (each slot below says
  * which applies): a tool and its flows live on one thread, the loop
@@ -231,7 +239,10 @@ struct FutoInAsyncStepsAPI_
             void (*breakLoop)(FutoInAsyncSteps* bsi, const char* label);
             /* Index 12. Threads (libfutoin_async): loop thread */
             void (*continueLoop)(FutoInAsyncSteps* bsi, const char* label);
-            /* Index 13. Threads (libfutoin_async): any thread (posted to the loop thread) */
+            /* Index 13. Threads (libfutoin_async): any thread (posted to the loop thread).
+             * A root that ended can be executed again: its last step ran,
+             * or an error no handler took / a cancel ended it, which drops
+             * the steps it did not run; only steps added since then run. */
             void (*execute)(
                     FutoInAsyncSteps* bsi,
                     void* data,

@@ -218,7 +218,7 @@ static void ext_set_last_exception(FutoInAsyncSteps* bsi, FutoInBinaryValue* v)
     }
     futoin__root* r = futoin__root_of(bsi);
     if (r) {
-        futoin__root_set_exception(r, v);
+        futoin__root_attach_exception(r, bsi, v);
     } else if (v) {
         futoin_reset_binval(v);
     }

@@ -1,49 +1,36 @@
 /*
- * Language hosts (futoin/sys/host.h): the registry, the plug-in loader, the
- * built-in host of language "c" and futoin_host_add().
+ * Language hosts (futoin/sys/host.h): the registry. The other parts live
+ * next to it: finding and loading plug-ins (host_plugin.c), the built-in
+ * host of language "c" (host_c.c) and adding a step by name
+ * (host_add.c).
  *
  * The registry is a small table guarded by a mutex: bindings register from
  * whatever thread loads them, and lookups are rare (once per step added
  * by name, against a handful of languages).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dladdr */
-#endif
 #include "adapter/adapter.h"
-#include "engine/engine.h"
-
-#include <futoin/sys/ext.h>
-#include <futoin/sys/host.h>
-#include <futoin/sys/wrap.h>
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define MAX_HOSTS 16
 
-typedef struct host_entry
-{
-    const futoin_host_api* api;
-    void* dl;       /* the plug-in, when we loaded it */
-    int started;    /* start()s made by futoin_host_add() */
-} host_entry;
-
 static pthread_mutex_t hosts_mx = PTHREAD_MUTEX_INITIALIZER;
-static host_entry hosts[MAX_HOSTS];
+/* Signalled when a host's start() ends (futoin__host_start). */
+static pthread_cond_t hosts_cv = PTHREAD_COND_INITIALIZER;
+static futoin__host_entry hosts[MAX_HOSTS];
 static size_t nhosts;
 
-static bool table_ok(const futoin_host_api* h)
+bool futoin__host_table_ok(const futoin_host_api* h)
 {
     return h && h->size >= sizeof(futoin_host_api)
            && h->version >= FUTOIN_HOST_VERSION_1 && h->language
            && h->language[0] && h->start && h->resolve && h->stop;
 }
 
-static host_entry* lookup(const char* language)
+static futoin__host_entry* lookup(const char* language)
 {
     for (size_t i = 0; i < nhosts; ++i) {
         if (strcmp(hosts[i].api->language, language) == 0) {
@@ -56,7 +43,7 @@ static host_entry* lookup(const char* language)
 FUTOIN_API int futoin_host_register(const futoin_host_api* host)
 {
     int rc = FUTOIN_OK;
-    if (!table_ok(host)) {
+    if (!futoin__host_table_ok(host)) {
         return host && host->version < FUTOIN_HOST_VERSION_1 ? FUTOIN_EVERSION
                                                              : FUTOIN_EINVAL;
     }
@@ -75,382 +62,6 @@ FUTOIN_API int futoin_host_register(const futoin_host_api* host)
     return rc;
 }
 
-/* ---- the built-in host of C functions ---------------------------------- */
-
-typedef struct c_step
-{
-    futoin_ffi_fn* fn;                    /* a plain function, or NULL */
-    FutoInAsyncSteps_execute_callback step; /* an FTN12 step function */
-    void* dl;
-    char* name;
-    char* module;
-    struct c_step* next; /* in the resolved cache's bucket */
-    char* key;           /* "module\0function", when cached */
-} c_step;
-
-/*
- * Resolved C steps, kept: a flow that adds the same C function again (a
- * request handler adding its steps per request) finds it here instead of
- * paying dlopen(), dlsym(), parsing and three allocations per step, and
- * the step's end frees nothing. An entry is immutable once inserted (the
- * libffi call description is only read), so every tool's loop thread
- * shares it; modules are never unloaded anyway (c_release). The cache is
- * bounded: past C_CACHE_MAX entries, steps are resolved and freed one by
- * one as before.
- */
-#define C_CACHE_BUCKETS 256
-#define C_CACHE_MAX 4096
-static pthread_mutex_t c_cache_mx = PTHREAD_MUTEX_INITIALIZER;
-static c_step* c_cache[C_CACHE_BUCKETS];
-static size_t c_cache_n;
-
-static uint32_t c_key_hash(const char* module, const char* function)
-{
-    uint32_t h = 2166136261u; /* FNV-1a over both strings and the NUL */
-    for (const char* p = module; *p; ++p) {
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    }
-    h = (h ^ 0u) * 16777619u;
-    for (const char* p = function; *p; ++p) {
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    }
-    return h;
-}
-
-static c_step* c_cache_find(uint32_t h, const char* module,
-                            const char* function)
-{
-    c_step* c;
-    pthread_mutex_lock(&c_cache_mx);
-    for (c = c_cache[h % C_CACHE_BUCKETS]; c; c = c->next) {
-        if (strcmp(c->key, module) == 0
-            && strcmp(c->key + strlen(c->key) + 1, function) == 0) {
-            break;
-        }
-    }
-    pthread_mutex_unlock(&c_cache_mx);
-    return c;
-}
-
-/* Keep `c` (just resolved) if there is room; returns the entry to use:
- * `c` itself, or the one another thread inserted meanwhile. */
-static c_step* c_cache_keep(c_step* c, uint32_t h, const char* module,
-                            const char* function)
-{
-    size_t lm = strlen(module) + 1, lf = strlen(function) + 1;
-    c_step* found;
-    char* key = malloc(lm + lf);
-    if (!key) {
-        return c;
-    }
-    memcpy(key, module, lm);
-    memcpy(key + lm, function, lf);
-    pthread_mutex_lock(&c_cache_mx);
-    for (found = c_cache[h % C_CACHE_BUCKETS]; found; found = found->next) {
-        if (strcmp(found->key, module) == 0
-            && strcmp(found->key + lm, function) == 0) {
-            break;
-        }
-    }
-    if (!found && c_cache_n < C_CACHE_MAX) {
-        c->key = key;
-        c->next = c_cache[h % C_CACHE_BUCKETS];
-        c_cache[h % C_CACHE_BUCKETS] = c;
-        ++c_cache_n;
-        key = NULL;
-        found = c;
-    }
-    pthread_mutex_unlock(&c_cache_mx);
-    free(key);
-    return found ? found : c;
-}
-
-static void c_release(void* data)
-{
-    c_step* c = data;
-    if (c->key) {
-        return; /* kept in the cache for the life of the process */
-    }
-    futoin_ffi_free(c->fn);
-    /* The module is not unloaded (c->dl is not closed): values the step
-     * passed on outlive it, and their types and cleanups are code and data
-     * of that module. dlopen() counts its references, so the module is
-     * loaded once however many steps use it. */
-    free(c->name);
-    free(c->module);
-    free(c);
-}
-
-static void c_origin(void* data, futoin_frame_origin* out)
-{
-    c_step* c = data;
-    out->language = "c";
-    out->function = c->name;
-    out->file = c->module;
-    out->line = 0;
-}
-
-static const futoin_step_class c_class = {sizeof(futoin_step_class), c_release,
-                                          c_origin};
-
-static void c_execute(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* in)
-{
-    c_step* c = data;
-    if (c->step) {
-        c->step(bsi, NULL, in); /* written against the FTN12 API itself */
-    } else {
-        futoin__ffi_run(bsi, c->fn, in);
-    }
-}
-
-/* A bare name: "name" of a step function. */
-static bool c_identifier(const char* s)
-{
-    if (!*s || isdigit((unsigned char)*s)) {
-        return false;
-    }
-    for (; *s; ++s) {
-        if (!isalnum((unsigned char)*s) && *s != '_') {
-            return false;
-        }
-    }
-    return true;
-}
-
-static int c_start(futoin_tool* tool, char* err, size_t errlen)
-{
-    return FUTOIN_OK;
-}
-
-static void c_stop(void)
-{
-}
-
-/* One C type at *p (skipping blanks), as a futoin_ffi_type. */
-static bool c_type(const char** p, futoin_ffi_type* out)
-{
-    static const struct
-    {
-        const char* name;
-        futoin_ffi_type t;
-    } types[] = {
-            {"const char*", FUTOIN_FFI_CSTRING}, {"char*", FUTOIN_FFI_CSTRING},
-            {"unsigned long long", FUTOIN_FFI_UINT64},
-            {"unsigned long", FUTOIN_FFI_UINT64},
-            {"unsigned int", FUTOIN_FFI_UINT32}, {"unsigned", FUTOIN_FFI_UINT32},
-            {"long long", FUTOIN_FFI_INT64}, {"long", FUTOIN_FFI_INT64},
-            {"int64_t", FUTOIN_FFI_INT64}, {"int32_t", FUTOIN_FFI_INT32},
-            {"uint64_t", FUTOIN_FFI_UINT64}, {"uint32_t", FUTOIN_FFI_UINT32},
-            {"size_t", FUTOIN_FFI_UINT64}, {"int", FUTOIN_FFI_INT32},
-            {"double", FUTOIN_FFI_DOUBLE}, {"float", FUTOIN_FFI_FLOAT},
-            {"_Bool", FUTOIN_FFI_BOOL}, {"bool", FUTOIN_FFI_BOOL},
-            {"void", FUTOIN_FFI_VOID},
-    };
-    char norm[64];
-    size_t n = 0;
-    const char* s = *p;
-    while (isspace((unsigned char)*s)) {
-        ++s;
-    }
-    /* the type ends at a name, ',' or ')': collapse blanks around '*' */
-    while (*s && *s != ',' && *s != ')' && *s != '(' && n + 1 < sizeof(norm)) {
-        if (isspace((unsigned char)*s)) {
-            const char* t = s;
-            while (isspace((unsigned char)*t)) {
-                ++t;
-            }
-            if (*t == '*' || *t == ',' || *t == ')' || *t == '(' || !*t) {
-                s = t;
-                continue;
-            }
-            norm[n++] = ' ';
-            s = t;
-            continue;
-        }
-        norm[n++] = *s++;
-    }
-    norm[n] = 0;
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); ++i) {
-        size_t len = strlen(types[i].name);
-        if (strncmp(norm, types[i].name, len) == 0
-            && (norm[len] == 0 || norm[len] == ' ')) {
-            *out = types[i].t;
-            /* what follows the type in `norm` (a name) is consumed too */
-            *p = s;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* "double hypot(double, double)" -> return type, name, argument types. */
-static bool c_parse(const char* decl, futoin_ffi_type* ret, char* name,
-                    size_t namelen, futoin_ffi_type* args, size_t* nargs)
-{
-    const char* open = strchr(decl, '(');
-    const char* end;
-    const char* p;
-    const char* nm;
-    size_t n;
-    if (!open) {
-        return false;
-    }
-    /* the name is the identifier right before '(' */
-    end = open;
-    while (end > decl && isspace((unsigned char)end[-1])) {
-        --end;
-    }
-    nm = end;
-    while (nm > decl && (isalnum((unsigned char)nm[-1]) || nm[-1] == '_')) {
-        --nm;
-    }
-    if (nm == end || (size_t)(end - nm) >= namelen) {
-        return false;
-    }
-    memcpy(name, nm, (size_t)(end - nm));
-    name[end - nm] = 0;
-    {
-        char rbuf[64];
-        const char* rp = rbuf;
-        size_t rl = (size_t)(nm - decl);
-        if (rl >= sizeof(rbuf)) {
-            return false;
-        }
-        memcpy(rbuf, decl, rl);
-        rbuf[rl] = 0;
-        if (!c_type(&rp, ret)) {
-            return false;
-        }
-    }
-    p = open + 1;
-    n = 0;
-    while (isspace((unsigned char)*p)) {
-        ++p;
-    }
-    if (*p == ')' || strncmp(p, "void)", 5) == 0 || strncmp(p, "void )", 6) == 0) {
-        *nargs = 0;
-        return true;
-    }
-    for (;;) {
-        futoin_ffi_type t;
-        if (n == FUTOIN_FFI_MAX_ARGS || !c_type(&p, &t) || t == FUTOIN_FFI_VOID) {
-            return false;
-        }
-        /* skip a parameter name */
-        while (*p && *p != ',' && *p != ')') {
-            ++p;
-        }
-        args[n++] = t;
-        if (*p == ')') {
-            break;
-        }
-        if (*p != ',') {
-            return false;
-        }
-        ++p;
-    }
-    *nargs = n;
-    return true;
-}
-
-static int c_resolve(const char* module, const char* function,
-                     futoin_host_step* out, char* err, size_t errlen)
-{
-    futoin_ffi_type ret, args[FUTOIN_FFI_MAX_ARGS];
-    size_t nargs = 0;
-    char name[128];
-    void* dl;
-    void* sym;
-    c_step* c;
-    uint32_t h = c_key_hash(module, function);
-    bool step_fn;
-    c = c_cache_find(h, module, function);
-    if (c) {
-        out->execute = c_execute;
-        out->error = NULL;
-        out->data = c;
-        out->cls = &c_class;
-        return FUTOIN_OK;
-    }
-    step_fn = c_identifier(function);
-    if (step_fn && strlen(function) < sizeof(name)) {
-        strcpy(name, function);
-    } else if (!c_parse(function, &ret, name, sizeof(name), args, &nargs)) {
-        snprintf(err, errlen,
-                 "c: '%s' is not a C declaration this host can call "
-                 "(e.g. \"double hypot(double, double)\"; at most %d "
-                 "arguments of bool, int32_t, int64_t, uint32_t, uint64_t, "
-                 "float, double, const char*)",
-                 function, FUTOIN_FFI_MAX_ARGS);
-        return FUTOIN_EINVAL;
-    }
-    dl = dlopen(module, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        snprintf(err, errlen, "c: cannot load module '%s': %s", module,
-                 dlerror());
-        return FUTOIN_EINVAL;
-    }
-    dlerror();
-    sym = dlsym(dl, name);
-    if (!sym) {
-        snprintf(err, errlen, "c: module '%s' has no function '%s'", module,
-                 name);
-        dlclose(dl);
-        return FUTOIN_EINVAL;
-    }
-    c = calloc(1, sizeof(*c));
-    if (c) {
-        union
-        {
-            void* p;
-            void (*fn)(void);
-        } u;
-        u.p = sym;
-        if (step_fn) {
-            union
-            {
-                void* p;
-                FutoInAsyncSteps_execute_callback fn;
-            } v;
-            v.p = sym;
-            c->step = v.fn;
-        } else {
-            c->fn = futoin_ffi_prepare(u.fn, ret, nargs, args);
-        }
-        c->name = strdup(name);
-        c->module = strdup(module);
-    }
-    if (!c || (!c->fn && !c->step) || !c->name || !c->module) {
-        if (c) {
-            futoin_ffi_free(c->fn);
-            free(c->name);
-            free(c->module);
-            free(c);
-        }
-        dlclose(dl);
-        snprintf(err, errlen, "c: out of memory preparing '%s'", function);
-        return FUTOIN_ENOMEM;
-    }
-    c->dl = dl;
-    {
-        c_step* kept = c_cache_keep(c, h, module, function);
-        if (kept != c) {
-            c_release(c); /* another thread resolved it first */
-            c = kept;
-        }
-    }
-    out->execute = c_execute;
-    out->error = NULL;
-    out->data = c;
-    out->cls = &c_class;
-    return FUTOIN_OK;
-}
-
-static const futoin_host_api c_host = {
-        sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, "c",
-        c_start, c_resolve, c_stop,
-};
-
 /* ---- finding a host ------------------------------------------------------ */
 
 static bool safe_language(const char* language)
@@ -466,95 +77,10 @@ static bool safe_language(const char* language)
     return true;
 }
 
-/* Load libfutoin_host_<language>.so from `dir` (NULL: the system's search
- * path). Returns the handle, or NULL with the reason appended to `tried`. */
-static void* try_load(const char* dir, size_t dirlen, const char* language,
-                      char* tried, size_t triedlen)
+int futoin__host_find_entry(const char* language, futoin__host_entry** out,
+                            char* err, size_t errlen)
 {
-    char path[1024];
-    size_t used = strlen(tried);
-    void* dl;
-    if (dir) {
-        snprintf(path, sizeof(path), "%.*s/libfutoin_host_%s.so", (int)dirlen,
-                 dir, language);
-    } else {
-        snprintf(path, sizeof(path), "libfutoin_host_%s.so", language);
-    }
-    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl && used < triedlen) {
-        /* a list that may be cut short: it only explains an error */
-        snprintf(tried + used, triedlen - used, "%s%.200s", used ? ", " : "",
-                 path);
-    }
-    return dl;
-}
-
-static int load_plugin(const char* language, host_entry* out, char* err,
-                       size_t errlen)
-{
-    char tried[1024] = "";
-    const char* env = getenv("FUTOIN_HOST_PATH");
-    void* dl = NULL;
-    futoin_host_get_fn get;
-    const futoin_host_api* api = NULL;
-    union
-    {
-        void* p;
-        futoin_host_get_fn fn;
-    } u;
-
-    while (!dl && env && *env) {
-        const char* colon = strchr(env, ':');
-        size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        if (len) {
-            dl = try_load(env, len, language, tried, sizeof(tried));
-        }
-        env = colon ? colon + 1 : NULL;
-    }
-    if (!dl) {
-        /* futoin-hosts/ next to this library */
-        Dl_info info;
-        if (dladdr((void*)&c_host, &info) && info.dli_fname) {
-            const char* slash = strrchr(info.dli_fname, '/');
-            if (slash) {
-                char dir[1024];
-                snprintf(dir, sizeof(dir), "%.*s/futoin-hosts",
-                         (int)(slash - info.dli_fname), info.dli_fname);
-                dl = try_load(dir, strlen(dir), language, tried, sizeof(tried));
-            }
-        }
-    }
-    if (!dl) {
-        dl = try_load(NULL, 0, language, tried, sizeof(tried));
-    }
-    if (!dl) {
-        snprintf(err, errlen,
-                 "no host for language '%s': no plug-in found (tried %s; set "
-                 "FUTOIN_HOST_PATH, or load the language's binding first)",
-                 language, tried);
-        return FUTOIN_EINVAL;
-    }
-    u.p = dlsym(dl, FUTOIN_HOST_GET_SYMBOL);
-    get = u.fn;
-    if (!get || get(FUTOIN_HOST_VERSION, &api) != FUTOIN_OK || !table_ok(api)
-        || strcmp(api->language, language) != 0) {
-        snprintf(err, errlen,
-                 "no host for language '%s': its plug-in has no usable "
-                 "%s() table",
-                 language, FUTOIN_HOST_GET_SYMBOL);
-        dlclose(dl);
-        return FUTOIN_EINVAL;
-    }
-    out->api = api;
-    out->dl = dl;
-    out->started = 0;
-    return FUTOIN_OK;
-}
-
-static int find_entry(const char* language, host_entry** out, char* err,
-                      size_t errlen)
-{
-    host_entry* e;
+    futoin__host_entry* e;
     int rc = FUTOIN_OK;
     if (!safe_language(language)) {
         snprintf(err, errlen, "'%s' is not a language name",
@@ -564,13 +90,12 @@ static int find_entry(const char* language, host_entry** out, char* err,
     pthread_mutex_lock(&hosts_mx);
     e = lookup(language);
     if (!e && nhosts < MAX_HOSTS) {
-        host_entry fresh;
+        futoin__host_entry fresh = {0};
         if (strcmp(language, "c") == 0) {
-            fresh.api = &c_host;
-            fresh.dl = NULL;
-            fresh.started = 0;
+            fresh.api = &futoin__host_c;
         } else {
-            rc = load_plugin(language, &fresh, err, errlen);
+            rc = futoin__host_load_plugin(language, &fresh.api, &fresh.dl,
+                                          err, errlen);
         }
         if (rc == FUTOIN_OK) {
             hosts[nhosts] = fresh;
@@ -590,7 +115,7 @@ FUTOIN_API int futoin_host_find(const char* language,
                                 const futoin_host_api** out, char* err,
                                 size_t errlen)
 {
-    host_entry* e = NULL;
+    futoin__host_entry* e = NULL;
     char scratch[8];
     int rc;
     if (!out) {
@@ -600,148 +125,55 @@ FUTOIN_API int futoin_host_find(const char* language,
         err = scratch;
         errlen = sizeof(scratch);
     }
-    rc = find_entry(language, &e, err, errlen);
+    rc = futoin__host_find_entry(language, &e, err, errlen);
     *out = rc == FUTOIN_OK ? e->api : NULL;
     return rc;
 }
 
-/* ---- adding a step by name --------------------------------------------- */
-
-/* The step added when a named step cannot be had: it fails with
- * InvalidRequest, its error_info saying why. */
-typedef struct failed_step
+/*
+ * Start the host of `e` on first use (futoin_host_add). Two loop threads
+ * may add steps of a language at the same moment: one runs start(), the
+ * others wait for it under the registry's lock and then use the host (or,
+ * if it failed, try themselves). start() itself runs without the lock: it
+ * may load a binding that registers hosts. A start() that adds a step of
+ * its own language before it returns would wait for itself: refused.
+ */
+int futoin__host_start(futoin__host_entry* e, futoin_tool* tool, char* err,
+                       size_t errlen)
 {
-    char* why;
-    char* name; /* language:module.function, for the async stack */
-} failed_step;
-
-static void failed_release(void* data)
-{
-    failed_step* f = data;
-    free(f->why);
-    free(f->name);
-    free(f);
-}
-
-static void failed_origin(void* data, futoin_frame_origin* out)
-{
-    failed_step* f = data;
-    out->language = "futoin";
-    out->function = f->name;
-    out->file = NULL;
-    out->line = 0;
-}
-
-static const futoin_step_class failed_class = {
-        sizeof(futoin_step_class), failed_release, failed_origin};
-
-static void failed_execute(FutoInAsyncSteps* bsi, void* data,
-                           const FutoInArgs* in)
-{
-    bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST,
-                           ((failed_step*)data)->why);
-}
-
-static void add_step(FutoInAsyncSteps* bsi, const futoin_host_step* st)
-{
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
-    if (x) {
-        x->add_classed(bsi, st->data, st->execute, st->error, st->cls);
-    } else {
-        /* a foreign implementation: no origin, but the data is released */
-        futoin_wrap_add(bsi, st->data, st->execute, st->error,
-                        st->cls ? st->cls->release : NULL);
-    }
-}
-
-static int add_failed(FutoInAsyncSteps* bsi, const char* language,
-                      const char* module, const char* function, int rc,
-                      const char* why)
-{
-    failed_step* f = calloc(1, sizeof(*f));
-    futoin_host_step st;
-    char name[256];
-    snprintf(name, sizeof(name), "%s:%s.%s", language ? language : "?",
-             module ? module : "?", function ? function : "?");
-    if (f) {
-        f->why = strdup(why);
-        f->name = strdup(name);
-    }
-    if (!f || !f->why || !f->name) {
-        if (f) {
-            failed_release(f);
-        }
-        futoin__tool_misuse(futoin_async_tool(bsi), why);
-        return rc;
-    }
-    st.execute = failed_execute;
-    st.error = NULL;
-    st.data = f;
-    st.cls = &failed_class;
-    add_step(bsi, &st);
-    return rc;
-}
-
-FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
-                               const char* module, const char* function)
-{
-    char err[1536];
-    host_entry* e = NULL;
-    futoin_host_step st;
-    futoin_tool* tool;
     int rc;
-
-    if (!bsi) {
-        futoin__misuse_null("futoin_host_add()");
-        return FUTOIN_EINVAL;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&hosts_mx);
+    while (e->starting && !pthread_equal(e->starter, self)) {
+        pthread_cond_wait(&hosts_cv, &hosts_mx);
     }
-    if (futoin_async_ext(bsi) && !futoin__on_loop(bsi, "futoin_host_add()")) {
-        return FUTOIN_EINVAL;
-    }
-    if (!module || !function) {
-        return add_failed(bsi, language, module, function, FUTOIN_EINVAL,
-                          "futoin_host_add(): module and function are "
-                          "required");
-    }
-    rc = find_entry(language, &e, err, sizeof(err));
-    if (rc != FUTOIN_OK) {
-        return add_failed(bsi, language, module, function, rc, err);
-    }
-    tool = futoin_async_tool(bsi);
-    if (e->started == 0) {
-        err[0] = 0;
-        rc = e->api->start(tool, err, sizeof(err));
-        if (rc != FUTOIN_OK) {
-            /* start() does not know which step wanted the host: say it */
-            char why[sizeof(err) + 256];
-            if (err[0]) {
-                snprintf(why, sizeof(why), "%s (adding %s.%s)", err, module,
-                         function);
-            } else {
-                snprintf(why, sizeof(why),
-                         "%s: the host did not start (no reason given; "
-                         "adding %s.%s)",
-                         language, module, function);
-            }
-            return add_failed(bsi, language, module, function, rc, why);
-        }
-        pthread_mutex_lock(&hosts_mx);
-        ++e->started;
+    if (e->started != 0) {
         pthread_mutex_unlock(&hosts_mx);
+        return FUTOIN_OK;
     }
-    memset(&st, 0, sizeof(st));
+    if (e->starting) {
+        pthread_mutex_unlock(&hosts_mx);
+        snprintf(err, errlen,
+                 "%s: its host's start() added a step of its own language "
+                 "before it returned",
+                 e->api->language);
+        return FUTOIN_EBUSY;
+    }
+    e->starting = true;
+    e->starter = self;
+    pthread_mutex_unlock(&hosts_mx);
+
     err[0] = 0;
-    rc = e->api->resolve(module, function, &st, err, sizeof(err));
-    if (rc != FUTOIN_OK || !st.execute) {
-        if (!err[0]) {
-            snprintf(err, sizeof(err), "%s: cannot resolve %s.%s", language,
-                     module, function);
-        }
-        return add_failed(bsi, language, module, function,
-                          rc != FUTOIN_OK ? rc : FUTOIN_EINVAL, err);
+    rc = e->api->start(tool, err, errlen);
+
+    pthread_mutex_lock(&hosts_mx);
+    e->starting = false;
+    if (rc == FUTOIN_OK) {
+        ++e->started;
     }
-    add_step(bsi, &st);
-    return FUTOIN_OK;
+    pthread_cond_broadcast(&hosts_cv);
+    pthread_mutex_unlock(&hosts_mx);
+    return rc;
 }
 
 FUTOIN_API void futoin_host_shutdown(void)

@@ -248,6 +248,9 @@ struct futoin__root
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
     uint8_t error_owned; /* error_code is a malloc'd copy */
+    /* last_exc was attached before the error it belongs to was raised
+     * (futoin__root_attach_exception): the next error keeps it. */
+    uint8_t exc_pending;
 };
 
 extern const FutoInAsyncStepsAPI futoin__step_api;
@@ -320,6 +323,8 @@ void futoin__complete(futoin__flow* fl, futoin__step* s);
 void futoin__step_resolve(futoin__step* s);
 void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
+
+/* args.c */
 void futoin__args_clear(FutoInArgs* a);
 
 /* Move the first `n` values of `src` into `dst`, leaving them empty in
@@ -407,18 +412,20 @@ static inline void futoin__flow_set_vals(futoin__flow* fl, FutoInArgs* args)
     }
     futoin__flow_set_vals_n(fl, args, n);
 }
-/* false (and `msg`, unless NULL, says which value of `what` and why) for a
- * value whose type flags are unknown or a string/array with a NULL
- * pointer. */
+/* args.c: false (and `msg`, unless NULL, says which value of `what` and
+ * why) for a value whose type flags are unknown or a string/array with a
+ * NULL pointer. */
 bool futoin__args_check(const FutoInArgs* a, const char* what, char* msg,
                         size_t len);
+
+/* error.c */
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info);
 /* Forget the last error (error_info / last_exception read as NULL). */
 void futoin__root_clear_error(futoin__root* r);
 /* The static string of a standard or loop-control code, else NULL. */
 const char* futoin__static_code(const char* code);
-/* The one copy of each loop-control code (flow.c): pending codes are
+/* The one copy of each loop-control code (error.c): pending codes are
  * recognised by address. */
 extern const char futoin__code_loop_break[];
 extern const char futoin__code_loop_cont[];
@@ -535,6 +542,11 @@ futoin__flow* futoin__flow_of(FutoInAsyncSteps* bsi);
 
 void futoin__root_drop_unhandled(futoin__root* r);
 void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v);
+/* ext set_last_exception() through `bsi` (a handle of root `r`): attach a
+ * binding's exception object to the error `bsi`'s step raised just now, or
+ * else to the next error (see futoin__root_set_error). Moves `v`. */
+void futoin__root_attach_exception(futoin__root* r, FutoInAsyncSteps* bsi,
+                                   FutoInBinaryValue* v);
 
 /* root.c: slots every table shares */
 futoin__root* futoin__root_of(FutoInAsyncSteps* bsi);

@@ -27,87 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void futoin__args_clear(FutoInArgs* a)
-{
-    for (int i = 0; i < 4; ++i) {
-        if (a->args[i].type) {
-            futoin_reset_binval(&a->args[i]);
-        }
-    }
-}
-
-/* Values are handed on to code in other languages and to C functions
- * through libffi, which trust their type: a value whose flags name no
- * FTN12 type, or a string or array whose pointer is NULL, is refused
- * where it enters (success()), naming the argument, instead of crashing
- * whoever reads it later. */
-bool futoin__args_check(const FutoInArgs* a, const char* what, char* msg,
-                        size_t len)
-{
-    for (int i = 0; i < 4; ++i) {
-        const FutoInBinaryValue* v = &a->args[i];
-        unsigned flags, base, cplx;
-        if (!v->type) {
-            continue;
-        }
-        flags = v->type->flags;
-        base = flags & FTN_BASE_TYPE_MASK;
-        cplx = flags & FTN_COMPLEX_TYPE_MASK;
-        if (base == 0 || (cplx != 0 && cplx != FTN_TYPE_ARRAY)) {
-            if (msg) {
-                snprintf(msg, len,
-                         "%s: value %d has an unknown type (flags 0x%02x)",
-                         what, i + 1, flags);
-            }
-            return false;
-        }
-        if (cplx == FTN_TYPE_ARRAY && !v->p && v->length != 0) {
-            if (msg) {
-                snprintf(msg, len,
-                         "%s: value %d is an array of %u elements with a "
-                         "NULL pointer",
-                         what, i + 1, (unsigned)v->length);
-            }
-            return false;
-        }
-        if (cplx == 0 && !v->p
-            && (base == FTN_TYPE_STRING || base == FTN_TYPE_STRING16
-                || base == FTN_TYPE_STRING32)) {
-            if (msg) {
-                snprintf(msg, len, "%s: value %d is a string with a NULL pointer",
-                         what, i + 1);
-            }
-            return false;
-        }
-    }
-    return true;
-}
-
-/* ---- error codes --------------------------------------------------------- */
+/* ---- the flow's pending error code ------------------------------------- */
 
 /* Store `code` as the flow's pending error code. Standard codes are kept as
  * their static string; others are copied (errors are not a hot path). */
-const char futoin__code_loop_break[] = FUTOIN_ERR_LOOP_BREAK;
-const char futoin__code_loop_cont[] = FUTOIN_ERR_LOOP_CONT;
-
-const char* futoin__static_code(const char* code)
-{
-    int idx;
-    if (!code) {
-        return NULL;
-    }
-    if (code == futoin__code_loop_break
-        || strcmp(code, futoin__code_loop_break) == 0) {
-        return futoin__code_loop_break;
-    }
-    if (code == futoin__code_loop_cont
-        || strcmp(code, futoin__code_loop_cont) == 0) {
-        return futoin__code_loop_cont;
-    }
-    idx = futoin_error_lookup(code);
-    return idx >= 0 ? futoin_error_name((futoin_error)idx) : NULL;
-}
-
 static void flow_set_code(futoin__flow* fl, const char* code)
 {
     const char* keep = futoin__static_code(code);
@@ -135,31 +58,6 @@ static void flow_clear_code(futoin__flow* fl)
     }
     fl->raise_code = NULL;
     fl->code_owned = false;
-}
-
-void futoin__root_clear_error(futoin__root* r)
-{
-    if (r->error_owned) {
-        free((char*)r->error_code);
-    }
-    free(r->error_info);
-    r->error_code = NULL;
-    r->error_info = NULL;
-    r->error_owned = 0;
-}
-
-void futoin__root_set_error(
-        futoin__root* r, const char* code, const char* info)
-{
-    /* Standard and loop codes are kept as their static strings: a loop
-     * ended by breakLoop() costs no allocation here. */
-    const char* keep = futoin__static_code(code);
-    char* ninfo = info ? strdup(info) : NULL;
-    char* ncode = keep ? NULL : strdup(code ? code : "");
-    futoin__root_clear_error(r);
-    r->error_code = keep ? keep : ncode;
-    r->error_owned = keep ? 0 : 1;
-    r->error_info = ninfo;
 }
 
 /* ---- scheduling ---------------------------------------------------------- */
@@ -408,6 +306,15 @@ static void flow_end(futoin__flow* fl, const char* code)
         return;
     }
     root_finish(r);
+    if (code) {
+        /* An error no handler took ends the flow, as a cancel does: the
+         * steps it did not run are dropped, so executing the root again
+         * runs only what is added since (as the reference does,
+         * tests/ref_js/q14_unhandled_rerun.js). Before the callback, which
+         * may add steps and execute the root again. */
+        futoin__queue_free(r->owner, fl->head);
+        fl->head = fl->tail = NULL;
+    }
     if (code && r->unhandled) {
         FUTOIN__USER(r, r->unhandled(&r->bsi, r->unhandled_data, code));
     } else if (code) {

@@ -227,6 +227,18 @@ void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v)
     }
 }
 
+void futoin__root_attach_exception(futoin__root* r, FutoInAsyncSteps* bsi,
+                                   FutoInBinaryValue* v)
+{
+    /* A binding attaches its exception right before handle_error() (the
+     * error is still to come) or right after a completion it made with
+     * try_error() (the step has raised it). */
+    bool raised = !is_root(bsi)
+                  && (futoin__as_step(bsi)->flags & FUTOIN__F_ERROR) != 0;
+    futoin__root_set_exception(r, v);
+    r->exc_pending = r->last_exc != NULL && !raised;
+}
+
 /* Cancel a running root now: every flow unwinds innermost first. */
 static void root_do_cancel(futoin__root* r)
 {

@@ -247,7 +247,11 @@ FUTOIN_API int futoin_state_set(FutoInAsyncSteps* bsi, const char* name,
     if (!r || !name || reserved(name)) {
         return FUTOIN_EINVAL;
     }
-    if (value && value->type) {
+    if (value && !value->type) {
+        /* no value: only NULL removes, a mistake must not erase a name */
+        return FUTOIN_EINVAL;
+    }
+    if (value) {
         FutoInArgs one;
         memset(&one, 0, sizeof(one));
         one.arg0 = *value;

@@ -141,7 +141,7 @@ struct futoin_tool
      * may give back once it is freed (more than the pools keep at rest). */
     bool (*trim_idle)(futoin_tool* tool);
 
-    /* Private to tool.c. */
+    /* Private to the loop layer (tool/internal.h). */
     bool idle_active;         /* `idle` started */
     bool timer_armed;         /* `timer` started, for timer_armed_due */
     bool timer_firing;        /* inside the uv timer callback */

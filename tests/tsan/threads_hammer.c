@@ -12,13 +12,16 @@
  * accounted for; the last line is "hammer: N passed, M failed".
  */
 #include <futoin/async.h>
+#include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
 
@@ -268,6 +271,94 @@ static void scenario_root_ops(void)
            atomic_load(&ran));
 }
 
+/* ---- scenario 3: a language host started from two loop threads at once -- */
+
+/* start() lingers (up to 200 ms) while it is alone, so a second loop
+ * thread that would start the host too comes in meanwhile: the registry
+ * must make it wait for this start() instead, and read the host's state
+ * only under its lock. The counters are relaxed atomics on purpose: they
+ * must not order the two threads, or they would hide that race from
+ * ThreadSanitizer. */
+static pthread_barrier_t hs_barrier;
+static atomic_int hs_starts, hs_inside, hs_ran, hs_bad;
+
+static int hs_start(futoin_tool* t, char* e, size_t n)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    atomic_fetch_add_explicit(&hs_starts, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hs_inside, 1, memory_order_relaxed);
+    do {
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (atomic_load_explicit(&hs_inside, memory_order_relaxed) < 2
+             && (now.tv_sec - t0.tv_sec) * 1000000000L + now.tv_nsec
+                                - t0.tv_nsec
+                        < 200 * 1000000L);
+    atomic_fetch_sub_explicit(&hs_inside, 1, memory_order_relaxed);
+    return FUTOIN_OK;
+}
+static void hs_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    atomic_fetch_add(&hs_ran, 1);
+}
+static int hs_resolve(const char* m, const char* f, futoin_host_step* out,
+                      char* e, size_t n)
+{
+    out->execute = hs_step;
+    return FUTOIN_OK;
+}
+static void hs_stop(void)
+{
+}
+static const futoin_host_api hs_host = {sizeof(futoin_host_api),
+                                        FUTOIN_HOST_VERSION_1, "hammered",
+                                        hs_start, hs_resolve, hs_stop};
+
+static void* hs_loop_thread(void* d)
+{
+    futoin_tool* t;
+    FutoInAsyncSteps* as;
+    if (futoin_tool_new(&t, NULL) != FUTOIN_OK) {
+        atomic_fetch_add(&hs_bad, 1);
+        return NULL;
+    }
+    as = futoin_root_new(t);
+    pthread_barrier_wait(&hs_barrier);
+    if (futoin_host_add(as, "hammered", "m", "f") != FUTOIN_OK) {
+        atomic_fetch_add(&hs_bad, 1);
+    }
+    as->api->execute(as, NULL, NULL);
+    futoin_tool_run(t);
+    as->api->free(as);
+    if (futoin_tool_free(t) != FUTOIN_OK) {
+        atomic_fetch_add(&hs_bad, 1);
+    }
+    return NULL;
+}
+
+static void scenario_host_start(void)
+{
+    pthread_t th[2];
+    CHECK(futoin_host_register(&hs_host) == FUTOIN_OK, "host not registered");
+    pthread_barrier_init(&hs_barrier, NULL, 2);
+    for (int i = 0; i < 2; ++i) {
+        pthread_create(&th[i], NULL, hs_loop_thread, NULL);
+    }
+    for (int i = 0; i < 2; ++i) {
+        pthread_join(th[i], NULL);
+    }
+    pthread_barrier_destroy(&hs_barrier);
+    CHECK(atomic_load(&hs_starts) == 1, "start() ran %d times",
+          atomic_load(&hs_starts));
+    CHECK(atomic_load(&hs_ran) == 2, "%d of 2 flows ran the host's step",
+          atomic_load(&hs_ran));
+    CHECK(atomic_load(&hs_bad) == 0, "%d calls failed", atomic_load(&hs_bad));
+    futoin_host_shutdown();
+    printf("host start: 2 loop threads, start() ran %d time(s)\n",
+           atomic_load(&hs_starts));
+}
+
 int main(void)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
@@ -277,6 +368,7 @@ int main(void)
     }
     scenario_completions();
     scenario_root_ops();
+    scenario_host_start();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
     return futoin_check_summary("hammer");
 }

@@ -104,10 +104,17 @@ typedef struct futoin_async_ext_table
     const char* (*error_code)(FutoInAsyncSteps* bsi);
     /** Attach a language exception object to the root as last_exception.
      *  MOVES `value` (the caller's copy is reset); the previous one is
-     *  cleaned up. A binding calls it right before handle_error(). Threads: loop thread. @since 1 */
+     *  cleaned up. It belongs to one error: a binding calls it through the
+     *  handle of the failing step, right before the handle_error() that
+     *  raises that error, or right after a try_error() that returned 1.
+     *  The root's next error replaces it: an error raised with no
+     *  exception attached (a Timeout, a C step's error) leaves
+     *  last_exception NULL, never the exception of an error handled
+     *  before (since 0.3.0). Threads: loop thread. @since 1 */
     void (*set_last_exception)(FutoInAsyncSteps* bsi, FutoInBinaryValue* value);
     /** The exception object set above, or NULL. Borrowed: valid until the
-     *  next set_last_exception() or the root is freed. Threads: loop thread. @since 1 */
+     *  next set_last_exception(), the root's next error, or the root is
+     *  freed. Threads: loop thread. @since 1 */
     const FutoInBinaryValue* (*last_exception)(FutoInAsyncSteps* bsi);
     /** successStep(): a step that only calls success(args) — MOVES
      *  `args`. Threads: loop thread. @since 1 */

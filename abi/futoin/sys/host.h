@@ -120,11 +120,13 @@ FUTOIN_API int futoin_async_stack_format(const futoin_async_stack* stack,
  * scalars, strings and arrays of numbers or bools are COPIED (the caller
  * keeps its value); a custom object is MOVED (the caller's copy is reset,
  * and its cleanup runs when the variable is replaced or the root freed).
- * `value` NULL removes the variable. Loop thread.
+ * `value` NULL removes the variable; a `value` whose type is NULL is no
+ * value and is refused (the variable keeps what it held).
+ * Loop thread.
  * @return FUTOIN_OK; FUTOIN_EINVAL for a reserved name ("error_info",
- *         "last_exception", "async_stack"), a NULL name, a value whose type
- *         cannot be copied (an array of strings or of custom objects) or a
- *         handle that is not ours; FUTOIN_EBUSY if `name` holds a variable
+ *         "last_exception", "async_stack"), a NULL name, a value with no
+ *         type, a value whose type cannot be copied (an array of strings
+ *         or of custom objects) or a handle that is not ours; FUTOIN_EBUSY if `name` holds a variable
  *         made through the stateVariable() slot (it is left alone);
  *         FUTOIN_ENOMEM.
  * @since 0.3.0
@@ -229,7 +231,15 @@ FUTOIN_API int futoin_host_find(const char* language,
  * ours). If the host, the module or the function cannot be had, a step is
  * added all the same that fails with InvalidRequest, its error_info naming
  * the language, module and function and why, and the error is returned
- * here as well. Loop thread.
+ * here as well. Loop thread (of the tool of `bsi`).
+ *
+ * A host is started once, by the first futoin_host_add() of its language.
+ * Loop threads of several tools may add steps of a language at the same
+ * moment: one of them calls start(), the others wait until it returns
+ * (never two start()s at once) and then use the started host; if that
+ * start() failed, the next caller tries again. A start() that itself adds
+ * a step of its own language before returning gets FUTOIN_EBUSY for that
+ * step (the usual failing step is added).
  *
  * The built-in language "c": `module` is a shared object (a path, or a
  * name for dlopen()) and `function` either

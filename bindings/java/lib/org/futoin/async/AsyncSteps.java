@@ -968,6 +968,7 @@ public final class AsyncSteps implements AutoCloseable {
      *  printed to {@code System.err}. */
     public void execute() {
         checkRoot("execute()");
+        needTool("execute()");
         ctl.start(this, null, null);
     }
 
@@ -979,6 +980,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public void execute(Consumer<? super FutoInError> onError) {
         checkRoot("execute()");
+        needTool("execute()");
         ctl.start(this, Objects.requireNonNull(onError, "execute(): onError is null"), null);
     }
 
@@ -994,6 +996,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public CompletableFuture<Object> promise() {
         checkRoot("promise()");
+        needTool("promise()");
         CompletableFuture<Object> f = new FlowFuture();
         promiseInto(f);
         return f;
@@ -1034,7 +1037,19 @@ public final class AsyncSteps implements AutoCloseable {
         if (kind != ROOT) {
             throw new IllegalStateException("run(): only a root can do this, not a step");
         }
+        needTool("run()");
         return ctl.runUntilDone(this);
+    }
+
+    /** execute(), promise() and run() drive the root through its Tool. */
+    private void needTool(String what) {
+        if (tool == null) {
+            throw new IllegalStateException(what + ": this root has no Tool: newInstance() made it"
+                    + " through a handle no Tool of this binding runs (a flow of another"
+                    + " language's host, or a handle wrapped with no Tool), and nothing here"
+                    + " can run its loop; add the steps to the running flow instead, or make"
+                    + " the root on a Tool (new AsyncSteps(tool))");
+        }
     }
 
     /**
@@ -1078,6 +1093,13 @@ public final class AsyncSteps implements AutoCloseable {
 
     /**
      * A new root on the same tool (FTN12 {@code newInstance()}).
+     *
+     * <p>Through a handle no {@link Tool} of this binding runs (a step of a
+     * flow another language hosts, or a handle {@link #wrap wrapped} with
+     * no Tool) the new root has no Tool ({@link #tool()} is null): it can
+     * take steps, be handed over ({@link #binary()}) and be closed, but
+     * {@link #execute()}, {@link #promise()} and {@link #run()} throw
+     * {@link IllegalStateException}, since nothing here runs its loop.
      *
      * @return a new root
      */

@@ -206,7 +206,9 @@ final class RootCtl implements Runnable {
             return;
         }
         bsi = 0;
-        tool.roots.remove(this);
+        if (tool != null) { /* a root newInstance() made with no Tool */
+            tool.roots.remove(this);
+        }
         try {
             synchronized (Completions.LOCK) { /* no completion mid-free */
                 FutoInNative.free(b);

@@ -441,4 +441,35 @@ public class MisuseTest {
             assertTrue(f.get().getMessage().contains("would block the loop thread"));
         }
     }
+
+    /**
+     * A root made by newInstance() through a handle no Tool of this binding
+     * runs (here one wrapped with no Tool, as another language would hand
+     * it over) has no Tool to execute it: execute(), promise() and run()
+     * refuse with a clear error, before anything runs, and the root can
+     * still take steps and be closed.
+     */
+    @Test
+    public void aRootMadeWithoutAToolRefusesToExecute() {
+        List<String> got = new ArrayList<>();
+        AsyncSteps root = new AsyncSteps(tool);
+        root.add(asi -> {
+            AsyncSteps other = AsyncSteps.wrap(asi.binary(), null).newInstance();
+            assertNull(other.tool());
+            other.add(a -> got.add("ran"));
+            Call[] calls = {other::execute, () -> other.execute(e -> got.add("onError")),
+                    other::promise, other::run};
+            for (Call c : calls) {
+                got.add(expect(IllegalStateException.class, "no Tool", c).getMessage());
+            }
+            other.close();
+            other.close(); // idempotent
+            asi.success("done");
+        });
+        assertEquals("done", root.run());
+        assertEquals(4, got.size());
+        assertTrue(got.get(0), got.get(0).startsWith("execute(): "));
+        assertTrue(got.get(2), got.get(2).startsWith("promise(): "));
+        assertTrue(got.get(3), got.get(3).startsWith("run(): "));
+    }
 }

@@ -1,0 +1,146 @@
+/*
+ * Private to the loop layer (the files of runtime/tool/): what they share
+ * with each other and the layer above never sees. tool.h is the interface
+ * for the step engine; this header adds the pieces of one concern that
+ * another concern of the loop layer calls (the life cycle starts the
+ * handles whose callbacks live with their concern, trimming shrinks the
+ * storage of each).
+ */
+#ifndef FUTOIN_RUNTIME_TOOL_INTERNAL_H
+#define FUTOIN_RUNTIME_TOOL_INTERNAL_H
+
+#include "tool/tool.h"
+
+/* What the tool's calls return when they give no live handle: the handle
+ * of a post from another thread, and what futoin_tool_cancel() leaves. */
+static const FutoInHandle inert_handle = {NULL, NULL, 0};
+/* What futoin_tool_immediate() and futoin_tool_deferred() return when they
+ * queued nothing (futoin/async.h). Inert too: it names no tool. */
+static const FutoInHandle not_queued = {NULL, NULL, FUTOIN_HANDLE_NOT_QUEUED};
+
+/* Loop-thread-only public entry points check their thread: a call from
+ * elsewhere would race with the loop, so it is refused and reported. */
+static inline bool futoin__tool_check_thread(futoin_tool* tool,
+                                             const char* message)
+{
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
+        futoin__tool_misuse(tool, message);
+        return false;
+    }
+    return true;
+}
+
+/* ---- immediates (immediate.c) ---- */
+
+/* The ring's first and smallest size; a trim shrinks it back to this. */
+#define FUTOIN__IMM_INITIAL_CAP 256u
+
+/* The callback of the tool's uv_idle_t: runs the ring in a burst. */
+void futoin__tool_idle_cb(uv_idle_t* handle);
+/* Loop thread: start the idle handle (the ring has entries). */
+void futoin__tool_idle_start(futoin_tool* tool);
+/* Loop thread: futoin__tool_imm() that says whether it queued (false: the
+ * ring could not grow, reported as misuse). */
+bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data);
+
+/* Loop thread: stop the idle handle if it runs (the ring is empty). */
+static inline void futoin__tool_idle_stop(futoin_tool* tool)
+{
+    if (tool->idle_active) {
+        uv_idle_stop(&tool->idle);
+        tool->idle_active = false;
+    }
+}
+
+/* Recover the sequence number of an immediate handle; false if it is not
+ * pending. */
+bool futoin__tool_imm_seq_of(const futoin_tool* tool, const FutoInHandle* h,
+                             uint64_t* out);
+/* Loop thread: cancel the pending immediate `seq`. */
+void futoin__tool_imm_cancel(futoin_tool* tool, uint64_t seq);
+/* Loop thread: shrink an empty ring back to its first size. Returns bytes
+ * given back. */
+size_t futoin__tool_imm_trim(futoin_tool* tool);
+/* Whether the ring is as small as a trim can make it. */
+bool futoin__tool_imm_at_rest(const futoin_tool* tool);
+
+/* ---- posts from other threads (post.c) ---- */
+
+/* Posts waiting for the loop thread: pushed and not taken yet, or taken
+ * and not run yet. */
+static inline bool futoin__tool_posts_pending(const futoin_tool* tool)
+{
+    return tool->posts_first
+           || atomic_load_explicit(&tool->remote_head, memory_order_relaxed);
+}
+
+/* Loop thread: run posts in posting order until the time slice is over;
+ * what is left gets a turn at the end of the immediate ring. */
+void futoin__tool_posts_run(futoin_tool* tool);
+/* Loop thread, the tool being freed: every post still queued is dropped
+ * (its node freed, nothing called). */
+void futoin__tool_posts_drop(futoin_tool* tool);
+/* Loop thread: run what other threads posted, as one of our callbacks. */
+void futoin__tool_take_posts(futoin_tool* tool);
+/* The callback of the tool's uv_async_t. */
+void futoin__tool_async_cb(uv_async_t* handle);
+/* Any thread: post cb(data) to the loop thread; false when out of memory
+ * (nothing was queued). */
+bool futoin__tool_post_imm(futoin_tool* tool, futoin__cb cb, void* data);
+
+/* ---- timers (timer.c) ---- */
+
+/* The pending timer entry a handle refers to, or NULL. */
+futoin__timer* futoin__tool_timer_of(const futoin_tool* tool,
+                                     const FutoInHandle* h);
+/* Loop thread: shrink the timer heap and give back free pool blocks after
+ * a peak. Returns bytes given back. */
+size_t futoin__tool_timer_trim(futoin_tool* tool);
+/* Whether the timers' storage is as small as a trim can make it. */
+bool futoin__tool_timer_at_rest(const futoin_tool* tool);
+
+/* ---- keeping the loop alive (keepalive.c) ---- */
+
+/* Reference the async handle while flows execute (active_refs). */
+static inline void futoin__tool_sync_ref(futoin_tool* tool)
+{
+    bool want = tool->active_refs != 0;
+    if (want != tool->async_refd) {
+        if (want) {
+            uv_ref((uv_handle_t*)&tool->async);
+        } else {
+            uv_unref((uv_handle_t*)&tool->async);
+        }
+        tool->async_refd = want;
+    }
+}
+
+/*
+ * Apply the handle state the counters ask for: the idle handle runs while
+ * the ring has entries, the async handle is referenced while flows execute.
+ * On an owned loop this happens here only — at the end of each of our
+ * callbacks, before every poll (prepare_cb) and in futoin_tool_run — so a
+ * short root does not pay four libuv calls for a start/stop and ref/unref
+ * that cancel out. On an attached loop, whose owner may run it without us,
+ * ref/unref and idle start are applied at once instead.
+ */
+static inline void futoin__tool_sync(futoin_tool* tool)
+{
+    /* Posts left over by a slice normally wait in the ring (posts_run);
+     * `posts_first` keeps the loop turning if that turn could not be
+     * queued. */
+    if (tool->ring_head != tool->ring_tail || tool->posts_first) {
+        if (!tool->idle_active) {
+            futoin__tool_idle_start(tool);
+        }
+    } else {
+        futoin__tool_idle_stop(tool);
+    }
+    futoin__tool_sync_ref(tool);
+}
+
+/* The callback of the tool's uv_prepare_t (owned loop): futoin__tool_sync()
+ * before every poll. */
+void futoin__tool_prepare_cb(uv_prepare_t* handle);
+
+#endif /* FUTOIN_RUNTIME_TOOL_INTERNAL_H */
