@@ -61,7 +61,6 @@ struct fl_steps
     struct fl_ctx* ctx;
     fl_rec* rec;       /* FL_STEP: the record of the running/waiting call */
     fl_tool* tool;     /* FL_ROOT: the tool object (anchored), or NULL */
-    uint32_t finishers; /* FL_ROOT: its tr_finished steps still queued */
     uint16_t flags;
     uint8_t kind;
 };

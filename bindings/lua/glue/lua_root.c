@@ -212,7 +212,6 @@ static int push_running_root(lua_State* L, fl_steps* s)
 static void root_cancelled(lua_State* L, fl_steps* s, int idx)
 {
     idx = lua_absindex(L, idx);
-    s->finishers = 0; /* the runtime dropped what was queued, tr_finished too */
     lua_pushvalue(L, idx);
     lua_pushnil(L);
     call_printed(L, s->ctx, failed_body, 2, "cancel()");
@@ -227,20 +226,6 @@ static void tr_finished(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* arg
 {
     fl_steps* s = data;
     lua_State* L;
-    if (--s->finishers > 0) {
-        /* The one of an earlier execution that an unhandled error left
-         * queued (the runtime keeps a root's unrun steps): not the end of
-         * this one. It passes the values on, as if it were not there. */
-        FutoInArgs a;
-        if (!args) {
-            bsi->api->success(bsi, NULL);
-            return;
-        }
-        memcpy(&a, args, sizeof(a));
-        memset((void*)args, 0, sizeof(*args)); /* moved out */
-        bsi->api->success(bsi, &a);
-        return;
-    }
     if (s->ctx->closed || !push_running_root(L = fl_ctx_state(s->ctx), s)) {
         root_stopped(s);
         return;
@@ -378,7 +363,6 @@ int fl_execute(lua_State* L, fl_steps* s, int fn, int done)
         fl_tool_keep(L, s->tool, 1, s);
         s->flags |= FL_F_RUNNING;
         futoin_wrap_add(s->bsi, s, tr_finished, NULL, NULL);
-        ++s->finishers;
         futoin_wrap_execute(s->bsi, s, tr_unhandled_root, NULL);
     } else {
         r = fl_make_rec(L, ctx, fn, 0);

@@ -40,7 +40,6 @@ fl_steps* fl_push_steps(lua_State* L, fl_ctx* ctx, FutoInAsyncSteps* bsi,
     s->ctx = ctx;
     s->rec = NULL;
     s->tool = NULL;
-    s->finishers = 0;
     s->flags = 0;
     s->kind = (uint8_t)kind;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->mt[mt]);
