@@ -1105,8 +1105,11 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps newInstance() {
         long b = check("newInstance()");
-        if (tool != null) {
-            return new AsyncSteps(tool);
+        /* the field, or the Java Tool owning the handle's loop (a handle of
+         * ours adopted with wrap()); a borrowed Tool makes no roots */
+        Tool t = tool != null ? tool : tool();
+        if (t != null && !t.isBorrowed()) {
+            return new AsyncSteps(t);
         }
         return new AsyncSteps(FutoInNative.new_instance(b), null, true);
     }

@@ -97,6 +97,26 @@ public class HostedTest {
             down(n - 1);
         }
 
+        /** newInstance() on the program's loop: a root with no Java Tool. */
+        public static void rootless(AsyncSteps asi, Object... args) {
+            AsyncSteps other = asi.newInstance();
+            List<String> got = new ArrayList<>();
+            other.add(a -> got.add("ran"));
+            Runnable[] calls = {other::execute, () -> other.execute(e -> got.add("onError")),
+                    other::promise, other::run};
+            for (Runnable c : calls) {
+                try {
+                    c.run();
+                    got.add("allowed");
+                } catch (IllegalStateException e) {
+                    got.add(e.getMessage().contains("no Tool") ? "refused" : e.getMessage());
+                }
+            }
+            other.close();
+            other.close(); // idempotent
+            asi.success(String.join(",", got));
+        }
+
         /** A timer that outlives its step. */
         public static void leaveATimer(AsyncSteps asi, Object... args) {
             asi.tool().deferred(1, () -> ++fired);
@@ -148,6 +168,12 @@ public class HostedTest {
         }
         assertFalse(t.isClosed());
         assertTrue(t.toString(), t.toString().startsWith("Tool[borrowed 0x"));
+    }
+
+    @Test
+    public void aRootMadeWithoutAToolRefusesToExecute() {
+        long[] core = new long[1];
+        assertEquals("ok:refused,refused,refused,refused", hosted("rootless", 0, core));
     }
 
     @Test
