@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 
 #include <dlfcn.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,31 @@ static void* code_address(void (*fn)(void))
     return u.p;
 }
 
+/* Whether class `cls` was built with a `frame` (futoin/sys/host.h). */
+static bool has_frame(const futoin_step_class* cls)
+{
+    return cls->size >= offsetof(futoin_step_class, frame) + sizeof(cls->frame)
+           && cls->frame.language;
+}
+
 static void source_of(futoin__step* s, frame_src* out)
 {
-    /* a loop body shows its loop's function and class */
-    futoin__step* owner = s->kind == FUTOIN__K_BODY ? s->parent : s;
+    /* A loop body shows its loop's function and class; the step an
+     * addSync() guards, its guard's (which holds the class). */
+    futoin__step* owner = s->kind == FUTOIN__K_BODY || (s->flags & FUTOIN__F_STASH)
+                                  ? s->parent
+                                  : s;
+    const futoin_step_class* cls = (owner->flags & FUTOIN__F_CLASS) ? owner->rel.cls
+                                                                   : NULL;
     memset(out, 0, sizeof(*out));
     out->o.language = "c";
-    if ((owner->flags & FUTOIN__F_CLASS) && owner->rel.cls->origin) {
-        owner->rel.cls->origin(owner->data, &out->o);
+    if (cls && (cls->origin || has_frame(cls))) {
+        if (has_frame(cls)) {
+            out->o = cls->frame;
+        }
+        if (cls->origin) {
+            cls->origin(owner->data, &out->o);
+        }
         if (!out->o.language) {
             out->o.language = "?";
         }
