@@ -312,6 +312,9 @@ static void line_only(void* data, futoin_frame_origin* out)
 }
 static const futoin_step_class with_origin = {
         sizeof(futoin_step_class), NULL, line_only, {"c", "named", "here.c", 1}};
+/* built before `frame` existed: what follows `origin` is not its */
+static const futoin_step_class older = {offsetof(futoin_step_class, frame), NULL, NULL,
+                                        {"zz", "not_this", "nowhere.c", 9}};
 
 Test(frames, origin_gets_the_class_frame_to_change)
 {
@@ -320,6 +323,18 @@ Test(frames, origin_gets_the_class_frame_to_change)
     API(as)->execute(as, NULL, keep_stack);
     run();
     assert_frame(0, "named", "here.c", 4242);
+    API(as)->free(as);
+}
+
+Test(frames, a_class_built_before_frame_existed_is_not_read_past_its_size)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    futoin_wrap_add_classed(as, NULL, fails, NULL, &older);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    cr_assert_str_eq(seen->frames[0].language, "c", "%s", text);
+    cr_assert_str_eq(seen->frames[0].function, "fails", "%s", text);
+    cr_assert(!strstr(text, "nowhere.c"), "%s", text);
     API(as)->free(as);
 }
 
@@ -397,3 +412,50 @@ Test(frames, a_site_is_not_left_over_for_the_next_c_step)
     assert_frame(0, "double sqrt(double)", "libm.so.6", 0);
     API(as)->free(as);
 }
+
+/* ---- steps added with the plain calls: symbols and debug info ------------ */
+
+#if FUTOIN_TEST_DEBUG_INFO
+/* The line table's first row for a function is the line of its opening
+ * brace (GCC) or of its name (Clang): one line here, for both. */
+static const uint32_t plain_line = __LINE__ + 1;
+static void plain_static_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a) {
+    ERROR(as, "Plain");
+}
+
+static bool ends_with(const char* s, const char* tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+Test(frames, a_plain_static_step_is_named_from_the_symbol_and_line_tables)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_frame_origin* f;
+    const char* file;
+    API(as)->add(as, NULL, plain_static_step, NULL);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    f = &seen->frames[0];
+    cr_assert_str_eq(f->function, "plain_static_step", "%s", text);
+    cr_assert_not_null(f->file, "%s", text);
+    cr_assert(f->file[0] == '/' && ends_with(f->file, "/tests/test_frames.c")
+                      && !strstr(f->file, "/../") && !strstr(f->file, "/./"),
+              "%s", text);
+    cr_assert_eq(f->line, plain_line, "%s", text);
+    file = f->file;
+    API(as)->free(as);
+
+    /* read again: the same answer (kept for the process), the same
+     * strings */
+    trace_len = 0;
+    as = futoin_root_new(T);
+    API(as)->add(as, NULL, plain_static_step, NULL);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    cr_assert_eq(seen->frames[0].file, file);
+    cr_assert_eq(seen->frames[0].line, plain_line);
+    API(as)->free(as);
+}
+#endif

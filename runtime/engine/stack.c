@@ -4,16 +4,14 @@
  * root, innermost first, across parallel() branches into the flow that
  * runs them. The frames are gone once the error has unwound, so the
  * record is taken at once; it is one allocation, and everything that can
- * wait does: a C step's function is named (dladdr) only when someone reads
- * the stack, since errors in C-only flows can be frequent and nobody may
- * ever look.
+ * wait does: a C step with no recorded origin is named (from its object's
+ * symbols and debug info, base/codeinfo.c) only when someone reads the
+ * stack, since errors in C-only flows can be frequent and nobody may ever
+ * look.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dladdr */
-#endif
 #include "engine/engine.h"
 
-#include <dlfcn.h>
+#include "base/codeinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,23 +198,27 @@ const futoin_async_stack* futoin__stack_get(futoin__root* r)
         return NULL;
     }
     if (st->unresolved) {
-        /* C frames: the symbol and the object it lives in (strings of
-         * the loaded object, which outlives the stack). A function that is
-         * not exported (static) has no name there: its offset in the
-         * object stands in, which addr2line turns into file:line. */
+        /* C frames without a recorded origin: named from the object's
+         * symbols and debug info (base/codeinfo.c; strings kept for the
+         * process, so they outlive the stack). A function with no name
+         * there shows as its offset in the object, and no line: the
+         * object's path stands in for the file. */
         for (uint32_t i = 0; i < st->pub->count; ++i) {
-            Dl_info info;
-            if (st->fns[i] && dladdr(st->fns[i], &info)) {
-                if (info.dli_sname) {
-                    st->pub->frames[i].function = info.dli_sname;
-                } else {
-                    snprintf(st->names[i], sizeof(st->names[i]), "+0x%lx",
-                             (unsigned long)((char*)st->fns[i]
-                                             - (char*)info.dli_fbase));
-                    st->pub->frames[i].function = st->names[i];
-                }
-                st->pub->frames[i].file = info.dli_fname;
+            futoin__codeinfo ci;
+            futoin_frame_origin* o = &st->pub->frames[i];
+            if (!st->fns[i]) {
+                continue;
             }
+            futoin__codeinfo_get(st->fns[i], &ci);
+            if (ci.function) {
+                o->function = ci.function;
+            } else if (ci.object) {
+                snprintf(st->names[i], sizeof(st->names[i]), "+0x%lx",
+                         (unsigned long)ci.offset);
+                o->function = st->names[i];
+            }
+            o->file = ci.file ? ci.file : ci.object;
+            o->line = ci.file ? ci.line : 0;
             st->fns[i] = NULL;
         }
         st->unresolved = 0;
