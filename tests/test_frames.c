@@ -459,3 +459,131 @@ Test(frames, a_plain_static_step_is_named_from_the_symbol_and_line_tables)
     API(as)->free(as);
 }
 #endif
+
+/* ---- C steps of shared objects, built several ways (tests/frames/) ------- */
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+typedef FutoInAsyncSteps_execute_callback (*lib_step_fn)(unsigned* line);
+
+/* The static step of frames_lib.c in `path` (loaded for good) and the line
+ * it starts at. */
+static FutoInAsyncSteps_execute_callback lib_step(const char* path, unsigned* line)
+{
+    void* dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    lib_step_fn get;
+    cr_assert_not_null(dl, "%s", dlerror());
+    *(void**)&get = dlsym(dl, "frames_lib_step");
+    cr_assert_not_null(get, "%s", dlerror());
+    return get(line);
+}
+
+static const futoin_frame_origin* lib_frame(const char* name, unsigned* line,
+                                            FutoInAsyncSteps** as)
+{
+    char path[PATH_MAX];
+    FutoInAsyncSteps_execute_callback step;
+    snprintf(path, sizeof(path), "%s/%s", FUTOIN_TEST_FRAMES_DIR, name);
+    step = lib_step(path, line);
+    *as = futoin_root_new(T);
+    API(*as)->add(*as, NULL, step, NULL);
+    API(*as)->execute(*as, NULL, keep_stack);
+    run();
+    assert_trace("unhandled InLib\n");
+    return &seen->frames[0];
+}
+
+static bool ends_with_(const char* s, const char* tail)
+{
+    size_t n = s ? strlen(s) : 0, t = strlen(tail);
+    return s && n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+Test(frames, a_static_step_of_a_shared_object_with_dwarf_4_lines)
+{
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f = lib_frame("libframes_dwarf4.so", &line, &as);
+    cr_assert_str_eq(f->function, "lib_static_step", "%s", text);
+    /* DWARF 2-4 line tables do not name the compilation's directory:
+     * the path is relative to it, as the compiler was given the file */
+    cr_assert(ends_with_(f->file, "tests/frames/frames_lib.c") && !strstr(f->file, "/./"),
+              "%s", text);
+    cr_assert_eq(f->line, line, "line %u, not %u:\n%s", f->line, line, text);
+    API(as)->free(as);
+}
+
+Test(frames, a_static_step_of_an_object_without_debug_info_has_its_name_no_line)
+{
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f = lib_frame("libframes_nodebug.so", &line, &as);
+    cr_assert_str_eq(f->function, "lib_static_step", "%s", text);
+    cr_assert(ends_with_(f->file, "/libframes_nodebug.so"), "%s", text);
+    cr_assert_eq(f->line, 0, "%s", text);
+    API(as)->free(as);
+}
+
+#if FUTOIN_TEST_STRIPPED
+Test(frames, a_static_step_of_a_stripped_object_is_its_offset_in_it)
+{
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f = lib_frame("libframes_stripped.so", &line, &as);
+    cr_assert(f->function && strncmp(f->function, "+0x", 3) == 0, "%s", text);
+    cr_assert(ends_with_(f->file, "/libframes_stripped.so"), "%s", text);
+    cr_assert_eq(f->line, 0, "%s", text);
+    API(as)->free(as);
+}
+#endif
+
+static void copy_file(const char* from, const char* to)
+{
+    char buf[65536];
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+    ssize_t n;
+    cr_assert(in >= 0 && out >= 0, "%s -> %s", from, to);
+    while ((n = read(in, buf, sizeof(buf))) > 0) {
+        cr_assert_eq(write(out, buf, (size_t)n), n);
+    }
+    close(in);
+    close(out);
+}
+
+/* The object's file was replaced after it was loaded (a rebuild while the
+ * program runs): the file is not the object, so neither its symbols nor
+ * its lines are used. */
+Test(frames, a_file_replaced_after_loading_is_not_read)
+{
+    char dir[] = "/tmp/futoin-frames.XXXXXX";
+    char path[PATH_MAX + 32], other[PATH_MAX + 32], src[PATH_MAX];
+    FutoInAsyncSteps_execute_callback step;
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/libframes.so", dir);
+    snprintf(other, sizeof(other), "%s/libother.so", dir);
+    snprintf(src, sizeof(src), "%s/libframes_dwarf4.so", FUTOIN_TEST_FRAMES_DIR);
+    copy_file(src, path);
+    step = lib_step(path, &line);
+    snprintf(src, sizeof(src), "%s/libframes_other.so", FUTOIN_TEST_FRAMES_DIR);
+    copy_file(src, other);
+    cr_assert_eq(rename(other, path), 0);
+
+    as = futoin_root_new(T);
+    API(as)->add(as, NULL, step, NULL);
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+    f = &seen->frames[0];
+    cr_assert(f->function && strncmp(f->function, "+0x", 3) == 0, "%s", text);
+    cr_assert_str_eq(f->file, path, "%s", text);
+    cr_assert_eq(f->line, 0, "%s", text);
+    API(as)->free(as);
+    unlink(path);
+    rmdir(dir);
+}

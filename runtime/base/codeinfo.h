@@ -19,7 +19,10 @@ typedef struct futoin__codeinfo
     const char* object;
     /* The source file and line where the function starts (the first row
      * of the DWARF line table at `addr`), or NULL and 0: no debug info,
-     * or the file on disk is not the object loaded (build ids differ). */
+     * or the file on disk is not the object loaded (build ids differ).
+     * Absolute from a DWARF 5 table; a DWARF 2-4 table does not name the
+     * compilation's directory, so the path may be relative to it, as the
+     * compiler was given the file. */
     const char* file;
     uint32_t line;
     /* `addr` less the object's load address. */
