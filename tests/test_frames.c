@@ -31,6 +31,13 @@ static void keep_stack(FutoInAsyncSteps* as, void* d, const char* code)
     tr("unhandled %s", code);
 }
 
+/* Run root `as`, keeping the stack of the error it ends with. */
+static void run_keeping_stack(FutoInAsyncSteps* as)
+{
+    API(as)->execute(as, NULL, keep_stack);
+    run();
+}
+
 static void assert_frame(uint32_t i, const char* function, const char* file,
                          uint32_t line)
 {
@@ -64,8 +71,7 @@ Test(frames, add_names_the_function_and_the_line_it_was_added_at)
     FutoInAsyncSteps* as = futoin_root_new(T);
     uint32_t outer_line = __LINE__ + 1;
     FUTOIN_ADD(as, NULL, adds_failing, NULL);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("unhandled Broken\n");
     cr_assert_eq(seen->count, 2, "%s", text);
     assert_frame(0, "fails", __FILE__, inner_line);
@@ -224,8 +230,7 @@ Test(frames, a_loop_body_shows_the_loop_call)
     FutoInAsyncSteps* as = futoin_root_new(T);
     uint32_t at = __LINE__ + 1;
     FUTOIN_LOOP(as, NULL, body_fails, "outer");
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("unhandled InLoop\n");
     cr_assert_eq(seen->count, 1, "%s", text);
     assert_frame(0, "body_fails", __FILE__, at);
@@ -238,8 +243,7 @@ Test(frames, a_repeat_body_shows_the_repeat_call)
     uint32_t at = __LINE__ + 1;
     FUTOIN_REPEAT_OWNED(as, (void*)1, 5, repeat_fails, NULL, release);
     memset(released, 0, sizeof(released));
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("unhandled InRepeat\n");
     assert_frame(0, "repeat_fails", __FILE__, at);
     cr_assert_eq(released[1], 1);
@@ -266,8 +270,7 @@ Test(frames, the_step_add_sync_guards_shows_its_call)
     mutex = futoin_mutex_new(1, FUTOIN_UNLIMITED);
     FUTOIN_ADD_SYNC(as, mutex, NULL, adds_sync, NULL);
     memset(released, 0, sizeof(released));
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("guarded 2\nunhandled Guarded\n");
     cr_assert_eq(seen->count, 2, "%s", text);
     assert_frame(0, "guarded_fails", __FILE__, sync_line);
@@ -295,8 +298,7 @@ Test(frames, a_branch_shows_its_call_then_the_step_that_runs_the_parallel)
     FutoInAsyncSteps* as = futoin_root_new(T);
     uint32_t at = __LINE__ + 1;
     FUTOIN_ADD(as, NULL, adds_branches, NULL);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("unhandled Broken\n");
     cr_assert_eq(seen->count, 2, "%s", text);
     assert_frame(0, "fails", __FILE__, branch_line);
@@ -320,8 +322,7 @@ Test(frames, origin_gets_the_class_frame_to_change)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     futoin_wrap_add_classed(as, NULL, fails, NULL, &with_origin);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_frame(0, "named", "here.c", 4242);
     API(as)->free(as);
 }
@@ -330,8 +331,7 @@ Test(frames, a_class_built_before_frame_existed_is_not_read_past_its_size)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     futoin_wrap_add_classed(as, NULL, fails, NULL, &older);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     cr_assert_str_eq(seen->frames[0].language, "c", "%s", text);
     cr_assert_str_eq(seen->frames[0].function, "fails", "%s", text);
     cr_assert(!strstr(text, "nowhere.c"), "%s", text);
@@ -355,8 +355,7 @@ Test(frames, a_c_step_by_name_names_the_declaration_the_object_and_the_caller)
     API(as)->add(as, NULL, a_string, NULL);
     at = __LINE__ + 1;
     cr_assert_eq(FUTOIN_HOST_ADD(as, "c", "libm.so.6", "double sqrt(double)"), FUTOIN_OK);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_trace("unhandled InvalidRequest\n");
     assert_frame(0, "double sqrt(double) in libm.so.6", __FILE__, at);
     API(as)->free(as);
@@ -366,8 +365,7 @@ Test(frames, a_c_step_by_name_names_the_declaration_the_object_and_the_caller)
     as = futoin_root_new(T);
     API(as)->add(as, NULL, a_string, NULL);
     cr_assert_eq(futoin_host_add(as, "c", "libm.so.6", "double sqrt(double)"), FUTOIN_OK);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_frame(0, "double sqrt(double)", "libm.so.6", 0);
     cr_assert_str_eq(text, "  at c double sqrt(double) (libm.so.6)\n");
     API(as)->free(as);
@@ -386,8 +384,7 @@ Test(frames, each_call_site_of_a_c_step_by_name_has_its_line)
             lines[i] = __LINE__ + 1;
             FUTOIN_HOST_ADD(as, "c", "libm.so.6", "double cbrt(double)");
         }
-        API(as)->execute(as, NULL, keep_stack);
-        run();
+        run_keeping_stack(as);
         assert_frame(0, "double cbrt(double) in libm.so.6", __FILE__, lines[i]);
         API(as)->free(as);
     }
@@ -407,8 +404,7 @@ Test(frames, a_site_is_not_left_over_for_the_next_c_step)
     as = futoin_root_new(T);
     API(as)->add(as, NULL, a_string, NULL);
     futoin_host_add(as, "c", "libm.so.6", "double sqrt(double)");
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     assert_frame(0, "double sqrt(double)", "libm.so.6", 0);
     API(as)->free(as);
 }
@@ -435,8 +431,7 @@ Test(frames, a_plain_static_step_is_named_from_the_symbol_and_line_tables)
     const futoin_frame_origin* f;
     const char* file;
     API(as)->add(as, NULL, plain_static_step, NULL);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     f = &seen->frames[0];
     cr_assert_str_eq(f->function, "plain_static_step", "%s", text);
     cr_assert_not_null(f->file, "%s", text);
@@ -452,8 +447,7 @@ Test(frames, a_plain_static_step_is_named_from_the_symbol_and_line_tables)
     trace_len = 0;
     as = futoin_root_new(T);
     API(as)->add(as, NULL, plain_static_step, NULL);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     cr_assert_eq(seen->frames[0].file, file);
     cr_assert_eq(seen->frames[0].line, plain_line);
     API(as)->free(as);
@@ -490,8 +484,7 @@ static const futoin_frame_origin* lib_frame(const char* name, unsigned* line,
     step = lib_step(path, line);
     *as = futoin_root_new(T);
     API(*as)->add(*as, NULL, step, NULL);
-    API(*as)->execute(*as, NULL, keep_stack);
-    run();
+    run_keeping_stack(*as);
     assert_trace("unhandled InLib\n");
     return &seen->frames[0];
 }
@@ -577,8 +570,7 @@ Test(frames, a_file_replaced_after_loading_is_not_read)
 
     as = futoin_root_new(T);
     API(as)->add(as, NULL, step, NULL);
-    API(as)->execute(as, NULL, keep_stack);
-    run();
+    run_keeping_stack(as);
     f = &seen->frames[0];
     cr_assert(f->function && strncmp(f->function, "+0x", 3) == 0, "%s", text);
     cr_assert_str_eq(f->file, path, "%s", text);

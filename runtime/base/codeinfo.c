@@ -370,7 +370,8 @@ static void rd_skip(rd* r, uint64_t n)
     r->p += n;
 }
 
-static uint64_t rd_uleb(rd* r)
+/* A LEB128 number: unsigned, or (`sign`) signed, as its bits. */
+static uint64_t rd_leb(rd* r, bool sign)
 {
     uint64_t v = 0;
     unsigned shift = 0;
@@ -381,6 +382,9 @@ static uint64_t rd_uleb(rd* r)
         }
         shift += 7;
         if (!(b & 0x80)) {
+            if (sign && shift < 64 && (b & 0x40)) {
+                v |= ~(uint64_t)0 << shift;
+            }
             return v;
         }
     }
@@ -388,25 +392,14 @@ static uint64_t rd_uleb(rd* r)
     return 0;
 }
 
+static uint64_t rd_uleb(rd* r)
+{
+    return rd_leb(r, false);
+}
+
 static int64_t rd_sleb(rd* r)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (r->p < r->end) {
-        uint8_t b = *r->p++;
-        if (shift < 64) {
-            v |= (uint64_t)(b & 0x7f) << shift;
-        }
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40)) {
-                v |= ~(uint64_t)0 << shift;
-            }
-            return (int64_t)v;
-        }
-    }
-    r->bad = true;
-    return 0;
+    return (int64_t)rd_leb(r, true);
 }
 
 static const char* rd_str(rd* r)
