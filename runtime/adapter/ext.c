@@ -277,6 +277,35 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
     }
 }
 
+/* A classed call queued `after` (NULL or == `before`: it was refused):
+ * the record gets the class, or the data is released at once, the runtime
+ * holding nothing. For loop() the record is the loop frame, for addSync()
+ * the guard, whose data and class the guarded step shows. */
+static void set_class(futoin__step* before, futoin__step* after, void* data,
+                      const futoin_step_class* cls)
+{
+    if (after && after != before) {
+        if (cls) {
+            after->rel.cls = cls;
+            after->flags |= FUTOIN__F_CLASS;
+        }
+    } else if (cls && cls->release) {
+        cls->release(data);
+    }
+}
+
+static bool classed_gate(FutoInAsyncSteps* bsi, const char* what, void* data,
+                         const futoin_step_class* cls)
+{
+    if (futoin__on_loop(bsi, what)) {
+        return true;
+    }
+    if (cls && cls->release) {
+        cls->release(data); /* refused: the runtime holds nothing */
+    }
+    return false;
+}
+
 static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
                             FutoInAsyncSteps_execute_callback f,
                             FutoInAsyncSteps_error_callback eh,
@@ -284,11 +313,7 @@ static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
 {
     futoin__step* before;
     futoin__step* after;
-    void (*rel)(void*) = cls ? cls->release : NULL;
-    if (!futoin__on_loop(bsi, "add()")) {
-        if (rel) {
-            rel(data); /* refused: the runtime holds nothing */
-        }
+    if (!classed_gate(bsi, "add()", data, cls)) {
         return;
     }
     if (bsi->api == &futoin__root_api) {
@@ -300,14 +325,49 @@ static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
         bsi->api->add(bsi, data, f, eh);
         after = queue_tail(bsi);
     }
-    if (after && after != before) {
-        if (cls) {
-            after->rel.cls = cls;
-            after->flags |= FUTOIN__F_CLASS;
-        }
-    } else if (rel) {
-        rel(data);
+    set_class(before, after, data, cls);
+}
+
+static void ext_loop_classed(FutoInAsyncSteps* bsi, void* data,
+                             void (*f)(FutoInAsyncSteps* bsi, void* data),
+                             const char* label, const futoin_step_class* cls)
+{
+    futoin__step* before;
+    if (!classed_gate(bsi, "loop()", data, cls)) {
+        return;
     }
+    before = queue_tail(bsi);
+    bsi->api->loop(bsi, data, f, label);
+    set_class(before, queue_tail(bsi), data, cls);
+}
+
+static void ext_repeat_classed(FutoInAsyncSteps* bsi, void* data, size_t count,
+                               void (*f)(FutoInAsyncSteps* bsi, void* data,
+                                         size_t i),
+                               const char* label, const futoin_step_class* cls)
+{
+    futoin__step* before;
+    if (!classed_gate(bsi, "repeat()", data, cls)) {
+        return;
+    }
+    before = queue_tail(bsi);
+    bsi->api->repeat(bsi, data, count, f, label);
+    set_class(before, queue_tail(bsi), data, cls);
+}
+
+static void ext_add_sync_classed(FutoInAsyncSteps* bsi, FutoInSync* sync,
+                                 void* data,
+                                 FutoInAsyncSteps_execute_callback f,
+                                 FutoInAsyncSteps_error_callback eh,
+                                 const futoin_step_class* cls)
+{
+    futoin__step* before;
+    if (!classed_gate(bsi, "addSync()", data, cls)) {
+        return;
+    }
+    before = queue_tail(bsi);
+    bsi->api->addSync(bsi, sync, data, f, eh);
+    set_class(before, queue_tail(bsi), data, cls);
 }
 
 static const futoin_async_stack* ext_async_stack(FutoInAsyncSteps* bsi)
@@ -363,7 +423,7 @@ static FutoInAsyncSteps* ext_chain(FutoInAsyncSteps* bsi,
 
 const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_4,
+        .version = FUTOIN_EXT_VERSION_5,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -382,6 +442,9 @@ const futoin_async_ext_table futoin__ext_tab = {
         .add_classed = ext_add_classed,
         .async_stack = ext_async_stack,
         .chain = ext_chain,
+        .loop_classed = ext_loop_classed,
+        .repeat_classed = ext_repeat_classed,
+        .addSync_classed = ext_add_sync_classed,
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

@@ -19,11 +19,28 @@ typedef struct c_step
     futoin_ffi_fn* fn;                    /* a plain function, or NULL */
     FutoInAsyncSteps_execute_callback step; /* an FTN12 step function */
     void* dl;
-    char* name;
+    char* label;  /* its frame's function: the declaration as given */
     char* module;
+    /* Where the caller added it (futoin_host_add_at(); NULL, 0: not
+     * said); the frame's function is then "<declaration> in <module>". */
+    const char* site_file;
+    uint32_t site_line;
     struct c_step* next; /* in the resolved cache's bucket */
     char* key;           /* "module\0function", when cached */
 } c_step;
+
+/*
+ * The caller's file:line for the C step futoin_host_add_at() is adding.
+ * futoin_host_add() (host_add.c) runs the whole add, with the host
+ * registry and its checks, and calls c_resolve() on this thread before it
+ * returns; the host API's resolve() has no room for a call site, so the
+ * site rides in a thread-local slot, set around that one call and taken
+ * (cleared) by the first c_resolve() that runs: one that runs nested
+ * (a module's constructor adding a C step while dlopen() loads it)
+ * never sees the outer site.
+ */
+static _Thread_local const char* site_file;
+static _Thread_local uint32_t site_line;
 
 /*
  * Resolved C steps, kept: a flow that adds the same C function again (a
@@ -54,14 +71,25 @@ static uint32_t c_key_hash(const char* module, const char* function)
     return h;
 }
 
+/* Whether cache entry `c` is `function` of `module` added at file:line
+ * (each call site has its entry: the site is part of the frame). */
+static bool c_cache_match(const c_step* c, const char* module,
+                          const char* function, const char* file,
+                          uint32_t line)
+{
+    return c->site_file == file && c->site_line == line
+           && strcmp(c->key, module) == 0
+           && strcmp(c->key + strlen(c->key) + 1, function) == 0;
+}
+
 static c_step* c_cache_find(uint32_t h, const char* module,
-                            const char* function)
+                            const char* function, const char* file,
+                            uint32_t line)
 {
     c_step* c;
     pthread_mutex_lock(&c_cache_mx);
     for (c = c_cache[h % C_CACHE_BUCKETS]; c; c = c->next) {
-        if (strcmp(c->key, module) == 0
-            && strcmp(c->key + strlen(c->key) + 1, function) == 0) {
+        if (c_cache_match(c, module, function, file, line)) {
             break;
         }
     }
@@ -84,8 +112,7 @@ static c_step* c_cache_keep(c_step* c, uint32_t h, const char* module,
     memcpy(key + lm, function, lf);
     pthread_mutex_lock(&c_cache_mx);
     for (found = c_cache[h % C_CACHE_BUCKETS]; found; found = found->next) {
-        if (strcmp(found->key, module) == 0
-            && strcmp(found->key + lm, function) == 0) {
+        if (c_cache_match(found, module, function, c->site_file, c->site_line)) {
             break;
         }
     }
@@ -113,7 +140,7 @@ static void c_release(void* data)
      * passed on outlive it, and their types and cleanups are code and data
      * of that module. dlopen() counts its references, so the module is
      * loaded once however many steps use it. */
-    free(c->name);
+    free(c->label);
     free(c->module);
     free(c);
 }
@@ -122,9 +149,9 @@ static void c_origin(void* data, futoin_frame_origin* out)
 {
     c_step* c = data;
     out->language = "c";
-    out->function = c->name;
-    out->file = c->module;
-    out->line = 0;
+    out->function = c->label;
+    out->file = c->site_file ? c->site_file : c->module;
+    out->line = c->site_line;
 }
 
 static const futoin_step_class c_class = {sizeof(futoin_step_class), c_release,
@@ -290,6 +317,23 @@ static bool c_parse(const char* decl, futoin_ffi_type* ret, char* name,
     return true;
 }
 
+/* The frame's function: the declaration as the caller wrote it (a bare
+ * name stays a name), with the module when the file is the caller's. */
+static char* c_label(const char* function, const char* module, bool with_module)
+{
+    size_t n;
+    char* s;
+    if (!with_module) {
+        return strdup(function);
+    }
+    n = strlen(function) + strlen(" in ") + strlen(module) + 1;
+    s = malloc(n);
+    if (s) {
+        snprintf(s, n, "%s in %s", function, module);
+    }
+    return s;
+}
+
 static int c_resolve(const char* module, const char* function,
                      futoin_host_step* out, char* err, size_t errlen)
 {
@@ -301,7 +345,11 @@ static int c_resolve(const char* module, const char* function,
     c_step* c;
     uint32_t h = c_key_hash(module, function);
     bool step_fn;
-    c = c_cache_find(h, module, function);
+    const char* file = site_file;
+    uint32_t line = file ? site_line : 0;
+    site_file = NULL; /* taken: see site_file */
+    site_line = 0;
+    c = c_cache_find(h, module, function, file, line);
     if (c) {
         out->execute = c_execute;
         out->error = NULL;
@@ -354,13 +402,15 @@ static int c_resolve(const char* module, const char* function,
         } else {
             c->fn = futoin_ffi_prepare(u.fn, ret, nargs, args);
         }
-        c->name = strdup(name);
+        c->label = c_label(function, module, file != NULL);
         c->module = strdup(module);
+        c->site_file = file;
+        c->site_line = line;
     }
-    if (!c || (!c->fn && !c->step) || !c->name || !c->module) {
+    if (!c || (!c->fn && !c->step) || !c->label || !c->module) {
         if (c) {
             futoin_ffi_free(c->fn);
-            free(c->name);
+            free(c->label);
             free(c->module);
             free(c);
         }
@@ -387,3 +437,23 @@ const futoin_host_api futoin__host_c = {
         sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, "c",
         c_start, c_resolve, c_stop,
 };
+
+FUTOIN_API int futoin_host_add_at(FutoInAsyncSteps* bsi, const char* language,
+                                  const char* module, const char* function,
+                                  const char* file, uint32_t line)
+{
+    int rc;
+    /* only a C step takes the site; with any other language a C step
+     * added while its host resolves (by code it runs) must not */
+    bool c = language && strcmp(language, "c") == 0;
+    if (c) {
+        site_file = file;
+        site_line = line;
+    }
+    rc = futoin_host_add(bsi, language, module, function);
+    if (c) {
+        site_file = NULL; /* not taken: the add failed before resolving */
+        site_line = 0;
+    }
+    return rc;
+}

@@ -215,6 +215,48 @@ FUTOIN_API void futoin_wrap_add_classed(FutoInAsyncSteps* bsi, void* data,
     anchor_data(bsi, data, cls ? cls->release : NULL);
 }
 
+FUTOIN_API void futoin_wrap_loop_classed(
+        FutoInAsyncSteps* bsi, void* data,
+        void (*f)(FutoInAsyncSteps* bsi, void* data), const char* label,
+        const futoin_step_class* cls)
+{
+    const futoin_async_ext_table* x = ext_of(bsi);
+    if (x) {
+        x->loop_classed(bsi, data, f, label, cls);
+        return;
+    }
+    bsi->api->loop(bsi, data, f, label);
+    anchor_data(bsi, data, cls ? cls->release : NULL);
+}
+
+FUTOIN_API void futoin_wrap_repeat_classed(
+        FutoInAsyncSteps* bsi, void* data, size_t count,
+        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+        const char* label, const futoin_step_class* cls)
+{
+    const futoin_async_ext_table* x = ext_of(bsi);
+    if (x) {
+        x->repeat_classed(bsi, data, count, f, label, cls);
+        return;
+    }
+    bsi->api->repeat(bsi, data, count, f, label);
+    anchor_data(bsi, data, cls ? cls->release : NULL);
+}
+
+FUTOIN_API void futoin_wrap_add_sync_classed(
+        FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
+        FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
+        const futoin_step_class* cls)
+{
+    const futoin_async_ext_table* x = ext_of(bsi);
+    if (x) {
+        x->addSync_classed(bsi, sync, data, f, eh, cls);
+        return;
+    }
+    bsi->api->addSync(bsi, sync, data, f, eh);
+    anchor_data(bsi, data, cls ? cls->release : NULL);
+}
+
 FUTOIN_API const futoin_async_stack* futoin_wrap_async_stack(
         FutoInAsyncSteps* bsi)
 {

@@ -4,16 +4,15 @@
  * root, innermost first, across parallel() branches into the flow that
  * runs them. The frames are gone once the error has unwound, so the
  * record is taken at once; it is one allocation, and everything that can
- * wait does: a C step's function is named (dladdr) only when someone reads
- * the stack, since errors in C-only flows can be frequent and nobody may
- * ever look.
+ * wait does: a C step with no recorded origin is named (from its object's
+ * symbols and debug info, base/codeinfo.c) only when someone reads the
+ * stack, since errors in C-only flows can be frequent and nobody may ever
+ * look.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dladdr */
-#endif
 #include "engine/engine.h"
 
-#include <dlfcn.h>
+#include "base/codeinfo.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +64,31 @@ static void* code_address(void (*fn)(void))
     return u.p;
 }
 
+/* Whether class `cls` was built with a `frame` (futoin/sys/host.h). */
+static bool has_frame(const futoin_step_class* cls)
+{
+    return cls->size >= offsetof(futoin_step_class, frame) + sizeof(cls->frame)
+           && cls->frame.language;
+}
+
 static void source_of(futoin__step* s, frame_src* out)
 {
-    /* a loop body shows its loop's function and class */
-    futoin__step* owner = s->kind == FUTOIN__K_BODY ? s->parent : s;
+    /* A loop body shows its loop's function and class; the step an
+     * addSync() guards, its guard's (which holds the class). */
+    futoin__step* owner = s->kind == FUTOIN__K_BODY || (s->flags & FUTOIN__F_STASH)
+                                  ? s->parent
+                                  : s;
+    const futoin_step_class* cls = (owner->flags & FUTOIN__F_CLASS) ? owner->rel.cls
+                                                                   : NULL;
     memset(out, 0, sizeof(*out));
     out->o.language = "c";
-    if ((owner->flags & FUTOIN__F_CLASS) && owner->rel.cls->origin) {
-        owner->rel.cls->origin(owner->data, &out->o);
+    if (cls && (cls->origin || has_frame(cls))) {
+        if (has_frame(cls)) {
+            out->o = cls->frame;
+        }
+        if (cls->origin) {
+            cls->origin(owner->data, &out->o);
+        }
         if (!out->o.language) {
             out->o.language = "?";
         }
@@ -182,23 +198,27 @@ const futoin_async_stack* futoin__stack_get(futoin__root* r)
         return NULL;
     }
     if (st->unresolved) {
-        /* C frames: the symbol and the object it lives in (strings of
-         * the loaded object, which outlives the stack). A function that is
-         * not exported (static) has no name there: its offset in the
-         * object stands in, which addr2line turns into file:line. */
+        /* C frames without a recorded origin: named from the object's
+         * symbols and debug info (base/codeinfo.c; strings kept for the
+         * process, so they outlive the stack). A function with no name
+         * there shows as its offset in the object, and no line: the
+         * object's path stands in for the file. */
         for (uint32_t i = 0; i < st->pub->count; ++i) {
-            Dl_info info;
-            if (st->fns[i] && dladdr(st->fns[i], &info)) {
-                if (info.dli_sname) {
-                    st->pub->frames[i].function = info.dli_sname;
-                } else {
-                    snprintf(st->names[i], sizeof(st->names[i]), "+0x%lx",
-                             (unsigned long)((char*)st->fns[i]
-                                             - (char*)info.dli_fbase));
-                    st->pub->frames[i].function = st->names[i];
-                }
-                st->pub->frames[i].file = info.dli_fname;
+            futoin__codeinfo ci;
+            futoin_frame_origin* o = &st->pub->frames[i];
+            if (!st->fns[i]) {
+                continue;
             }
+            futoin__codeinfo_get(st->fns[i], &ci);
+            if (ci.function) {
+                o->function = ci.function;
+            } else if (ci.object) {
+                snprintf(st->names[i], sizeof(st->names[i]), "+0x%lx",
+                         (unsigned long)ci.offset);
+                o->function = st->names[i];
+            }
+            o->file = ci.file ? ci.file : ci.object;
+            o->line = ci.file ? ci.line : 0;
             st->fns[i] = NULL;
         }
         st->unresolved = 0;

@@ -23,6 +23,7 @@
  * failed".
  */
 #include <futoin/async.h>
+#include <futoin/steps.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 
@@ -235,9 +236,14 @@ static void run_root(FutoInAsyncSteps* as)
     futoin_tool_run(tool);
 }
 
+/* the line FUTOIN_HOST_ADD() records for every fragment step (a C
+ * fragment's frame shows it) */
+static uint32_t fragment_line;
+
 static int add_fragment(FutoInAsyncSteps* as, const char* fn)
 {
-    return futoin_host_add(as, lang, module_of(lang), fn);
+    fragment_line = __LINE__ + 1;
+    return FUTOIN_HOST_ADD(as, lang, module_of(lang), fn);
 }
 
 /* ---- cells -------------------------------------------------------------- */
@@ -356,22 +362,36 @@ static void cell_errors(void)
     }
     as->api->free(as);
 
-    /* the async stack: the other language's frame, then C's */
+    /* the async stack: the other language's frame, then C's, each with
+     * its function and file:line (C's: where FUTOIN_ADD() added it) */
     as = futoin_root_new(tool);
     reset();
     stack_seen = NULL;
-    as->api->add(as, NULL, wrap_fail, NULL);
-    as->api->execute(as, NULL, keep_stack);
-    futoin_tool_run(tool);
-    CHECK(stack_seen && stack_seen->count >= 2, "no async stack");
-    if (stack_seen && stack_seen->count >= 2) {
-        CHECK(strcmp(stack_seen->frames[0].language, lang) == 0,
-              "frame 0 is %s:\n%s", stack_seen->frames[0].language, stack_text);
-        CHECK(strcmp(stack_seen->frames[1].language, "c") == 0, "frame 1 is %s:\n%s",
-              stack_seen->frames[1].language, stack_text);
-        CHECK(stack_seen->frames[0].function
-                      && strstr(stack_seen->frames[0].function, "fail"),
-              "frame 0 names '%s'", stack_seen->frames[0].function);
+    {
+        uint32_t line = __LINE__ + 1;
+        FUTOIN_ADD(as, NULL, wrap_fail, NULL);
+        as->api->execute(as, NULL, keep_stack);
+        futoin_tool_run(tool);
+        CHECK(stack_seen && stack_seen->count >= 2, "no async stack");
+        if (stack_seen && stack_seen->count >= 2) {
+            const futoin_frame_origin* f = stack_seen->frames;
+            CHECK(strcmp(f[0].language, lang) == 0, "frame 0 is %s:\n%s", f[0].language,
+                  stack_text);
+            CHECK(strcmp(f[1].language, "c") == 0, "frame 1 is %s:\n%s", f[1].language,
+                  stack_text);
+            CHECK(f[0].function && strstr(f[0].function, "fail"), "frame 0 names '%s'",
+                  f[0].function);
+            CHECK(f[0].file && f[0].line > 0, "frame 0 has no file:line:\n%s",
+                  stack_text);
+            CHECK(strcmp(lang, "c") != 0
+                          || (strcmp(f[0].file, __FILE__) == 0 && f[0].line == fragment_line),
+                  "a C fragment's frame is where it was added:\n%s", stack_text);
+            CHECK(f[1].function && strcmp(f[1].function, "wrap_fail") == 0
+                          && f[1].file && strcmp(f[1].file, __FILE__) == 0
+                          && f[1].line == line,
+                  "frame 1 is not wrap_fail at %s:%u:\n%s", __FILE__, (unsigned)line,
+                  stack_text);
+        }
     }
     as->api->free(as);
 }

@@ -214,6 +214,18 @@ demo_check "the async stack runs Java -> Lua -> C" \
   bash -c 'grep -A4 "async stack (CreditLimit)" "$1" | tr -d "\n" |
     grep -qE "at java demo.Totals.checkCredit \(Totals.java:[0-9]+\).*at lua pricing.approve.*at c review"' \
     _ "$work/demo.log"
+# Every frame of both printed stacks names its file:line, C's included
+# (FUTOIN_ADD() in order_pipeline.c): the C API's "  at LANG FUNCTION
+# (FILE:LINE)" lines and the Lua handler's "<TAB>[LANG] FILE:LINE: in
+# function ..." lines, at least four of each.
+demo_check "every frame of the printed async stacks has its file:line" \
+  bash -c 'c=$(sed -n "/async stack (CreditLimit), innermost first:/,/^[^ ]/p" "$1" | grep "^  at ")
+    lua=$(sed -n "/^async stack traceback:/,/^[^\t]/p" "$1" | grep -P "^\t")
+    [ "$(grep -c . <<<"$c")" -ge 4 ] && [ "$(grep -c . <<<"$lua")" -ge 4 ] &&
+    ! grep -vqE "^  at [a-z]+ .+ \([^()]+:[0-9]+\)$" <<<"$c" &&
+    ! grep -vqP "^\t\[[a-z]+\] [^ ]+:[0-9]+: in function " <<<"$lua" &&
+    grep -qE "^  at c review \(.*order_pipeline\.c:[0-9]+\)$" <<<"$c"' \
+    _ "$work/demo.log"
 [ $demo_f = 0 ] || tail -40 "$work/demo.log"
 echo "polyglot-demo: $demo_p passed, $demo_f failed"
 total_p=$((total_p + demo_p)); total_f=$((total_f + demo_f))

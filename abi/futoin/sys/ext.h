@@ -43,7 +43,10 @@ typedef void (*futoin_release_cb)(void* data);
 #define FUTOIN_EXT_VERSION_3 3u
 /** Extension table version 4 (library 0.3.0, later): chain. */
 #define FUTOIN_EXT_VERSION_4 4u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_4
+/** Extension table version 5 (library 0.3.0, later): loop_classed,
+ *  repeat_classed, addSync_classed; futoin_step_class.frame. */
+#define FUTOIN_EXT_VERSION_5 5u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_5
 
 typedef struct futoin_async_ext_table
 {
@@ -181,6 +184,35 @@ typedef struct futoin_async_ext_table
                                const FutoInAsyncSteps_execute_callback* fns,
                                size_t nfns,
                                void** data);
+
+    /* ---- version 5 ---- */
+
+    /** loop() whose `data` has a class, as add_classed(): cls->release
+     *  runs exactly once (when the loop ends, or at once when the call is
+     *  refused), and every iteration's frame in an async stack is the
+     *  class's. NULL `cls`: as loop() without release. Threads: loop
+     *  thread. @since 5 */
+    void (*loop_classed)(FutoInAsyncSteps* bsi,
+                         void* data,
+                         void (*f)(FutoInAsyncSteps* bsi, void* data),
+                         const char* label,
+                         const futoin_step_class* cls);
+    /** repeat() whose `data` has a class, as loop_classed(). Threads:
+     *  loop thread. @since 5 */
+    void (*repeat_classed)(FutoInAsyncSteps* bsi,
+                           void* data,
+                           size_t count,
+                           void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+                           const char* label,
+                           const futoin_step_class* cls);
+    /** addSync() whose `data` has a class, as add_classed(): the guarded
+     *  step's frame is the class's. Threads: loop thread. @since 5 */
+    void (*addSync_classed)(FutoInAsyncSteps* bsi,
+                            FutoInSync* sync,
+                            void* data,
+                            FutoInAsyncSteps_execute_callback f,
+                            FutoInAsyncSteps_error_callback eh,
+                            const futoin_step_class* cls);
 } futoin_async_ext_table;
 
 /**
@@ -287,8 +319,11 @@ FUTOIN__EXT_SLOT(14, try_error);
 FUTOIN__EXT_SLOT(15, add_classed);
 FUTOIN__EXT_SLOT(16, async_stack);
 FUTOIN__EXT_SLOT(17, chain);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 18 * sizeof(void*),
-                "ext v4 size");
+FUTOIN__EXT_SLOT(18, loop_classed);
+FUTOIN__EXT_SLOT(19, repeat_classed);
+FUTOIN__EXT_SLOT(20, addSync_classed);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 21 * sizeof(void*),
+                "ext v5 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \

@@ -62,6 +62,11 @@ typedef struct futoin_frame_origin
  * The class of a step's `data`: what the runtime calls when it no longer
  * needs it, and where the step came from. Static storage (the runtime keeps
  * the pointer). Versioned by `size`: fields are only added at the end.
+ *
+ * A class is either shared by every step of a binding (`origin` tells
+ * each step's frame from its data) or made once per place in the source
+ * that adds a step, with that place in `frame` (the FUTOIN_ADD() macros
+ * of futoin/steps.h do that for C: a static class per call).
  * @since 0.3.0
  */
 typedef struct futoin_step_class
@@ -73,8 +78,15 @@ typedef struct futoin_step_class
     void (*release)(void* data);
     /** Fill `out` with where the step came from; the strings must stay
      *  valid until `release` runs (the runtime copies them when it records
-     *  a stack). NULL: the frame shows as the step's C function. */
+     *  a stack). `out` comes filled with `frame` when the class has one,
+     *  else with language "c" and nothing else. NULL: the frame is `frame`, or when that is empty too,
+     *  the step's C function (see futoin_async_stack). */
     void (*origin)(void* data, futoin_frame_origin* out);
+    /** Where every step of this class comes from: the frame shown when
+     *  `origin` is NULL (the strings are the class's: static storage).
+     *  Ignored while `frame.language` is NULL. Read only when `size`
+     *  covers it. @since 0.3.0 (extension table version 5) */
+    futoin_frame_origin frame;
 } futoin_step_class;
 
 /* ---- the async stack of an error ---------------------------------------- */
@@ -89,6 +101,30 @@ typedef struct futoin_step_class
  * step, the last frame a step at the root's level. Owned by the root;
  * valid until the root's next error, until it runs again, or until it is
  * freed.
+ *
+ * Every frame names its language and, as far as it is known, the function
+ * and the file:line:
+ *  - a step whose data has a class (futoin_step_class): what its `origin`
+ *    or `frame` says; a binding's step names its own language's function
+ *    and source line; a C step added through the macros of futoin/steps.h
+ *    names the function as written there and the file:line of that call;
+ *    a step of the built-in host "c" names the declaration and the shared
+ *    object ("double hypot(double, double)", file "libm.so.6"), or, added
+ *    through FUTOIN_HOST_ADD(), the declaration and object as the function
+ *    ("double hypot(double, double) in libm.so.6") and the caller's
+ *    file:line;
+ *  - any other C step (added with the plain FTN12 calls): the function's
+ *    name from the dynamic symbols (dladdr()), else from the object's ELF
+ *    symbol table (static functions of an object that is not stripped),
+ *    else "+0x<offset>" in the object; and the file:line where the
+ *    function starts from the object's DWARF line table (the first row
+ *    at its entry: GCC gives the line of its opening brace, Clang the
+ *    line of its name), when the object was built with debug info and
+ *    the file on disk is the one loaded (same build id), else the
+ *    object's path as `file` and line 0. Read
+ *    from the file the first time a function is shown, then kept for the
+ *    process; nothing is read while an error unwinds, only when the
+ *    stack is read.
  * @since 0.3.0
  */
 typedef struct futoin_async_stack
@@ -266,6 +302,22 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi,
  * @since 0.3.0
  */
 FUTOIN_API void futoin_host_shutdown(void);
+
+/**
+ * futoin_host_add() that also says where in the caller's source the step
+ * is added: `file` (static storage, kept: __FILE__) and `line`. A step of
+ * the built-in host "c" shows them in its frame of an async stack (see
+ * futoin_async_stack); other languages' frames name their own source and
+ * ignore them. FUTOIN_HOST_ADD() of futoin/steps.h passes __FILE__ and
+ * __LINE__. Same threads, rules and result as futoin_host_add().
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_add_at(FutoInAsyncSteps* bsi,
+                                  const char* language,
+                                  const char* module,
+                                  const char* function,
+                                  const char* file,
+                                  uint32_t line);
 
 #ifdef __cplusplus
 }

@@ -124,6 +124,35 @@ FUTOIN_API void futoin_wrap_add_classed(FutoInAsyncSteps* bsi,
                                         FutoInAsyncSteps_error_callback eh,
                                         const futoin_step_class* cls);
 
+/** loop() whose data has a class (release and origin, as
+ *  futoin_wrap_add_classed()). Threads: loop thread. @since 0.3.0 */
+FUTOIN_API void futoin_wrap_loop_classed(
+        FutoInAsyncSteps* bsi,
+        void* data,
+        void (*f)(FutoInAsyncSteps* bsi, void* data),
+        const char* label,
+        const futoin_step_class* cls);
+
+/** repeat() whose data has a class, as futoin_wrap_loop_classed().
+ *  Threads: loop thread. @since 0.3.0 */
+FUTOIN_API void futoin_wrap_repeat_classed(
+        FutoInAsyncSteps* bsi,
+        void* data,
+        size_t count,
+        void (*f)(FutoInAsyncSteps* bsi, void* data, size_t i),
+        const char* label,
+        const futoin_step_class* cls);
+
+/** addSync() whose data has a class, as futoin_wrap_add_classed().
+ *  Threads: loop thread. @since 0.3.0 */
+FUTOIN_API void futoin_wrap_add_sync_classed(
+        FutoInAsyncSteps* bsi,
+        FutoInSync* sync,
+        void* data,
+        FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh,
+        const futoin_step_class* cls);
+
 /** The async stack of the last error of the flow of `bsi`, or NULL (and
  *  always NULL over a foreign handle). Threads: loop thread. @since 0.3.0 */
 FUTOIN_API const futoin_async_stack* futoin_wrap_async_stack(

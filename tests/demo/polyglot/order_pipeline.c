@@ -16,6 +16,7 @@
  * environment (tests/demo/polyglot/run.sh).
  */
 #include <futoin/async.h>
+#include <futoin/steps.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 
@@ -26,15 +27,6 @@
 static const char order_text[] =
         "order 1042 for ACME in EUR: 3 x widget @ 2.50; 1 x gadget @ 10.00; "
         "12 x bolt @ 0.15; 2 x sprocket @ 14.90";
-
-/* The steps are not static: the program is linked with -rdynamic, so an
- * async stack names them ("at c review (...)") instead of an offset. */
-void start(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
-void rate(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
-void rate_failed(FutoInAsyncSteps* as, void* d, const char* code);
-void review(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
-void write_receipt(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
-void show_stack(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
 
 static const FutoInType ty_str = {FTN_TYPE_STRING, NULL};
 static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
@@ -54,7 +46,7 @@ static const char* state_str(FutoInAsyncSteps* as, const char* name)
 }
 
 /* the order text, for Python to read */
-void start(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void start(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     FutoInArgs out;
     say("order pipeline: python -> lua -> java -> lua -> c, one flow, one thread");
@@ -68,13 +60,13 @@ void start(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 /* A Python call that may take too long: 50 ms, then the order stays in
  * USD. The timeout cancels the Python wait (its cancel handler runs) and
  * raises Timeout here. */
-void rate(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void rate(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     as->api->setTimeout(as, 50);
-    futoin_host_add(as, "python", "order", "fetch_rate");
+    FUTOIN_HOST_ADD(as, "python", "order", "fetch_rate");
 }
 
-void rate_failed(FutoInAsyncSteps* as, void* d, const char* code)
+static void rate_failed(FutoInAsyncSteps* as, void* d, const char* code)
 {
     FutoInBinaryValue one;
     char line[128];
@@ -90,13 +82,13 @@ void rate_failed(FutoInAsyncSteps* as, void* d, const char* code)
 
 /* Lua decides what a failed credit check means; this C step is where the
  * decision sits in the flow (and so in the error's async stack). */
-void review(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void review(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
-    futoin_host_add(as, "lua", "pricing", "approve");
+    FUTOIN_HOST_ADD(as, "lua", "pricing", "approve");
 }
 
 /* C writes the result. */
-void write_receipt(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void write_receipt(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     const FutoInBinaryValue* qtys = futoin_state_get(as, "qtys");
     const FutoInBinaryValue* net = futoin_state_get(as, "net_prices");
@@ -136,7 +128,7 @@ void write_receipt(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 /* The stack of the error Lua handled: where Java raised it, through Lua,
  * down to this C program's step. */
-void show_stack(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void show_stack(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     const futoin_async_stack* st = futoin_async_ext(as)->async_stack(as);
     char text[4096];
@@ -167,14 +159,16 @@ int main(int argc, char** argv)
         return 2;
     }
     root = futoin_root_new(tool);
-    root->api->add(root, NULL, start, NULL);
-    futoin_host_add(root, "python", "order", "parse");
-    root->api->add(root, NULL, rate, rate_failed);
-    futoin_host_add(root, "lua", "pricing", "apply");
-    futoin_host_add(root, "java", "demo.Totals", "compute");
-    root->api->add(root, NULL, review, NULL);
-    root->api->add(root, NULL, write_receipt, NULL);
-    root->api->add(root, NULL, show_stack, NULL);
+    /* FUTOIN_ADD() is add() that records where the step was added: its
+     * frame in an async stack reads "at c review (order_pipeline.c:NN)" */
+    FUTOIN_ADD(root, NULL, start, NULL);
+    FUTOIN_HOST_ADD(root, "python", "order", "parse");
+    FUTOIN_ADD(root, NULL, rate, rate_failed);
+    FUTOIN_HOST_ADD(root, "lua", "pricing", "apply");
+    FUTOIN_HOST_ADD(root, "java", "demo.Totals", "compute");
+    FUTOIN_ADD(root, NULL, review, NULL);
+    FUTOIN_ADD(root, NULL, write_receipt, NULL);
+    FUTOIN_ADD(root, NULL, show_stack, NULL);
     root->api->execute(root, NULL, unhandled);
     futoin_tool_run(tool);
     root->api->free(root);

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, however this file is compiled */
 #endif
 #include <futoin/errors.h>
+#include <futoin/steps.h>
 #include <futoin/sys/host.h>
 
 #include <inttypes.h>
@@ -275,7 +276,7 @@ typedef struct named
 static void add_named(FutoInAsyncSteps* as, void* d, const FutoInArgs* in)
 {
     named* n = d;
-    futoin_host_add(as, n->language, n->module, n->function);
+    FUTOIN_HOST_ADD(as, n->language, n->module, n->function);
 }
 
 static void caught(FutoInAsyncSteps* as, void* d, const char* code)
@@ -311,5 +312,5 @@ FRAGMENT catch(FutoInAsyncSteps* as, void* d, const FutoInArgs* in)
     snprintf(n->language, sizeof(n->language), "%s", lang);
     snprintf(n->module, sizeof(n->module), "%s", mod);
     snprintf(n->function, sizeof(n->function), "%s", fn);
-    as->api->add(as, n, add_named, caught);
+    FUTOIN_ADD(as, n, add_named, caught);
 }
