@@ -99,6 +99,16 @@ typedef struct fpy_tool
     int ascheduled;    /* a pass is queued with call_soon */
     size_t late;       /* late completions through kept handles whose step
                           had ended, which the binding decided itself */
+    PyObject* tloop;   /* its asyncio event loop (ToolEventLoop), or NULL */
+    /* a borrowed tool: the tool of a flow another language hosts
+     * (py_borrowed.c) */
+    int borrowed;
+    int in_cb;         /* callbacks of its timers running now */
+    int holds;         /* _hold()s not yet undone (fd watchers, workers) */
+    FutoInAsyncSteps* anchor; /* an idle root of the tool while timers or
+                                 holds pend: its program cannot free it */
+    struct fpy_fdwatch* fdw;  /* fds watched for its event loop (py_poll.c) */
+    struct fpy_tool* next_borrowed;
 } fpy_tool;
 
 /* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
@@ -438,6 +448,40 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
+
+/* ---- py_borrowed.c: the tool of a flow another language hosts ---------- */
+
+/** The Tool object of `ft` (new reference): the Tool made by Python, else
+ * a borrowed Tool (made on first use, then the same object while it
+ * lives), or None for NULL. */
+PyObject* fpy_tool_obj_of(futoin_tool* ft);
+/** ToolBase._borrow_init(ptr): make `t` a borrowed Tool of `ft`. */
+int fpy_borrowed_init(fpy_tool* t, futoin_tool* ft);
+void fpy_borrowed_unlist(fpy_tool* t);
+/** Can `t` be used now? An owned tool: until closed. A borrowed one: while
+ * a Python callback of a flow or timer of it runs, or roots made on it
+ * from Python, its pending timers or holds keep it. */
+int fpy_tool_usable(fpy_tool* t);
+/** t->tool if usable, else NULL with InvalidStateError naming `what`. */
+futoin_tool* fpy_tool_use(fpy_tool* t, const char* what);
+/** A borrowed tool keeps an idle root of its tool (and itself) while its
+ * timers or holds pend, and lets go when they are done. May drop the last
+ * reference to `t`: call it last. Loop thread, GIL held. */
+void fpy_borrowed_sync(fpy_tool* t);
+/** _hold() / _unhold(): keep a borrowed tool while something of ours waits
+ * on its loop (no-op for an owned tool). */
+PyObject* fpy_tool_hold(fpy_tool* t, int delta);
+/** The tool's asyncio event loop (ToolEventLoop, made on first use;
+ * borrowed reference), or NULL raised. */
+PyObject* fpy_tool_event_loop(fpy_tool* t);
+
+/* ---- py_poll.c: file descriptors watched on a tool's loop --------------- */
+
+/** ToolBase._poll(fd, events, callback): watch `fd` for `events` (1 read,
+ * 2 write; 0 stops), callback(fd, events) on the loop thread. */
+PyObject* fpy_tool_poll(fpy_tool* t, int fd, int events, PyObject* cb);
+/** Stop every watcher of `t` (close()). */
+void fpy_tool_unpoll(fpy_tool* t);
 
 /* ---- host/py_host.c: the language host "python" ------------------------ */
 

@@ -127,6 +127,35 @@ static void on_sig_closed(uv_handle_t* h)
     free(w);
 }
 
+/* A borrowed tool only lets go: its timers and holds are dropped (the
+ * anchor with them), the roots made on it from Python are freed; its tool
+ * is its program's. Roots and the anchor prove the tool alive here; with
+ * neither, nothing touches it. */
+static int close_borrowed(fpy_tool* t)
+{
+    Py_INCREF(t); /* the anchor's reference may go */
+    t->closing = 1;
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
+        PyDict_Clear(t->flows);
+    }
+    drop_timers(t);
+    fpy_tool_unpoll(t);
+    while (t->roots) {
+        fpy_steps* s = t->roots;
+        Py_INCREF(s);
+        fpy_steps_free_root(s);
+        Py_DECREF(s);
+    }
+    t->holds = 0;
+    fpy_borrowed_sync(t);
+    t->closing = 0;
+    t->tool = NULL;
+    fpy_borrowed_unlist(t);
+    fpy_drain();
+    Py_DECREF(t);
+    return 0;
+}
+
 /* Free the loop: the executing roots are dropped (which cancels them),
  * timers too. Returns 0, or -1 (RuntimeError) while roots of other owners
  * still live on it; the tool is then kept. */
@@ -135,6 +164,9 @@ int fpy_tool_close(fpy_tool* t)
     fpy_tool_undrive(t);
     if (!t->tool) {
         return 0;
+    }
+    if (t->borrowed) {
+        return close_borrowed(t);
     }
     t->closing = 1;
     if (t->flows && PyDict_GET_SIZE(t->flows)) {
@@ -146,6 +178,7 @@ int fpy_tool_close(fpy_tool* t)
         }
     }
     drop_timers(t);
+    fpy_tool_unpoll(t);
     /* the tool's roots still referenced from Python are freed (closed):
      * like a file's, their handles are dead with the tool */
     while (t->roots) {
@@ -226,10 +259,21 @@ static int closed(fpy_tool* t)
     return 0;
 }
 
+/* run()/run_nowait() of a borrowed tool: its program runs the loop. */
+static int refuse_borrowed(fpy_tool* t, const char* what)
+{
+    if (t->borrowed && t->tool) {
+        fpy_invalid_state("%s: this Tool is the loop of the program that hosts "
+                          "the flow (borrowed): that program runs it", what);
+        return 1;
+    }
+    return 0;
+}
+
 PyObject* fpy_tool_drive(fpy_tool* t)
 {
     int rc, fatal;
-    if (closed(t) || fpy_run_begin() < 0) {
+    if (refuse_borrowed(t, "run()") || closed(t) || fpy_run_begin() < 0) {
         return NULL;
     }
     rc = futoin_tool_run(t->tool);
@@ -280,7 +324,7 @@ PyObject* fpy_tool_pass_ready(fpy_tool* t)
 static PyObject* pass(fpy_tool* t, int ready_only)
 {
     int rc;
-    if (closed(t)) {
+    if (refuse_borrowed(t, "run_nowait()") || closed(t)) {
         return NULL;
     }
     if (t->passing) {
@@ -407,27 +451,34 @@ void fpy_tool_root_done(fpy_steps* s)
 static void tr_timer(void* data)
 {
     fpy_timer* tm = data;
+    fpy_tool* t = tm->tool;
     fpy_gil g;
     PyObject *key, *fn, *res;
     fpy_gil_enter(&g);
+    Py_INCREF(t); /* the callback may close or drop the tool */
+    ++t->in_cb;
     key = PyLong_FromVoidPtr(tm);
-    fn = key ? PyDict_GetItemWithError(tm->tool->timers, key) : NULL;
+    fn = key ? PyDict_GetItemWithError(t->timers, key) : NULL;
     if (fn) {
         Py_INCREF(fn);
-        PyDict_DelItem(tm->tool->timers, key);
+        PyDict_DelItem(t->timers, key);
         PyMem_Free(tm);
         res = PyObject_CallNoArgs(fn);
         if (res) {
             Py_DECREF(res);
-        } else if (fpy_is_fatal()) {
+        } else if (fpy_is_fatal() && (!t->borrowed || fpy_in_run())) {
             fpy_store_fatal();
         } else {
+            /* no run() of ours re-raises it in another language's program */
             PyErr_WriteUnraisable(fn);
         }
         Py_DECREF(fn);
     }
     PyErr_Clear();
     Py_XDECREF(key);
+    --t->in_cb;
+    fpy_borrowed_sync(t);
+    Py_DECREF(t);
     fpy_gil_leave(&g);
 }
 
@@ -438,7 +489,7 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     unsigned long ms = 0;
     fpy_timer* tm;
     PyObject* key;
-    if (closed(t)) {
+    if (!fpy_tool_use(t, delay_ms ? "deferred()" : "immediate()")) {
         return NULL;
     }
     if (!futoin_tool_is_same_thread(t->tool)) {
@@ -484,6 +535,7 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     } else {
         tm->h = futoin_tool_immediate(t->tool, tr_timer, tm);
     }
+    fpy_borrowed_sync(t); /* the caller holds t */
     return key;
 }
 
@@ -507,6 +559,7 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
     if (PyDict_DelItem(t->timers, key) < 0) {
         return NULL;
     }
+    fpy_borrowed_sync(t); /* the caller holds t */
     Py_RETURN_TRUE;
 }
 
@@ -515,24 +568,31 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 typedef struct fpy_posted
 {
     PyObject* fn;
+    fpy_tool* tool; /* alive when it runs: a closed or freed tool drops it */
 } fpy_posted;
 
 static void tr_post(void* data)
 {
     fpy_posted* p = data;
+    fpy_tool* t = p->tool;
     fpy_gil g;
     PyObject* res;
     fpy_gil_enter(&g);
+    Py_INCREF(t); /* the callback may let go of the tool */
+    ++t->in_cb;
     res = PyObject_CallNoArgs(p->fn);
     if (res) {
         Py_DECREF(res);
-    } else if (fpy_is_fatal()) {
+    } else if (fpy_is_fatal() && (!t->borrowed || fpy_in_run())) {
         fpy_store_fatal();
     } else {
         PyErr_WriteUnraisable(p->fn);
     }
     Py_DECREF(p->fn);
     PyMem_Free(p);
+    --t->in_cb;
+    fpy_borrowed_sync(t);
+    Py_DECREF(t);
     fpy_gil_leave(&g);
 }
 
@@ -541,6 +601,18 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
     fpy_posted* p;
     FutoInHandle h;
     if (closed(t)) {
+        return NULL;
+    }
+    if (t->borrowed && !futoin_tool_is_same_thread(t->tool)
+        && !__atomic_load_n(&t->anchor, __ATOMIC_ACQUIRE)) {
+        /* from another thread only while a hold proves the tool alive */
+        return fpy_invalid_state("call_soon_threadsafe(): this Tool is the loop "
+                                 "of the program that hosts the flow (borrowed): "
+                                 "from another thread only while its event "
+                                 "loop waits for that thread (run_in_executor())");
+    }
+    if (t->borrowed && futoin_tool_is_same_thread(t->tool)
+        && !fpy_tool_use(t, "call_soon_threadsafe()")) {
         return NULL;
     }
     if (!PyCallable_Check(fn)) {
@@ -553,6 +625,7 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
         return PyErr_NoMemory();
     }
     p->fn = Py_NewRef(fn);
+    p->tool = t;
     h = futoin_tool_immediate(t->tool, tr_post, p);
     if (futoin_tool_is_same_thread(t->tool) && !futoin_tool_is_valid(t->tool, &h)) {
         Py_DECREF(p->fn);

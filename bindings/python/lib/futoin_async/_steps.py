@@ -98,8 +98,9 @@ def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
 
 
 def new_instance(self: AsyncSteps) -> AsyncSteps:
-    """A new root on the same tool."""
-    tool = _tools.get(self._tool_ptr()) if self.is_ours() else None
+    """A new root on the same tool (a borrowed Tool's too: it runs on the
+    loop of the program that hosts the flow)."""
+    tool = self.tool if self.is_ours() else None
     if tool is not None:
         return AsyncSteps(tool)
     return self._new_instance()
