@@ -51,7 +51,7 @@ from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
 from ._errors import _error_class  # noqa: F401 - errors.py imports it from here
 from ._errors import _ErrorMeta  # noqa: F401 - named by the stubs (__init__.pyi)
 from ._loop import ToolEventLoop
-from ._stack import AsyncFrame, AsyncStack, _make_stack
+from ._stack import AsyncFrame, AsyncStack, _error_text, _frame_of, _make_stack
 from ._state import State
 from ._steps import AsyncSteps
 from ._sync import Limiter, Mutex, Throttle
@@ -133,5 +133,7 @@ _core._set_types(State, {
     "future_of": _future_of,
     "current_task": asyncio.current_task,
     "borrow_tool": Tool._borrow,
+    "frame_of": _frame_of,
+    "error_text": _error_text,
     "ToolEventLoop": ToolEventLoop,
 })
