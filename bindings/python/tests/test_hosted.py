@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
 
@@ -377,6 +378,52 @@ def test_a_c_program_hosts_python_timers_and_async_steps(hosted_c):
     r = subprocess.run([str(hosted_c), "pg_hosted", "1000"], capture_output=True,
                        text=True, env=env, timeout=300)
     lines = r.stdout.splitlines()
-    assert r.returncode == 0 and lines[-1] == "hosted: 16 passed, 0 failed", \
+    assert r.returncode == 0 and lines[-1] == "hosted: 17 passed, 0 failed", \
         r.stdout + r.stderr
     assert not [line for line in lines if line.startswith("FAIL")]
+
+
+def test_the_installed_wheels_plugin_needs_only_the_venvs_settings(tmp_path):
+    """Issue 23: a C program with nothing but an activated venv's settings
+    (env -i PATH VIRTUAL_ENV, and PYTHONPATH for the user's module) loads
+    the plug-in of the wheel installed in this venv by its path (dlopen in
+    the program: the library's own discovery of installed plug-ins is the
+    core's part); the plug-in finds this CPython's libpython from where it
+    is installed, starts the interpreter as the venv's python (the venv's
+    site-packages hold the package), and the package's _core binds to the
+    libfutoin_async and the libuv the program mapped first, never its own
+    copies: the program links a copy of the library outside the venv, and
+    the system's libuv. Before: libpython3.X.so.1.0 was dlopen()ed by name
+    only (not found for a CPython outside the system's library path) and the
+    interpreter started as the host program, not the venv."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the suite does not run in a venv")
+    if not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    hostlib = tmp_path / "hostlib"  # the program's own copy of the library
+    hostlib.mkdir()
+    shutil.copyfile(PKG / "libfutoin_async.so.0", hostlib / "libfutoin_async.so.0")
+    exe = tmp_path / "hosted_c"
+    subprocess.run(["cc", "-std=c11", "-O1", "-I", str(ROOT / "abi"), "-o", str(exe),
+                    str(HERE / "polyglot" / "hosted_c.c"), str(hostlib / "libfutoin_async.so.0"),
+                    f"-Wl,-rpath,{hostlib}", "-ldl"], check=True)
+    bin_dir = pathlib.Path(sys.prefix, "bin")
+    env = [f"PATH={bin_dir}:/usr/bin:/bin", f"VIRTUAL_ENV={sys.prefix}",
+           f"PYTHONPATH={HERE / 'polyglot'}"]
+    r = subprocess.run(["env", "-i", *env, str(exe), "pg_hosted", "200", "--plugin",
+                        str(PLUGIN_DIR / "libfutoin_host_python.so")],
+                       capture_output=True, text=True, timeout=300)
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines()
+               if line.startswith(("interp ", "runtime ", "libuv ", "libpython ")))
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "hosted: 17 passed, 0 failed", \
+        r.stdout + r.stderr
+    prefix, package = out["interp"].split("|")
+    assert prefix == sys.prefix  # the venv: site.py read its pyvenv.cfg
+    assert package == fa.__file__  # the venv's package, not the checkout
+    assert out["runtime"] == str(hostlib / "libfutoin_async.so.0")  # not the wheel's
+    libpython = pathlib.Path(sysconfig.get_config_var("LIBDIR"),
+                             sysconfig.get_config_var("INSTSONAME"))
+    assert os.path.realpath(out["libpython"]) == os.path.realpath(libpython)
+    # the library the program linked needs libuv.so.1 and found the system's
+    # first (no copy next to it): _core bound to that one, not the wheel's
+    assert not out["libuv"].startswith(str(PKG)), out["libuv"]

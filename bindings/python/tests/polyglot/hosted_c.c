@@ -9,6 +9,12 @@
  * process maps one libfutoin_async and one libuv, and the tool is freed
  * (nothing of Python's holds it).
  *
+ * With `--plugin PATH` the program loads the plug-in itself (dlopen,
+ * futoin_host_register) instead of leaving it to the library: the test of
+ * an installed wheel runs it with nothing but an activated venv's settings.
+ * It prints what the Python side runs in ("interp <sys.prefix>|<package>")
+ * and what is mapped ("runtime", "libuv", "libpython").
+ *
  * Prints "ok <cell>" or "FAIL <cell>: <why>" per check, then
  * "hosted: N passed, M failed". A plain program: CPython starts once per
  * process.
@@ -156,7 +162,9 @@ static void* loaded_plugin(void)
     return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 }
 
-/* starts, stops, live steps, allocated blocks after a collection */
+/* starts, stops, live steps, and sys.getallocatedblocks() after a
+ * collection (libpython is in the process with RTLD_GLOBAL: the plug-in
+ * loads it so) */
 static int counters(long long v[4])
 {
     void* dl = loaded_plugin();
@@ -166,10 +174,14 @@ static int counters(long long v[4])
         int (*python)(int*, int*, int*);
         int (*ensure)(void);
         void (*release)(int);
-        long (*collect)(void);
-        long (*blocks)(void);
-    } c, ensure, release, collect, blocks;
+        int (*run)(const char*);
+        void* (*import)(const char*);
+        void* (*getattr)(void*, const char*);
+        long (*aslong)(void*);
+        void (*decref)(void*);
+    } c, ensure, release, run, import, getattr, aslong, decref;
     int s = 0, p = 0, l = 0, g;
+    void *m, *n;
     if (!dl || !(c.p = dlsym(dl, "python_host_counters"))) {
         return -1;
     }
@@ -177,19 +189,32 @@ static int counters(long long v[4])
     dlclose(dl);
     ensure.p = dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
     release.p = dlsym(RTLD_DEFAULT, "PyGILState_Release");
-    collect.p = dlsym(RTLD_DEFAULT, "PyGC_Collect");
-    blocks.p = dlsym(RTLD_DEFAULT, "_Py_GetAllocatedBlocks");
-    if (!ensure.p || !release.p || !collect.p || !blocks.p) {
+    run.p = dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
+    import.p = dlsym(RTLD_DEFAULT, "PyImport_ImportModule");
+    getattr.p = dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
+    aslong.p = dlsym(RTLD_DEFAULT, "PyLong_AsLong");
+    decref.p = dlsym(RTLD_DEFAULT, "Py_DecRef");
+    if (!ensure.p || !release.p || !run.p || !import.p || !getattr.p || !aslong.p
+        || !decref.p) {
         return -1;
     }
     g = ensure.ensure();
-    collect.collect();
-    v[3] = blocks.blocks();
+    run.run("import gc, sys\ngc.collect()\n"
+            "sys.modules['__main__'].futoin_blocks = sys.getallocatedblocks()\n");
+    m = import.import("__main__");
+    n = m ? getattr.getattr(m, "futoin_blocks") : NULL;
+    v[3] = n ? aslong.aslong(n) : -1;
+    if (n) {
+        decref.decref(n);
+    }
+    if (m) {
+        decref.decref(m);
+    }
     release.release(g);
     v[0] = s;
     v[1] = p;
     v[2] = l;
-    return 0;
+    return v[3] < 0 ? -1 : 0;
 }
 
 static void cell_many(int n)
@@ -232,8 +257,8 @@ static void cell_many(int n)
 static void cell_maps(void)
 {
     FILE* maps = fopen("/proc/self/maps", "r");
-    char line[4352], core[4096] = "", uv[4096] = "", why[8400];
-    int cores = 0, uvs = 0;
+    char line[4352], core[4096] = "", uv[4096] = "", py[4096] = "", why[8400];
+    int cores = 0, uvs = 0, pys = 0;
     if (!maps) {
         check(0, "maps", "cannot read /proc/self/maps");
         return;
@@ -254,23 +279,52 @@ static void cell_maps(void)
             uvs += !uv[0] || strcmp(uv, path) != 0;
             snprintf(uv, sizeof(uv), "%s", path);
         }
+        if (strncmp(base, "libpython3", 10) == 0 && strcmp(py, path) != 0) {
+            pys += !py[0] || strcmp(py, path) != 0;
+            snprintf(py, sizeof(py), "%s", path);
+        }
     }
     fclose(maps);
-    printf("runtime %s\nlibuv %s\n", core, uv);
+    printf("runtime %s\nlibuv %s\nlibpython %s\n", core, uv, py);
+    snprintf(why, sizeof(why), "%d libpython files mapped (last %s)", pys, py);
+    check(pys == 1, "one libpython", why);
     snprintf(why, sizeof(why), "%d libfutoin_async files mapped (last %s)", cores, core);
     check(cores == 1, "one libfutoin_async", why);
     snprintf(why, sizeof(why), "%d libuv files mapped (last %s)", uvs, uv);
     check(uvs == 1, "one libuv", why);
 }
 
+/* --plugin PATH: load the plug-in here and register its host table. */
+static int load_plugin(const char* path)
+{
+    void* dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    union
+    {
+        void* p;
+        futoin_host_get_fn get;
+    } u;
+    const futoin_host_api* api = NULL;
+    if (!dl || !(u.p = dlsym(dl, FUTOIN_HOST_GET_SYMBOL))
+        || u.get(FUTOIN_HOST_VERSION, &api) != FUTOIN_OK
+        || futoin_host_register(api) != FUTOIN_OK) {
+        fprintf(stderr, "cannot load the plug-in %s: %s\n", path, dl ? "no host table" : dlerror());
+        return -1;
+    }
+    return 0; /* stays loaded: the library keeps its table */
+}
+
 int main(int argc, char** argv)
 {
     int n = argc > 2 ? atoi(argv[2]) : 1000;
     if (argc < 2 || futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
-        fprintf(stderr, "usage: hosted_c MODULE [FLOWS]\n");
+        fprintf(stderr, "usage: hosted_c MODULE [FLOWS [--plugin PATH]]\n");
+        return 2;
+    }
+    if (argc > 4 && strcmp(argv[3], "--plugin") == 0 && load_plugin(argv[4]) < 0) {
         return 2;
     }
     module = argv[1];
+    printf("interp %s\n", run_flow("interp_info", 0));
     expect("asi.tool is the hosting loop's", "tool_info", 0, "borrowed usable");
     expect("call_later from a step", "timer_double", 1, "40");
     expect("immediate/call_soon from a step and a timer", "soon_double", 1, "40");

@@ -2,6 +2,9 @@
 the plug-in): the hosting loop's Tool, its timers and `async def` steps.
 Each is a step (asi, *values)."""
 import asyncio
+import sys
+
+import futoin_async
 
 seen = []  # what the coroutines saw
 
@@ -60,3 +63,8 @@ def cancel_seen(asi):
 def tasks_left(asi):
     """Tasks of the hosting loop's event loop that are not done."""
     return len([t for t in asyncio.all_tasks(asi.tool.event_loop()) if not t.done()])
+
+
+def interp_info(asi):
+    """What the embedded interpreter runs as: sys.prefix and the package."""
+    return f"{sys.prefix}|{futoin_async.__file__}"
