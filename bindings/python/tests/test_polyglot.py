@@ -531,8 +531,8 @@ def test_a_c_program_runs_a_python_step_through_the_plugin(c_host, tmp_path):
             asi.success(v * 2)
     """ % str(PKG))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["value 40", "python (3, 11) True"] or \
-        r.stdout.splitlines() == ["python (3, 11) True", "value 40"]
+    mine = f"python {tuple(sys.version_info[:2])} True"  # this CPython, this package
+    assert sorted(r.stdout.splitlines()) == sorted(["value 40", mine])
 
 
 def test_a_missing_libpython_is_a_clear_error_in_the_flow(c_host, tmp_path):
@@ -653,7 +653,10 @@ def test_cpython_that_cannot_start_fails_the_step_not_the_program(tmp_path):
                        env=dict(env, PYTHONHOME=str(tmp_path / "no-such-home")))
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     lines = r.stdout.splitlines()
-    why = ("error InvalidRequest: python: cannot start CPython: init_fs_encoding: "
-           "failed to get the Python codec of the filesystem encoding")
+    why = "error InvalidRequest: python: cannot start CPython: "
+    if sys.version_info[:2] == (3, 11):  # CPython's own words differ by version
+        why += ("init_fs_encoding: failed to get the Python codec of the "
+                "filesystem encoding")
     assert lines[0].startswith(why) and "(adding pg_mixed.half)" in lines[0], lines
+    assert "(check PYTHONHOME and PYTHONPATH)" in lines[0]
     assert lines[1:] == ["c value 5", lines[0], "exit"], lines  # the same, later too
