@@ -59,7 +59,8 @@ def test_wrap_foreign(foreign, trace):
     root.execute(lambda code, info, last: errors.append((code, info)))
     foreign.foreign_run(loop)
     ((code, info),) = errors
-    assert code == "InternalError" and info.splitlines()[0] == "boom"  # then the traceback
+    assert code == "InternalError" and info.splitlines()[:2] == [
+        "boom", "Traceback (most recent call last):"]  # then the traceback
     root.free()
     assert foreign.foreign_live_roots(loop) == 0
     foreign.foreign_loop_free(loop)

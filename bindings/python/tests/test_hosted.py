@@ -67,12 +67,13 @@ def test_cancelling_a_flow_under_run_raises_cancelled_error_in_the_coroutine(too
             seen.append("finally")
 
     root = AsyncSteps(tool).add(wait)
-    root.execute()
+    ended = []
+    root.execute(lambda *e: ended.append(e), lambda *v: ended.append(v))
 
     def cancel_once_started():
         if seen:
             root.cancel()
-        else:
+        elif not ended:  # the loop's order, no deadline; stop if the flow ended
             tool.call_soon(cancel_once_started)
 
     tool.call_soon(cancel_once_started)
@@ -332,6 +333,7 @@ def test_roots_made_on_a_borrowed_tool_run_on_the_hosting_loop(hosted):
     ctool, mod = hosted("""
         out = []
         def step(asi):
+            assert asi.tool is not None and asi.tool.borrowed  # else it would wait forever
             asi.wait_external()
             child = asi.new_instance()
             assert child.tool is asi.tool

@@ -120,7 +120,11 @@ typedef struct canceller
 static void poll_started(void* data)
 {
     canceller* c = data;
-    const FutoInBinaryValue* v = futoin_state_get(c->root, "started");
+    const FutoInBinaryValue* v;
+    if (got[0] || err_text[0]) {
+        return; /* the flow ended by itself: nothing to cancel */
+    }
+    v = futoin_state_get(c->root, "started");
     if (v && v->type && v->type->flags == FTN_TYPE_BOOL && v->b) {
         c->root->api->cancel(c->root);
         return;
