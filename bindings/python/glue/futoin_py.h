@@ -19,7 +19,9 @@
  * exceptions), py_checks.c (checks at the call site), py_add.c /
  * py_complete.c (the AsyncSteps operations that add steps / complete or
  * suspend one), py_execute.c (execute(), cancel()), py_state.c (the flow's
- * State), py_tool.c (the Tool, its timers and signals), py_asyncio.c
+ * State), py_tool.c (the Tool, its timers), py_signals.c (Ctrl-C in
+ * run()), py_borrowed.c (the Tool of a flow another language hosts),
+ * py_poll.c (fds watched for the Tool's event loop), py_asyncio.c
  * (asyncio), py_async_stack.c (origins of steps, async stacks);
  * host/py_host.c (the language host "python").
  *
@@ -108,7 +110,6 @@ typedef struct fpy_tool
     FutoInAsyncSteps* anchor; /* an idle root of the tool while timers or
                                  holds pend: its program cannot free it */
     struct fpy_fdwatch* fdw;  /* fds watched for its event loop (py_poll.c) */
-    struct fpy_tool* next_borrowed;
 } fpy_tool;
 
 /* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
@@ -427,6 +428,13 @@ int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
 int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
 /** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
 fpy_tool* fpy_tool_find(futoin_tool* ft);
+/** ... of a futoin_tool of another language's program (a borrowed Tool). */
+fpy_tool* fpy_tool_find_borrowed(futoin_tool* ft);
+/** Add `t` to the live tools (fpy_tool_unlist() takes it off). */
+void fpy_tool_list(fpy_tool* t);
+/** close(): drop the executing roots, timers, fd watchers, and free the
+ * roots made on the tool; 0, or -1 raised (out of memory). */
+int fpy_tool_drop_all(fpy_tool* t);
 void fpy_tool_unlist(fpy_tool* t);
 /** Cancel every root the tool keeps alive while it executes (Ctrl-C). */
 void fpy_tool_cancel_executing(fpy_tool* t);
@@ -445,7 +453,10 @@ PyObject* fpy_tool_pass(fpy_tool* t);
 PyObject* fpy_tool_pass_ready(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
+/** py_signals.c: watch Python's signal wakeup socket (fd, wfd owned);
+ * close() stops it. */
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
+void fpy_tool_unwatch_signals(fpy_tool* t);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 
@@ -457,7 +468,9 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
 PyObject* fpy_tool_obj_of(futoin_tool* ft);
 /** ToolBase._borrow_init(ptr): make `t` a borrowed Tool of `ft`. */
 int fpy_borrowed_init(fpy_tool* t, futoin_tool* ft);
-void fpy_borrowed_unlist(fpy_tool* t);
+/** close() of a borrowed Tool: only lets go (its timers, holds and the
+ * roots made on it go; the tool stays its program's). */
+int fpy_borrowed_close(fpy_tool* t);
 /** Can `t` be used now? An owned tool: until closed. A borrowed one: while
  * a Python callback of a flow or timer of it runs, or roots made on it
  * from Python, its pending timers or holds keep it. */

@@ -25,29 +25,6 @@
  */
 #include "futoin_py.h"
 
-static fpy_tool* borrowed_tools; /* GIL held for every change and lookup */
-
-static fpy_tool* borrowed_find(futoin_tool* ft)
-{
-    for (fpy_tool* t = borrowed_tools; ft && t; t = t->next_borrowed) {
-        if (t->tool == ft) {
-            return t;
-        }
-    }
-    return NULL;
-}
-
-void fpy_borrowed_unlist(fpy_tool* t)
-{
-    for (fpy_tool** p = &borrowed_tools; *p; p = &(*p)->next_borrowed) {
-        if (*p == t) {
-            *p = t->next_borrowed;
-            t->next_borrowed = NULL;
-            return;
-        }
-    }
-}
-
 int fpy_borrowed_init(fpy_tool* t, futoin_tool* ft)
 {
     if (t->tool || t->borrowed) {
@@ -65,9 +42,23 @@ int fpy_borrowed_init(fpy_tool* t, futoin_tool* ft)
     t->tool = ft;
     t->borrowed = 1;
     t->afd = -1;
-    t->next_borrowed = borrowed_tools;
-    borrowed_tools = t;
+    fpy_tool_list(t);
     return 0;
+}
+
+int fpy_borrowed_close(fpy_tool* t)
+{
+    int rc;
+    Py_INCREF(t); /* the anchor's reference may go */
+    t->closing = 1;
+    rc = fpy_tool_drop_all(t);
+    t->holds = 0;
+    fpy_borrowed_sync(t);
+    t->closing = 0;
+    t->tool = NULL;
+    fpy_tool_unlist(t);
+    Py_DECREF(t);
+    return rc;
 }
 
 PyObject* fpy_tool_obj_of(futoin_tool* ft)
@@ -77,7 +68,7 @@ PyObject* fpy_tool_obj_of(futoin_tool* ft)
     if (!ft) {
         Py_RETURN_NONE;
     }
-    if ((t = fpy_tool_find(ft)) != NULL || (t = borrowed_find(ft)) != NULL) {
+    if ((t = fpy_tool_find(ft)) != NULL || (t = fpy_tool_find_borrowed(ft)) != NULL) {
         return Py_NewRef((PyObject*)t);
     }
     if (!(mk = fpy_hook("borrow_tool")) || !(ptr = PyLong_FromVoidPtr(ft))) {

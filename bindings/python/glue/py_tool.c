@@ -1,16 +1,9 @@
 /*
  * The Tool of the Python binding: one futoin_tool (one libuv loop), run()
- * with the GIL released, Python timers, and prompt KeyboardInterrupt.
- *
- * Signals. Python runs signal handlers only between bytecodes of the main
- * thread; while run() blocks in epoll_wait() with the GIL released, libuv
- * restarts the wait after EINTR and Ctrl-C would wait for the next event.
- * The Python layer therefore points signal.set_wakeup_fd() at a socket
- * whose other end this tool watches (fpy_tool_watch_signals): a signal
- * wakes the loop, the watcher runs the Python handlers, and an exception
- * they raise (KeyboardInterrupt) cancels the executing roots, stops the
- * loop, and is re-raised from run(). The watcher is unreferenced, so it
- * never keeps the loop alive by itself.
+ * with the GIL released, Python timers and calls posted from any thread,
+ * close(). The live tools (made by Python, and borrowed ones:
+ * py_borrowed.c) are listed for fpy_tool_find(). Prompt KeyboardInterrupt
+ * while run() waits: py_signals.c.
  */
 #include "futoin_py.h"
 
@@ -25,17 +18,34 @@ typedef struct fpy_timer
     FutoInHandle h;
 } fpy_timer;
 
-/* The live tools (GIL held for every change and lookup; few of them). */
+/* The live tools, made by Python and borrowed (GIL held for every change
+ * and lookup; few of them). */
 static fpy_tool* live_tools;
 
-fpy_tool* fpy_tool_find(futoin_tool* ft)
+static fpy_tool* find(futoin_tool* ft, int borrowed)
 {
     for (fpy_tool* t = live_tools; ft && t; t = t->next_live) {
-        if (t->tool == ft) {
+        if (t->tool == ft && t->borrowed == borrowed) {
             return t;
         }
     }
     return NULL;
+}
+
+fpy_tool* fpy_tool_find(futoin_tool* ft)
+{
+    return find(ft, 0);
+}
+
+fpy_tool* fpy_tool_find_borrowed(futoin_tool* ft)
+{
+    return find(ft, 1);
+}
+
+void fpy_tool_list(fpy_tool* t)
+{
+    t->next_live = live_tools;
+    live_tools = t;
 }
 
 void fpy_tool_unlist(fpy_tool* t)
@@ -92,8 +102,7 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
     }
     uv_prepare_start(t->prep, on_prepare);
     uv_unref((uv_handle_t*)t->prep); /* never keeps the loop alive */
-    t->next_live = live_tools;
-    live_tools = t;
+    fpy_tool_list(t);
     return 0;
 }
 
@@ -112,63 +121,8 @@ static void drop_timers(fpy_tool* t)
     PyDict_Clear(t->timers);
 }
 
-/* The signal watcher owns both ends of the socket pair it watches. */
-typedef struct fpy_sigwatch
+int fpy_tool_drop_all(fpy_tool* t)
 {
-    uv_poll_t poll; /* first: the handle's address is the record's */
-    int fd, wfd;
-} fpy_sigwatch;
-
-static void on_sig_closed(uv_handle_t* h)
-{
-    fpy_sigwatch* w = (fpy_sigwatch*)h;
-    close(w->fd);
-    close(w->wfd);
-    free(w);
-}
-
-/* A borrowed tool only lets go: its timers and holds are dropped (the
- * anchor with them), the roots made on it from Python are freed; its tool
- * is its program's. Roots and the anchor prove the tool alive here; with
- * neither, nothing touches it. */
-static int close_borrowed(fpy_tool* t)
-{
-    Py_INCREF(t); /* the anchor's reference may go */
-    t->closing = 1;
-    if (t->flows && PyDict_GET_SIZE(t->flows)) {
-        PyDict_Clear(t->flows);
-    }
-    drop_timers(t);
-    fpy_tool_unpoll(t);
-    while (t->roots) {
-        fpy_steps* s = t->roots;
-        Py_INCREF(s);
-        fpy_steps_free_root(s);
-        Py_DECREF(s);
-    }
-    t->holds = 0;
-    fpy_borrowed_sync(t);
-    t->closing = 0;
-    t->tool = NULL;
-    fpy_borrowed_unlist(t);
-    fpy_drain();
-    Py_DECREF(t);
-    return 0;
-}
-
-/* Free the loop: the executing roots are dropped (which cancels them),
- * timers too. Returns 0, or -1 (RuntimeError) while roots of other owners
- * still live on it; the tool is then kept. */
-int fpy_tool_close(fpy_tool* t)
-{
-    fpy_tool_undrive(t);
-    if (!t->tool) {
-        return 0;
-    }
-    if (t->borrowed) {
-        return close_borrowed(t);
-    }
-    t->closing = 1;
     if (t->flows && PyDict_GET_SIZE(t->flows)) {
         PyObject* old = t->flows;
         t->flows = PyDict_New();
@@ -188,10 +142,26 @@ int fpy_tool_close(fpy_tool* t)
         Py_DECREF(s);
     }
     fpy_drain();
-    if (t->sig) {
-        uv_close((uv_handle_t*)t->sig, on_sig_closed);
-        t->sig = NULL;
+    return 0;
+}
+
+/* Free the loop: the executing roots are dropped (which cancels them),
+ * timers too. Returns 0, or -1 (RuntimeError) while roots of other owners
+ * still live on it; the tool is then kept. */
+int fpy_tool_close(fpy_tool* t)
+{
+    fpy_tool_undrive(t);
+    if (!t->tool) {
+        return 0;
     }
+    if (t->borrowed) {
+        return fpy_borrowed_close(t);
+    }
+    t->closing = 1;
+    if (fpy_tool_drop_all(t) < 0) {
+        return -1;
+    }
+    fpy_tool_unwatch_signals(t);
     if (t->prep) {
         uv_close((uv_handle_t*)t->prep, on_prepare_closed);
         t->prep = NULL;
@@ -632,88 +602,5 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
         PyMem_Free(p);
         return fpy_invalid_state("call_soon_threadsafe(): refused (the tool is closing)");
     }
-    Py_RETURN_NONE;
-}
-
-/* ---- signals ------------------------------------------------------------ */
-
-void fpy_tool_cancel_executing(fpy_tool* t)
-{
-    PyObject* snap = t->flows ? PyDict_Values(t->flows) : NULL;
-    if (!snap) {
-        PyErr_Clear();
-        return;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(snap); ++i) {
-        fpy_steps* s = fpy_obj_steps(PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 0));
-        if (s && s->bsi && s->bsi->api->isValid(s->bsi)) {
-            s->bsi->api->cancel(s->bsi);
-        }
-    }
-    Py_DECREF(snap);
-}
-
-static void on_signal_fd(uv_poll_t* p, int status, int events)
-{
-    fpy_tool* t = p->data;
-    char buf[64];
-    uv_os_fd_t fd;
-    fpy_gil g;
-    if (uv_fileno((uv_handle_t*)p, &fd) == 0) {
-        while (read(fd, buf, sizeof(buf)) > 0) {
-        }
-    }
-    fpy_gil_enter(&g);
-    if (PyErr_CheckSignals() < 0) {
-        /* a handler raised (KeyboardInterrupt): unwind like a step's */
-        fpy_store_fatal();
-        fpy_tool_cancel_executing(t);
-        if (fpy_in_run()) {
-            uv_stop(futoin_tool_uv_loop(t->tool));
-        }
-    }
-    fpy_gil_leave(&g);
-}
-
-/* Watch `fd`, the non-blocking read end of the socket pair whose write end
- * `wfd` Python's signal.set_wakeup_fd() writes to, on this tool's loop.
- * Takes ownership of both (closed with the tool, or at once when refused).
- * Once per tool. */
-PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd)
-{
-    fpy_sigwatch* w;
-    int rc;
-    if (!t->tool || t->sig) {
-        close(fd);
-        close(wfd);
-        PyErr_SetString(PyExc_RuntimeError, "_watch_signals(): already watching");
-        return NULL;
-    }
-    w = malloc(sizeof(*w));
-    if (!w) {
-        close(fd);
-        close(wfd);
-        return PyErr_NoMemory();
-    }
-    w->fd = fd;
-    w->wfd = wfd;
-    rc = uv_poll_init(futoin_tool_uv_loop(t->tool), &w->poll, fd);
-    if (rc == 0) {
-        w->poll.data = t;
-        rc = uv_poll_start(&w->poll, UV_READABLE, on_signal_fd);
-        if (rc != 0) {
-            uv_close((uv_handle_t*)&w->poll, on_sig_closed);
-        }
-    } else {
-        close(fd);
-        close(wfd);
-        free(w);
-    }
-    if (rc != 0) {
-        PyErr_Format(PyExc_OSError, "_watch_signals(): %s", uv_strerror(rc));
-        return NULL;
-    }
-    uv_unref((uv_handle_t*)&w->poll);
-    t->sig = &w->poll;
     Py_RETURN_NONE;
 }

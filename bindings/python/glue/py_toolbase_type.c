@@ -75,7 +75,7 @@ static void tool_dealloc(PyObject* self)
         /* nothing pending (timers and holds keep a reference): only let go;
          * its tool may be gone already */
         t->tool = NULL;
-        fpy_borrowed_unlist(t);
+        fpy_tool_unlist(t);
     } else if (fpy_tool_close(t) < 0) {
         PyErr_Clear(); /* roots of other owners: the tool is leaked, not freed
                           under them */

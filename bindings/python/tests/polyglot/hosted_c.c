@@ -1,7 +1,8 @@
 /*
  * A C program hosting Python steps (the plug-in libfutoin_host_python.so),
  * for bindings/python/tests/test_hosted.py: the Python steps of module
- * argv[1] (tests/polyglot/pg_hosted.py) reach the hosting loop through
+ * argv[1] (tests/polyglot/pg_hosted.py) and of the polyglot fragments
+ * (tests/polyglot/fragments/python) reach the hosting loop through
  * asi.tool (a borrowed Tool) and its timers, `async def` steps await
  * asyncio.sleep() in the Tool's own event loop, a cancel reaches the
  * coroutine as CancelledError, and after argv[2] (default 1000) async
@@ -15,35 +16,28 @@
  * It prints what the Python side runs in ("interp <sys.prefix>|<package>")
  * and what is mapped ("runtime", "libuv", "libpython").
  *
- * Prints "ok <cell>" or "FAIL <cell>: <why>" per check, then
- * "hosted: N passed, M failed". A plain program: CPython starts once per
- * process.
+ * Each check is a CHECK of tests/include/futoin_check.h (a failed one
+ * says why on stderr); the last line is "hosted: N passed, M failed". A
+ * plain program: CPython starts once per process.
  */
 #define _GNU_SOURCE
 #include <futoin/async.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 
+#include "futoin_check.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#define FRAGMENTS "polyglot_fragments"
 static futoin_tool* tool;
 static const char* module;
 
-static void check(int ok, const char* cell, const char* why)
-{
-    if (ok) {
-        ++passed;
-        printf("ok %s\n", cell);
-    } else {
-        ++failed;
-        printf("FAIL %s: %s\n", cell, why);
-    }
-    fflush(stdout);
-}
+/* One check of the cell named `cell`; `why` says what went wrong. */
+#define check(ok, cell, why) CHECK(ok, "%s: %s", cell, why)
 
 /* ---- one flow: C gives 20, a Python step, C keeps what came out ---------- */
 
@@ -78,33 +72,33 @@ static void on_unhandled(FutoInAsyncSteps* as, void* d, const char* code)
     snprintf(err_text, sizeof(err_text), "%s: %s", code, info ? info : "");
 }
 
-static FutoInAsyncSteps* flow(const char* function, int give_first)
+static FutoInAsyncSteps* flow(const char* mod, const char* function, int give_first)
 {
     FutoInAsyncSteps* as = futoin_root_new(tool);
     got[0] = err_text[0] = 0;
     if (give_first) {
         as->api->add(as, NULL, give, NULL);
     }
-    futoin_host_add(as, "python", module, function);
+    futoin_host_add(as, "python", mod, function);
     as->api->add(as, NULL, keep, NULL);
     as->api->execute(as, NULL, on_unhandled);
     return as;
 }
 
-/* Run `function` after C gave 20: what reached the next C step. */
-static const char* run_flow(const char* function, int give_first)
+/* Run mod.function (after C gave 20): what reached the next C step. */
+static const char* run_flow(const char* mod, const char* function, int give_first)
 {
-    FutoInAsyncSteps* as = flow(function, give_first);
+    FutoInAsyncSteps* as = flow(mod, function, give_first);
     futoin_tool_run(tool);
     as->api->free(as);
     return err_text[0] ? err_text : got;
 }
 
-static void expect(const char* cell, const char* function, int give_first,
-                   const char* want)
+static void expect(const char* cell, const char* mod, const char* function,
+                   int give_first, const char* want)
 {
     char why[4400];
-    const char* r = run_flow(function, give_first);
+    const char* r = run_flow(mod, function, give_first);
     snprintf(why, sizeof(why), "%s gave '%s', not '%s'", function, r, want);
     check(strcmp(r, want) == 0, cell, why);
 }
@@ -139,13 +133,13 @@ static void cell_cancel(void)
     canceller c = {NULL, 0};
     char why[4400];
     const char* r;
-    c.root = flow("async_wait", 0);
+    c.root = flow(FRAGMENTS, "async_wait", 0);
     futoin_tool_deferred(tool, 1, poll_started, &c);
     futoin_tool_run(tool);
     snprintf(why, sizeof(why), "the flow was not cancelled, error '%s'", err_text);
     check(!got[0] && !err_text[0], "cancel", why);
     c.root->api->free(c.root);
-    r = run_flow("cancel_seen", 0);
+    r = run_flow(FRAGMENTS, "async_seen", 0);
     snprintf(why, sizeof(why), "the coroutine saw '%s'", r);
     check(strcmp(r, "CancelledError") == 0, "cancel reaches the coroutine", why);
 }
@@ -232,8 +226,8 @@ static void cell_many(int n)
         return;
     }
     for (int i = 0; i < n && ok; ++i) {
-        const char* r = run_flow("async_double", 1);
-        if (strcmp(r, "40") != 0) {
+        const char* r = run_flow(FRAGMENTS, "async_echo", 1);
+        if (strcmp(r, "20") != 0) {
             snprintf(why, sizeof(why), "flow %d gave '%.200s'", i, r);
             ok = 0;
         }
@@ -328,19 +322,18 @@ int main(int argc, char** argv)
         return 2;
     }
     module = argv[1];
-    printf("interp %s\n", run_flow("interp_info", 0));
-    expect("asi.tool is the hosting loop's", "tool_info", 0, "borrowed usable");
-    expect("call_later from a step", "timer_double", 1, "40");
-    expect("immediate/call_soon from a step and a timer", "soon_double", 1, "40");
-    expect("async def step", "async_double", 1, "40");
-    expect("async def step: gather, wait_for, executor", "async_mix", 1, "63");
+    printf("interp %s\n", run_flow(module, "interp_info", 0));
+    expect("asi.tool is the hosting loop's", module, "tool_info", 0, "borrowed usable");
+    expect("call_later from a step", FRAGMENTS, "timer_echo", 1, "20");
+    expect("immediate/call_soon from a step and a timer", module, "soon_double", 1, "40");
+    expect("async def step", FRAGMENTS, "async_echo", 1, "20");
+    expect("async def step: gather, wait_for, executor", module, "async_mix", 1, "63");
     cell_cancel();
-    expect("no task left", "tasks_left", 0, "0");
+    expect("no task left", module, "tasks_left", 0, "0");
     cell_many(n > 0 ? n : 1000);
     cell_maps();
     futoin_host_shutdown();
     check(futoin_tool_free(tool) == FUTOIN_OK, "the tool is freed",
           "futoin_tool_free() refused: something of Python's still holds it");
-    printf("hosted: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("hosted");
 }

@@ -1,12 +1,11 @@
 """Python steps for hosted_c.c (a C program hosting Python steps through
-the plug-in): the hosting loop's Tool, its timers and `async def` steps.
-Each is a step (asi, *values)."""
+the plug-in): the hosting loop's Tool, its timers and `async def` steps,
+beyond the polyglot fragments (tests/polyglot/fragments/python: async_echo,
+timer_echo, async_wait, async_seen). Each is a step (asi, *values)."""
 import asyncio
 import sys
 
 import futoin_async
-
-seen = []  # what the coroutines saw
 
 
 def tool_info(asi):
@@ -15,22 +14,11 @@ def tool_info(asi):
     return ("borrowed" if tool.borrowed else "owned") + (" usable" if tool.usable else "")
 
 
-def timer_double(asi, v):
-    """Completes from the hosting loop's timer, 10 ms later."""
-    asi.wait_external()
-    asi.tool.call_later(0.01, asi.success, v * 2)
-
-
 def soon_double(asi, v):
     """An immediate that schedules another from inside a timer callback."""
     asi.wait_external()
     tool = asi.tool
     tool.call_soon(lambda: tool.immediate(lambda: asi.success(v * 2)))
-
-
-async def async_double(asi, v):
-    await asyncio.sleep(0.01)
-    return v * 2
 
 
 async def async_mix(asi, v):
@@ -44,20 +32,6 @@ async def async_mix(asi, v):
     c = await asyncio.get_running_loop().run_in_executor(None, lambda: 40 + 2)
     d = await asyncio.create_task(asyncio.sleep(0, 0))
     return a + b + c + d
-
-
-async def async_wait(asi):
-    """Waits until cancelled: the cancel is a CancelledError in here."""
-    asi.state["started"] = True
-    try:
-        await asyncio.sleep(3600)
-    except asyncio.CancelledError as e:
-        seen.append(type(e).__name__)
-        raise
-
-
-def cancel_seen(asi):
-    return ",".join(seen)
 
 
 def tasks_left(asi):
