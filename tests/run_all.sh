@@ -11,6 +11,9 @@
 #      a subproject (no Criterion, no test targets), a CMake project with
 #      find_package(futoin_async CONFIG) over a meson install (consumers)
 #   8. the Python binding: wheel, venv install, pytest                (python)
+#   8b. every Python wheel (one per CPython >= 3.11 on the machine): what
+#      its ELFs need (only the wheel and glibc), RUNPATH, tags, and install
+#      + pytest under each CPython of its version          (python-wheels)
 #   9. the Java binding: jar, JUnit 4 (also under -Xcheck:jni), the jar alone
 #                                                                     (java)
 #  10. the Lua binding: rock (luarocks make, pack, install), busted; the C
@@ -38,7 +41,8 @@ src=$(pwd)
 export LC_ALL=C.UTF-8
 status=0
 summary=()
-all_parts=(c asan tsan valgrind symbols abi install consumers python java lua polyglot hardening)
+all_parts=(c asan tsan valgrind symbols abi install consumers python python-wheels java lua
+           polyglot hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -211,6 +215,26 @@ part_python() {
   rm -f "$py_log"
 }
 
+part_python-wheels() {
+  say "Python wheels (one per CPython: ELF needs, RUNPATH, tags, install + pytest each)"
+  # bindings/python/test.sh --wheels (tests/check_wheels.py) checks every
+  # wheel build.sh built into build/python/ (built here if part python did
+  # not run); CPythons the machine lacks are named as skipped. Its last line
+  # is "python-wheels: N passed, M failed".
+  local pw_log pw_rc pw_sum wp wf nb=
+  ls build/python/futoin_async-*.whl >/dev/null 2>&1 && nb=--no-build
+  pw_log=$(mktemp)
+  bash bindings/python/test.sh $nb --wheels build/python >"$pw_log" 2>&1
+  pw_rc=$?
+  grep -E '^(skipped|FAIL|ok pytest suite)' "$pw_log" || tail -n 40 "$pw_log"
+  pw_sum=$(grep -E '^python-wheels: [0-9]+ passed, [0-9]+ failed$' "$pw_log" | tail -1)
+  wp=$(awk '{print $2}' <<<"$pw_sum"); wf=$(awk '{print $4}' <<<"$pw_sum")
+  wp=${wp:-0}; wf=${wf:-1}
+  [ $pw_rc -ne 0 ] && [ "$wf" = 0 ] && wf=1
+  record python-wheels "$wp" "$wf"
+  rm -f "$pw_log"
+}
+
 part_java() {
   say "Java binding (jar, JUnit 4, -Xcheck:jni, the jar alone)"
   # bindings/java/test.sh builds the jar against build/ (soname link), runs
@@ -314,7 +338,7 @@ while [ $# -gt 0 ]; do
     shift 2
     ;;
   --list) printf '%s\n' "${all_parts[@]}"; exit 0 ;;
-  -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
   *) echo "run_all: unknown argument '$1' (--only PART,..., --list)" >&2; exit 2 ;;
   esac
 done

@@ -19,7 +19,10 @@
 #       with steps of C, Lua, Java and Python itself (by name) in one flow.
 #       Uses the environment above and FUTOIN_HOST_PATH,
 #       FUTOIN_POLYGLOT_C_FRAGMENTS, LUA_PATH, LUA_CPATH,
-#       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
+#       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; then
+#       tests/polyglot/test_other_hosts.py: Lua and Java programs as hosts
+#       of Python `async def` and timer steps (FUTOIN_JAVA_POLYGLOT_OUT,
+#       LUA_PATH, LUA_CPATH; a host not built is skipped); run
 #       alone, it builds the wheel and the C fragments into a temporary
 #       folder first (then only the languages whose plug-ins are on
 #       FUTOIN_HOST_PATH can pass). FUTOIN_POLYGLOT_LANGS picks the fragment
@@ -81,7 +84,8 @@ run_test() {
   # conftest.py one folder up is not this test's (--confcutdir)
   (cd "$(dirname "$log")" && "$PY" -m pytest -p no:cacheprovider -p no:faulthandler \
       --confcutdir "$here/tests/polyglot" \
-      -q -rfE "$here/tests/polyglot/test_polyglot_host.py") >"$log" 2>&1
+      -q -rfE "$here/tests/polyglot/test_polyglot_host.py" \
+      "$here/tests/polyglot/test_other_hosts.py") >"$log" 2>&1
   rc=$?
   tail -80 "$log"
   local sum passed failed

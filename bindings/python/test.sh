@@ -5,9 +5,14 @@
 # installed package (FUTOIN_PY_REQUIRE_INSTALLED: never the source tree).
 # Builds first (build.sh) unless --no-build. Shows the end of pytest's
 # report; the last line is "python: N passed, M failed" (errors count as
-# failures).
+# failures). The wheel for /usr/bin/python3 is the one tested here.
 #
-# usage: bash bindings/python/test.sh [--no-build] [OUT]
+# With --wheels: the wheel check instead (tests/check_wheels.py): every
+# wheel in OUT (one per CPython build.sh found): the NEEDED and RUNPATH of
+# every ELF, the tags, and install + the suite under every CPython of its
+# version on the machine; last line "python-wheels: N passed, M failed".
+#
+# usage: bash bindings/python/test.sh [--no-build] [--wheels] [OUT]
 #   OUT  build.sh's output directory (default: build/python under the
 #        repository); the venv is OUT/venv, pytest's log OUT/pytest.log
 set -uo pipefail
@@ -16,12 +21,21 @@ repo=$(cd "$here/../.." && pwd)
 PY=/usr/bin/python3
 export LC_ALL=C.UTF-8
 build=1
-if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
+wheels=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --no-build) build=0; shift ;;
+  --wheels) wheels=1; shift ;;
+  *) break ;;
+  esac
+done
 out=${1:-$repo/build/python}
+label=python
+[ $wheels = 1 ] && label=python-wheels
 
 fail() { # message
   echo "$1" >&2
-  echo "python: 0 passed, 1 failed"
+  echo "$label: 0 passed, 1 failed"
   exit 1
 }
 
@@ -29,8 +43,13 @@ if [ $build = 1 ]; then
   bash "$here/build.sh" "$out" >/dev/null || fail "test.sh: the wheel did not build"
 fi
 out=$(cd "$out" 2>/dev/null && pwd) || fail "test.sh: no $out (run build.sh first)"
-whl=$(ls "$out"/futoin_async-*.whl 2>/dev/null | head -1)
-[ -n "$whl" ] || fail "test.sh: no wheel in $out (run build.sh first)"
+if [ $wheels = 1 ]; then
+  "$PY" "$here/tests/check_wheels.py" "$out"
+  exit
+fi
+cp=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+whl=$(ls "$out"/futoin_async-*-"$cp"-*.whl 2>/dev/null | head -1)
+[ -n "$whl" ] || fail "test.sh: no $cp wheel in $out (run build.sh first)"
 
 rm -rf "$out/venv"
 if ! { "$PY" -m venv --system-site-packages "$out/venv" \

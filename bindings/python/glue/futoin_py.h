@@ -19,7 +19,9 @@
  * exceptions), py_checks.c (checks at the call site), py_add.c /
  * py_complete.c (the AsyncSteps operations that add steps / complete or
  * suspend one), py_execute.c (execute(), cancel()), py_state.c (the flow's
- * State), py_tool.c (the Tool, its timers and signals), py_asyncio.c
+ * State), py_tool.c (the Tool, its timers), py_signals.c (Ctrl-C in
+ * run()), py_borrowed.c (the Tool of a flow another language hosts),
+ * py_poll.c (fds watched for the Tool's event loop), py_asyncio.c
  * (asyncio), py_async_stack.c (origins of steps, async stacks);
  * host/py_host.c (the language host "python").
  *
@@ -99,6 +101,15 @@ typedef struct fpy_tool
     int ascheduled;    /* a pass is queued with call_soon */
     size_t late;       /* late completions through kept handles whose step
                           had ended, which the binding decided itself */
+    PyObject* tloop;   /* its asyncio event loop (ToolEventLoop), or NULL */
+    /* a borrowed tool: the tool of a flow another language hosts
+     * (py_borrowed.c) */
+    int borrowed;
+    int in_cb;         /* callbacks of its timers running now */
+    int holds;         /* _hold()s not yet undone (fd watchers, workers) */
+    FutoInAsyncSteps* anchor; /* an idle root of the tool while timers or
+                                 holds pend: its program cannot free it */
+    struct fpy_fdwatch* fdw;  /* fds watched for its event loop (py_poll.c) */
 } fpy_tool;
 
 /* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
@@ -417,6 +428,13 @@ int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
 int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
 /** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
 fpy_tool* fpy_tool_find(futoin_tool* ft);
+/** ... of a futoin_tool of another language's program (a borrowed Tool). */
+fpy_tool* fpy_tool_find_borrowed(futoin_tool* ft);
+/** Add `t` to the live tools (fpy_tool_unlist() takes it off). */
+void fpy_tool_list(fpy_tool* t);
+/** close(): drop the executing roots, timers, fd watchers, and free the
+ * roots made on the tool; 0, or -1 raised (out of memory). */
+int fpy_tool_drop_all(fpy_tool* t);
 void fpy_tool_unlist(fpy_tool* t);
 /** Cancel every root the tool keeps alive while it executes (Ctrl-C). */
 void fpy_tool_cancel_executing(fpy_tool* t);
@@ -435,9 +453,48 @@ PyObject* fpy_tool_pass(fpy_tool* t);
 PyObject* fpy_tool_pass_ready(fpy_tool* t);
 PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn);
 PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key);
+/** py_signals.c: watch Python's signal wakeup socket (fd, wfd owned);
+ * close() stops it. */
 PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd);
+void fpy_tool_unwatch_signals(fpy_tool* t);
 /** Call fn() on the loop thread; from any thread. */
 PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn);
+
+/* ---- py_borrowed.c: the tool of a flow another language hosts ---------- */
+
+/** The Tool object of `ft` (new reference): the Tool made by Python, else
+ * a borrowed Tool (made on first use, then the same object while it
+ * lives), or None for NULL. */
+PyObject* fpy_tool_obj_of(futoin_tool* ft);
+/** ToolBase._borrow_init(ptr): make `t` a borrowed Tool of `ft`. */
+int fpy_borrowed_init(fpy_tool* t, futoin_tool* ft);
+/** close() of a borrowed Tool: only lets go (its timers, holds and the
+ * roots made on it go; the tool stays its program's). */
+int fpy_borrowed_close(fpy_tool* t);
+/** Can `t` be used now? An owned tool: until closed. A borrowed one: while
+ * a Python callback of a flow or timer of it runs, or roots made on it
+ * from Python, its pending timers or holds keep it. */
+int fpy_tool_usable(fpy_tool* t);
+/** t->tool if usable, else NULL with InvalidStateError naming `what`. */
+futoin_tool* fpy_tool_use(fpy_tool* t, const char* what);
+/** A borrowed tool keeps an idle root of its tool (and itself) while its
+ * timers or holds pend, and lets go when they are done. May drop the last
+ * reference to `t`: call it last. Loop thread, GIL held. */
+void fpy_borrowed_sync(fpy_tool* t);
+/** _hold() / _unhold(): keep a borrowed tool while something of ours waits
+ * on its loop (no-op for an owned tool). */
+PyObject* fpy_tool_hold(fpy_tool* t, int delta);
+/** The tool's asyncio event loop (ToolEventLoop, made on first use;
+ * borrowed reference), or NULL raised. */
+PyObject* fpy_tool_event_loop(fpy_tool* t);
+
+/* ---- py_poll.c: file descriptors watched on a tool's loop --------------- */
+
+/** ToolBase._poll(fd, events, callback): watch `fd` for `events` (1 read,
+ * 2 write; 0 stops), callback(fd, events) on the loop thread. */
+PyObject* fpy_tool_poll(fpy_tool* t, int fd, int events, PyObject* cb);
+/** Stop every watcher of `t` (close()). */
+void fpy_tool_unpoll(fpy_tool* t);
 
 /* ---- host/py_host.c: the language host "python" ------------------------ */
 

@@ -38,7 +38,9 @@ PyObject* fpy_await(fpy_steps* s, PyObject* awaitable)
         return NULL;
     }
     fpy_check_begin();
-    futoin_wrap_add(s->bsi, Py_NewRef(awaitable), fpy_tr_await, NULL, fpy_obj_release);
+    /* classed: its frame is the awaitable's (a coroutine: where it waits) */
+    futoin_wrap_add_classed(s->bsi, Py_NewRef(awaitable), fpy_tr_await, NULL,
+                            &fpy_fn_class);
     if (fpy_check_end() < 0) {
         return NULL;
     }

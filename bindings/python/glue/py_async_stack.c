@@ -16,6 +16,34 @@
 
 /* ---- origins ------------------------------------------------------------ */
 
+/* The Python layer's frame_of(fn): (module.function, file, line), whose
+ * strings it keeps while `fn` lives (so while the step's data does). 1 if
+ * `out` is filled, else 0 (no error set). */
+static int frame_of(PyObject* fn, futoin_frame_origin* out)
+{
+    PyObject *hook = fpy_H.all ? PyDict_GetItemString(fpy_H.all, "frame_of") : NULL;
+    PyObject *r, *name, *file;
+    long line;
+    if (!hook || !(r = PyObject_CallOneArg(hook, fn))) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 3) {
+        Py_DECREF(r);
+        return 0;
+    }
+    name = PyTuple_GET_ITEM(r, 0);
+    file = PyTuple_GET_ITEM(r, 1);
+    line = PyLong_AsLong(PyTuple_GET_ITEM(r, 2));
+    /* UTF-8 cached in the str objects, which frame_of's cache keeps */
+    out->function = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    out->file = PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    out->line = line > 0 ? (uint32_t)line : 0;
+    PyErr_Clear();
+    Py_DECREF(r);
+    return 1;
+}
+
 void fpy_origin_of(PyObject* fn, futoin_frame_origin* out)
 {
     fpy_gil g;
@@ -27,6 +55,12 @@ void fpy_origin_of(PyObject* fn, futoin_frame_origin* out)
     out->line = 0;
     fpy_gil_enter(&g);
     PyErr_Fetch(&et, &ev, &etb); /* an exception on its way: keep it */
+    if (frame_of(fn, out)) {
+        PyErr_Restore(et, ev, etb);
+        fpy_gil_leave(&g);
+        return;
+    }
+    /* before the Python layer is there: the bare callable */
     if (PyMethod_Check(f)) {
         f = PyMethod_GET_FUNCTION(f); /* held by the bound method */
     }

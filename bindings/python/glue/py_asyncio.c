@@ -105,10 +105,16 @@ void fpy_tool_undrive(fpy_tool* t)
 int fpy_tool_drive_with(fpy_tool* t, PyObject* loop)
 {
     PyObject *fd, *r;
-    if (t->aloop == loop) {
-        return 0;
+    if (t->aloop == loop || (loop == t->tloop && t->tloop)) {
+        return 0; /* its own event loop: the tool runs itself */
     }
     if (names() < 0) {
+        return -1;
+    }
+    if (t->borrowed) {
+        fpy_invalid_state("asyncio: this Tool is the loop of the program that "
+                          "hosts the flow (borrowed): that program runs it; await "
+                          "its flows in its own event loop (Tool.event_loop())");
         return -1;
     }
     fpy_tool_undrive(t);
@@ -484,6 +490,22 @@ static PyObject* aw_run(fpy_awaiter* w)
         }
         if (!t->tool) {
             return fpy_invalid_state("await: the Tool was closed");
+        }
+        if (t->tloop && !aw_loop(w)) {
+            return NULL;
+        }
+        if (t->tloop && w->loop == t->tloop) {
+            /* awaited in the tool's own event loop (an `async def` step of
+             * a flow on the same tool): the tool runs the flow itself; the
+             * flow's end settles our future */
+            if (!w->own_fut && !(w->own_fut = PyObject_CallMethodNoArgs(w->loop, s_create_future))) {
+                return NULL;
+            }
+            if (aw_yieldable(w->own_fut) < 0) {
+                return NULL;
+            }
+            w->yielded = AW_OWN;
+            return Py_NewRef(w->own_fut);
         }
         prev = fpy_T.awaiter;
         fpy_T.awaiter = (PyObject*)w;

@@ -38,6 +38,20 @@ static int hosted_elsewhere(FutoInAsyncSteps* bsi)
     return !fpy_in_run() && !fpy_tool_find(futoin_async_tool(bsi));
 }
 
+/* error_info of exception `v` that fails a step with InternalError: its
+ * text, then its traceback (the Python layer's error_text()); NULL with no
+ * error set if that fails (the caller falls back to its text). */
+static PyObject* error_text(PyObject* v)
+{
+    PyObject* hook = fpy_H.all ? PyDict_GetItemString(fpy_H.all, "error_text") : NULL;
+    PyObject* r = hook && v ? PyObject_CallOneArg(hook, v) : NULL;
+    if (r && !PyUnicode_Check(r)) {
+        Py_CLEAR(r);
+    }
+    PyErr_Clear();
+    return r;
+}
+
 /* KeyboardInterrupt / SystemExit in a step of a flow hosted by another
  * language: the step fails with InternalError, its info naming the
  * exception ("SystemExit: 3", "KeyboardInterrupt") and the exception as
@@ -59,6 +73,19 @@ static void fail_fatal(FutoInAsyncSteps* bsi)
         info = PyUnicode_FromString(((PyTypeObject*)t)->tp_name);
     }
     PyErr_Clear();
+    if (info) { /* then the traceback, as for any other exception */
+        PyObject* tb_text = error_text(v);
+        Py_ssize_t n = tb_text ? PyUnicode_GET_LENGTH(tb_text) : 0;
+        Py_ssize_t nl = tb_text ? PyUnicode_FindChar(tb_text, '\n', 0, n, 1) : -1;
+        PyObject* rest = nl >= 0 ? PyUnicode_Substring(tb_text, nl, n) : NULL;
+        PyObject* full = rest ? PyUnicode_Concat(info, rest) : NULL;
+        if (full) {
+            Py_SETREF(info, full);
+        }
+        Py_XDECREF(rest);
+        Py_XDECREF(tb_text);
+        PyErr_Clear();
+    }
     if (v) {
         fpy_set_custom(&ex, v);
         futoin_wrap_set_last_exception(bsi, &ex);
@@ -125,7 +152,11 @@ void fpy_on_exception(FutoInAsyncSteps* bsi)
             cinfo = PyUnicode_AsUTF8(info);
         }
     } else {
-        s = v ? PyObject_Str(v) : NULL;
+        /* its text, then its traceback, for every language to read */
+        s = error_text(v);
+        if (!s && v) {
+            s = PyObject_Str(v);
+        }
         if (s) {
             cinfo = PyUnicode_AsUTF8(s);
         }

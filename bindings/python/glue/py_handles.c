@@ -86,8 +86,7 @@ void fpy_steps_unkeep(fpy_steps* s)
 int fpy_steps_init_root(fpy_steps* s, PyObject* tool_obj)
 {
     fpy_tool* tool = (fpy_tool*)tool_obj;
-    if (!tool->tool) {
-        fpy_invalid_state("the Tool is closed");
+    if (!fpy_tool_use(tool, "AsyncSteps(tool)")) {
         return -1;
     }
     if (!futoin_tool_is_same_thread(tool->tool)) {
@@ -328,17 +327,18 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s)
     return PyLong_FromVoidPtr(futoin_async_tool(s->bsi));
 }
 
+/* The Tool the flow runs on: the Tool made by Python, or a borrowed Tool
+ * for the tool of a program in another language (py_borrowed.c); None for
+ * another implementation's handle. */
 PyObject* fpy_tool_of(fpy_steps* s)
 {
-    fpy_tool* t;
     if (s->tool_obj) {
         return Py_NewRef(s->tool_obj);
     }
-    t = s->bsi ? fpy_tool_find(futoin_async_tool(s->bsi)) : NULL;
-    if (t) {
-        return Py_NewRef((PyObject*)t);
+    if (!s->bsi || !s->bsi->api || !futoin_wrap_is_ours(s->bsi)) {
+        Py_RETURN_NONE;
     }
-    Py_RETURN_NONE;
+    return fpy_tool_obj_of(futoin_async_tool(s->bsi));
 }
 
 PyObject* fpy_is_executing(fpy_steps* s)

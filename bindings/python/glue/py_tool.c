@@ -1,16 +1,9 @@
 /*
  * The Tool of the Python binding: one futoin_tool (one libuv loop), run()
- * with the GIL released, Python timers, and prompt KeyboardInterrupt.
- *
- * Signals. Python runs signal handlers only between bytecodes of the main
- * thread; while run() blocks in epoll_wait() with the GIL released, libuv
- * restarts the wait after EINTR and Ctrl-C would wait for the next event.
- * The Python layer therefore points signal.set_wakeup_fd() at a socket
- * whose other end this tool watches (fpy_tool_watch_signals): a signal
- * wakes the loop, the watcher runs the Python handlers, and an exception
- * they raise (KeyboardInterrupt) cancels the executing roots, stops the
- * loop, and is re-raised from run(). The watcher is unreferenced, so it
- * never keeps the loop alive by itself.
+ * with the GIL released, Python timers and calls posted from any thread,
+ * close(). The live tools (made by Python, and borrowed ones:
+ * py_borrowed.c) are listed for fpy_tool_find(). Prompt KeyboardInterrupt
+ * while run() waits: py_signals.c.
  */
 #include "futoin_py.h"
 
@@ -25,17 +18,34 @@ typedef struct fpy_timer
     FutoInHandle h;
 } fpy_timer;
 
-/* The live tools (GIL held for every change and lookup; few of them). */
+/* The live tools, made by Python and borrowed (GIL held for every change
+ * and lookup; few of them). */
 static fpy_tool* live_tools;
 
-fpy_tool* fpy_tool_find(futoin_tool* ft)
+static fpy_tool* find(futoin_tool* ft, int borrowed)
 {
     for (fpy_tool* t = live_tools; ft && t; t = t->next_live) {
-        if (t->tool == ft) {
+        if (t->tool == ft && t->borrowed == borrowed) {
             return t;
         }
     }
     return NULL;
+}
+
+fpy_tool* fpy_tool_find(futoin_tool* ft)
+{
+    return find(ft, 0);
+}
+
+fpy_tool* fpy_tool_find_borrowed(futoin_tool* ft)
+{
+    return find(ft, 1);
+}
+
+void fpy_tool_list(fpy_tool* t)
+{
+    t->next_live = live_tools;
+    live_tools = t;
 }
 
 void fpy_tool_unlist(fpy_tool* t)
@@ -92,8 +102,7 @@ int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
     }
     uv_prepare_start(t->prep, on_prepare);
     uv_unref((uv_handle_t*)t->prep); /* never keeps the loop alive */
-    t->next_live = live_tools;
-    live_tools = t;
+    fpy_tool_list(t);
     return 0;
 }
 
@@ -112,19 +121,28 @@ static void drop_timers(fpy_tool* t)
     PyDict_Clear(t->timers);
 }
 
-/* The signal watcher owns both ends of the socket pair it watches. */
-typedef struct fpy_sigwatch
+int fpy_tool_drop_all(fpy_tool* t)
 {
-    uv_poll_t poll; /* first: the handle's address is the record's */
-    int fd, wfd;
-} fpy_sigwatch;
-
-static void on_sig_closed(uv_handle_t* h)
-{
-    fpy_sigwatch* w = (fpy_sigwatch*)h;
-    close(w->fd);
-    close(w->wfd);
-    free(w);
+    if (t->flows && PyDict_GET_SIZE(t->flows)) {
+        PyObject* old = t->flows;
+        t->flows = PyDict_New();
+        Py_DECREF(old);
+        if (!t->flows) {
+            return -1;
+        }
+    }
+    drop_timers(t);
+    fpy_tool_unpoll(t);
+    /* the tool's roots still referenced from Python are freed (closed):
+     * like a file's, their handles are dead with the tool */
+    while (t->roots) {
+        fpy_steps* s = t->roots;
+        Py_INCREF(s);
+        fpy_steps_free_root(s);
+        Py_DECREF(s);
+    }
+    fpy_drain();
+    return 0;
 }
 
 /* Free the loop: the executing roots are dropped (which cancels them),
@@ -136,29 +154,14 @@ int fpy_tool_close(fpy_tool* t)
     if (!t->tool) {
         return 0;
     }
+    if (t->borrowed) {
+        return fpy_borrowed_close(t);
+    }
     t->closing = 1;
-    if (t->flows && PyDict_GET_SIZE(t->flows)) {
-        PyObject* old = t->flows;
-        t->flows = PyDict_New();
-        Py_DECREF(old);
-        if (!t->flows) {
-            return -1;
-        }
+    if (fpy_tool_drop_all(t) < 0) {
+        return -1;
     }
-    drop_timers(t);
-    /* the tool's roots still referenced from Python are freed (closed):
-     * like a file's, their handles are dead with the tool */
-    while (t->roots) {
-        fpy_steps* s = t->roots;
-        Py_INCREF(s);
-        fpy_steps_free_root(s);
-        Py_DECREF(s);
-    }
-    fpy_drain();
-    if (t->sig) {
-        uv_close((uv_handle_t*)t->sig, on_sig_closed);
-        t->sig = NULL;
-    }
+    fpy_tool_unwatch_signals(t);
     if (t->prep) {
         uv_close((uv_handle_t*)t->prep, on_prepare_closed);
         t->prep = NULL;
@@ -226,10 +229,21 @@ static int closed(fpy_tool* t)
     return 0;
 }
 
+/* run()/run_nowait() of a borrowed tool: its program runs the loop. */
+static int refuse_borrowed(fpy_tool* t, const char* what)
+{
+    if (t->borrowed && t->tool) {
+        fpy_invalid_state("%s: this Tool is the loop of the program that hosts "
+                          "the flow (borrowed): that program runs it", what);
+        return 1;
+    }
+    return 0;
+}
+
 PyObject* fpy_tool_drive(fpy_tool* t)
 {
     int rc, fatal;
-    if (closed(t) || fpy_run_begin() < 0) {
+    if (refuse_borrowed(t, "run()") || closed(t) || fpy_run_begin() < 0) {
         return NULL;
     }
     rc = futoin_tool_run(t->tool);
@@ -280,7 +294,7 @@ PyObject* fpy_tool_pass_ready(fpy_tool* t)
 static PyObject* pass(fpy_tool* t, int ready_only)
 {
     int rc;
-    if (closed(t)) {
+    if (refuse_borrowed(t, "run_nowait()") || closed(t)) {
         return NULL;
     }
     if (t->passing) {
@@ -407,27 +421,34 @@ void fpy_tool_root_done(fpy_steps* s)
 static void tr_timer(void* data)
 {
     fpy_timer* tm = data;
+    fpy_tool* t = tm->tool;
     fpy_gil g;
     PyObject *key, *fn, *res;
     fpy_gil_enter(&g);
+    Py_INCREF(t); /* the callback may close or drop the tool */
+    ++t->in_cb;
     key = PyLong_FromVoidPtr(tm);
-    fn = key ? PyDict_GetItemWithError(tm->tool->timers, key) : NULL;
+    fn = key ? PyDict_GetItemWithError(t->timers, key) : NULL;
     if (fn) {
         Py_INCREF(fn);
-        PyDict_DelItem(tm->tool->timers, key);
+        PyDict_DelItem(t->timers, key);
         PyMem_Free(tm);
         res = PyObject_CallNoArgs(fn);
         if (res) {
             Py_DECREF(res);
-        } else if (fpy_is_fatal()) {
+        } else if (fpy_is_fatal() && (!t->borrowed || fpy_in_run())) {
             fpy_store_fatal();
         } else {
+            /* no run() of ours re-raises it in another language's program */
             PyErr_WriteUnraisable(fn);
         }
         Py_DECREF(fn);
     }
     PyErr_Clear();
     Py_XDECREF(key);
+    --t->in_cb;
+    fpy_borrowed_sync(t);
+    Py_DECREF(t);
     fpy_gil_leave(&g);
 }
 
@@ -438,7 +459,7 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     unsigned long ms = 0;
     fpy_timer* tm;
     PyObject* key;
-    if (closed(t)) {
+    if (!fpy_tool_use(t, delay_ms ? "deferred()" : "immediate()")) {
         return NULL;
     }
     if (!futoin_tool_is_same_thread(t->tool)) {
@@ -484,6 +505,7 @@ PyObject* fpy_tool_schedule(fpy_tool* t, PyObject* delay_ms, PyObject* fn)
     } else {
         tm->h = futoin_tool_immediate(t->tool, tr_timer, tm);
     }
+    fpy_borrowed_sync(t); /* the caller holds t */
     return key;
 }
 
@@ -507,6 +529,7 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
     if (PyDict_DelItem(t->timers, key) < 0) {
         return NULL;
     }
+    fpy_borrowed_sync(t); /* the caller holds t */
     Py_RETURN_TRUE;
 }
 
@@ -515,24 +538,31 @@ PyObject* fpy_tool_cancel_timer(fpy_tool* t, PyObject* key)
 typedef struct fpy_posted
 {
     PyObject* fn;
+    fpy_tool* tool; /* alive when it runs: a closed or freed tool drops it */
 } fpy_posted;
 
 static void tr_post(void* data)
 {
     fpy_posted* p = data;
+    fpy_tool* t = p->tool;
     fpy_gil g;
     PyObject* res;
     fpy_gil_enter(&g);
+    Py_INCREF(t); /* the callback may let go of the tool */
+    ++t->in_cb;
     res = PyObject_CallNoArgs(p->fn);
     if (res) {
         Py_DECREF(res);
-    } else if (fpy_is_fatal()) {
+    } else if (fpy_is_fatal() && (!t->borrowed || fpy_in_run())) {
         fpy_store_fatal();
     } else {
         PyErr_WriteUnraisable(p->fn);
     }
     Py_DECREF(p->fn);
     PyMem_Free(p);
+    --t->in_cb;
+    fpy_borrowed_sync(t);
+    Py_DECREF(t);
     fpy_gil_leave(&g);
 }
 
@@ -541,6 +571,18 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
     fpy_posted* p;
     FutoInHandle h;
     if (closed(t)) {
+        return NULL;
+    }
+    if (t->borrowed && !futoin_tool_is_same_thread(t->tool)
+        && !__atomic_load_n(&t->anchor, __ATOMIC_ACQUIRE)) {
+        /* from another thread only while a hold proves the tool alive */
+        return fpy_invalid_state("call_soon_threadsafe(): this Tool is the loop "
+                                 "of the program that hosts the flow (borrowed): "
+                                 "from another thread only while its event "
+                                 "loop waits for that thread (run_in_executor())");
+    }
+    if (t->borrowed && futoin_tool_is_same_thread(t->tool)
+        && !fpy_tool_use(t, "call_soon_threadsafe()")) {
         return NULL;
     }
     if (!PyCallable_Check(fn)) {
@@ -553,94 +595,12 @@ PyObject* fpy_tool_post(fpy_tool* t, PyObject* fn)
         return PyErr_NoMemory();
     }
     p->fn = Py_NewRef(fn);
+    p->tool = t;
     h = futoin_tool_immediate(t->tool, tr_post, p);
     if (futoin_tool_is_same_thread(t->tool) && !futoin_tool_is_valid(t->tool, &h)) {
         Py_DECREF(p->fn);
         PyMem_Free(p);
         return fpy_invalid_state("call_soon_threadsafe(): refused (the tool is closing)");
     }
-    Py_RETURN_NONE;
-}
-
-/* ---- signals ------------------------------------------------------------ */
-
-void fpy_tool_cancel_executing(fpy_tool* t)
-{
-    PyObject* snap = t->flows ? PyDict_Values(t->flows) : NULL;
-    if (!snap) {
-        PyErr_Clear();
-        return;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(snap); ++i) {
-        fpy_steps* s = fpy_obj_steps(PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 0));
-        if (s && s->bsi && s->bsi->api->isValid(s->bsi)) {
-            s->bsi->api->cancel(s->bsi);
-        }
-    }
-    Py_DECREF(snap);
-}
-
-static void on_signal_fd(uv_poll_t* p, int status, int events)
-{
-    fpy_tool* t = p->data;
-    char buf[64];
-    uv_os_fd_t fd;
-    fpy_gil g;
-    if (uv_fileno((uv_handle_t*)p, &fd) == 0) {
-        while (read(fd, buf, sizeof(buf)) > 0) {
-        }
-    }
-    fpy_gil_enter(&g);
-    if (PyErr_CheckSignals() < 0) {
-        /* a handler raised (KeyboardInterrupt): unwind like a step's */
-        fpy_store_fatal();
-        fpy_tool_cancel_executing(t);
-        if (fpy_in_run()) {
-            uv_stop(futoin_tool_uv_loop(t->tool));
-        }
-    }
-    fpy_gil_leave(&g);
-}
-
-/* Watch `fd`, the non-blocking read end of the socket pair whose write end
- * `wfd` Python's signal.set_wakeup_fd() writes to, on this tool's loop.
- * Takes ownership of both (closed with the tool, or at once when refused).
- * Once per tool. */
-PyObject* fpy_tool_watch_signals(fpy_tool* t, int fd, int wfd)
-{
-    fpy_sigwatch* w;
-    int rc;
-    if (!t->tool || t->sig) {
-        close(fd);
-        close(wfd);
-        PyErr_SetString(PyExc_RuntimeError, "_watch_signals(): already watching");
-        return NULL;
-    }
-    w = malloc(sizeof(*w));
-    if (!w) {
-        close(fd);
-        close(wfd);
-        return PyErr_NoMemory();
-    }
-    w->fd = fd;
-    w->wfd = wfd;
-    rc = uv_poll_init(futoin_tool_uv_loop(t->tool), &w->poll, fd);
-    if (rc == 0) {
-        w->poll.data = t;
-        rc = uv_poll_start(&w->poll, UV_READABLE, on_signal_fd);
-        if (rc != 0) {
-            uv_close((uv_handle_t*)&w->poll, on_sig_closed);
-        }
-    } else {
-        close(fd);
-        close(wfd);
-        free(w);
-    }
-    if (rc != 0) {
-        PyErr_Format(PyExc_OSError, "_watch_signals(): %s", uv_strerror(rc));
-        return NULL;
-    }
-    uv_unref((uv_handle_t*)&w->poll);
-    t->sig = &w->poll;
     Py_RETURN_NONE;
 }

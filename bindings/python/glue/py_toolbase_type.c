@@ -42,6 +42,7 @@ static int tool_traverse(PyObject* self, visitproc visit, void* arg)
     Py_VISIT(TL(self)->aloop);
     Py_VISIT(TL(self)->apump);
     Py_VISIT(TL(self)->atimer);
+    Py_VISIT(TL(self)->tloop);
     return 0;
 }
 
@@ -60,6 +61,7 @@ static int tool_gc_clear(PyObject* self)
         }
     }
     Py_CLEAR(t->failure);
+    Py_CLEAR(t->tloop);
     return 0;
 }
 
@@ -69,7 +71,12 @@ static void tool_dealloc(PyObject* self)
     PyObject *et, *ev, *etb;
     PyObject_GC_UnTrack(self);
     PyErr_Fetch(&et, &ev, &etb);
-    if (fpy_tool_close(t) < 0) {
+    if (t->borrowed) {
+        /* nothing pending (timers and holds keep a reference): only let go;
+         * its tool may be gone already */
+        t->tool = NULL;
+        fpy_tool_unlist(t);
+    } else if (fpy_tool_close(t) < 0) {
         PyErr_Clear(); /* roots of other owners: the tool is leaked, not freed
                           under them */
         fpy_tool_unlist(t);
@@ -79,6 +86,7 @@ static void tool_dealloc(PyObject* self)
     Py_CLEAR(t->failure);
     Py_CLEAR(t->done);
     Py_CLEAR(t->apump);
+    Py_CLEAR(t->tloop);
     PyErr_Restore(et, ev, etb);
     Py_TYPE(self)->tp_free(self);
 }
@@ -99,7 +107,7 @@ static int tool_live(fpy_tool* t)
         fpy_invalid_state("the Tool is closed");
         return 0;
     }
-    return 1;
+    return fpy_tool_use(t, "the Tool") != NULL;
 }
 
 static PyObject* t_backend_fd(PyObject* self, PyObject* unused)
@@ -143,16 +151,74 @@ static PyObject* t_cancel(PyObject* self, PyObject* key)
     return fpy_tool_cancel_timer(TL(self), key);
 }
 
+static PyObject* t__borrow_init(PyObject* self, PyObject* ptr)
+{
+    void* p = PyLong_AsVoidPtr(ptr);
+    if (!p && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (fpy_borrowed_init(TL(self), p) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* t__hold(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_hold(TL(self), 1);
+}
+
+static PyObject* t__unhold(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_hold(TL(self), -1);
+}
+
+static PyObject* t__poll(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
+{
+    int fd, events;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_poll(fd, events, callback)");
+        return NULL;
+    }
+    fd = (int)PyLong_AsLong(args[0]);
+    events = (int)PyLong_AsLong(args[1]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return fpy_tool_poll(TL(self), fd, events, args[2]);
+}
+
+static PyObject* t_event_loop(PyObject* self, PyObject* unused)
+{
+    return Py_XNewRef(fpy_tool_event_loop(TL(self)));
+}
+
+static PyObject* tg_tloop(PyObject* self, void* c)
+{
+    PyObject* l = TL(self)->tloop;
+    return Py_NewRef(l ? l : Py_None);
+}
+
+static PyObject* tg_borrowed(PyObject* self, void* c)
+{
+    return PyBool_FromLong(TL(self)->borrowed);
+}
+
+static PyObject* tg_usable(PyObject* self, void* c)
+{
+    return PyBool_FromLong(fpy_tool_usable(TL(self)));
+}
+
 static PyObject* t_is_same_thread(PyObject* self, PyObject* unused)
 {
     fpy_tool* t = TL(self);
-    return PyBool_FromLong(t->tool && futoin_tool_is_same_thread(t->tool));
+    return PyBool_FromLong(fpy_tool_usable(t) && futoin_tool_is_same_thread(t->tool));
 }
 
 static PyObject* t_misuse_count(PyObject* self, PyObject* unused)
 {
     fpy_tool* t = TL(self);
-    return PyLong_FromSize_t(t->tool ? futoin_tool_misuse_count(t->tool) : 0);
+    return PyLong_FromSize_t(fpy_tool_usable(t) ? futoin_tool_misuse_count(t->tool) : 0);
 }
 
 static PyObject* t_stats(PyObject* self, PyObject* unused)
@@ -178,6 +244,11 @@ static PyObject* t_stats(PyObject* self, PyObject* unused)
 static PyObject* t_close(PyObject* self, PyObject* unused)
 {
     fpy_tool* t = TL(self);
+    if (t->borrowed && !fpy_tool_usable(t)) {
+        /* nothing of ours is on its tool, which may be gone: let go */
+        (void)fpy_tool_close(t);
+        Py_RETURN_NONE;
+    }
     if (t->tool && !futoin_tool_is_same_thread(t->tool)) {
         PyErr_SetString(PyExc_RuntimeError, "close() from another thread");
         return NULL;
@@ -307,6 +378,22 @@ static PyMethodDef tool_methods[] = {
       "_pump($self, /)\n--\n\nA libuv pass now, then ask asyncio for the next."),
     M("_post", t__post, METH_O,
       "_post($self, fn, /)\n--\n\nCall fn() on the loop thread; any thread."),
+    M("event_loop", t_event_loop, METH_NOARGS,
+      "event_loop($self, /)\n--\n\n"
+      "The asyncio event loop over this tool's own libuv loop (made on first\n"
+      "use): the running loop of `async def` steps and await_() in flows\n"
+      "that asyncio does not drive (Tool.run(), or a program in another\n"
+      "language hosting the flow)."),
+    M("_borrow_init", t__borrow_init, METH_O,
+      "_borrow_init($self, ptr, /)\n--\n\n"
+      "Make this object a borrowed Tool of the futoin_tool* `ptr`."),
+    M("_poll", t__poll, METH_FASTCALL,
+      "_poll($self, fd, events, callback, /)\n--\n\n"
+      "Watch fd for events (1 read, 2 write; 0 stops): callback(fd, events)."),
+    M("_hold", t__hold, METH_NOARGS,
+      "_hold($self, /)\n--\n\nKeep a borrowed tool while something waits on it."),
+    M("_unhold", t__unhold, METH_NOARGS,
+      "_unhold($self, /)\n--\n\nUndo one _hold()."),
     M("_watch_signals", t__watch_signals, METH_FASTCALL,
       "_watch_signals($self, fd, wfd, /)\n--\n\n"
       "Watch Python's signal wakeup socket (both ends owned by the tool)."),
@@ -317,6 +404,16 @@ static PyGetSetDef tool_getset[] = {
     {"executing", tg_executing, NULL,
      PyDoc_STR("How many roots the tool keeps alive while they execute."), NULL},
     {"closed", tg_closed, NULL, PyDoc_STR("True after close()."), NULL},
+    {"borrowed", tg_borrowed, NULL,
+     PyDoc_STR("True for the tool of a flow that a program in another language\n"
+               "hosts (see the README: 'Steps of flows other languages host')."),
+     NULL},
+    {"usable", tg_usable, NULL,
+     PyDoc_STR("True if the tool can be used now (a borrowed one: while Python\n"
+               "code of a flow or timer of it runs, or roots made on it live)."),
+     NULL},
+    {"_tloop", tg_tloop, NULL,
+     PyDoc_STR("The tool's own event loop if it was made, or None."), NULL},
     {"_aloop", tg_aloop, NULL, PyDoc_STR("The asyncio loop driving the tool, or None."),
      NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -330,22 +330,33 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
     return rc < 0 ? -1 : 1;
 }
 
-/* The asyncio future of an awaitable (new reference), or NULL (raised). */
-static PyObject* future_of(PyObject* aw)
+/* The asyncio future of an awaitable of a step of `bsi` (new reference),
+ * or NULL (raised): in asyncio's loop when it drives the flow, else in the
+ * event loop of the flow's Tool (the Python layer's future_of()). */
+static PyObject* future_of(FutoInAsyncSteps* bsi, PyObject* aw)
 {
-    PyObject* fn;
+    PyObject *fn, *tool, *fut;
     if (fpy_H.future_type && PyObject_TypeCheck(aw, (PyTypeObject*)fpy_H.future_type)) {
         return Py_NewRef(aw);
     }
-    fn = fpy_hook("future_of");
-    return fn ? PyObject_CallOneArg(fn, aw) : NULL;
+    if (!(fn = fpy_hook("future_of"))) {
+        return NULL;
+    }
+    tool = futoin_wrap_is_ours(bsi) ? fpy_tool_obj_of(futoin_async_tool(bsi))
+                                    : Py_NewRef(Py_None);
+    if (!tool) {
+        return NULL;
+    }
+    fut = PyObject_CallFunctionObjArgs(fn, aw, tool, NULL);
+    Py_DECREF(tool);
+    return fut;
 }
 
 /* A step returned an awaitable (an `async def` step): as await_(), from
  * inside the step's own callback (`a` is its asi). */
 static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
 {
-    PyObject* fut = future_of(aw);
+    PyObject* fut = future_of(bsi, aw);
     int rc = -1;
     if (fut) {
         rc = await_done_now(bsi, fut);
@@ -371,7 +382,7 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     PyObject* fut;
     int rc = -1;
     fpy_gil_enter(&g);
-    fut = future_of(data);
+    fut = future_of(bsi, data);
     if (fut) {
         rc = await_done_now(bsi, fut);
         if (rc == 0 && fpy_awaiter_take(bsi, fut)) {

@@ -9,19 +9,26 @@
  *
  *  - if CPython already runs in the process (Py_IsInitialized found with
  *    dlsym(RTLD_DEFAULT) and true), attach to it;
- *  - else dlopen() libpython (FUTOIN_LIBPYTHON, or the one the package was
- *    built for) with RTLD_GLOBAL, so that extension modules imported
- *    later (futoin_async._core itself, which like every Debian extension
+ *  - else dlopen() the libpython of the CPython the wheel was built for,
+ *    found from where the plug-in is installed (its venv's base Python, or
+ *    its installation), VIRTUAL_ENV, PATH or the system's search path
+ *    (py_locate.c; FUTOIN_LIBPYTHON first, for development), with
+ *    RTLD_GLOBAL, so that extension modules imported later
+ *    (futoin_async._core itself, which like every Debian extension
  *    module does not link libpython) find its symbols, and start it as
- *    Py_InitializeEx(0) does: no signal handlers (the host program owns
- *    them; a JVM in the process needs SIGSEGV for itself), but through
+ *    the venv's (or installation's) python, so that site.py adds that
+ *    venv's site-packages, as Py_InitializeEx(0) does: no signal handlers
+ *    (the host program owns them; a JVM in the process needs SIGSEGV for
+ *    itself), but through
  *    Py_InitializeFromConfig(), which returns why CPython cannot start (a
  *    broken PYTHONHOME) where Py_InitializeEx() would exit the process:
  *    start() then fails (InvalidRequest naming why), now and for good,
  *    and the host program and its other languages go on;
  *
  * then imports futoin_async (the package this plug-in ships in is added
- * to sys.path when it is not importable otherwise) and forwards to the
+ * to sys.path when it is not importable otherwise) -- whose _core binds
+ * to the libfutoin_async.so.0 (and libuv.so.1) already mapped, by soname --
+ * and forwards to the
  * host table its _core implements (py_host_export.h). _core registers
  * that table too when it is imported; the library keeps the plug-in's,
  * which is the same code.
@@ -43,6 +50,7 @@
 #include <Python.h>
 
 #include "py_host_export.h"
+#include "py_locate.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -90,6 +98,7 @@ typedef struct py_init_fns
 {
     const unsigned long* Version;
     void (*Config_Init)(PyConfig*);
+    PyStatus (*Config_SetBytesString)(PyConfig*, wchar_t**, const char*);
     PyStatus (*InitializeFromConfig)(const PyConfig*);
     void (*Config_Clear)(PyConfig*);
     int (*Status_Exception)(PyStatus);
@@ -169,8 +178,10 @@ static int load_init_fns(void* lib, py_init_fns* f, char* err, size_t errlen)
     memcpy(&f->Config_Clear, &p, sizeof(p));
     p = dlsym(lib, "PyStatus_Exception");
     memcpy(&f->Status_Exception, &p, sizeof(p));
+    p = dlsym(lib, "PyConfig_SetBytesString");
+    memcpy(&f->Config_SetBytesString, &p, sizeof(p));
     if (!f->Config_Init || !f->InitializeFromConfig || !f->Config_Clear
-        || !f->Status_Exception) {
+        || !f->Status_Exception || !f->Config_SetBytesString) {
         snprintf(err, errlen, "python: the loaded libpython lacks the "
                  "PyConfig API");
         return FUTOIN_EINVAL;
@@ -178,8 +189,12 @@ static int load_init_fns(void* lib, py_init_fns* f, char* err, size_t errlen)
     return FUTOIN_OK;
 }
 
-/* Py_InitializeEx(0), returning why it failed instead of exiting. */
-static int initialize(void* lib, char* err, size_t errlen)
+/* Py_InitializeEx(0), returning why it failed instead of exiting. Started
+ * as `program` (PyConfig.program_name) when known: the venv's python, whose
+ * pyvenv.cfg site.py then reads (its site-packages, the base's if it
+ * includes them), or the installation's; PYTHONHOME and PYTHONPATH still
+ * apply. */
+static int initialize(void* lib, const char* program, char* err, size_t errlen)
 {
     py_init_fns f;
     PyConfig config;
@@ -189,7 +204,12 @@ static int initialize(void* lib, char* err, size_t errlen)
     }
     f.Config_Init(&config);
     config.install_signal_handlers = 0; /* the host program owns them */
-    st = f.InitializeFromConfig(&config);
+    st = program && *program
+                 ? f.Config_SetBytesString(&config, &config.program_name, program)
+                 : (PyStatus){0};
+    if (!f.Status_Exception(st)) {
+        st = f.InitializeFromConfig(&config);
+    }
     f.Config_Clear(&config);
     if (!f.Status_Exception(st)) {
         return FUTOIN_OK;
@@ -235,47 +255,17 @@ static void describe(char* err, size_t errlen, const char* prefix)
     }
 }
 
-/* The directory holding the package this plug-in ships in
- * (<dir>/futoin_async/futoin-hosts/libfutoin_host_python.so), or "". */
-static void package_parent(char* out, size_t len)
-{
-    Dl_info info;
-    char path[PATH_MAX];
-    char* slash;
-    out[0] = 0;
-    if (!dladdr((void*)&futoin_host_get, &info) || !info.dli_fname
-        || !realpath(info.dli_fname, path)) {
-        return;
-    }
-    for (int up = 0; up < 3; ++up) { /* drop file, futoin-hosts, futoin_async */
-        slash = strrchr(path, '/');
-        if (!slash) {
-            return;
-        }
-        *slash = 0;
-    }
-    {
-        char probe[PATH_MAX + 32];
-        snprintf(probe, sizeof(probe), "%s/futoin_async/__init__.py", path);
-        if (access(probe, R_OK) != 0) {
-            return;
-        }
-    }
-    if (strlen(path) < len && !strpbrk(path, "'\\\n")) {
-        memcpy(out, path, strlen(path) + 1);
-    }
-}
-
-/* Import futoin_async and take _core's table. GIL held. */
-static int import_core(char* err, size_t errlen)
+/* Import futoin_async and take _core's table. GIL held. `parent`: the
+ * folder holding the package this plug-in ships in, added to sys.path
+ * when the package is not importable otherwise (a wheel unpacked or
+ * installed with --target), or NULL/"". */
+static int import_core(const char* parent, char* err, size_t errlen)
 {
     void *pkg, *mod, *cap;
     const fpy_host_export* x;
     pkg = py.Import_ImportModule("futoin_async");
     if (!pkg) {
-        char parent[PATH_MAX];
-        package_parent(parent, sizeof(parent));
-        if (parent[0]) {
+        if (parent && parent[0] && !strpbrk(parent, "'\\\n")) {
             char code[PATH_MAX + 128];
             py.Err_Clear();
             snprintf(code, sizeof(code),
@@ -323,7 +313,11 @@ static int start_python(char* err, size_t errlen)
     void* lib;
     const char* name;
     int gil, rc;
+    /* large: off the (possibly small) stack of the host's loop thread */
+    static fpy_located where;
 
+    fpy_locate(&where, PY_MAJOR_VERSION, PY_MINOR_VERSION, FUTOIN_LIBPYTHON,
+               (const void*)&futoin_host_get);
     u.p = dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     if (u.p && u.fn()) {
         /* attach to the interpreter of this process */
@@ -331,43 +325,53 @@ static int start_python(char* err, size_t errlen)
             return FUTOIN_EINVAL;
         }
         gil = py.GILState_Ensure();
-        rc = import_core(err, errlen);
+        rc = import_core(where.package_parent, err, errlen);
         py.GILState_Release(gil);
         return rc;
     }
-    name = getenv("FUTOIN_LIBPYTHON");
+    name = getenv("FUTOIN_LIBPYTHON"); /* development: a libpython by hand */
     if (!name || !*name) {
-        name = FUTOIN_LIBPYTHON;
+        name = where.libpython; /* py_locate.c: the wheel's venv or installation,
+                                   VIRTUAL_ENV, PATH, the system */
+    } else {
+        where.program[0] = 0;
     }
     /* RTLD_GLOBAL: extension modules (not linked with libpython) need its
      * symbols; also when a RTLD_LOCAL load of it happened before */
     lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
     if (!lib) {
-        snprintf(err, errlen,
-                 "python: cannot start CPython: %s (install Debian's "
-                 "libpython3.11, or set FUTOIN_LIBPYTHON)",
-                 dlerror());
+        if (name == where.libpython) {
+            snprintf(err, errlen,
+                     "python: cannot start CPython: %s (this wheel is for CPython "
+                     "%d.%d; looked at %s; install that CPython with its shared "
+                     "libpython, e.g. Debian's libpython%d.%d, or activate its venv)",
+                     dlerror(), PY_MAJOR_VERSION, PY_MINOR_VERSION, where.searched,
+                     PY_MAJOR_VERSION, PY_MINOR_VERSION);
+        } else {
+            snprintf(err, errlen, "python: cannot start CPython: %s (FUTOIN_LIBPYTHON)",
+                     dlerror());
+        }
         return FUTOIN_EINVAL;
     }
     if (load_fns(lib, err, errlen) != FUTOIN_OK) {
         return FUTOIN_EINVAL;
     }
     if (!py.IsInitialized()) {
-        rc = initialize(lib, err, errlen); /* no signal handlers */
+        rc = initialize(lib, where.program, err, errlen); /* no signal handlers */
         if (rc != FUTOIN_OK) {
             /* a half-started interpreter cannot be started again: every
              * later start() fails the same way, other languages go on */
             snprintf(start_failed, sizeof(start_failed), "%s", err);
             return rc;
         }
-        rc = import_core(err, errlen);
+        rc = import_core(where.package_parent, err, errlen);
         /* the loop thread keeps its thread state; the GIL is taken per
          * callback */
         (void)py.Eval_SaveThread();
         return rc;
     }
     gil = py.GILState_Ensure();
-    rc = import_core(err, errlen);
+    rc = import_core(where.package_parent, err, errlen);
     py.GILState_Release(gil);
     return rc;
 }

@@ -70,6 +70,10 @@ static PyObject* _state_error(PyObject* st, PyObject* key)
 {
     return fpy_state_error(st, key);
 }
+/* Is Tool.run() on this thread's stack? */
+static PyObject* _in_run(void) { return PyBool_FromLong(fpy_in_run()); }
+/* Does an `await root` run a pass of its flow now (asyncio drives it)? */
+static PyObject* _awaited(void) { return PyBool_FromLong(fpy_T.awaiter != NULL); }
 /* (starts, stops, live step data) of the python language host. */
 static PyObject* _host_counters(void) { return fpy_host_counters(); }
 /* (value, type flags) after a round trip through FutoInBinaryValue. */

@@ -82,7 +82,10 @@ def test_await_inside_flow(loop_class):
             await AsyncSteps(tool).add(
                 lambda asi: asi.await_(bad()),
                 lambda asi, c: codes.append((c, asi.state.error_info)))
-        assert codes == [("InternalError", "nope")]
+        # error_info: the exception's text, then its traceback (issue 23)
+        ((code, info),) = codes
+        assert code == "InternalError" and info.splitlines()[0] == "nope"
+        assert 'raise ValueError("nope")' in info
     asyncio.run(main())
 
 

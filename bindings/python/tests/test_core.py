@@ -90,10 +90,16 @@ def test_python_exception_is_internal_error(tool):
         seen["exc"] = asi.last_exception
     with pytest.raises(FutoInError) as ei:
         AsyncSteps(tool).add(step, onerror).run()
-    assert seen["code"] == "InternalError" and seen["info"] == "bad value"
+    # error_info: the exception's text, then its traceback as Python prints
+    # it, for every language to read (issue 23)
+    assert seen["code"] == "InternalError" and seen["info"].splitlines()[:2] == [
+        "bad value", "Traceback (most recent call last):"]
+    assert 'raise ValueError("bad value")' in seen["info"]
+    assert seen["info"].endswith("ValueError: bad value")
     assert isinstance(seen["exc"], ValueError)
-    assert ei.value.code == "InternalError" and ei.value.info == "bad value"
+    assert ei.value.code == "InternalError" and ei.value.info == seen["info"]
     assert isinstance(ei.value.__cause__, ValueError)
+    assert str(ei.value) == "InternalError: bad value"  # the cause shows the traceback
 
 
 def test_keyboard_interrupt_cancels_and_reraises(tool, trace):

@@ -58,7 +58,9 @@ def test_wrap_foreign(foreign, trace):
     root.add(lambda asi: (_ for _ in ()).throw(ValueError("boom")))
     root.execute(lambda code, info, last: errors.append((code, info)))
     foreign.foreign_run(loop)
-    assert errors == [("InternalError", "boom")]
+    ((code, info),) = errors
+    assert code == "InternalError" and info.splitlines()[:2] == [
+        "boom", "Traceback (most recent call last):"]  # then the traceback
     root.free()
     assert foreign.foreign_live_roots(loop) == 0
     foreign.foreign_loop_free(loop)

@@ -1,11 +1,13 @@
 """ONE runtime per process: the wheel carries libfutoin_async.so.0 next to
 _core, which links to it dynamically (RUNPATH $ORIGIN) instead of having
 the runtime compiled in."""
+import ast
 import importlib.metadata
 import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -83,3 +85,42 @@ def test_every_shared_object_is_hardened(obj):
     assert checked, "no __*_chk call: built without _FORTIFY_SOURCE"
     plain = set(re.findall(r"\s(sprintf|vsprintf|strcpy|strcat|stpcpy)(?:@|$)", syms, re.M))
     assert plain == set()
+
+
+MAPPED = """
+import sys
+first = sys.argv[1]
+if first == "system":
+    import ctypes  # _ctypes maps the system's libffi.so.8
+    ctypes.CDLL("libuv.so.1", mode=ctypes.RTLD_GLOBAL)  # by soname: the system's
+import futoin_async
+assert futoin_async.AsyncSteps().add(lambda asi: 41).add(lambda asi, v: v + 1).run() == 42
+if first == "wheel":
+    import ctypes  # needs libffi.so.8: the one mapped
+    ctypes.CDLL("libuv.so.1", mode=ctypes.RTLD_GLOBAL)  # what luv or uvloop would need
+for lib in ("libuv.so", "libffi.so"):
+    print(lib, sorted({l.split()[-1] for l in open("/proc/self/maps")
+                       if "/" in l and l.split()[-1].rsplit("/", 1)[-1].startswith(lib)}))
+"""
+
+
+@pytest.mark.parametrize("first", ["wheel", "system"])
+def test_the_wheel_bundles_libuv_and_libffi_one_per_process(first, tmp_path):
+    """Issue 23: the wheel needs nothing outside itself but glibc: it carries
+    libuv.so.1 and libffi.so.8 next to libfutoin_async.so.0, named by their
+    sonames (auditwheel would rename them), so that a process maps ONE of
+    each, whoever loaded it first: the wheel's when the package comes first,
+    the one already mapped (luv, uvloop, the system's core) otherwise."""
+    for lib in ("libuv.so.1", "libffi.so.8"):
+        assert (PKG / lib).is_file(), f"{lib} is not in the wheel"
+    script = tmp_path / "mapped.py"
+    script.write_text(MAPPED)
+    r = subprocess.run([sys.executable, str(script), first], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    mapped = {line.split(" ", 1)[0]: ast.literal_eval(line.split(" ", 1)[1])
+              for line in r.stdout.splitlines()}
+    for lib in ("libuv.so", "libffi.so"):
+        assert len(mapped[lib]) == 1, mapped
+        (path,) = mapped[lib]
+        assert path.startswith(str(PKG)) == (first == "wheel"), mapped

@@ -41,7 +41,7 @@ import asyncio
 import os
 from typing import Any
 
-from . import _awaiting, _core, _errors, _stack, _state, _steps, _sync, _tool
+from . import _awaiting, _core, _errors, _loop, _stack, _state, _steps, _sync, _tool
 from ._awaiting import _await_step, _future_of
 from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
                       Errors, FutoInError, InternalError, InvalidRequest,
@@ -50,7 +50,8 @@ from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
                       _flow_error, _make_error, _Unwind)
 from ._errors import _error_class  # noqa: F401 - errors.py imports it from here
 from ._errors import _ErrorMeta  # noqa: F401 - named by the stubs (__init__.pyi)
-from ._stack import AsyncFrame, AsyncStack, _make_stack
+from ._loop import ToolEventLoop
+from ._stack import AsyncFrame, AsyncStack, _error_text, _frame_of, _make_stack
 from ._state import State
 from ._steps import AsyncSteps
 from ._sync import Limiter, Mutex, Throttle
@@ -69,7 +70,7 @@ __all__ = [
     "Unauthorized", "InternalError", "InvalidRequest", "DefenseRejected",
     "PleaseReconnect", "SecurityError", "Timeout",
     "Mutex", "Throttle", "Limiter", "default_tool", "version", "UNLIMITED",
-    "AsyncFrame", "AsyncStack", "host_path",
+    "AsyncFrame", "AsyncStack", "host_path", "ToolEventLoop",
 ]
 # NotImplemented (the FTN12 code's class) is left out of __all__ so that
 # "from futoin_async import *" never shadows the builtin; use
@@ -112,7 +113,7 @@ def _adopt(*modules: Any) -> None:
                         fn.__module__ = __name__
 
 
-_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync)
+_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync, _loop)
 del _adopt
 
 from . import errors  # noqa: E402 - after _error_class, which it uses
@@ -131,4 +132,8 @@ _core._set_types(State, {
     "get_running_loop": asyncio.get_running_loop,
     "future_of": _future_of,
     "current_task": asyncio.current_task,
+    "borrow_tool": Tool._borrow,
+    "frame_of": _frame_of,
+    "error_text": _error_text,
+    "ToolEventLoop": ToolEventLoop,
 })

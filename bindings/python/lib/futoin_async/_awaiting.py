@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Optional
 
+from . import _core
 from ._errors import InvalidStateError
 
 if TYPE_CHECKING:
@@ -13,19 +14,26 @@ if TYPE_CHECKING:
 
 
 _FUTURES = frozenset((asyncio.Future, asyncio.Task))
+_get_running_loop = asyncio.events._get_running_loop
 
 
-def _future_of(awaitable: Any) -> asyncio.Future:
+def _future_of(awaitable: Any, tool: Optional[Tool] = None) -> asyncio.Future:
     """The asyncio future of an await_()ed awaitable (a coroutine becomes
-    a Task of the running loop)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    a Task). Its event loop: asyncio's running loop when it drives the
+    flow (``await root``, ``root.promise()``); otherwise the loop of the
+    flow's Tool itself, ``tool.event_loop()`` (Tool.run(), or a program in
+    another language that hosts the flow)."""
+    loop = _get_running_loop()
+    if tool is not None and not tool.closed and (
+            loop is None or _core._in_run() or not (
+                tool._aloop is loop or _core._awaited())):
+        loop = tool.event_loop()
+    if loop is None:
         if asyncio.iscoroutine(awaitable):
             awaitable.close()  # never awaited: no warning about it
         raise InvalidStateError(
-            "await_(): the flow must be driven by asyncio "
-            "(await root / root.promise()), not Tool.run()") from None
+            "await_(): no event loop: the step's handle is not of this "
+            "library's Tool and asyncio does not drive the flow") from None
     if type(awaitable) in _FUTURES or asyncio.isfuture(awaitable):
         return awaitable
     return asyncio.ensure_future(awaitable, loop=loop)

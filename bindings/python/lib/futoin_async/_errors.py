@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from ._stack import AsyncStack
 
 
+# error_info of a Python exception that failed a step goes on after its
+# first line with its traceback (_stack._error_text())
+_TRACEBACK_MARK = "\nTraceback (most recent call last):"
+
+
 class _ErrorMeta(type):
     """``FutoInError(code, info)`` makes an instance of the code's class
     (``Timeout``, ``errors.NotFound``...), so that an error is caught by
@@ -72,7 +77,12 @@ class FutoInError(Exception, metaclass=_ErrorMeta):
         self.info = info
 
     def __str__(self) -> str:
-        return self.code if self.info is None else f"{self.code}: {self.info}"
+        info = self.info
+        if info is not None and self.__cause__ is not None:
+            # the traceback of a Python exception (error_info carries it for
+            # the other languages) is shown by Python as the cause's
+            info = info.split(_TRACEBACK_MARK, 1)[0]
+        return self.code if info is None else f"{self.code}: {info}"
 
     def __reduce__(self) -> Any:
         return (_make_error, (self.code, self.info))

@@ -3,6 +3,7 @@ add_foreign(), for_each(), ...), added to the C type itself."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from . import _core
@@ -94,12 +95,19 @@ def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
         asi._add_foreign(language, module, function)
 
     foreign.__qualname__ = f"add_foreign[{language}:{module}.{function}]"
+    # its frame in an async stack: the caller's function at the line of
+    # this call (the guard's own code is the binding's)
+    caller = sys._getframe(1)
+    foreign._futoin_origin = (  # type: ignore[attr-defined]
+        f"{caller.f_globals.get('__name__', '?')}.{caller.f_code.co_qualname}",
+        caller.f_code.co_filename, caller.f_lineno)
     return self.add(foreign, onerror)
 
 
 def new_instance(self: AsyncSteps) -> AsyncSteps:
-    """A new root on the same tool."""
-    tool = _tools.get(self._tool_ptr()) if self.is_ours() else None
+    """A new root on the same tool (a borrowed Tool's too: it runs on the
+    loop of the program that hosts the flow)."""
+    tool = self.tool if self.is_ours() else None
     if tool is not None:
         return AsyncSteps(tool)
     return self._new_instance()

@@ -52,9 +52,20 @@ class Tool(_core.ToolBase):
         _tools[self.ptr] = self
         self._sig_w: Optional[int] = None  # wakeup fd (owned by the C tool)
 
+    @classmethod
+    def _borrow(cls, ptr: int) -> Tool:
+        """The borrowed Tool of the futoin_tool* `ptr` of a program in
+        another language (see glue/py_borrowed.c)."""
+        t = cls.__new__(cls)
+        t._borrow_init(ptr)
+        t._sig_w = -1  # no signal handling of ours in that program
+        return t
+
     def __repr__(self) -> str:
         if self.closed:
             return "<futoin_async.Tool (closed)>"
+        if self.borrowed:
+            return f"<futoin_async.Tool 0x{self.ptr:x} (borrowed)>"
         return f"<futoin_async.Tool 0x{self.ptr:x}>"
 
     def __enter__(self) -> Tool:
@@ -66,10 +77,16 @@ class Tool(_core.ToolBase):
     def close(self) -> None:
         """Cancel the executing roots, free every root made on the tool
         (those still referenced become closed handles), drop pending calls
-        and free the loop. Idempotent; the tool is unusable afterwards."""
-        if not self.closed:
+        and free the loop. Idempotent; the tool is unusable afterwards.
+        Coroutines of its event loop that can no longer run are closed.
+        A borrowed Tool only lets go: its own timers and roots go, its
+        tool stays its program's."""
+        if not self.closed and not self.borrowed:
             _tools.pop(self.ptr, None)
+        loop = self._tloop
         super().close()
+        if loop is not None:
+            loop._tool_closed()
 
     def run(self) -> None:
         """Run the loop until nothing is left to do. The GIL is released

@@ -59,3 +59,39 @@ def catch(asi, language, module, function, *values):
     def handler(asi, code):
         asi.success(f"caught {code} in {LANG}")
     asi.add_foreign(language, module, function, onerror=handler)
+
+
+# ---- Python only: steps that reach the hosting loop (issue 23), for any host
+
+_async_seen = []
+
+
+async def async_echo(asi, *values):
+    """An `async def` step: awaits asyncio.sleep() in the event loop of the
+    flow's Tool (the host's loop), then passes its values on."""
+    import asyncio
+    await asyncio.sleep(0.01)
+    return values
+
+
+def timer_echo(asi, *values):
+    """Completes from a timer of the hosting loop (asi.tool)."""
+    asi.wait_external()
+    asi.tool.call_later(0.01, asi.success, *values)
+
+
+async def async_wait(asi, *values):
+    """Sets the shared state "started", then waits; cancelling the flow is
+    a CancelledError in here (see async_seen)."""
+    import asyncio
+    asi.state["started"] = True
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError as e:
+        _async_seen.append(type(e).__name__)
+        raise
+
+
+def async_seen(asi, *values):
+    """What async_wait saw, joined by ","."""
+    return ",".join(_async_seen)

@@ -1,0 +1,116 @@
+"""Python steps in flows hosted by Lua and Java programs (issue 23): an
+`async def` step awaiting asyncio.sleep() passes its values on, a step's
+timer of the hosting loop (asi.tool) completes it, and cancelling the flow
+raises CancelledError inside the coroutine (fragments async_echo,
+timer_echo, async_wait, async_seen of tests/polyglot/fragments/python).
+Run by `bash bindings/python/polyglot.sh test` with the environment
+tests/polyglot/run.sh exports (LUA_PATH/LUA_CPATH of the Lua rock,
+FUTOIN_JAVA_POLYGLOT_OUT of the Java build, FUTOIN_HOST_PATH, PYTHONPATH);
+a host whose build is not there is skipped."""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+LUA_HOST = r"""
+local fa = require "futoin_async"
+local tool = fa.Tool()
+local function python(fn, ...)
+    local root = fa.AsyncSteps(tool)
+    local values = table.pack(...)
+    if values.n > 0 then
+        root:add(function(asi) return table.unpack(values, 1, values.n) end)
+    end
+    root:add_foreign("python", "polyglot_fragments", fn)
+    return root:run()
+end
+print("async_echo", python("async_echo", 20, "x"))
+print("timer_echo", python("timer_echo", 21))
+local root = fa.AsyncSteps(tool)
+root:add_foreign("python", "polyglot_fragments", "async_wait")
+local ended = false
+root:execute(nil, function() ended = true end)
+local function poll() -- until the coroutine runs: the loop's order, no deadline
+    if root:state().started then root:cancel()
+    elseif not ended then tool:deferred(1, poll) end
+end
+tool:deferred(1, poll)
+tool:run()
+print("cancel", python("async_seen"))
+"""
+
+JAVA_HOST = r"""
+import org.futoin.async.*;
+
+public class PyAsyncHost {
+    static Object python(Tool tool, String fn, Object... values) {
+        AsyncSteps root = new AsyncSteps(tool);
+        if (values.length > 0) {
+            root.successStep(values);
+        }
+        root.addForeign("python", "polyglot_fragments", fn);
+        Object r = root.run();
+        root.close();
+        return r;
+    }
+
+    static String show(Object r) {
+        if (r instanceof Object[]) {
+            return java.util.Arrays.toString((Object[]) r);
+        }
+        return String.valueOf(r);
+    }
+
+    public static void main(String[] args) {
+        try (Tool tool = new Tool()) {
+            System.out.println("async_echo " + show(python(tool, "async_echo", 20L, "x")));
+            System.out.println("timer_echo " + show(python(tool, "timer_echo", 21L)));
+            AsyncSteps root = new AsyncSteps(tool);
+            root.addForeign("python", "polyglot_fragments", "async_wait");
+            boolean[] ended = {false};
+            root.execute(e -> ended[0] = true);
+            Runnable[] poll = new Runnable[1];
+            poll[0] = () -> { // until the coroutine runs: the loop's order, no deadline
+                if (Boolean.TRUE.equals(root.state().get("started"))) {
+                    root.cancel();
+                } else if (!ended[0]) {
+                    tool.deferred(1, poll[0]);
+                }
+            };
+            tool.deferred(1, poll[0]);
+            tool.run();
+            System.out.println("cancel " + show(python(tool, "async_seen")));
+            root.close();
+        }
+    }
+}
+"""
+
+
+def test_a_lua_host_runs_python_async_and_timer_steps(tmp_path):
+    lua = shutil.which("lua5.4")
+    if not lua or not os.environ.get("LUA_CPATH"):
+        pytest.skip("no lua5.4 or no Lua rock (LUA_PATH/LUA_CPATH of tests/polyglot/run.sh)")
+    (tmp_path / "host.lua").write_text(LUA_HOST)
+    r = subprocess.run([lua, str(tmp_path / "host.lua")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["async_echo\t20\tx", "timer_echo\t21",
+                                     "cancel\tCancelledError"], r.stdout + r.stderr
+
+
+def test_a_java_host_runs_python_async_and_timer_steps(tmp_path):
+    out = os.environ.get("FUTOIN_JAVA_POLYGLOT_OUT")
+    java_home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
+    java = pathlib.Path(java_home, "bin", "java")
+    if not out or not (pathlib.Path(out) / "futoin-async.jar").is_file() or not java.is_file():
+        pytest.skip("no Java build (FUTOIN_JAVA_POLYGLOT_OUT of tests/polyglot/run.sh)")
+    src = tmp_path / "PyAsyncHost.java"
+    src.write_text(JAVA_HOST)
+    r = subprocess.run([str(java), "-Xrs", "-cp", str(pathlib.Path(out) / "futoin-async.jar"),
+                        str(src)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["async_echo [20, x]", "timer_echo 21",
+                                     "cancel CancelledError"], r.stdout + r.stderr
