@@ -52,8 +52,8 @@ build)
     -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -DFJ_PLATFORM="\"linux-$(uname -m)\"" -O1 -g -Wall -Wextra \
-    -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" -I"$here/host" \
-    -o "$out/installed_test" "$here/tests/polyglot/installed_test.c" "$here/host/zip_entry.c" \
+    -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" -I"$here/host" -I"$repo/runtime/adapter" \
+    -o "$out/installed_test" "$here/tests/polyglot/installed_test.c" "$repo/runtime/adapter/zip_entry.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   echo "FUTOIN_HOST_PATH_JAVA=$out"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
