@@ -82,8 +82,11 @@ static void expect_failure(const char* language, const char* module,
 Test(host, what_cannot_be_had_is_invalid_request)
 {
     expect_failure("cobol", "payroll", "run",
-                   "no host for language 'cobol': no plug-in found (tried "
-                   "/nonexistent/libfutoin_host_cobol.so");
+                   "adding payroll.run: no host for language 'cobol': no "
+                   "plug-in libfutoin_host_cobol.so found");
+    expect_failure("cobol", "payroll", "run",
+                   "Searched: FUTOIN_HOST_PATH: "
+                   "/nonexistent/libfutoin_host_cobol.so, ");
     expect_failure("c", "libnope.so", "int f(int)", "c: cannot load module 'libnope.so'");
     expect_failure("c", "libm.so.6", "double nosuch(double)",
                    "c: module 'libm.so.6' has no function 'nosuch'");

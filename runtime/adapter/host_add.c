@@ -92,7 +92,7 @@ static int add_failed(FutoInAsyncSteps* bsi, const char* language,
 FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
                                const char* module, const char* function)
 {
-    char err[1536];
+    char err[2048];
     futoin__host_entry* e = NULL;
     futoin_host_step st;
     futoin_tool* tool;
@@ -112,7 +112,11 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
     }
     rc = futoin__host_find_entry(language, &e, err, sizeof(err));
     if (rc != FUTOIN_OK) {
-        return add_failed(bsi, language, module, function, rc, err);
+        /* the step first: the message ends with a list of places */
+        char why[sizeof(err) + 256];
+        snprintf(why, sizeof(why), "adding %.100s.%.100s: %s", module,
+                 function, err);
+        return add_failed(bsi, language, module, function, rc, why);
     }
     tool = futoin_async_tool(bsi);
     rc = futoin__host_start(e, tool, err, sizeof(err));

@@ -23,11 +23,52 @@
  *    running) and turns a named function of that language into a step. A
  *    binding that is already loaded registers its host
  *    (futoin_host_register); otherwise the library loads the plug-in
- *    `libfutoin_host_<language>.so` with dlopen() from the directories in
- *    FUTOIN_HOST_PATH (colon-separated), then `futoin-hosts/` next to this
- *    library, then the system's search path. Adding a language touches
- *    nothing in the library. The language "c" is built in: plain C
- *    functions of shared objects, called through libffi.
+ *    `libfutoin_host_<language>.so` with dlopen() from where the
+ *    language's own settings say its package is installed (below).
+ *    Adding a language touches nothing in the library. The language "c"
+ *    is built in: plain C functions of shared objects, called through
+ *    libffi.
+ *
+ * **Finding a language's plug-in.** The first of these that holds
+ * `libfutoin_host_<language>.so` (a plug-in of that language) is used:
+ *
+ *  1. a host already registered in the process (the host program's
+ *     binding, or a plug-in loaded before);
+ *  2. each folder in FUTOIN_HOST_PATH (colon-separated; for development);
+ *  3. `futoin-hosts/` next to the libfutoin_async.so.0 that is loaded (the
+ *     wheel's or the rock's copy brings its own plug-in there);
+ *  4. the language's own settings:
+ *     - python: `$VIRTUAL_ENV/lib/python3.N/site-packages`, each PYTHONPATH
+ *       entry, `<prefix>/lib/python3.N/site-packages` of each PATH folder
+ *       `<prefix>/bin` holding a python3, `/usr/lib/python3/dist-packages`,
+ *       `/usr/local/lib/python3.N/dist-packages`; in each,
+ *       `futoin_async/futoin-hosts/libfutoin_host_python.so`;
+ *     - lua: the templates of LUA_CPATH_5_4, else LUA_CPATH (";;" is Lua
+ *       5.4's default cpath), else that default, "?" standing for
+ *       `futoin_async/futoin-hosts/libfutoin_host_lua`;
+ *     - java: each CLASSPATH entry: a jar holding the stored entry
+ *       `native/linux-<cpu>/futoin-hosts/libfutoin_host_java.so` (taken
+ *       out into `$XDG_CACHE_HOME/futoin_async/`, else
+ *       `~/.cache/futoin_async/`: a folder of the user's own that group
+ *       and others cannot write, else refused; the file named by the
+ *       entry's CRC-32 and size, written under a temporary name and
+ *       renamed, used only while its size and CRC-32 match the jar's),
+ *       the jars of a folder (an entry "DIR" "/" "*", as for the java
+ *       launcher), or a class folder holding that path;
+ *  5. a system install: `<libdir>/futoin_async/futoin-hosts/` of the
+ *     installation the loaded library belongs to, of the prefix it was
+ *     built for, and under `/usr/local/lib/<multiarch>` and
+ *     `/usr/lib/<multiarch>` (where `meson install` puts the plug-ins the
+ *     build made).
+ *
+ * Only an ABSOLUTE path that one of these settings names is ever tried:
+ * never the current folder, a relative entry or template ("./?.so"), or an
+ * empty element (which PATH, PYTHONPATH and CLASSPATH read as the
+ * current folder). Those are left out, and the error says so. A plug-in
+ * found but not loadable, or not of its language, is reported and the
+ * search goes on. When none is found, the step fails with InvalidRequest
+ * naming the language, the step, the package and the command that
+ * provide the plug-in, and what was searched.
  *
  * futoin_host_add() puts it together: a step of another language, named by
  * language, module and function, added to a flow.
@@ -214,10 +255,11 @@ FUTOIN_API int futoin_host_register(const futoin_host_api* host);
 
 /**
  * The host of `language`: registered, built in ("c") or loaded from its
- * plug-in (see the file comment). Thread-safe; the table lives as long as
- * the process.
- * @return FUTOIN_OK; FUTOIN_EINVAL (with `err` naming the language and the
- *         places searched) when there is none.
+ * plug-in (see "Finding a language's plug-in" in the file comment).
+ * Thread-safe; the table lives as long as the process.
+ * @return FUTOIN_OK; FUTOIN_EINVAL (with `err` naming the language, what
+ *         provides its plug-in and the places searched) when there is
+ *         none.
  * @since 0.3.0
  */
 FUTOIN_API int futoin_host_find(const char* language,
@@ -241,8 +283,11 @@ FUTOIN_API int futoin_host_find(const char* language,
  * a step of its own language before returning gets FUTOIN_EBUSY for that
  * step (the usual failing step is added).
  *
- * The built-in language "c": `module` is a shared object (a path, or a
- * name for dlopen()) and `function` either
+ * The built-in language "c": `module` is a shared object, named by an
+ * absolute path or by a bare soname ("libm.so.6") that dlopen() finds as
+ * the dynamic linker does (LD_LIBRARY_PATH, ld.so.cache, the system's
+ * folders); a relative path with a slash ("./libx.so") is refused, as
+ * dlopen() would take it from the current folder. `function` is either
  *  - a C declaration of a plain function, e.g. "double hypot(double,
  *    double)" (types: void, bool, int32_t, int64_t, uint32_t, uint64_t,
  *    float, double, const char*; int, long, size_t as their 32/64-bit
