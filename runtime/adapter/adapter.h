@@ -31,6 +31,8 @@ typedef struct futoin__host_entry
 
 /* Whether `h` is a host table the registry can use. */
 bool futoin__host_table_ok(const futoin_host_api* h);
+/* Whether `language` is a language name: 1-32 of [A-Za-z0-9_-]. */
+bool futoin__host_language_ok(const char* language);
 /* The entry of `language`: registered, built in or loaded now. FUTOIN_OK,
  * or an error with `err` saying why. Thread-safe. */
 int futoin__host_find_entry(const char* language, futoin__host_entry** out,
@@ -48,6 +50,13 @@ int futoin__host_start(futoin__host_entry* e, futoin_tool* tool, char* err,
 int futoin__host_load_plugin(const char* language,
                              const futoin_host_api** api_out, void** dl_out,
                              char* err, size_t errlen);
+
+/* host_policy.c: whether the process's and `tool`'s load policies (tool
+ * NULL: the process's only) allow a step of `module` in `language` (a
+ * language name); FUTOIN_OK, or FUTOIN_EINVAL with `err` naming the rule.
+ * Any thread. */
+int futoin__host_policy_check(futoin_tool* tool, const char* language,
+                              const char* module, char* err, size_t errlen);
 
 /* host_search.c: the places the plug-in of a language may be, in the
  * order of futoin/sys/host.h, each an absolute path named by a setting. */

@@ -110,6 +110,14 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
                           "futoin_host_add(): module and function are "
                           "required");
     }
+    if (futoin__host_language_ok(language)) {
+        /* before anything is looked for: loading is running code */
+        rc = futoin__host_policy_check(futoin_async_tool(bsi), language,
+                                       module, err, sizeof(err));
+        if (rc != FUTOIN_OK) {
+            return add_failed(bsi, language, module, function, rc, err);
+        }
+    }
     rc = futoin__host_find_entry(language, &e, err, sizeof(err));
     if (rc != FUTOIN_OK) {
         /* the step first: the message ends with a list of places */

@@ -8,6 +8,7 @@
 #include <futoin/ffi.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/wrap.h>
+#include <futoin/sys/host.h>
 
 #include <stdio.h>
 
@@ -15,7 +16,11 @@ int main(void)
 {
     FutoInBinaryValue v = {0};
     FutoInArgs a;
+    futoin_host_policy policy = FUTOIN_HOST_POLICY_INIT;
     futoin_reset_binval(&v);
+    if (policy.size != sizeof(policy) || policy.languages || policy.modules) {
+        return 1;
+    }
     a.args[0] = v;
     printf("FutoInBinaryValue=%zu FutoInArgs=%zu API=%zu\n",
            sizeof(FutoInBinaryValue), sizeof(a), sizeof(FutoInAsyncStepsAPI));

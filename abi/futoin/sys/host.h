@@ -71,11 +71,14 @@
  * provide the plug-in, and what was searched.
  *
  * futoin_host_add() puts it together: a step of another language, named by
- * language, module and function, added to a flow.
+ * language, module and function, added to a flow. Step names are code,
+ * not data: a host program can restrict which languages and modules its
+ * flows may load (futoin_host_policy_set(); by default everything is
+ * allowed).
  *
  * Threads: everything here belongs to the loop thread of the tool
- * concerned, except futoin_host_register() and futoin_host_find(), which
- * are thread-safe.
+ * concerned, except futoin_host_register(), futoin_host_find() and
+ * futoin_host_policy_set(), which are thread-safe.
  *
  * @since 0.3.0
  */
@@ -311,6 +314,84 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi,
  * @since 0.3.0
  */
 FUTOIN_API void futoin_host_shutdown(void);
+
+/* ---- what a flow may load: the load policy ------------------------------- */
+
+/**
+ * An allow-list of the steps futoin_host_add() may add by name on a tool,
+ * in the manner of GraalVM's Context.Builder (its permitted languages and
+ * class lookup filter). Adding a step by name is code execution: it starts
+ * a language's runtime and loads the module named (a Python module, a Lua
+ * module, a Java class, a shared object), so a host program that takes step
+ * names from anywhere but its own code restricts them here.
+ *
+ * - `languages`: the languages a step may be written in, NULL-terminated
+ *   ({"python", "c", NULL}); NULL allows every language, an empty list
+ *   (just NULL) none.
+ * - `modules`: rules "language:name", NULL-terminated; NULL allows every
+ *   module of an allowed language. When given, a step's module must match
+ *   a rule of its language: the exact name ("lua:pricing",
+ *   "c:libm.so.6", "c:/opt/app/lib/libsteps.so"), or a prefix followed by
+ *   "*" ("java:org.example.*", "python:myapp.*"; "org.example.*"
+ *   matches org.example.Totals and org.example.sub.X, not org.example
+ *   itself; "python:*" every Python module; "c:/opt/app/lib/" and a "*"
+ *   every library in that folder). A "*" is only allowed last. A prefix
+ *   rule never matches a name containing "..", so that a folder's rule
+ *   cannot reach outside it.
+ *
+ * The policy says which names may be added; what the loaded code does in
+ * turn (a Python module importing others) is that language's business.
+ * Versioned by `size`: fields are only added at the end.
+ * @since 0.3.0
+ */
+typedef struct futoin_host_policy
+{
+    /** sizeof(futoin_host_policy) the caller was built with */
+    uint32_t size;
+    /** allowed languages, NULL-terminated; NULL: all */
+    const char* const* languages;
+    /** allowed modules, "language:name" rules, NULL-terminated; NULL: all */
+    const char* const* modules;
+} futoin_host_policy;
+
+/** A policy that allows everything, to fill in. */
+#define FUTOIN_HOST_POLICY_INIT                                                \
+    {                                                                          \
+        sizeof(futoin_host_policy), NULL, NULL                                 \
+    }
+
+/**
+ * Restrict what futoin_host_add() may add on `tool` (its flows, whichever
+ * thread or language adds the step), or, with `tool` NULL, in the whole
+ * process: a step must pass the process's policy and its tool's (a flow of
+ * another implementation, futoin/sys/wrap.h, has no tool of ours: the
+ * process's alone). Without one, everything is allowed (the default).
+ *
+ * A step outside the policy is not added: futoin_host_add() returns
+ * FUTOIN_EINVAL and adds a step that fails with InvalidRequest, its
+ * error_info naming the rule that refused it ("load policy of this tool:
+ * language 'lua' is not allowed (languages: python, c)"). The refused
+ * language's plug-in is not even looked for.
+ *
+ * Set once: the lists are copied, and a second call for the same tool (or
+ * for the process) returns FUTOIN_EBUSY and changes nothing, so that code
+ * running in a flow cannot widen what its host program allowed. Set it
+ * before the tool's flows add steps by name (a binding does it in its Tool
+ * constructor); steps added before are not checked again. The policy lives
+ * as long as the tool (the process's: as long as the process).
+ *
+ * Threads: any thread, at any time (a flow adding steps on the loop thread
+ * meanwhile sees either no policy or the whole new one).
+ * @return FUTOIN_OK; FUTOIN_EBUSY (already set); FUTOIN_EVERSION (`size`
+ *         is not one this library knows: a policy with rules it cannot
+ *         read is refused rather than half applied); FUTOIN_EINVAL (NULL
+ *         policy, a name that is not a language name, a rule without
+ *         "language:", an empty name, a "*" that is not last);
+ *         FUTOIN_ENOMEM.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_policy_set(futoin_tool* tool,
+                                      const futoin_host_policy* policy);
 
 #ifdef __cplusplus
 }
