@@ -626,11 +626,12 @@ Test(discovery, the_error_says_what_provides_the_plugin)
     static const char* const python[] = {
             "adding order.parse: no host for language 'python'",
             "pip install futoin_async", "futoin_async-" FUTOIN_VERSION_STRING "-*.whl",
-            "activate it", "Searched: ", NULL};
+            "activate it", "Searched: ", "VIRTUAL_ENV: (not set: no venv is active)", NULL};
     static const char* const java[] = {
             "adding demo.Totals.compute: no host for language 'java'",
             "put futoin-async.jar on CLASSPATH",
-            "futoin-async-" FUTOIN_VERSION_STRING ".jar", "Searched: ", NULL};
+            "futoin-async-" FUTOIN_VERSION_STRING ".jar", "Searched: ",
+            "CLASSPATH: (not set)", NULL};
     static const char* const cobol[] = {
             "adding payroll.run: no host for language 'cobol'",
             "no package of futoin_async provides it",

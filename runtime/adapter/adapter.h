@@ -65,6 +65,7 @@ typedef enum futoin__host_cand
     FUTOIN__HOST_FILE,     /* a plug-in file to try */
     FUTOIN__HOST_JAR,      /* a jar that may carry the Java plug-in */
     FUTOIN__HOST_LEFT_OUT, /* an entry not followed (relative, empty) */
+    FUTOIN__HOST_UNSET,    /* the main setting of a language is not set */
 } futoin__host_cand;
 
 /* `setting` names where the candidate came from ("PYTHONPATH", ...);

@@ -115,6 +115,9 @@ static bool visit(void* ctx, futoin__host_cand kind, const char* setting,
         }
         return false;
     }
+    case FUTOIN__HOST_UNSET:
+        searched(r, setting, path);
+        return false;
     case FUTOIN__HOST_FILE:
         searched(r, setting, path);
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {

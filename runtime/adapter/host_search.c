@@ -220,6 +220,8 @@ static void search_python(search* s)
         } else {
             left_out(s, "VIRTUAL_ENV", venv, strlen(venv));
         }
+    } else {
+        offer(s, FUTOIN__HOST_UNSET, "VIRTUAL_ENV", "(not set: no venv is active)");
     }
     each_absolute(s, "PYTHONPATH", getenv("PYTHONPATH"), ':', pythonpath_entry);
     each_absolute(s, "PATH", getenv("PATH"), ':', path_entry);
@@ -381,7 +383,12 @@ void futoin__host_search(const char* language, futoin__host_visit_fn visit,
     } else if (strcmp(language, "lua") == 0) {
         search_lua(&s);
     } else if (strcmp(language, "java") == 0) {
-        each_absolute(&s, "CLASSPATH", getenv("CLASSPATH"), ':', classpath_entry);
+        const char* cp = getenv("CLASSPATH");
+        if (cp && *cp) {
+            each_absolute(&s, "CLASSPATH", cp, ':', classpath_entry);
+        } else {
+            offer(&s, FUTOIN__HOST_UNSET, "CLASSPATH", "(not set)");
+        }
     }
     /* 5. a system install (meson install): the one the loaded core belongs
      *    to (<libdir>/futoin_async/), the prefix this core was configured
