@@ -442,6 +442,19 @@ static void expect_cache_refused(const char* why)
     cr_assert(strstr(err, at(CACHE)), "%s", err);
 }
 
+/* a cache folder others may only read is made private and used */
+Test(discovery, a_readable_cache_folder_is_made_private)
+{
+    struct stat st;
+    copy_file(PLUGINS "/fake_stored.jar", at("futoin-async.jar"), 0644);
+    mkdirs(at(CACHE));
+    cr_assert_eq(chmod(at(CACHE), 0755), 0);
+    setenv("CLASSPATH", at("futoin-async.jar"), 1);
+    cr_assert(same_bytes(host_file("java"), PLUGINS "/libfake_host_java.so"));
+    cr_assert_eq(stat(at(CACHE), &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0700, "cache mode %o", st.st_mode & 07777);
+}
+
 Test(discovery, a_cache_folder_others_may_write_is_refused)
 {
     copy_file(PLUGINS "/fake_stored.jar", at("futoin-async.jar"), 0644);

@@ -91,12 +91,16 @@ static int open_cache(char* dir, size_t dirlen, char* err, size_t errlen)
         return -1;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        /* what is in it may have been put there by someone else */
         snprintf(err, errlen,
                  "the cache folder %.300s may be written by group or others "
                  "(mode %04o): refused",
                  dir, (unsigned)(st.st_mode & 07777));
         close(fd);
         return -1;
+    }
+    if ((st.st_mode & 07777) != 0700) {
+        fchmod(fd, 0700); /* readable by others: made private, nothing lost */
     }
     return fd;
 }
