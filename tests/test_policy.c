@@ -5,6 +5,7 @@
  * without one. The echo host (tests/host/echo_host.c, found through
  * FUTOIN_HOST_PATH) stands for a language's plug-in. */
 #include "common.h"
+#include "host/host_steps.h"
 
 #include <futoin/sys/host.h>
 
@@ -19,36 +20,6 @@ static void policy_setup(void)
     fx_setup();
 }
 TestSuite(policy, .init = policy_setup, .fini = fx_teardown);
-
-static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
-
-static void two_doubles(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs out;
-    memset(&out, 0, sizeof(out));
-    out.arg0.type = &ty_d;
-    out.arg0.d = 3.0;
-    out.arg1.type = &ty_d;
-    out.arg1.d = 4.0;
-    API(as)->success(as, &out);
-}
-
-static void print_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    if (a->arg0.type && a->arg0.type->flags == FTN_TYPE_DOUBLE) {
-        tr("value %g", a->arg0.d);
-    } else if (a->arg0.type) {
-        tr("value %lld", (long long)a->arg0.i64);
-    } else {
-        tr("no value");
-    }
-}
-
-static void print_error(FutoInAsyncSteps* as, void* d, const char* code)
-{
-    tr("%s: %s", code,
-       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
-}
 
 /* One flow on `tool`: `language` `module` `function` (a C one given 3 and
  * 4), then the value it passed on; the trace says what happened. Returns
