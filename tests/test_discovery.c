@@ -672,6 +672,31 @@ Test(discovery, the_error_is_bounded)
     cr_assert(strstr(err, " more)"), "%s", err);
 }
 
+/* A package that takes the library out into a temporary folder and deletes
+ * the folder once it is loaded (the Java jar does): the error names no
+ * place in that folder. A second copy of the library, loaded from such a
+ * folder here, answers for itself. */
+Test(discovery, the_folder_of_a_deleted_core_is_not_named)
+{
+    Dl_info dli;
+    void* dl;
+    char core[PATH_MAX], err[2048];
+    int (*find)(const char*, const futoin_host_api**, char*, size_t);
+    const futoin_host_api* h = NULL;
+    cr_assert(dladdr((const void*)&futoin_host_find, &dli) && dli.dli_fname);
+    snprintf(core, sizeof(core), "%s", at("gone/libfutoin_async.so.0"));
+    copy_file(dli.dli_fname, core, 0755);
+    dl = dlopen(core, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(dl, "%s", dlerror());
+    *(void**)&find = dlsym(dl, "futoin_host_find");
+    cr_assert_not_null(find);
+    cr_assert_eq(unlink(core), 0);
+    cr_assert_eq(rmdir(at("gone")), 0);
+    cr_assert_neq(find("cobol", &h, err, sizeof(err)), FUTOIN_OK);
+    cr_assert_null(strstr(err, at("gone")), "names the deleted folder: %s", err);
+    cr_assert(strstr(err, "Searched: a system install: "), "%s", err);
+}
+
 /* ---- C steps: a library by absolute path or bare soname ----------------- */
 
 static void c_step_error(const char* module, const char* part)

@@ -111,16 +111,26 @@ static void host_path_entry(search* s, const char* setting, const char* dir,
     offer_in(s, FUTOIN__HOST_FILE, setting, dir, len, file);
 }
 
-/* The folder the loaded libfutoin_async.so.0 is in (absolute), or 0. */
+/* The folder the loaded libfutoin_async.so.0 is in (absolute), or 0; also
+ * 0 when that folder is gone (a package that extracts the library to a
+ * temporary folder and deletes it once loaded, as the Java jar does):
+ * nothing can be found there, and an error should not name it. */
 static size_t core_dir(const char** dir)
 {
     Dl_info info;
     const char* slash;
+    char path[PATH_MAX];
+    struct stat st;
     if (!dladdr((const void*)&futoin__host_c, &info) || !info.dli_fname
         || info.dli_fname[0] != '/') {
         return 0;
     }
     slash = strrchr(info.dli_fname, '/');
+    if (snprintf(path, sizeof(path), "%.*s/", (int)(slash - info.dli_fname),
+                 info.dli_fname) >= (int)sizeof(path)
+        || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return 0;
+    }
     *dir = info.dli_fname;
     return (size_t)(slash - info.dli_fname);
 }
