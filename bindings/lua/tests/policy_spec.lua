@@ -137,6 +137,23 @@ describe("load policy", function()
         assert.are.equal(5.0, run_one(Tool(), HYPOT, 3.0, 4.0))
     end)
 
+    it("is refused on a borrowed Tool: the program hosting the flow sets its own", function()
+        -- tests/threads_lua.c: a C loop thread of its own runs Lua steps by name
+        local threads = require "threads_lua"
+        write("pol_borrowed.lua", [[
+return { try = function(asi)
+    local t = asi:tool()
+    local ok, e = pcall(t.set_load_policy, t, { languages = {} })
+    asi:success(tostring(ok), tostring(e))
+end }
+]])
+        local results = threads.run(dir .. "/pol_borrowed.lua", { { "try" } })
+        assert.are.equal(true, results[1].ok)
+        assert.are.equal("false", results[1][1])
+        assert.truthy(results[1][2]:find("set_load_policy(): this Tool is the loop of the program "
+            .. "that hosts this Lua state; that program sets its load policy", 1, true), results[1][2])
+    end)
+
     it("is refused on a closed tool", function()
         local tool = fa.Tool()
         tool:close()
