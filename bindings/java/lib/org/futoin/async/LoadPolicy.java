@@ -122,11 +122,7 @@ public final class LoadPolicy {
          *         language name
          */
         public Builder allowLanguages(String... names) {
-            List<String> add = checked(names, "allowLanguages()", false);
-            if (languages == null) {
-                languages = new ArrayList<>();
-            }
-            languages.addAll(add);
+            languages = joined(languages, checked(names, "allowLanguages()", false));
             return this;
         }
 
@@ -141,12 +137,15 @@ public final class LoadPolicy {
          * @throws IllegalArgumentException for a rule of a bad shape
          */
         public Builder allowModules(String... rules) {
-            List<String> add = checked(rules, "allowModules()", true);
-            if (modules == null) {
-                modules = new ArrayList<>();
-            }
-            modules.addAll(add);
+            modules = joined(modules, checked(rules, "allowModules()", true));
             return this;
+        }
+
+        /** `to` (null: a new list) with `add` appended. */
+        private static List<String> joined(List<String> to, List<String> add) {
+            List<String> out = to == null ? new ArrayList<>() : to;
+            out.addAll(add);
+            return out;
         }
 
         /**
