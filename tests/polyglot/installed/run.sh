@@ -71,7 +71,7 @@
 #    (found as the system install's, loaded: checked from the maps).
 # Last line: "polyglot-installed: N passed, M failed".
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../.." || exit 1
 repo=$(pwd)
 here=$repo/tests/polyglot/installed
 export LC_ALL=C.UTF-8
@@ -339,7 +339,7 @@ host() {
   local wrong=""
   for lang in python lua java; do
     [ "$lang" = "$name" ] && continue
-    f=$(grep -E "^map .*/libfutoin_host_$lang[^/]*\.so$" "$log" | head -1)
+    f=$(grep -E "^map .*/libfutoin_host_${lang}[^/]*\.so$" "$log" | head -1)
     # shellcheck disable=SC2053
     [[ ${f#map } == $(plugin_of "$lang") ]] || wrong="$wrong $lang:'${f#map }'"
   done
