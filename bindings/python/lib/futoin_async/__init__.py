@@ -88,8 +88,10 @@ def version() -> str:
 
 def host_path() -> str:
     """The directory of this package's language host plug-in
-    (libfutoin_host_python.so): put it in FUTOIN_HOST_PATH so that a
-    program in another language can run Python steps."""
+    (libfutoin_host_python.so). A program in another language finds it by
+    itself through the venv's settings (VIRTUAL_ENV, PYTHONPATH, the
+    python3 on PATH); FUTOIN_HOST_PATH set to this directory is searched
+    first (a development override)."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "futoin-hosts")
 
 

@@ -9,7 +9,7 @@ mixed flows after which nothing is left behind.
 Run by ``bindings/python/polyglot.sh test`` (pytest with ``-p
 no:faulthandler``: a JVM started later in the process owns SIGSEGV, and
 pytest would restore its own handler over it at the end). Environment as
-tests/polyglot/run.sh exports it: FUTOIN_HOST_PATH, PYTHONPATH (the
+tests/polyglot/run.sh exports it: PYTHONPATH (the
 package and tests/polyglot/fragments/python), LUA_PATH, LUA_CPATH,
 FUTOIN_JAVA_CLASSPATH, FUTOIN_POLYGLOT_C_FRAGMENTS; FUTOIN_POLYGLOT_LANGS
 picks the fragment languages (default "c lua java python").
