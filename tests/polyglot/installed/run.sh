@@ -57,8 +57,9 @@
 #    stack the handler read is one stack across the two languages: frame 0
 #    the user's `fail` of that language, qualified (user_steps.fail,
 #    example.UserSteps.fail) at its file:line, frame 1 the host program's
-#    step that added it at the host's file:line (a C step added by name
-#    shows its shared object, line 0: see async_stack below). Each
+#    step that added it at the host's file:line (a C step added by name:
+#    where its function is defined, from the object's line table, as the
+#    user built it with -g). Each
 #    process prints the files of libfutoin_async, libuv and the plug-ins
 #    it maps (/proc/self/maps); checked per process: one libfutoin_async and one
 #    libuv, the library is the package's that loaded first (the prefix's,
@@ -188,7 +189,7 @@ step "java: javac (the user's class, the host program)" "$work/javac.log" \
 step "c: the user's steps and c_host, with pkg-config" "$work/cc.log" \
   "${clean[@]}" PKG_CONFIG_PATH="$pc" sh -c '
     set -e
-    cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC $(pkg-config --cflags futoin_async) \
+    cc -std=c11 -O2 -g -Wall -Wextra -Werror -shared -fPIC $(pkg-config --cflags futoin_async) \
       -o "$1/c/libuser_steps.so" "$1/c/user_steps.c"
     cc -std=c11 -O2 -Wall -Wextra -Werror $(pkg-config --cflags futoin_async) \
       -o "$1/c_host" "$1/c_host.c" $(pkg-config --libs futoin_async) \
@@ -271,8 +272,8 @@ host_file() { # language -> the host program's file
 # stack across the two languages: frame 0 LANG's user step, qualified, at
 # its file:line; frame 1 the host's step that added it, at the host
 # program's file:line. A C step added by name (a shared object and a bare
-# function) may show the object instead of file:line: the library records
-# the object for it (runtime/adapter/host_c.c).
+# function) is where its function is defined (the object's line table:
+# runtime/adapter/host_c.c, base/codeinfo.c); the user's object has -g.
 async_stack() {
   local name=$1 lang=$2 log=$3 f0 f1 want
   f0=$(grep -E "^frame $name $lang 0 " "$log" | cut -d' ' -f5-)
@@ -282,8 +283,6 @@ async_stack() {
   read -r -a a1 <<<"$f1"
   local inner=0 outer=0
   if [ "${a0[0]:-}" = "$lang" ] && [ "${a0[*]:1:2}" = "$want" ] && [ "${a0[3]:-0}" -gt 0 ]; then
-    inner=1
-  elif [ "$lang" = c ] && [ "${a0[*]:0:3}" = "c fail libuser_steps.so" ]; then
     inner=1
   fi
   if [ "${a1[0]:-}" = "$name" ] && [ "${a1[2]:-}" = "$(host_file "$name")" ] \
