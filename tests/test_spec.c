@@ -63,12 +63,9 @@ static void spec_setup(void)
 static bool on_virtual;
 static void spec_vt_setup(void)
 {
-    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    spec_setup();
-    cr_assert_eq(futoin_tool_free(T), FUTOIN_OK);
-    o.misuse = on_misuse;
-    o.virtual_time = true;
-    cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
+    fx_setup_virtual();
+    unhandled_n = 0;
+    unhandled_last[0] = 0;
     on_virtual = true;
 }
 
@@ -262,11 +259,11 @@ static void free_int(void* d, void* v)
  * is due now, then timer by timer until no timer is pending. */
 static void start(FutoInAsyncSteps* as)
 {
-    uint64_t ms;
     API(as)->execute(as, NULL, quiet_unhandled);
-    run();
-    while (on_virtual && futoin_tool_next_due(T, &ms) == 1) {
-        cr_assert_eq(futoin_tool_advance(T, ms), FUTOIN_OK);
+    if (on_virtual) {
+        drive();
+    } else {
+        run();
     }
 }
 

@@ -11,19 +11,7 @@
 #include <pthread.h>
 #include <uv.h>
 
-static void vt_setup(void)
-{
-    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    o.misuse = on_misuse;
-    o.virtual_time = true;
-    trace_len = 0;
-    trace_buf[0] = 0;
-    misuse_seen = 0;
-    misuse_last[0] = 0;
-    cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
-}
-
-TestSuite(vtime, .init = vt_setup, .fini = fx_teardown);
+TestSuite(vtime, .init = fx_setup_virtual, .fini = fx_teardown);
 
 #define assert_no_misuse()                                                     \
     cr_assert_eq(misuse_seen, 0, "misuse reported: %s", misuse_last)
