@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest import EXPECTED, Trace
+from conftest import EXPECTED, Trace, drive
 from futoin_async import AsyncSteps, FutoInError, Tool
 
 # The s*.trace files the tests below replay (each declares its own with
@@ -46,9 +46,7 @@ def run(tool, root):
     then timer by timer until no timer is left."""
     unhandled = []
     root.execute(lambda code, info, last: unhandled.append(code))
-    tool.run()
-    while tool.virtual_time and tool.next_due() is not None:
-        tool.advance(tool.next_due())
+    drive(tool)
     return unhandled
 
 
