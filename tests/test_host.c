@@ -3,6 +3,7 @@
  * errors for what cannot be had, registration, and the async stack of an
  * error across languages and parallel() branches. */
 #include "common.h"
+#include "host/host_steps.h"
 
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
@@ -19,33 +20,6 @@ static void host_setup(void)
 }
 TestSuite(host, .init = host_setup, .fini = fx_teardown);
 
-static const FutoInType ty_d = {FTN_TYPE_DOUBLE, NULL};
-
-static void two_doubles(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    FutoInArgs out;
-    memset(&out, 0, sizeof(out));
-    out.arg0.type = &ty_d;
-    out.arg0.d = 3.0;
-    out.arg1.type = &ty_d;
-    out.arg1.d = 4.0;
-    API(as)->success(as, &out);
-}
-static void print_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
-{
-    if (!a->arg0.type) {
-        tr("no value");
-    } else if (a->arg0.type->flags == FTN_TYPE_DOUBLE) {
-        tr("value %g", a->arg0.d);
-    } else {
-        tr("value %lld", (long long)a->arg0.i64);
-    }
-}
-static void print_error(FutoInAsyncSteps* as, void* d, const char* code)
-{
-    tr("%s: %s", code,
-       (const char*)API(as)->stateVariable(as, NULL, "error_info", NULL, NULL));
-}
 
 Test(host, c_functions_by_name)
 {
@@ -82,8 +56,11 @@ static void expect_failure(const char* language, const char* module,
 Test(host, what_cannot_be_had_is_invalid_request)
 {
     expect_failure("cobol", "payroll", "run",
-                   "no host for language 'cobol': no plug-in found (tried "
-                   "/nonexistent/libfutoin_host_cobol.so");
+                   "adding payroll.run: no host for language 'cobol': no "
+                   "plug-in libfutoin_host_cobol.so found");
+    expect_failure("cobol", "payroll", "run",
+                   "Searched: FUTOIN_HOST_PATH: "
+                   "/nonexistent/libfutoin_host_cobol.so, ");
     expect_failure("c", "libnope.so", "int f(int)", "c: cannot load module 'libnope.so'");
     expect_failure("c", "libm.so.6", "double nosuch(double)",
                    "c: module 'libm.so.6' has no function 'nosuch'");

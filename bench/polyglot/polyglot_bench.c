@@ -11,7 +11,8 @@
  * `rounds` times, alternating, and the median is reported.
  *
  *   polyglot_bench [steps] [rounds]      (defaults 20000, 7)
- * Environment as tests/polyglot/run.sh exports it (FUTOIN_HOST_PATH, ...,
+ * Environment as tests/polyglot/run.sh exports it (PYTHONPATH, LUA_CPATH,
+ * CLASSPATH, ...,
  * FUTOIN_POLYGLOT_C_FRAGMENTS); FUTOIN_POLYGLOT_LANGS limits the languages.
  * Target (issue 14): a language-crossing step <= 0.5 us.
  */

@@ -9,7 +9,7 @@
 #      futoin-async.jar (a modular jar) with both .so files under /native/linux-x86_64/,
 #      the host plug-in as native/linux-x86_64/futoin-hosts/libfutoin_host_java.so
 #      STORED (zip method 0: C code reads it with nothing but the zip's
-#      directory, host/zip_entry.c) and the POM under META-INF/maven/; the
+#      directory, runtime/adapter/zip_entry.c) and the POM under META-INF/maven/; the
 #      plug-in and the POM also next to the jar; the javadoc jar (doclint
 #      warnings are errors) and the sources jar
 #   5. the JUnit tests (junit4 + hamcrest from /usr/share/java) and the C
@@ -95,7 +95,8 @@ EOF
 cflags=(-std=c11 -O2 -g -fPIC -fvisibility=hidden -D_POSIX_C_SOURCE=200809L
         -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
         -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/host")
+        -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" -I"$repo/abi" -I"$here/glue" -I"$here/host"
+        -I"$repo/runtime/adapter")
 ldflags=(-Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack)
 $CC "${cflags[@]}" -shared -o "$out/native/$platform/libfutoin_java.so" \
   "$out/gen/c/futoin_java_wrap.c" "$here"/glue/jni_*.c "$here"/host/jni_host.c \
@@ -107,7 +108,7 @@ cp -L "$corelib" "$out/native/$platform/libfutoin_async.so.0"
 #     CLASSPATH, host/jvm_env.c): links neither the JVM nor the runtime,
 #     both are in the process already or dlopen()ed
 $CC "${cflags[@]}" -DFJ_PLATFORM="\"$platform\"" -shared -o "$out/libfutoin_host_java.so" \
-  "$here/host/host_plugin.c" "$here/host/jvm_env.c" "$here/host/zip_entry.c" \
+  "$here/host/host_plugin.c" "$here/host/jvm_env.c" "$repo/runtime/adapter/zip_entry.c" \
   -ldl -lpthread "${ldflags[@]}" -Wl,-soname,libfutoin_host_java.so
 
 # 4. classes and the jar
@@ -156,7 +157,7 @@ find "$here/tests" \( -path "$here/tests/polyglot" -o -path "$here/tests/module"
 # ... and the C test of the plug-in's zip reader (tests/polyglot/zip_test.c),
 # with ASan and UBSan: its fuzzing must find no read out of bounds
 $CC -std=c11 -O1 -g -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all \
-  -I"$here/host" -I"$repo/tests/include" -o "$out/test-classes/zip_test" \
-  "$here/tests/polyglot/zip_test.c" "$here/host/zip_entry.c"
+  -I"$repo/runtime/adapter" -I"$repo/tests/include" -o "$out/test-classes/zip_test" \
+  "$here/tests/polyglot/zip_test.c" "$repo/runtime/adapter/zip_entry.c"
 
 echo "java: built $out/futoin-async.jar ($(du -k "$out/futoin-async.jar" | cut -f1) KiB)"

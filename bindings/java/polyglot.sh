@@ -7,13 +7,15 @@
 #       fragments (tests/polyglot/fragments/java -> OUTDIR/fragments) and
 #       the Java host test (bindings/java/tests/polyglot -> OUTDIR/host-test);
 #       prints the environment the other hosts need, one VAR=value a line:
-#         FUTOIN_HOST_PATH_JAVA=OUTDIR        (a directory for FUTOIN_HOST_PATH)
+#         CLASSPATH=OUTDIR/futoin-async.jar   (where the library finds the
+#                                              Java plug-in: the jar's entry)
 #         FUTOIN_JAVA_CLASSPATH=OUTDIR/fragments  (the plug-in adds the jar)
 #         FUTOIN_JAVA_POLYGLOT_OUT=OUTDIR     (where `test` finds the build)
 #   bindings/java/polyglot.sh test [OUTDIR]
 #       runs the Java host test (org.futoin.polyglot.JavaHost) with the
-#       environment the runner set (FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH,
-#       LUA_CPATH, FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
+#       environment the runner set (PYTHONPATH, LUA_PATH, LUA_CPATH, which
+#       the library finds the other plug-ins through, FUTOIN_HOST_PATH,
+#       FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_POLYGLOT_LANGS),
 #       once plain and once under -Xcheck:jni, then the plug-in in a C
 #       program (bindings/java/tests/polyglot/plugin_test.c: clear errors
 #       where a Java step is resolved, no JVM, counters), Java steps in a
@@ -21,7 +23,7 @@
 #       (tests/polyglot/hosted_timers.py, .lua; when FUTOIN_POLYGLOT_LANGS,
 #       default "c python lua", names them), then the plug-in
 #       out of the jar in a C program under `env -i` with only PATH,
-#       JAVA_HOME and CLASSPATH (installed_test.c); last line
+#       JAVA_HOME, CLASSPATH and XDG_CACHE_HOME (installed_test.c); last line
 #       "polyglot-java: N passed, M failed".
 #
 # OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
@@ -52,17 +54,17 @@ build)
     -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -DFJ_PLATFORM="\"linux-$(uname -m)\"" -O1 -g -Wall -Wextra \
-    -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" -I"$here/host" \
-    -o "$out/installed_test" "$here/tests/polyglot/installed_test.c" "$here/host/zip_entry.c" \
+    -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" -I"$here/host" -I"$repo/runtime/adapter" \
+    -o "$out/installed_test" "$here/tests/polyglot/installed_test.c" "$repo/runtime/adapter/zip_entry.c" \
     -L"$core/runtime" -l:libfutoin_async.so.0 -ldl -lpthread -Wl,-rpath,"$core/runtime"
-  echo "FUTOIN_HOST_PATH_JAVA=$out"
+  echo "CLASSPATH=$out/futoin-async.jar"
   echo "FUTOIN_JAVA_CLASSPATH=$out/fragments"
   echo "FUTOIN_JAVA_POLYGLOT_OUT=$out"
   ;;
 test)
   out=$(cd "$out" && pwd) || { echo "polyglot-java: 0 passed, 1 failed"; exit 1; }
   # the Java program is the host: the binding registers the "java" host;
-  # C, Python and Lua come in through their plug-ins (FUTOIN_HOST_PATH)
+  # C, Python and Lua come in through their plug-ins (found by the library)
   cp="$out/futoin-async.jar:$out/fragments:$out/host-test"
   passed=0; failed=0
   # tally LABEL SUMMARY LOG RC: shows LOG (but its "SUMMARY: N passed, M
@@ -95,8 +97,9 @@ test)
     passed=$((passed + p)); failed=$((failed + f))
   done
   # the plug-in in a C program: clear errors where a Java step is resolved
+  # (the library finds the plug-in in the jar on CLASSPATH)
   log="$out/plugin-test.log"
-  FUTOIN_HOST_PATH="$out${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" \
+  CLASSPATH="$out/futoin-async.jar${CLASSPATH:+:$CLASSPATH}" \
   FUTOIN_JAVA_CLASSPATH="$out/fragments:$out/host-test" "$out/plugin_test" >"$log" 2>&1
   tally plugin polyglot-java-plugin "$log" $?
   # Java steps in Python's and Lua's flows: asi.tool() is their loop and
@@ -106,21 +109,20 @@ test)
     case " $langs " in *" $host "*) ;; *) continue ;; esac
     log="$out/java-in-$host.log"
     if [ $host = python ]; then
-      CLASSPATH="$out/host-test" /usr/bin/python3 "$here/tests/polyglot/hosted_timers.py" >"$log" 2>&1
+      CLASSPATH="$out/futoin-async.jar:$out/host-test" /usr/bin/python3 "$here/tests/polyglot/hosted_timers.py" >"$log" 2>&1
     else
-      CLASSPATH="$out/host-test" lua5.4 "$here/tests/polyglot/hosted_timers.lua" >"$log" 2>&1
+      CLASSPATH="$out/futoin-async.jar:$out/host-test" lua5.4 "$here/tests/polyglot/hosted_timers.lua" >"$log" 2>&1
     fi
     tally "java in $host" "java-in-$host" "$log" $?
   done
   # the plug-in as the jar carries it, in a C program that has nothing but
-  # PATH, JAVA_HOME and CLASSPATH (env -i): installed_test extracts the
-  # jar's stored plug-in entry to a temporary folder and points
-  # FUTOIN_HOST_PATH at it (the library's own discovery in CLASSPATH jars
-  # is not written yet); the plug-in finds the JVM and its class path
-  # from those settings alone
+  # PATH, JAVA_HOME, CLASSPATH and XDG_CACHE_HOME (env -i): the library
+  # takes the jar's stored plug-in entry out into XDG_CACHE_HOME (a
+  # temporary folder here) and loads it; the plug-in finds the JVM and
+  # its class path from those settings alone
   jar=$out/futoin-async.jar frag=$out/fragments ht=$out/host-test
   inst=$(mktemp -d "${TMPDIR:-/tmp}/futoin-java-installed.XXXXXX")
-  mkdir -p "$inst/bin" "$inst/lib"
+  mkdir -p "$inst/bin" "$inst/lib" "$inst/cache"
   ln -s "$(readlink -f "$JAVA_HOME/bin/java")" "$inst/bin/java"
   cp "$jar" "$inst/lib/futoin-async.jar"
   installed() { # label, env assignments..., --, installed_test arguments...
@@ -128,7 +130,7 @@ test)
     shift
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    env -i "${envs[@]}" "$out/installed_test" "$@" >"$log" 2>&1
+    env -i XDG_CACHE_HOME="$inst/cache" "${envs[@]}" "$out/installed_test" "$@" >"$log" 2>&1
     tally "installed: $label" polyglot-java-installed "$log" $?
   }
   # java on PATH (Debian's /usr/bin/java, links resolved); relative and

@@ -7,8 +7,9 @@
 #       libfutoin_async.so.0 and the host plug-in
 #       lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so. Prints
 #       the environment the other hosts need, one KEY=VALUE a line:
-#         FUTOIN_HOST_PATH_LUA   the plug-in's directory (for FUTOIN_HOST_PATH)
 #         LUA_PATH, LUA_CPATH    the rock tree and tests/polyglot/fragments/lua
+#                                (the library finds the plug-in through
+#                                LUA_CPATH, as a user's `luarocks path`)
 #         FUTOIN_LUA_TREE        the rock tree
 #   bash bindings/lua/polyglot.sh test
 #       The Lua host's matrix (bindings/lua/tests/polyglot/host_spec.lua,
@@ -16,7 +17,7 @@
 #       Lua itself, by name) in one flow; then the plug-in in a C program
 #       (tests/polyglot/plugin_test.c: clear errors, counters, a restart).
 #       Uses the environment above and
-#       FUTOIN_HOST_PATH, FUTOIN_POLYGLOT_C_FRAGMENTS, PYTHONPATH,
+#       FUTOIN_POLYGLOT_C_FRAGMENTS, PYTHONPATH, CLASSPATH,
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; run
 #       alone, it builds the rock and the C fragments into a temporary
 #       folder first. FUTOIN_POLYGLOT_LANGS limits the fragment languages
@@ -26,8 +27,9 @@
 #       over tests/polyglot/host_steps.lua; FUTOIN_JAVA_POLYGLOT_OUT: the
 #       Java package). Then the packed .rock is installed into a tree of its
 #       own and its plug-in used by a C program (installed_host.c) and by
-#       those two, under `env -i` with only PATH, luarocks' variables and
-#       FUTOIN_HOST_PATH (PYTHONPATH for Python). Last line:
+#       those two, under `env -i` with only PATH and luarocks' variables
+#       (PYTHONPATH for Python): the library finds the plug-in through
+#       LUA_CPATH. Last line:
 #         polyglot-lua: N passed, M failed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +49,6 @@ build() { # outdir
     echo "the rock has no host plug-in" >&2
     return 1
   }
-  echo "FUTOIN_HOST_PATH_LUA=$lib/futoin_async/futoin-hosts"
   echo "LUA_PATH=$repo/tests/polyglot/fragments/lua/?.lua;$share/?.lua;$share/?/init.lua;;"
   echo "LUA_CPATH=$lib/?.so;;"
   echo "FUTOIN_LUA_TREE=$tree"
@@ -75,8 +76,8 @@ other_host() {
 # installed_env TREE [NAME=VALUE...] COMMAND...: COMMAND under `env -i`
 # with PATH, the NAME=VALUEs, what `luarocks --lua-version=5.4 --tree TREE
 # path` sets (LUA_PATH, LUA_CPATH, PATH), the user's module folder
-# (tests/polyglot) first in LUA_PATH, and FUTOIN_HOST_PATH = TREE's
-# futoin-hosts/ (the core does not find plug-ins by itself yet).
+# (tests/polyglot) first in LUA_PATH; the library finds the Lua plug-in
+# through LUA_CPATH.
 installed_env() {
   local tree=$1
   shift
@@ -86,7 +87,6 @@ installed_env() {
     tree=$1 user=$2; shift 2
     eval "$(luarocks --lua-version=5.4 --tree "$tree" path)"
     export LUA_PATH="$user/?.lua;$LUA_PATH"
-    export FUTOIN_HOST_PATH="$tree/lib/lua/5.4/futoin_async/futoin-hosts"
     exec "$@"' _ "$tree" "$here/tests/polyglot" "$@"
 }
 
@@ -99,7 +99,6 @@ run_test() {
     local line
     while IFS= read -r line; do
       case "$line" in
-        FUTOIN_HOST_PATH_LUA=*) export FUTOIN_HOST_PATH="${line#*=}${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" ;;
         *=*) export "${line?}" ;;
       esac
     done < <(build "$tmp/lua") || { echo "polyglot-lua: 0 passed, 1 failed"; return 1; }
@@ -148,19 +147,22 @@ run_test() {
   # The rock INSTALLED (issue 23): the packed .rock into a tree of its own,
   # whose plug-in a C program then loads under `env -i` with only PATH and
   # what `eval "$(luarocks --lua-version=5.4 --tree T path)"` sets (the
-  # user's module folder put first in LUA_PATH), plus FUTOIN_HOST_PATH =
-  # the tree's futoin-hosts/ until the core finds plug-ins by itself
-  # (tests/polyglot/installed_host.c: one libfutoin_async, one libuv).
+  # user's module folder put first in LUA_PATH): the library finds it
+  # through LUA_CPATH (tests/polyglot/installed_host.c: that plug-in, one
+  # libfutoin_async, one libuv). The program is linked to a copy of the
+  # core in a folder of no package (no futoin-hosts/ next to it).
   local itree=$pdir/installed-tree rock jh jout jdir langs
   rock=$(ls "$(dirname "$FUTOIN_LUA_TREE")"/futoin_async-*.linux-*.rock 2>/dev/null | head -1)
+  mkdir -p "$pdir/core"
   if [ -n "$rock" ] && luarocks --lua-version=5.4 --tree "$itree" install "$rock" >"$log" 2>&1 \
+     && cp -L "$core/libfutoin_async.so.0" "$pdir/core/" \
      && ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -I"$repo/abi" -I"$repo/tests/include" \
           -o "$pdir/installed_host" "$here/tests/polyglot/installed_host.c" \
-          -L"$core" -l:libfutoin_async.so.0 -Wl,-rpath,"$core" >"$log" 2>&1; then
-    # linked to the core of the `luarocks make` tree: a copy other than the
-    # installed tree's, which must not be loaded
+          -L"$pdir/core" -l:libfutoin_async.so.0 -Wl,-rpath,"$pdir/core" >"$log" 2>&1; then
+    # linked to a copy of the core of the `luarocks make` tree, other than
+    # the installed tree's, which must not be loaded
     other_host installed polyglot-lua-installed "$log" \
-      installed_env "$itree" "$pdir/installed_host" "$(readlink -f "$core/libfutoin_async.so.0")" "$itree"
+      installed_env "$itree" "$pdir/installed_host" "$pdir/core/libfutoin_async.so.0" "$itree"
   else
     echo "[installed] cannot install ${rock:-the .rock} or build installed_host.c:"
     cat "$log"

@@ -64,7 +64,7 @@ FUTOIN_API int futoin_host_register(const futoin_host_api* host)
 
 /* ---- finding a host ------------------------------------------------------ */
 
-static bool safe_language(const char* language)
+bool futoin__host_language_ok(const char* language)
 {
     if (!language || !*language || strlen(language) > 32) {
         return false;
@@ -82,7 +82,7 @@ int futoin__host_find_entry(const char* language, futoin__host_entry** out,
 {
     futoin__host_entry* e;
     int rc = FUTOIN_OK;
-    if (!safe_language(language)) {
+    if (!futoin__host_language_ok(language)) {
         snprintf(err, errlen, "'%s' is not a language name",
                  language ? language : "(null)");
         return FUTOIN_EINVAL;

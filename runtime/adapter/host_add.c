@@ -92,7 +92,7 @@ static int add_failed(FutoInAsyncSteps* bsi, const char* language,
 FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
                                const char* module, const char* function)
 {
-    char err[1536];
+    char err[2048];
     futoin__host_entry* e = NULL;
     futoin_host_step st;
     futoin_tool* tool;
@@ -110,9 +110,21 @@ FUTOIN_API int futoin_host_add(FutoInAsyncSteps* bsi, const char* language,
                           "futoin_host_add(): module and function are "
                           "required");
     }
+    if (futoin__host_language_ok(language)) {
+        /* before anything is looked for: loading is running code */
+        rc = futoin__host_policy_check(futoin_async_tool(bsi), language,
+                                       module, err, sizeof(err));
+        if (rc != FUTOIN_OK) {
+            return add_failed(bsi, language, module, function, rc, err);
+        }
+    }
     rc = futoin__host_find_entry(language, &e, err, sizeof(err));
     if (rc != FUTOIN_OK) {
-        return add_failed(bsi, language, module, function, rc, err);
+        /* the step first: the message ends with a list of places */
+        char why[sizeof(err) + 256];
+        snprintf(why, sizeof(why), "adding %.100s.%.100s: %s", module,
+                 function, err);
+        return add_failed(bsi, language, module, function, rc, why);
     }
     tool = futoin_async_tool(bsi);
     rc = futoin__host_start(e, tool, err, sizeof(err));

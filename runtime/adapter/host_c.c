@@ -4,6 +4,12 @@
  * previous step's values (named by its declaration, "double hypot(double,
  * double)") or a step function written against the FTN12 API itself
  * (named by its bare name). futoin/sys/host.h documents both forms.
+ *
+ * The shared object is named by an absolute path or by a bare soname
+ * ("libm.so.6"), which dlopen() looks up as the dynamic linker does
+ * (LD_LIBRARY_PATH, the caller's RUNPATH, ld.so.cache, the system
+ * folders). A relative path with a slash ("./libx.so", "lib/x.so") is
+ * refused: dlopen() would resolve it against the current folder.
  */
 #include "adapter/adapter.h"
 
@@ -343,12 +349,22 @@ static int c_resolve(const char* module, const char* function,
     void* dl;
     void* sym;
     c_step* c;
-    uint32_t h = c_key_hash(module, function);
+    uint32_t h;
     bool step_fn;
     const char* file = site_file;
     uint32_t line = file ? site_line : 0;
     site_file = NULL; /* taken: see site_file */
     site_line = 0;
+    if (strchr(module, '/') && module[0] != '/') {
+        /* dlopen() would take it from the current folder */
+        snprintf(err, errlen,
+                 "c: module '%s' is a relative path: name a shared object "
+                 "by an absolute path, or by a bare soname that the dynamic "
+                 "linker finds",
+                 module);
+        return FUTOIN_EINVAL;
+    }
+    h = c_key_hash(module, function);
     c = c_cache_find(h, module, function, file, line);
     if (c) {
         out->execute = c_execute;

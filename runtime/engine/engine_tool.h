@@ -12,6 +12,14 @@
 #include "tool/tool.h"
 
 
+/* Per-tool data of the layer above the engine (the adapter's load policy,
+ * adapter/host_policy.c): set at most once, released with the tool. The
+ * engine never looks inside; `release` frees it. */
+typedef struct futoin__tool_upper
+{
+    void (*release)(struct futoin__tool_upper* self);
+} futoin__tool_upper;
+
 struct futoin__engine_tool
 {
     futoin__recpool steps;
@@ -39,6 +47,9 @@ struct futoin__engine_tool
     /* Steps the running flow may still take this turn, for chain(): a
      * chained step counts against the flow's budget like any other. */
     uint32_t chain_budget;
+    /* The adapter's data of this tool, or NULL; any thread may set it
+     * once (compare-and-swap from NULL) and read it. */
+    _Atomic(futoin__tool_upper*) upper;
 };
 
 /* The engine's state of `tool`: a fixed offset from the tool, no load. */

@@ -49,6 +49,12 @@ void futoin__engine_tool_close(futoin_tool* tool)
     futoin__recpool_close(&e->flows);
     futoin__recpool_close(&e->args);
     futoin__recpool_close(&e->roots);
+    {
+        futoin__tool_upper* up = atomic_load_explicit(&e->upper, memory_order_acquire);
+        if (up) {
+            up->release(up);
+        }
+    }
 }
 
 /* Records are cleared with plain word stores: for these small fixed sizes

@@ -18,12 +18,13 @@
 #   tests/abi/check_hardening.sh --shipped BUILD_DIR [--fortify]
 #       every shipped ELF, where the test command (tests/run_all.sh) builds it:
 #         C        what `meson install` of BUILD_DIR installs (the library,
-#                  and any program or plug-in that starts being installed)
+#                  the host plug-ins in <libdir>/futoin_async/futoin-hosts/,
+#                  and any program that starts being installed)
 #         Python   every ELF in the wheel BUILD_DIR/python/futoin_async-*.whl
 #                  (the extension module, the host plug-in, the bundled core)
 #         Lua      the rock's files as `luarocks make` builds them in
 #                  bindings/lua/build-rock/: core.so (the glue),
-#                  libfutoin_host_lua.so, the bundled libfutoin_async.so.0
+#                  host/libfutoin_host_lua.so, the bundled libfutoin_async.so.0
 #         Java     every ELF under native/ in BUILD_DIR/java/futoin-async.jar
 #                  (libfutoin_java.so, the bundled core) and the plug-in
 #                  BUILD_DIR/java/libfutoin_host_java.so next to it
@@ -169,7 +170,7 @@ shipped)
 
   # Lua: the rock's ELF files, as luarocks make built them
   rock=$repo/bindings/lua/build-rock
-  for f in core.so libfutoin_host_lua.so libfutoin_async.so.0; do
+  for f in core.so host/libfutoin_host_lua.so libfutoin_async.so.0; do
     if need "$rock/$f" "[lua rock] $f"; then
       check_elf "$(readlink -f "$rock/$f")" "[lua rock] $f" $fortify
     fi

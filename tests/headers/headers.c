@@ -12,6 +12,7 @@
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
+#include <futoin/sys/host.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -63,7 +64,11 @@ int main(void)
     FutoInAsyncSteps* as;
     FutoInSync* mx = futoin_mutex_new(1, 8);
     int released = 0;
+    futoin_host_policy policy = FUTOIN_HOST_POLICY_INIT;
     futoin_reset_binval(&v);
+    if (policy.size != sizeof(policy) || policy.languages || policy.modules) {
+        return 1;
+    }
     a.args[0] = v;
     printf("FutoInBinaryValue=%zu FutoInArgs=%zu API=%zu\n",
            sizeof(FutoInBinaryValue), sizeof(a), sizeof(FutoInAsyncStepsAPI));

@@ -9,6 +9,7 @@
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
+#include <futoin/sys/host.h>
 
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,10 @@ int main()
     FutoInBinaryValue v{};
     futoin_reset_binval(&v);
     FutoInAsyncSteps dummy(nullptr);
+    futoin_host_policy policy = FUTOIN_HOST_POLICY_INIT;
+    if (policy.size != sizeof(policy) || policy.languages || policy.modules) {
+        return 1;
+    }
     std::printf("api=%p\n", static_cast<const void*>(api_of(&dummy)));
     static_assert(sizeof(FutoInArgs) == 4 * sizeof(FutoInBinaryValue), "args");
 

@@ -1,12 +1,21 @@
 /* A language host plug-in for the tests: language "echo", whose functions
  * are named by a number. Step "<module>.<n>" passes on n, "<module>.fail"
  * raises EchoError; every step records its origin as echo:<module>.<fn> at
- * line n. Counts starts, stops and live step data, for the leak check. */
+ * line n. Counts starts, stops and live step data, for the leak check.
+ *
+ * Built again with ECHO_LANGUAGE set ("python", "lua", "java") as the fake
+ * plug-ins of test_discovery.c: the same host under another language's
+ * name, planted in the layouts where the library looks for that
+ * language's plug-in. */
 #include <futoin/sys/host.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef ECHO_LANGUAGE
+#define ECHO_LANGUAGE "echo"
+#endif
 
 FUTOIN_API int futoin_host_get(uint32_t version, const futoin_host_api** out);
 FUTOIN_API int echo_host_counters(int* starts, int* stops, int* live);
@@ -46,7 +55,7 @@ static void echo_release(void* data)
 static void echo_origin(void* data, futoin_frame_origin* o)
 {
     echo_step* e = data;
-    o->language = "echo";
+    o->language = ECHO_LANGUAGE;
     o->function = e->function;
     o->file = e->module;
     o->line = (uint32_t)e->n;
@@ -93,7 +102,7 @@ static int echo_resolve(const char* module, const char* function,
 }
 
 static const futoin_host_api echo_host = {
-        sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, "echo",
+        sizeof(futoin_host_api), FUTOIN_HOST_VERSION_1, ECHO_LANGUAGE,
         echo_start, echo_resolve, echo_stop,
 };
 

@@ -18,7 +18,8 @@
  *   FUTOIN_POLYGLOT_LANGS      languages to run (default "python lua java")
  *   FUTOIN_POLYGLOT_C_FRAGMENTS  path of libpolyglot_fragments.so
  *   FUTOIN_POLYGLOT_MANY       flows of cell_many per language (default 10000)
- *   FUTOIN_HOST_PATH, PYTHONPATH, LUA_PATH, LUA_CPATH, FUTOIN_JAVA_CLASSPATH
+ *   PYTHONPATH, LUA_PATH, LUA_CPATH, CLASSPATH (where the library finds
+ *   the plug-ins; or FUTOIN_HOST_PATH), FUTOIN_JAVA_CLASSPATH
  * Prints "polyglot-c: runtime <path>", then last "polyglot-c: N passed, M
  * failed".
  */

@@ -1,7 +1,10 @@
 # Sourced by tests/polyglot/run.sh and tests/demo/polyglot/run.sh: builds
 # every language's host (its package, its plug-in, its fragments) with
 # `bindings/<lang>/polyglot.sh build OUTDIR` and exports the environment
-# each prints, one KEY=VALUE a line; FUTOIN_HOST_PATH_* entries are joined
+# each prints, one KEY=VALUE a line: the settings each ecosystem uses
+# (PYTHONPATH, LUA_PATH/LUA_CPATH, CLASSPATH), through which the library
+# finds the plug-ins by itself (futoin/sys/host.h); FUTOIN_HOST_PATH_*
+# entries, for a binding that still names its plug-in's folder, are joined
 # into FUTOIN_HOST_PATH.
 #
 #   futoin_polyglot_hosts WORKDIR LANG...
@@ -33,7 +36,9 @@ futoin_polyglot_hosts() {
       esac
     done < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$work/$lang.env")
   done
-  FUTOIN_HOST_PATH=$(IFS=:; echo "${paths[*]}")
-  export FUTOIN_HOST_PATH
+  if [ ${#paths[@]} -gt 0 ]; then
+    FUTOIN_HOST_PATH=$(IFS=:; echo "${paths[*]}")
+    export FUTOIN_HOST_PATH
+  fi
   return $rc
 }

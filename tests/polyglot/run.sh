@@ -8,8 +8,11 @@
 #    build, which must be configured);
 # 2. asks each binding to build its language host plug-in, its package and
 #    its fragments: `bindings/<lang>/polyglot.sh build OUTDIR` prints the
-#    environment the others need, one KEY=VALUE a line (FUTOIN_HOST_PATH_*
-#    entries are joined into FUTOIN_HOST_PATH);
+#    environment the others need, one KEY=VALUE a line: what each
+#    ecosystem uses (PYTHONPATH, LUA_CPATH, CLASSPATH), through which the
+#    library finds the plug-ins (FUTOIN_HOST_PATH_* entries are joined
+#    into FUTOIN_HOST_PATH); the Java plug-in taken out of the jar goes to
+#    a cache in the work folder (XDG_CACHE_HOME), not the user's;
 # 3. runs each host's matrix with all of that exported:
 #    the C host (tests/polyglot/c_host.c), then `bindings/<lang>/polyglot.sh
 #    test` for each language;
@@ -36,6 +39,7 @@ if ! ninja -C "$build" tests/polyglot_c_host tests/libpolyglot_fragments.so \
   exit 1
 fi
 export FUTOIN_POLYGLOT_C_FRAGMENTS=$(cd "$build" && pwd)/tests/libpolyglot_fragments.so
+export XDG_CACHE_HOME=$work/cache
 
 . tests/polyglot/hosts.sh
 futoin_polyglot_hosts "$work" "${langs[@]}" || status=1

@@ -359,6 +359,84 @@ static void scenario_host_start(void)
            atomic_load(&hs_starts));
 }
 
+/* ---- scenario 4: load policies set while a loop thread adds steps ------- */
+
+/* Two threads set the policy of a tool whose loop thread adds named steps
+ * meanwhile, a third the process's: one of the two wins, the other gets
+ * FUTOIN_EBUSY; each add sees no policy or a whole one (never a refusal
+ * followed by an add allowed), and every add after the setters are done is
+ * refused. */
+static pthread_barrier_t lp_barrier;
+static futoin_tool* lp_tool;
+static atomic_int lp_ok, lp_busy, lp_other;
+
+static void* lp_setter(void* whole_process)
+{
+    static const char* const only_c[] = {"c", NULL};
+    static const char* const both[] = {"c", "hammered", NULL};
+    futoin_host_policy p = FUTOIN_HOST_POLICY_INIT;
+    int rc;
+    p.languages = whole_process ? both : only_c;
+    pthread_barrier_wait(&lp_barrier);
+    rc = futoin_host_policy_set(whole_process ? NULL : lp_tool, &p);
+    if (rc == FUTOIN_OK && !whole_process) {
+        atomic_fetch_add(&lp_ok, 1);
+    } else if (rc == FUTOIN_EBUSY && !whole_process) {
+        atomic_fetch_add(&lp_busy, 1);
+    } else if (rc != FUTOIN_OK) {
+        atomic_fetch_add(&lp_other, 1);
+    }
+    return NULL;
+}
+
+/* the refused steps fail their flows: expected here */
+static void lp_quiet(FutoInAsyncSteps* as, void* d, const char* code)
+{
+}
+
+static void scenario_load_policy(void)
+{
+    pthread_t th[3];
+    FutoInAsyncSteps* as;
+    int allowed = 0, denied = 0, allowed_after = 0;
+    CHECK(futoin_tool_new(&lp_tool, NULL) == FUTOIN_OK, "no tool");
+    pthread_barrier_init(&lp_barrier, NULL, 4);
+    for (int i = 0; i < 3; ++i) {
+        pthread_create(&th[i], NULL, lp_setter, i == 2 ? (void*)1 : NULL);
+    }
+    as = futoin_root_new(lp_tool);
+    pthread_barrier_wait(&lp_barrier);
+    for (int i = 0; i < 2000; ++i) {
+        if (futoin_host_add(as, "hammered", "m", "f") == FUTOIN_OK) {
+            ++allowed;
+            allowed_after += denied > 0;
+        } else {
+            ++denied;
+        }
+    }
+    for (int i = 0; i < 3; ++i) {
+        pthread_join(th[i], NULL);
+    }
+    pthread_barrier_destroy(&lp_barrier);
+    as->api->execute(as, NULL, lp_quiet);
+    futoin_tool_run(lp_tool);
+    as->api->free(as);
+    as = futoin_root_new(lp_tool);
+    CHECK(futoin_host_add(as, "hammered", "m", "f") == FUTOIN_EINVAL,
+          "an add after the policy was set was allowed");
+    as->api->execute(as, NULL, lp_quiet);
+    futoin_tool_run(lp_tool);
+    as->api->free(as);
+    CHECK(atomic_load(&lp_ok) == 1 && atomic_load(&lp_busy) == 1 && atomic_load(&lp_other) == 0,
+          "policy set: %d ok, %d busy, %d other", atomic_load(&lp_ok), atomic_load(&lp_busy),
+          atomic_load(&lp_other));
+    CHECK(allowed_after == 0, "%d adds allowed after a refusal", allowed_after);
+    CHECK(futoin_tool_free(lp_tool) == FUTOIN_OK, "tool not freed");
+    futoin_host_shutdown();
+    printf("load policy: 3 setters, %d adds allowed before it, %d refused\n", allowed,
+           denied);
+}
+
 int main(void)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
@@ -369,6 +447,7 @@ int main(void)
     scenario_completions();
     scenario_root_ops();
     scenario_host_start();
+    scenario_load_policy(); /* last: it sets the process's policy */
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
     return futoin_check_summary("hammer");
 }

@@ -23,18 +23,62 @@
  *    running) and turns a named function of that language into a step. A
  *    binding that is already loaded registers its host
  *    (futoin_host_register); otherwise the library loads the plug-in
- *    `libfutoin_host_<language>.so` with dlopen() from the directories in
- *    FUTOIN_HOST_PATH (colon-separated), then `futoin-hosts/` next to this
- *    library, then the system's search path. Adding a language touches
- *    nothing in the library. The language "c" is built in: plain C
- *    functions of shared objects, called through libffi.
+ *    `libfutoin_host_<language>.so` with dlopen() from where the
+ *    language's own settings say its package is installed (below).
+ *    Adding a language touches nothing in the library. The language "c"
+ *    is built in: plain C functions of shared objects, called through
+ *    libffi.
+ *
+ * **Finding a language's plug-in.** The first of these that holds
+ * `libfutoin_host_<language>.so` (a plug-in of that language) is used:
+ *
+ *  1. a host already registered in the process (the host program's
+ *     binding, or a plug-in loaded before);
+ *  2. each folder in FUTOIN_HOST_PATH (colon-separated; for development);
+ *  3. `futoin-hosts/` next to the libfutoin_async.so.0 that is loaded (the
+ *     wheel's or the rock's copy brings its own plug-in there);
+ *  4. the language's own settings:
+ *     - python: `$VIRTUAL_ENV/lib/python3.N/site-packages`, each PYTHONPATH
+ *       entry, `<prefix>/lib/python3.N/site-packages` of each PATH folder
+ *       `<prefix>/bin` holding a python3, `/usr/lib/python3/dist-packages`,
+ *       `/usr/local/lib/python3.N/dist-packages`; in each,
+ *       `futoin_async/futoin-hosts/libfutoin_host_python.so`;
+ *     - lua: the templates of LUA_CPATH_5_4, else LUA_CPATH (";;" is Lua
+ *       5.4's default cpath), else that default, "?" standing for
+ *       `futoin_async/futoin-hosts/libfutoin_host_lua`;
+ *     - java: each CLASSPATH entry: a jar holding the stored entry
+ *       `native/linux-<cpu>/futoin-hosts/libfutoin_host_java.so` (taken
+ *       out into `$XDG_CACHE_HOME/futoin_async/`, else
+ *       `~/.cache/futoin_async/`: a folder of the user's own that group
+ *       and others cannot write, else refused; the file named by the
+ *       entry's CRC-32 and size, written under a temporary name and
+ *       renamed, used only while its size and CRC-32 match the jar's),
+ *       the jars of a folder (an entry "DIR" "/" "*", as for the java
+ *       launcher), or a class folder holding that path;
+ *  5. a system install: `<libdir>/futoin_async/futoin-hosts/` of the
+ *     installation the loaded library belongs to, of the prefix it was
+ *     built for, and under `/usr/local/lib/<multiarch>` and
+ *     `/usr/lib/<multiarch>` (where `meson install` puts the plug-ins the
+ *     build made).
+ *
+ * Only an ABSOLUTE path that one of these settings names is ever tried:
+ * never the current folder, a relative entry or template ("./?.so"), or an
+ * empty element (which PATH, PYTHONPATH and CLASSPATH read as the
+ * current folder). Those are left out, and the error says so. A plug-in
+ * found but not loadable, or not of its language, is reported and the
+ * search goes on. When none is found, the step fails with InvalidRequest
+ * naming the language, the step, the package and the command that
+ * provide the plug-in, and what was searched.
  *
  * futoin_host_add() puts it together: a step of another language, named by
- * language, module and function, added to a flow.
+ * language, module and function, added to a flow. Step names are code,
+ * not data: a host program can restrict which languages and modules its
+ * flows may load (futoin_host_policy_set(); by default everything is
+ * allowed).
  *
  * Threads: everything here belongs to the loop thread of the tool
- * concerned, except futoin_host_register() and futoin_host_find(), which
- * are thread-safe.
+ * concerned, except futoin_host_register(), futoin_host_find() and
+ * futoin_host_policy_set(), which are thread-safe.
  *
  * @since 0.3.0
  */
@@ -250,10 +294,11 @@ FUTOIN_API int futoin_host_register(const futoin_host_api* host);
 
 /**
  * The host of `language`: registered, built in ("c") or loaded from its
- * plug-in (see the file comment). Thread-safe; the table lives as long as
- * the process.
- * @return FUTOIN_OK; FUTOIN_EINVAL (with `err` naming the language and the
- *         places searched) when there is none.
+ * plug-in (see "Finding a language's plug-in" in the file comment).
+ * Thread-safe; the table lives as long as the process.
+ * @return FUTOIN_OK; FUTOIN_EINVAL (with `err` naming the language, what
+ *         provides its plug-in and the places searched) when there is
+ *         none.
  * @since 0.3.0
  */
 FUTOIN_API int futoin_host_find(const char* language,
@@ -277,8 +322,11 @@ FUTOIN_API int futoin_host_find(const char* language,
  * a step of its own language before returning gets FUTOIN_EBUSY for that
  * step (the usual failing step is added).
  *
- * The built-in language "c": `module` is a shared object (a path, or a
- * name for dlopen()) and `function` either
+ * The built-in language "c": `module` is a shared object, named by an
+ * absolute path or by a bare soname ("libm.so.6") that dlopen() finds as
+ * the dynamic linker does (LD_LIBRARY_PATH, ld.so.cache, the system's
+ * folders); a relative path with a slash ("./libx.so") is refused, as
+ * dlopen() would take it from the current folder. `function` is either
  *  - a C declaration of a plain function, e.g. "double hypot(double,
  *    double)" (types: void, bool, int32_t, int64_t, uint32_t, uint64_t,
  *    float, double, const char*; int, long, size_t as their 32/64-bit
@@ -318,6 +366,84 @@ FUTOIN_API int futoin_host_add_at(FutoInAsyncSteps* bsi,
                                   const char* function,
                                   const char* file,
                                   uint32_t line);
+
+/* ---- what a flow may load: the load policy ------------------------------- */
+
+/**
+ * An allow-list of the steps futoin_host_add() may add by name on a tool,
+ * in the manner of GraalVM's Context.Builder (its permitted languages and
+ * class lookup filter). Adding a step by name is code execution: it starts
+ * a language's runtime and loads the module named (a Python module, a Lua
+ * module, a Java class, a shared object), so a host program that takes step
+ * names from anywhere but its own code restricts them here.
+ *
+ * - `languages`: the languages a step may be written in, NULL-terminated
+ *   ({"python", "c", NULL}); NULL allows every language, an empty list
+ *   (just NULL) none.
+ * - `modules`: rules "language:name", NULL-terminated; NULL allows every
+ *   module of an allowed language. When given, a step's module must match
+ *   a rule of its language: the exact name ("lua:pricing",
+ *   "c:libm.so.6", "c:/opt/app/lib/libsteps.so"), or a prefix followed by
+ *   "*" ("java:org.example.*", "python:myapp.*"; "org.example.*"
+ *   matches org.example.Totals and org.example.sub.X, not org.example
+ *   itself; "python:*" every Python module; "c:/opt/app/lib/" and a "*"
+ *   every library in that folder). A "*" is only allowed last. A prefix
+ *   rule never matches a name containing "..", so that a folder's rule
+ *   cannot reach outside it.
+ *
+ * The policy says which names may be added; what the loaded code does in
+ * turn (a Python module importing others) is that language's business.
+ * Versioned by `size`: fields are only added at the end.
+ * @since 0.3.0
+ */
+typedef struct futoin_host_policy
+{
+    /** sizeof(futoin_host_policy) the caller was built with */
+    uint32_t size;
+    /** allowed languages, NULL-terminated; NULL: all */
+    const char* const* languages;
+    /** allowed modules, "language:name" rules, NULL-terminated; NULL: all */
+    const char* const* modules;
+} futoin_host_policy;
+
+/** A policy that allows everything, to fill in. */
+#define FUTOIN_HOST_POLICY_INIT                                                \
+    {                                                                          \
+        sizeof(futoin_host_policy), NULL, NULL                                 \
+    }
+
+/**
+ * Restrict what futoin_host_add() may add on `tool` (its flows, whichever
+ * thread or language adds the step), or, with `tool` NULL, in the whole
+ * process: a step must pass the process's policy and its tool's (a flow of
+ * another implementation, futoin/sys/wrap.h, has no tool of ours: the
+ * process's alone). Without one, everything is allowed (the default).
+ *
+ * A step outside the policy is not added: futoin_host_add() returns
+ * FUTOIN_EINVAL and adds a step that fails with InvalidRequest, its
+ * error_info naming the rule that refused it ("load policy of this tool:
+ * language 'lua' is not allowed (languages: python, c)"). The refused
+ * language's plug-in is not even looked for.
+ *
+ * Set once: the lists are copied, and a second call for the same tool (or
+ * for the process) returns FUTOIN_EBUSY and changes nothing, so that code
+ * running in a flow cannot widen what its host program allowed. Set it
+ * before the tool's flows add steps by name (a binding does it in its Tool
+ * constructor); steps added before are not checked again. The policy lives
+ * as long as the tool (the process's: as long as the process).
+ *
+ * Threads: any thread, at any time (a flow adding steps on the loop thread
+ * meanwhile sees either no policy or the whole new one).
+ * @return FUTOIN_OK; FUTOIN_EBUSY (already set); FUTOIN_EVERSION (`size`
+ *         is not one this library knows: a policy with rules it cannot
+ *         read is refused rather than half applied); FUTOIN_EINVAL (NULL
+ *         policy, a name that is not a language name, a rule without
+ *         "language:", an empty name, a "*" that is not last);
+ *         FUTOIN_ENOMEM.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_host_policy_set(futoin_tool* tool,
+                                      const futoin_host_policy* policy);
 
 #ifdef __cplusplus
 }

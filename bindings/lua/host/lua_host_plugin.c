@@ -1,8 +1,8 @@
 /*
  * libfutoin_host_lua.so: the language host "lua" for a program written in
  * another language (C, Python, Java). libfutoin_async loads it with dlopen()
- * (FUTOIN_HOST_PATH, or futoin-hosts/ next to the library) the first time a
- * flow adds a step of language "lua" by name (futoin_host_add).
+ * (found in the rock's tree through LUA_CPATH, futoin/sys/host.h) the first
+ * time a flow adds a step of language "lua" by name (futoin_host_add).
  *
  * start(): the first start makes a Lua 5.4 state in this process:
  *   1. dlopen("liblua5.4.so.0", RTLD_NOW | RTLD_GLOBAL) (or the library

@@ -4,9 +4,9 @@
 -- before it is due, a deferred, an execute(), in that order).
 --
 -- Run by bindings/java/polyglot.sh test with the environment of
--- tests/polyglot/run.sh (LUA_PATH/LUA_CPATH with the rock, FUTOIN_HOST_PATH
--- with the Java plug-in) and CLASSPATH naming the Java test classes. Last
--- line "java-in-lua: N passed, M failed".
+-- tests/polyglot/run.sh (LUA_PATH/LUA_CPATH with the rock) and CLASSPATH
+-- naming the jar (where the library finds the Java plug-in) and the Java
+-- test classes. Last line "java-in-lua: N passed, M failed".
 local fa = require "futoin_async"
 
 local passed, failed = 0, 0

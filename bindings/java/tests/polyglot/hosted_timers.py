@@ -4,8 +4,9 @@ Python Tool's loop, lent to Java, and its timers run there
 before it is due, a deferred, an execute(), in that order).
 
 Run by bindings/java/polyglot.sh test with the environment of
-tests/polyglot/run.sh (PYTHONPATH with the wheel, FUTOIN_HOST_PATH with
-the Java plug-in) and CLASSPATH naming the Java test classes. Last line
+tests/polyglot/run.sh (PYTHONPATH with the wheel) and CLASSPATH naming
+the jar (where the library finds the Java plug-in) and the Java test
+classes. Last line
 "java-in-python: N passed, M failed".
 """
 import sys

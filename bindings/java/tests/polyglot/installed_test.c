@@ -1,22 +1,22 @@
 /*
  * The Java host plug-in as a user who installed the jar gets it (issue 23):
- * a C program whose environment is nothing but PATH, JAVA_HOME and
- * CLASSPATH (polyglot.sh runs it under `env -i`) runs Java steps.
+ * a C program whose environment is nothing but PATH, JAVA_HOME, CLASSPATH
+ * and XDG_CACHE_HOME (polyglot.sh runs it under `env -i`) runs Java steps.
  *
- * The plug-in is the jar's stored entry
- * native/<platform>/futoin-hosts/libfutoin_host_java.so, extracted here
- * with the zip reader (host/zip_entry.c) to a temporary folder, which
- * FUTOIN_HOST_PATH then names: the library's own discovery of plug-ins in
- * CLASSPATH jars is not written yet, so this program does that part. The
- * plug-in must find the JVM through JAVA_HOME or the `java` on PATH, and
- * make its class path of the jar it came from and CLASSPATH (absolute
- * entries) alone.
+ * The library finds the plug-in by itself: the jar on CLASSPATH carries it
+ * as the stored entry native/<platform>/futoin-hosts/libfutoin_host_java.so,
+ * which the library takes out into $XDG_CACHE_HOME/futoin_async/ and loads
+ * (futoin/sys/host.h, "Finding a language's plug-in"). The plug-in must
+ * find the JVM through JAVA_HOME or the `java` on PATH, and make its class
+ * path of the jar it came from and CLASSPATH (absolute entries) alone.
  *
  * usage: installed_test JAR ok CLASSPATH_EXPECTED
  *        installed_test JAR fail TEXT
- *   ok:   a Java step echoes 42; the JVM's java.class.path is
- *         CLASSPATH_EXPECTED; one libfutoin_async and one libuv are mapped
- *         (the JVM's glue bound to this program's runtime by soname);
+ *   ok:   a Java step echoes 42; the plug-in loaded is the one in the
+ *         cache, with the CRC-32 of JAR's entry; the JVM's java.class.path
+ *         is CLASSPATH_EXPECTED; one libfutoin_async and one libuv are
+ *         mapped (the JVM's glue bound to this program's runtime by
+ *         soname);
  *   fail: the Java step fails with InvalidRequest whose error_info holds
  *         TEXT.
  * Last line "polyglot-java-installed: N passed, M failed".
@@ -67,31 +67,26 @@ static void run(const char* module, const char* function, int send42)
     as->api->free(as);
 }
 
-/* The plug-in out of the jar, into a new temporary folder. */
-static int extract(const char* jar, char* dir, size_t dirlen, char* file,
-                   size_t filelen)
+/* Whether the file at `path` is the plug-in entry of `jar` (size and
+ * CRC-32, read with the same zip reader the library uses). */
+static int is_entry_of(const char* path, const char* jar)
 {
     char err[256];
     futoin_zip_entry e;
-    int in = open(jar, O_RDONLY | O_CLOEXEC), out, rc;
-    snprintf(dir, dirlen, "/tmp/futoin-installed-XXXXXX");
-    if (in < 0 || !mkdtemp(dir)) {
-        fprintf(stderr, "cannot open %s or make a folder\n", jar);
-        return -1;
-    }
-    rc = futoin__zip_find_fd(in, FJ_PLUGIN_ENTRY, &e, err, sizeof(err));
-    CHECK(rc == FUTOIN_ZIP_OK, "%s: %s", jar, err);
-    snprintf(file, filelen, "%s/libfutoin_host_java.so", dir);
-    out = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-    if (rc != FUTOIN_ZIP_OK || out < 0) {
+    uint32_t crc = 0;
+    uint64_t size = 0;
+    int in = open(jar, O_RDONLY | O_CLOEXEC), f = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = in >= 0 && f >= 0
+             && futoin__zip_find_fd(in, FJ_PLUGIN_ENTRY, &e, err, sizeof(err)) == FUTOIN_ZIP_OK
+             && futoin__zip_crc32_fd(f, &crc, &size) == FUTOIN_ZIP_OK && crc == e.crc32
+             && size == e.size;
+    if (in >= 0) {
         close(in);
-        return -1;
     }
-    rc = futoin__zip_copy_fd(in, &e, out, err, sizeof(err));
-    CHECK(rc == FUTOIN_ZIP_OK, "extracting: %s", err);
-    close(in);
-    close(out);
-    return rc == FUTOIN_ZIP_OK ? 0 : -1;
+    if (f >= 0) {
+        close(f);
+    }
+    return rc;
 }
 
 /* Files mapped into this process whose names begin with `name`. */
@@ -130,18 +125,15 @@ static int mapped(const char* name, char* which, size_t cap)
 
 int main(int argc, char** argv)
 {
-    char dir[64], file[128], which[4096];
+    char which[4096], cache[1024];
+    const char* xdg = getenv("XDG_CACHE_HOME");
     int ok;
     if (argc != 4 || (strcmp(argv[2], "ok") != 0 && strcmp(argv[2], "fail") != 0)) {
         fprintf(stderr, "usage: %s JAR ok CLASSPATH | JAR fail TEXT\n", argv[0]);
         return 2;
     }
     ok = strcmp(argv[2], "ok") == 0;
-    if (extract(argv[1], dir, sizeof(dir), file, sizeof(file)) != 0) {
-        return futoin_check_summary("polyglot-java-installed");
-    }
-    /* what the library's discovery will do by itself */
-    setenv("FUTOIN_HOST_PATH", dir, 1);
+    snprintf(cache, sizeof(cache), "%s/futoin_async/libfutoin_host_java-", xdg ? xdg : "?");
     if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
         return 2;
     }
@@ -157,13 +149,16 @@ int main(int argc, char** argv)
         CHECK(mapped("libuv.", which, sizeof(which)) == 1, "libuv mapped: %s", which);
         CHECK(mapped("libfutoin_java.so", which, sizeof(which)) == 1,
               "the Java glue mapped: %s", which);
+        CHECK(mapped("libfutoin_host_java", which, sizeof(which)) == 1
+                      && strncmp(which, cache, strlen(cache)) == 0,
+              "the plug-in mapped is %s, not the jar's in %s*", which, cache);
+        CHECK(is_entry_of(which, argv[1]), "%s is not the plug-in entry of %s", which,
+              argv[1]);
     } else {
         CHECK(strcmp(code, "InvalidRequest") == 0 && strstr(info, argv[3]) != NULL,
               "expected InvalidRequest with '%s', got '%s': %s", argv[3], code, info);
     }
     futoin_host_shutdown();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    unlink(file);
-    rmdir(dir);
     return futoin_check_summary("polyglot-java-installed");
 }

@@ -10,8 +10,9 @@
  * named step left.
  * One JVM per process: the "no JVM" case must come first.
  *
- * Environment as for c_host (FUTOIN_HOST_PATH, FUTOIN_JAVA_CLASSPATH with
- * the fragments and bindings/java/tests/polyglot's classes). Last line
+ * Environment as for c_host (CLASSPATH with the jar, where the library
+ * finds the plug-in; FUTOIN_JAVA_CLASSPATH with the fragments and
+ * bindings/java/tests/polyglot's classes). Last line
  * "polyglot-java-plugin: N passed, M failed".
  */
 #include <futoin/async.h>

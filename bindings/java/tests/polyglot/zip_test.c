@@ -1,5 +1,5 @@
 /*
- * The zip reader of the host plug-in (bindings/java/host/zip_entry.c):
+ * The zip reader of the host plug-in (runtime/adapter/zip_entry.c):
  *
  *  - the jar built by build.sh holds the Java host plug-in as the STORED
  *    entry native/linux-x86_64/futoin-hosts/libfutoin_host_java.so, and

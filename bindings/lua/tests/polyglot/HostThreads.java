@@ -24,9 +24,10 @@ import org.futoin.async.Tool;
  *
  * <p>Run by bindings/lua/polyglot.sh test (compiled against the jar of
  * FUTOIN_JAVA_POLYGLOT_OUT) twice: with the environment of
- * tests/polyglot/run.sh (LUA_PATH, LUA_CPATH, FUTOIN_HOST_PATH), and under
- * {@code env -i} with the rock installed in a tree of its own (PATH, what
- * {@code luarocks path} sets, FUTOIN_HOST_PATH). Last line:
+ * tests/polyglot/run.sh (LUA_PATH, LUA_CPATH), and under {@code env -i}
+ * with the rock installed in a tree of its own (PATH, what
+ * {@code luarocks path} sets); the library finds the Lua plug-in through
+ * LUA_CPATH. Last line:
  * "lua-under-java: N passed, M failed".
  */
 public final class HostThreads {

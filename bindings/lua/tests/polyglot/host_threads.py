@@ -10,9 +10,10 @@ reaches Python as InternalError with its message and the Lua traceback in
 error_info. At the end the process holds one libfutoin_async and one
 libuv (/proc/self/maps). Run by bindings/lua/polyglot.sh test twice: with
 the environment of tests/polyglot/run.sh (PYTHONPATH: the wheel; LUA_PATH,
-LUA_CPATH, FUTOIN_HOST_PATH), and under `env -i` with the rock installed
-in a tree of its own (PATH, PYTHONPATH, what `luarocks path` sets,
-FUTOIN_HOST_PATH). Last line: "lua-under-python: N passed, M failed".
+LUA_CPATH), and under `env -i` with the rock installed in a tree of its
+own (PATH, PYTHONPATH, what `luarocks path` sets); the library finds the
+Lua plug-in through LUA_CPATH. Last line: "lua-under-python: N passed, M
+failed".
 """
 import sys
 import threading

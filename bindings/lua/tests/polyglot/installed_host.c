@@ -2,12 +2,13 @@
  * A C host program using the Lua host plug-in of an INSTALLED rock
  * (issue 23): run by polyglot.sh under `env -i` with nothing but PATH and
  * what `eval "$(luarocks --lua-version=5.4 --tree T path)"` sets (LUA_PATH,
- * LUA_CPATH; the user's module folder prepended to LUA_PATH), plus, until
- * the core finds plug-ins by itself, FUTOIN_HOST_PATH=<T's
- * lib/lua/5.4/futoin_async/futoin-hosts>.
+ * LUA_CPATH; the user's module folder prepended to LUA_PATH).
  *
  * It is linked to a libfutoin_async.so.0 that is NOT the rock's copy in T
- * (argv[1] names the one it was linked to). Checks: the plug-in finds
+ * (argv[1] names the one it was linked to, in a folder of no package), so
+ * the library finds the plug-in through LUA_CPATH alone: T's
+ * lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so (checked).
+ * Checks: the plug-in finds
  * Debian's liblua5.4.so.0; the embedded state finds the rock's module in
  * T (argv[2]) and the user's module (host_steps.lua) through LUA_PATH /
  * LUA_CPATH; luv loads there; a Lua step uses the tool of this program
@@ -135,6 +136,14 @@ int main(int argc, char** argv)
     CHECK(n == 1, "%d liblua5.4 mapped (first: %s)", n, path);
     n = mapped("luv.so", path, sizeof(path)); /* Debian: liblua5.4-luv.so.0 */
     CHECK(n == 1, "luv mapped %d times (first: %s)", n, path);
+    {
+        char want[1024];
+        snprintf(want, sizeof(want),
+                 "%s/lib/lua/5.4/futoin_async/futoin-hosts/libfutoin_host_lua.so", tree);
+        n = mapped("libfutoin_host_lua.so", path, sizeof(path));
+        CHECK(n == 1 && strcmp(path, want) == 0,
+              "%d Lua plug-ins mapped (first: %s), want only the tree's %s", n, path, want);
+    }
     snprintf(path, sizeof(path), "%s/lib/lua/5.4/futoin_async/", tree);
     {
         char first[1024];

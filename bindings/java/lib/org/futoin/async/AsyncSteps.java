@@ -909,8 +909,10 @@ public final class AsyncSteps implements AutoCloseable {
      * {@code asi.addForeign("java", "org.example.Steps", "total")}.
      * It gets the previous step's values and passes its own on, like any
      * step. The language's runtime is started in this process on first use
-     * (its plug-in {@code libfutoin_host_<language>.so} is looked up in
-     * {@code FUTOIN_HOST_PATH}), or the one already running is used. When
+     * (its plug-in {@code libfutoin_host_<language>.so} is found where the
+     * language's package is installed: the venv or {@code PYTHONPATH},
+     * {@code LUA_CPATH}; see the top README, "Polyglot set-up"), or the one
+     * already running is used. When
      * the language, module or function cannot be had, the step is added
      * all the same and fails with {@code InvalidRequest}, its error_info
      * naming the language, module and function and why.

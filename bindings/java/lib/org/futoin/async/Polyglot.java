@@ -39,7 +39,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link AsyncSteps#addForeign(String, String, String)} adds a step of
  * another language by name, e.g. {@code asi.addForeign("python",
  * "pricing", "apply")}; the language's runtime is started in this process
- * on first use (its plug-in is found through {@code FUTOIN_HOST_PATH}).
+ * on first use (its plug-in is found where the language's package is
+ * installed: the venv or {@code PYTHONPATH}, {@code LUA_CPATH}; see the
+ * top README, "Polyglot set-up").
  *
  * <h2>Errors across languages</h2>
  * An error's async stack (from the failing step to the root, across

@@ -115,7 +115,9 @@ public class PolyglotTest {
         unresolved(tool, "java", STEPS, "no_such_step", "no_such_step", "no method");
         unresolved(tool, "java", STEPS, "noValues", "noValues", "no method");
         unresolved(tool, "c", "libm.so.6", "double no_such_function(double)", "no_such_function", "no function");
-        unresolved(tool, "nosuchlanguage", "no.such.module", "f", "no plug-in found");
+        unresolved(tool, "nosuchlanguage", "no.such.module", "f",
+                "adding no.such.module.f: no host for language 'nosuchlanguage'",
+                "no plug-in libfutoin_host_nosuchlanguage.so found", "Searched: ");
         assertEquals(0, Polyglot.liveNamedSteps());
     }
 

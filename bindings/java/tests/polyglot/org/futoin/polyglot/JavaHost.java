@@ -23,8 +23,9 @@ import org.futoin.async.Tool;
  * references are back at their baseline and no named step is left.
  *
  * <p>Environment (tests/polyglot/run.sh): FUTOIN_POLYGLOT_LANGS (default
- * "c python lua"), FUTOIN_POLYGLOT_C_FRAGMENTS, FUTOIN_HOST_PATH,
- * PYTHONPATH, LUA_PATH, LUA_CPATH. Last line: "polyglot-java: N passed,
+ * "c python lua"), FUTOIN_POLYGLOT_C_FRAGMENTS, PYTHONPATH, LUA_PATH,
+ * LUA_CPATH (where the library finds the Python and Lua plug-ins; or
+ * FUTOIN_HOST_PATH). Last line: "polyglot-java: N passed,
  * M failed".
  */
 public final class JavaHost {

@@ -21,8 +21,10 @@
  * encrypted entries and compressed ones (FUTOIN_ZIP_UNSUPPORTED: the
  * entry exists, but not in a form this reader can hand out).
  *
- * Self-contained (this header and zip_entry.c, C11 + POSIX pread), for the
- * core to adopt. Thread-safe: no global state. Internal: built with hidden
+ * Self-contained (this header and zip_entry.c, C11 + POSIX pread): the
+ * core's plug-in discovery (host_jar.c) and the Java host plug-in
+ * (bindings/java/host/jvm_env.c, built from this same source) both use
+ * it. Thread-safe: no global state. Internal: built with hidden
  * visibility into what uses it, never exported.
  */
 #ifndef FUTOIN_ZIP_ENTRY_H
