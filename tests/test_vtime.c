@@ -187,7 +187,7 @@ static FutoInAsyncSteps* start_waiting_flow(uint32_t* timeout_ms)
 }
 
 /* The issue's scenario: a 60 s timeout, the wait completed after 30 s of
- * virtual time. bench/vtime_bench.c measures its wall time. */
+ * virtual time. bench/futoin_bench.c --test vtime measures its wall time. */
 Test(vtime, a_minute_timeout_completed_after_thirty_seconds)
 {
     static uint32_t minute = 60000;
