@@ -46,10 +46,11 @@ static inline void on_misuse(void* data, const char* code, const char* msg)
     pthread_mutex_unlock(&misuse_mx);
 }
 
-static inline void fx_setup(void)
+static inline void fx_setup_clock(bool virtual_time)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
     o.misuse = on_misuse;
+    o.virtual_time = virtual_time;
     trace_len = 0;
     trace_buf[0] = 0;
     misuse_seen = 0;
@@ -57,19 +58,17 @@ static inline void fx_setup(void)
     cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
 }
 
+static inline void fx_setup(void)
+{
+    fx_setup_clock(false);
+}
+
 /* The same on a virtual-time tool (futoin_tool_options.virtual_time):
  * suites whose tests are about timers use it, so that no stall of a loaded
  * machine can decide an order, and the clock can be asserted exactly. */
 static inline void fx_setup_virtual(void)
 {
-    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
-    o.misuse = on_misuse;
-    o.virtual_time = true;
-    trace_len = 0;
-    trace_buf[0] = 0;
-    misuse_seen = 0;
-    misuse_last[0] = 0;
-    cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
+    fx_setup_clock(true);
 }
 
 /* Every test frees its tool: a leaked root or handle fails here. */
