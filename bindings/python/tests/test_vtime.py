@@ -259,3 +259,16 @@ def test_bad_input_is_refused(vtool):
         closed.advance(1)
     with pytest.raises(InvalidStateError, match="closed"):
         closed.next_due()
+
+
+def test_a_virtual_tool_takes_a_load_policy_too():
+    """Virtual time and a load policy together: both are taken (the policy
+    is set once, so a second one is refused)."""
+    with Tool(virtual_time=True, allow_languages=("python",)) as t:
+        assert t.virtual_time
+        with pytest.raises(InvalidStateError, match="has a load policy already"):
+            t.set_load_policy()
+        got = []
+        t.call_later(1, lambda: got.append(t.time()))
+        t.advance(1)
+        assert got == [1.0]

@@ -75,7 +75,10 @@ def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
     step. ``onerror(asi, code)`` (Python) handles its errors. What cannot
     be had (no such language, module or function, a runtime that is not
     installed) makes a step that fails with InvalidRequest, its
-    ``error_info`` naming the language, module and function and why.
+    ``error_info`` naming the language, module and function and why; so
+    does a step the load policy does not allow (``Tool.set_load_policy()``,
+    ``futoin_async.set_load_policy()``), its ``error_info`` naming the
+    rule. The module is imported and run: a step name is code, not data.
 
     Python: an importable module and a function (or a dotted path) in it.
     Lua: ``require(module)`` and a field of what it returns. Java: a class

@@ -145,7 +145,7 @@ public final class Tool implements Executor, AutoCloseable {
      * A tool whose loop runs on the caller's thread ({@link #run()}).
      */
     public Tool() {
-        this(new Options());
+        this(new Options(), null, "Tool()");
     }
 
     /**
@@ -153,9 +153,39 @@ public final class Tool implements Executor, AutoCloseable {
      * options (a virtual clock: {@link Options#virtualTime(boolean)}).
      *
      * @param options the options
+     * @throws NullPointerException if options is null
      */
     public Tool(Options options) {
-        Objects.requireNonNull(options, "Tool(options): options is null");
+        this(Objects.requireNonNull(options, "Tool(options): options is null"), null, "Tool(options)");
+    }
+
+    /**
+     * A tool whose loop runs on the caller's thread ({@link #run()}) and
+     * whose flows may add by name only what {@code policy} allows (see
+     * {@link #setLoadPolicy(LoadPolicy)}; it is this tool's policy from the
+     * start, set once).
+     *
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if policy is null
+     */
+    public Tool(LoadPolicy policy) {
+        this(new Options(), Objects.requireNonNull(policy, "Tool(policy): policy is null"), "Tool(policy)");
+    }
+
+    /**
+     * A tool with options (a virtual clock) whose flows may add by name only
+     * what {@code policy} allows (as {@link #Tool(LoadPolicy)}).
+     *
+     * @param options the options
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if options or policy is null
+     */
+    public Tool(Options options, LoadPolicy policy) {
+        this(Objects.requireNonNull(options, "Tool(options, policy): options is null"),
+             Objects.requireNonNull(policy, "Tool(options, policy): policy is null"), "Tool(options, policy)");
+    }
+
+    private Tool(Options options, LoadPolicy policy, String what) {
         dedicated = false;
         virtualTime = options.virtualTime;
         thread = null;
@@ -164,6 +194,19 @@ public final class Tool implements Executor, AutoCloseable {
         ptr = FutoInNative.tool_new(this, false, virtualTime);
         registerOwn(this);
         terminated.countDown();
+        if (policy != null) {
+            applyOrClose(policy, what);
+        }
+    }
+
+    /** A new tool's first policy; the tool is closed if it cannot be set. */
+    private void applyOrClose(LoadPolicy policy, String what) {
+        try {
+            setLoadPolicy(policy, what);
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
     }
 
     /** A borrowed Tool over the hosting program's loop `core`. */
@@ -304,6 +347,64 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public static Tool startThread(String name, boolean daemon) {
         return new Tool(name, daemon);
+    }
+
+    /**
+     * A tool on a new thread whose flows may add by name only what
+     * {@code policy} allows (see {@link #setLoadPolicy(LoadPolicy)}; set
+     * before this returns, so before any flow of it can add a step).
+     *
+     * @param name the thread's name
+     * @param daemon whether the thread lets the JVM exit while it runs
+     * @param policy what the flows of this tool may load by name
+     * @return the started tool
+     * @throws NullPointerException if policy is null
+     */
+    public static Tool startThread(String name, boolean daemon, LoadPolicy policy) {
+        Objects.requireNonNull(policy, "startThread(): policy is null");
+        Tool t = new Tool(name, daemon);
+        t.applyOrClose(policy, "startThread()");
+        return t;
+    }
+
+    /**
+     * Restricts what the flows of this tool may load by name: Java's
+     * {@link AsyncSteps#addForeign(String, String, String)} and the steps
+     * that steps of C, Python or Lua add by name in them. Adding a step by
+     * name runs code (it loads a Java class, imports a Python module,
+     * requires a Lua module or loads a shared object): never build step
+     * names from input a user controls, or restrict them here. A step
+     * outside the policy fails with {@code InvalidRequest} whose
+     * error_info names the rule that refused it ("load policy of this
+     * tool: language 'lua' is not allowed (languages: java, c)"), before
+     * its language's plug-in is even looked for; the process's policy
+     * ({@link LoadPolicy#setForProcess(LoadPolicy)}) applies as well.
+     *
+     * <p>Set once, before the flows add steps by name (steps added before
+     * are not checked again): a second policy is refused and changes
+     * nothing, so that code running in a flow cannot widen it.
+     * {@link #Tool(LoadPolicy)} and
+     * {@link #startThread(String, boolean, LoadPolicy)} set it as the tool
+     * is made. Any thread.
+     *
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if policy is null
+     * @throws IllegalStateException if this tool has a load policy
+     *         already, is closed, or is borrowed (the program hosting this
+     *         JVM sets its own)
+     */
+    public void setLoadPolicy(LoadPolicy policy) {
+        setLoadPolicy(Objects.requireNonNull(policy, "setLoadPolicy(): policy is null"), "setLoadPolicy()");
+    }
+
+    private void setLoadPolicy(LoadPolicy policy, String what) {
+        refuseBorrowed(what, "that program sets its load policy");
+        synchronized (life) { /* freeNative() takes `life` before it frees */
+            if (closed || ptr == 0) {
+                throw new IllegalStateException(what + ": the Tool is closed");
+            }
+            policy.apply(FutoInNative.tool_ptr(ptr), what, "this Tool");
+        }
     }
 
     private void loopMain(CountDownLatch ready, Throwable[] failed) {

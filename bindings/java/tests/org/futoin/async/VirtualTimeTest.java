@@ -284,4 +284,18 @@ public class VirtualTimeTest {
         assertThrows(IllegalStateException.class, () -> closed.advance(1));
         assertThrows(IllegalStateException.class, closed::nextDue);
     }
+
+    /** Virtual time and a load policy together: both are taken (the policy
+     *  is set once, so a second one is refused). */
+    @Test
+    public void aVirtualToolTakesALoadPolicyToo() {
+        try (Tool t = new Tool(new Tool.Options().virtualTime(true),
+                LoadPolicy.newBuilder().allowLanguages("java").build())) {
+            assertTrue(t.isVirtualTime());
+            assertThrows(IllegalStateException.class, () -> t.setLoadPolicy(LoadPolicy.newBuilder().build()));
+            t.deferred(1000, () -> log.add("at " + t.nowMillis()));
+            t.advance(1000);
+            assertEquals(List.of("at 1000"), log);
+        }
+    }
 }
