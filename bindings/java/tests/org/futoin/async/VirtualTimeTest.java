@@ -251,7 +251,7 @@ public class VirtualTimeTest {
         assertThrows(IllegalArgumentException.class, () -> tool.advance(Duration.ofMillis(-1)));
         assertThrows(IllegalArgumentException.class, () -> tool.advance(Duration.ofSeconds(Long.MAX_VALUE)));
         assertThrows(NullPointerException.class, () -> tool.advance((Duration) null));
-        assertThrows(NullPointerException.class, () -> new Tool(null));
+        assertThrows(NullPointerException.class, () -> new Tool((Tool.Options) null));
         assertEquals(0, tool.nowMillis());
         try (Tool wall = new Tool()) {
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> wall.advance(1));
