@@ -582,13 +582,117 @@ static void add128(uint64_t roots)
     bench_report("futoin", "add128", roots * 128, el, -1);
 }
 
+/* Timers: the path a virtual clock touches on a real one (a timer's start
+ * reads the tool's clock, the uv timer is armed, the heap fires). Two
+ * figures per op: a step that sets a timeout and completes at once (start
+ * + cancel of a timer entry), and batches of zero-delay deferred calls
+ * started together and fired in one timer callback (start + fire). */
+static void timeout_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 60000);
+    ++counter;
+    API(as)->success(as, NULL);
+}
+
+static void timer_fired(void* d)
+{
+    ++counter;
+}
+
+#define TIMER_BATCH 10000
+static void timers(uint64_t n)
+{
+    uint64_t steps = n, batches = n / TIMER_BATCH ? n / TIMER_BATCH : 1;
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    counter = 0;
+    for (uint64_t i = 0; i < steps; ++i) {
+        API(as)->add(as, NULL, timeout_step, NULL);
+    }
+    uint64_t t0 = bench_now_ns();
+    API(as)->execute(as, NULL, NULL);
+    futoin_tool_run(tool);
+    uint64_t el_steps = bench_now_ns() - t0;
+    if (counter != steps) {
+        die("timers: lost a step");
+    }
+    API(as)->free(as);
+
+    counter = 0;
+    t0 = bench_now_ns();
+    for (uint64_t b = 0; b < batches; ++b) {
+        for (int i = 0; i < TIMER_BATCH; ++i) {
+            futoin_tool_deferred(tool, 0, timer_fired, NULL);
+        }
+        futoin_tool_run(tool);
+    }
+    uint64_t el_fire = bench_now_ns() - t0;
+    if (counter != batches * TIMER_BATCH) {
+        die("timers: lost a timer");
+    }
+    fprintf(stderr, "timers: setTimeout+success %.1f ns/step, deferred(0) "
+            "start+fire %.1f ns/timer\n", (double)el_steps / steps,
+            (double)el_fire / (batches * TIMER_BATCH));
+    bench_report("futoin", "timers", steps + batches * TIMER_BATCH,
+                 el_steps + el_fire, -1);
+}
+
+/* Virtual time (issue 19): the wall time of a flow with a 60 s timeout
+ * whose waiting step is completed after 30 s of virtual time, on a tool
+ * made with futoin_tool_options.virtual_time. tests/test_vtime.c checks
+ * its trace; this gives its wall time (the target: well under 50 ms). */
+static FutoInAsyncSteps* vt_waiting;
+static void vt_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    vt_waiting = as;
+    API(as)->setTimeout(as, 60000);
+}
+
+static void vt_after(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ++counter;
+}
+
+static void vt_complete(void* d)
+{
+    API(vt_waiting)->success(vt_waiting, NULL);
+}
+
+static void vtime(uint64_t n)
+{
+    uint64_t worst = 0;
+    counter = 0;
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < n; ++i) {
+        uint64_t ts = bench_now_ns(), te;
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        API(as)->add(as, NULL, vt_wait, NULL);
+        API(as)->add(as, NULL, vt_after, NULL);
+        API(as)->execute(as, NULL, NULL);
+        futoin_tool_deferred(tool, 30000, vt_complete, NULL);
+        futoin_tool_run(tool);
+        futoin_tool_advance(tool, 30000);
+        API(as)->free(as);
+        te = bench_now_ns() - ts;
+        worst = te > worst ? te : worst;
+    }
+    uint64_t el = bench_now_ns() - t0;
+    if (counter != n || futoin_tool_now(tool) != n * 30000) {
+        die("vtime: a flow did not finish at 30 s of virtual time");
+    }
+    fprintf(stderr, "vtime: 60 s timeout completed at 30 s virtual: %.1f us "
+            "wall per flow, worst %.1f us\n", (double)el / n / 1e3,
+            (double)worst / 1e3);
+    bench_report("futoin", "vtime", n, el, -1);
+}
+
 int main(int argc, char** argv)
 {
     const char* test = NULL;
     double scale = 1.0;
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
-                                        "trim", "fairness", "post_flood"};
+                                        "trim", "fairness", "post_flood",
+                                        "timers", "vtime"};
 
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--list")) {
@@ -613,6 +717,7 @@ int main(int argc, char** argv)
     }
     {
         futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+        o.virtual_time = !strcmp(test, "vtime");
         if (!strcmp(test, "trim")) {
             o.trim_idle_ms = TRIM_IDLE_MS; /* not 10 s: the bench waits */
         }
@@ -638,6 +743,10 @@ int main(int argc, char** argv)
         fairness(1);
     } else if (!strcmp(test, "post_flood")) {
         post_flood(bench_scaled(100000, scale, 1000));
+    } else if (!strcmp(test, "vtime")) {
+        vtime(bench_scaled(100000, scale, 100));
+    } else if (!strcmp(test, "timers")) {
+        timers(bench_scaled(1000000, scale, TIMER_BATCH));
     } else if (!strcmp(test, "trim")) {
         trim(bench_scaled(1000000, scale, 1000));
     } else {

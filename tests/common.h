@@ -46,15 +46,29 @@ static inline void on_misuse(void* data, const char* code, const char* msg)
     pthread_mutex_unlock(&misuse_mx);
 }
 
-static inline void fx_setup(void)
+static inline void fx_setup_clock(bool virtual_time)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
     o.misuse = on_misuse;
+    o.virtual_time = virtual_time;
     trace_len = 0;
     trace_buf[0] = 0;
     misuse_seen = 0;
     misuse_last[0] = 0;
     cr_assert_eq(futoin_tool_new(&T, &o), FUTOIN_OK);
+}
+
+static inline void fx_setup(void)
+{
+    fx_setup_clock(false);
+}
+
+/* The same on a virtual-time tool (futoin_tool_options.virtual_time):
+ * suites whose tests are about timers use it, so that no stall of a loaded
+ * machine can decide an order, and the clock can be asserted exactly. */
+static inline void fx_setup_virtual(void)
+{
+    fx_setup_clock(true);
 }
 
 /* Every test frees its tool: a leaked root or handle fails here. */
@@ -67,6 +81,17 @@ static inline void fx_teardown(void)
 static inline void run(void)
 {
     cr_assert_eq(futoin_tool_run(T), FUTOIN_OK);
+}
+
+/* Virtual time: run what is due now, then timer by timer (the clock jumps
+ * to each due time) until no timer is left. */
+static inline void drive(void)
+{
+    uint64_t ms;
+    run();
+    while (futoin_tool_next_due(T, &ms) == 1) {
+        cr_assert_eq(futoin_tool_advance(T, ms), FUTOIN_OK);
+    }
 }
 
 #define assert_trace(expected)                                                 \

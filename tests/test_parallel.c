@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 TestSuite(parallel, .init = fx_setup, .fini = fx_teardown);
+/* Tests about timers: on virtual time, the clock says when they fired. */
+TestSuite(parallel_timers, .init = fx_setup_virtual, .fini = fx_teardown);
 
 static void on_cancel(FutoInAsyncSteps* as, void* d)
 {
@@ -249,12 +251,16 @@ static void par_with_timeout(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(p)->add(p, "y", job_waits, NULL);
 }
 
-Test(parallel, timeout_cancels_branches)
+Test(parallel_timers, timeout_cancels_branches)
 {
+    uint64_t ms;
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, "owner", par_with_timeout, eh_print);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
+    cr_assert_eq(futoin_tool_now(T), 5, "timed out at %llu ms",
+                 (unsigned long long)futoin_tool_now(T));
+    cr_assert_eq(futoin_tool_next_due(T, &ms), 0, "a timer is left");
     /* reference q2_timeout_substeps f: branches cancelled, then the
      * parallel's handler, then the owner's */
     assert_trace("job x\njob y\ncancel x\ncancel y\n"

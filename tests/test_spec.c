@@ -24,6 +24,12 @@
  *    scenario may have stored and prints those present.
  *  - s1_4_refbug_sync_abort is a reference bug and is not matched: C must
  *    behave like the asynchronous case (see spec_s1_4_sync_*).
+ *
+ * Every example that involves a timer (s1_3_*, s3_5_*_timer) runs on both
+ * clocks: the suite `spec` on the wall clock, `spec_vt` on a virtual-time
+ * tool, where start() runs what is due and then advances the clock from one
+ * due timer to the next until none is left; both compare with the same
+ * trace, and the virtual one also checks when the clock stopped.
  */
 #include "common.h"
 
@@ -53,7 +59,18 @@ static void spec_setup(void)
     unhandled_last[0] = 0;
 }
 
+/* The same on a virtual-time tool (futoin_tool_options.virtual_time). */
+static bool on_virtual;
+static void spec_vt_setup(void)
+{
+    fx_setup_virtual();
+    unhandled_n = 0;
+    unhandled_last[0] = 0;
+    on_virtual = true;
+}
+
 TestSuite(spec, .init = spec_setup, .fini = fx_teardown);
+TestSuite(spec_vt, .init = spec_vt_setup, .fini = fx_teardown);
 
 #define assert_no_unhandled()                                                  \
     cr_assert_eq(unhandled_n, 0, "unexpected unhandled error %s",              \
@@ -238,10 +255,16 @@ static void free_int(void* d, void* v)
     free(v);
 }
 
+/* Execute `as` and run until nothing is left: on a virtual-time tool, what
+ * is due now, then timer by timer until no timer is pending. */
 static void start(FutoInAsyncSteps* as)
 {
     API(as)->execute(as, NULL, quiet_unhandled);
-    run();
+    if (on_virtual) {
+        drive();
+    } else {
+        run();
+    }
 }
 
 /* ==== §1.1 Levels ========================================================== */
@@ -454,8 +477,9 @@ static void s13_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     /* The spec's 20 ms, where the step must time out. Where an immediate
      * completes it, a 20 ms race could be lost on a loaded machine (a stall
      * between the two ends the time slice, and the timer runs first): a
-     * minute there gives the same trace, and it never fires. */
-    API(as)->setTimeout(as, s13_mode == S13_TIMEOUT ? 20 : 60000);
+     * minute there gives the same trace, and it never fires. A virtual
+     * clock cannot be outrun: there it is the spec's 20 ms everywhere. */
+    API(as)->setTimeout(as, s13_mode == S13_TIMEOUT || on_virtual ? 20 : 60000);
 }
 static void s13_onerror(FutoInAsyncSteps* as, void* d, const char* code)
 {
@@ -502,6 +526,36 @@ Test(spec, s1_3_timeout)
     assert_trace_file("s1_3_timeout");
     assert_unhandled(FUTOIN_ERR_TIMEOUT);
     assert_no_misuse();
+}
+
+/* On the virtual clock: the same traces; the step's 20 ms timeout fires at
+ * 20 where nothing completes the step, and is cleared unfired where an
+ * immediate does (the clock never moves). */
+Test(spec_vt, s1_3_data)
+{
+    run_s13(S13_DATA);
+    assert_trace_file("s1_3_data");
+    assert_no_unhandled();
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 0);
+}
+
+Test(spec_vt, s1_3_error)
+{
+    run_s13(S13_ERROR);
+    assert_trace_file("s1_3_error");
+    assert_unhandled("ReadError");
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 0);
+}
+
+Test(spec_vt, s1_3_timeout)
+{
+    run_s13(S13_TIMEOUT);
+    assert_trace_file("s1_3_timeout");
+    assert_unhandled(FUTOIN_ERR_TIMEOUT);
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 20);
 }
 
 /* ==== §1.4 Parallel execution abort ======================================== */
@@ -1179,6 +1233,34 @@ Test(spec, s3_5_err_onerror_timer)
     assert_trace_file("s3_5_err_onerror_timer");
     assert_unhandled("ExtError");
     assert_no_misuse();
+}
+
+/* On the virtual clock: the external callback comes at 5 ms. */
+Test(spec_vt, s3_5_ok_timer)
+{
+    run_s35(true, NULL, false);
+    assert_trace_file("s3_5_ok_timer");
+    assert_no_unhandled();
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 5);
+}
+
+Test(spec_vt, s3_5_err_timer)
+{
+    run_s35(true, "ExtError", false);
+    assert_trace_file("s3_5_err_timer");
+    assert_unhandled("ExtError");
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 5);
+}
+
+Test(spec_vt, s3_5_err_onerror_timer)
+{
+    run_s35(true, "ExtError", true);
+    assert_trace_file("s3_5_err_onerror_timer");
+    assert_unhandled("ExtError");
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), 5);
 }
 
 /* ==== Unhandled errors (s_unhandled) ======================================= */

@@ -6,14 +6,17 @@
  *
  * Most tests drive the loop with pump() (non-blocking passes) and let
  * flows out of their sections explicitly with leave(), so every ordering
- * is decided by the test, never by time. */
+ * is decided by the test, never by time. The tool runs on virtual time
+ * (futoin_tool_options.virtual_time): a Throttle's or Limiter's period
+ * ends only when the test moves the clock (drive(), advance_to_next()), so
+ * no stall of a loaded machine can bring a tick between two steps of a
+ * test, and the periods are asserted on the clock itself. */
 #include "common.h"
 
 #include <futoin/sync.h>
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <uv.h>
 
 #if FUTOIN_TEST_COUNT_MALLOC
 /* Counting allocator, as in test_alloc.c: only built without sanitizers
@@ -52,26 +55,28 @@ void free(void* p)
 }
 #endif
 
-TestSuite(sync, .init = fx_setup, .fini = fx_teardown);
+TestSuite(sync, .init = fx_setup_virtual, .fini = fx_teardown);
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Loop passes until what is ready has run. A pass runs at least one unit of
- * work whatever the clock says, but on a loaded machine a time slice can end
- * after one or two (the process was descheduled past the slice's 1 ms): the
- * bound is a count of passes far above any test's work, not 16. */
+/* Run what is ready, and return while sections wait for leave(): on the
+ * virtual clock futoin_tool_run() runs what is due now, however many time
+ * slices that takes, and never waits for a period to end. */
 static void pump(void)
 {
-    for (int i = 0; i < 4096; ++i) {
-        futoin_tool_run_nowait(T);
-    }
+    cr_assert_eq(futoin_tool_run(T), FUTOIN_OK);
 }
 
-static uint64_t loop_now(void)
+/* Move the virtual clock to the next due timer and run what falls due;
+ * false when no timer is pending. */
+static bool advance_to_next(void)
 {
-    uv_loop_t* loop = futoin_tool_uv_loop(T);
-    uv_update_time(loop);
-    return uv_now(loop);
+    uint64_t ms;
+    if (futoin_tool_next_due(T, &ms) != 1) {
+        return false;
+    }
+    cr_assert_eq(futoin_tool_advance(T, ms), FUTOIN_OK);
+    return true;
 }
 
 static futoin_sync_stats stats(FutoInSync* s)
@@ -98,16 +103,9 @@ enum kind
 };
 static const char* const kind_name[] = {"mutex", "throttle", "limiter"};
 
-/* The period of make()'s Throttle. A test that checks a flow still waits
- * for the next tick can only do so if no tick came in between, which a
- * stalled process (valgrind, a loaded machine) cannot promise for any
- * period: such tests read the Throttle's tick count (no_tick_since) and
- * try again when one came, never assume it. A longer period makes that
- * rare; the tests that wait for a tick wait this long. */
+/* The period of make()'s Throttle. On the virtual clock no tick comes
+ * between two steps of a test unless it advances the clock. */
 #define THROTTLE_MS 200
-
-/* Whether sync object `s` ticked no period since `periods` was read. */
-static bool no_tick_since(FutoInSync* s, size_t periods);
 
 static FutoInSync* make(enum kind k, size_t max, size_t max_queue)
 {
@@ -200,20 +198,15 @@ static void leave(int i)
     SUCCESS0(h);
 }
 
-/* For a Throttle: pass the loop until a queued contender got in at a tick
- * (run() would not return while a section waits for leave()). No deadline:
- * a contender that never gets in hangs the test, which meson's timeout
- * reports. */
+/* Run until a queued contender got in: what is due now, then, for a
+ * Throttle, the clock moves tick by tick until one lets it in. A contender
+ * that never gets in fails the test when no timer is left. */
 static void pump_until_in(int i)
 {
+    pump();
     while (!W[i].held) {
-        futoin_tool_run_nowait(T);
+        cr_assert(advance_to_next(), "%d never gets in: no timer is pending", i);
     }
-}
-
-static bool no_tick_since(FutoInSync* s, size_t periods)
-{
-    return stats(s).periods == periods;
 }
 
 static void free_roots(int n)
@@ -265,7 +258,7 @@ Test(sync, values_reach_the_section_and_the_step_after)
         trace_len = 0;
         trace_buf[0] = 0;
         run_args_root(as, s);
-        run();
+        drive();
         assert_trace("section got 7 seven 0\nafter got 70 71 0\n");
 
         /* contended: the flow waits in the queue first; the values it
@@ -273,24 +266,15 @@ Test(sync, values_reach_the_section_and_the_step_after)
         trace_len = 0;
         trace_buf[0] = 0;
         if (k == K_THROTTLE) {
-            /* use up the period (max 1): the next entry waits a tick,
-             * unless a tick came between the two (then it went in: let
-             * it finish and try again) */
-            for (;;) {
-                size_t periods = stats(s).periods;
-                trace_len = 0;
-                trace_buf[0] = 0;
-                run_args_root(as, s);
-                pump();
-                trace_len = 0;
-                trace_buf[0] = 0;
-                run_args_root(as, s); /* root reusable once finished */
-                pump();
-                if (no_tick_since(s, periods)) {
-                    break;
-                }
-                run();
-            }
+            /* use up the period (max 1): the next entry waits a tick */
+            size_t periods = stats(s).periods;
+            run_args_root(as, s);
+            pump();
+            trace_len = 0;
+            trace_buf[0] = 0;
+            run_args_root(as, s); /* root reusable once finished */
+            pump();
+            cr_assert_eq(stats(s).periods, periods, "a tick came without the clock");
             cr_assert_eq(stats(s).queued, 1, "%s", kind_name[k]);
         } else {
             start(0, s);
@@ -300,7 +284,7 @@ Test(sync, values_reach_the_section_and_the_step_after)
             cr_assert_eq(stats(s).queued, 1, "%s", kind_name[k]);
             leave(0);
         }
-        run();
+        drive();
         if (k == K_THROTTLE) {
             assert_trace("section got 7 seven 0\nafter got 70 71 0\n");
         } else {
@@ -393,7 +377,7 @@ Test(sync, reentrance_by_the_same_flow_is_a_noop)
         API(as)->addSync(as, reent_sync, NULL, reent_outer, NULL);
         API(as)->add(as, NULL, reent_done, NULL);
         API(as)->execute(as, NULL, on_unhandled);
-        run();
+        drive();
         assert_trace("outer in\n"
                      "inner in: inside=1 queued=0 entries=1\n"
                      "inner after 42\n"
@@ -478,7 +462,7 @@ Test(sync, branch_of_a_holder_is_refused_not_let_in)
     API(as)->addSync(as, par_sync, NULL, parent_try, NULL);
     API(as)->add(as, NULL, parent_after, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("parent in\n"
                  "branch: DefenseRejected (Mutex: queue limit 0 reached)\n"
                  "parent out: inside=0\n");
@@ -524,7 +508,7 @@ Test(sync, parallel_branches_exclude_each_other)
     API(p)->add(p, &NW[0], branch_named, NULL);
     API(p)->add(p, &NW[1], branch_named, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("a in\na out\nb in\nb out\n");
     API(as)->free(as);
     cr_assert_eq(futoin_mutex_free(par_sync), FUTOIN_OK);
@@ -543,27 +527,17 @@ Test(sync, queue_limit_gives_defense_rejected_with_error_info)
         FutoInSync* s = make((enum kind)k, 1, 2);
         char want[256];
         snprintf(want, sizeof(want), "3 unhandled DefenseRejected (%s)\n", expect[k]);
-        for (;;) {
-            trace_len = 0;
-            trace_buf[0] = 0;
-            for (int i = 0; i < 4; ++i) {
-                start(i, s);
-            }
-            /* Until both outcomes are in, not for a fixed number of passes:
-             * on a loaded machine a time slice can end after a few
-             * callbacks, and the two roots' lines may come in either order. */
-            for (int n = 0; n < 100000 && !(W[0].held && strstr(trace_buf, want)); ++n) {
-                futoin_tool_run_nowait(T);
-            }
-            /* a Throttle lets 1 in at its next tick: if one came during
-             * the passes, start again */
-            if (k != K_THROTTLE || no_tick_since(s, 0)) {
-                break;
-            }
-            free_roots(4);
-            destroy(s);
-            s = make((enum kind)k, 1, 2);
+        trace_len = 0;
+        trace_buf[0] = 0;
+        for (int i = 0; i < 4; ++i) {
+            start(i, s);
         }
+        /* what is due now; a Throttle lets 1 in only at its next tick,
+         * which the clock does not reach here. The two roots' lines may
+         * come in either order: a time slice can end after a few callbacks
+         * on a loaded machine. */
+        pump();
+        cr_assert_eq(stats(s).periods, 0, "a tick came without the clock");
         cr_assert(strstr(trace_buf, "0 in\n") && strstr(trace_buf, want)
                       && trace_len == strlen("0 in\n") + strlen(want),
                   "trace was:\n%s", trace_buf);
@@ -574,7 +548,7 @@ Test(sync, queue_limit_gives_defense_rejected_with_error_info)
         leave(1);
         pump_until_in(2);
         leave(2);
-        run();
+        drive();
         assert_counts(s, 0, 0);
         free_roots(4);
         destroy(s);
@@ -701,7 +675,7 @@ Test(sync, error_in_the_section_releases)
         assert_trace("0 in, fails\n0 onerror Boom\n0 unhandled Boom ()\n1 in\n");
         assert_counts(s, 1, 0);
         leave(1);
-        run();
+        drive();
         assert_counts(s, 0, 0);
         free_roots(2);
         destroy(s);
@@ -753,7 +727,7 @@ Test(sync, timeout_while_queued_releases_the_queue_slot)
     /* 1 cannot be let in before 0 leaves (after 100 ms), so it is queued
      * when its 20 ms run out: no pump-and-check here, which a slow run
      * (valgrind) could turn into a race with the timeout */
-    run();
+    drive();
     assert_trace("0 in\n"
                  "1 outer onerror Timeout: inside=1 queued=0\n"
                  "1 after\n"
@@ -776,17 +750,16 @@ static void sec_period(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(sync, throttle_groups_entries_by_period_and_stops_when_idle)
 {
-    uint64_t t0, elapsed;
+    uint64_t elapsed;
     futoin_sync_stats st;
     thr = futoin_throttle_new(T, 2, 30, FUTOIN_UNLIMITED);
-    t0 = loop_now();
     for (int i = 0; i < 7; ++i) {
         start_root(i, thr, sec_period);
     }
     /* returns only once the clock stopped: no busy loop, no armed timer */
-    run();
-    elapsed = loop_now() - t0;
-    /* at most 2 per period: entries by tick count, not by wall clock */
+    drive();
+    elapsed = futoin_tool_now(T);
+    /* at most 2 per period */
     assert_trace("0 in period 0\n0 after\n1 in period 0\n1 after\n"
                  "2 in period 1\n2 after\n3 in period 1\n3 after\n"
                  "4 in period 2\n4 after\n5 in period 2\n5 after\n"
@@ -798,8 +771,7 @@ Test(sync, throttle_groups_entries_by_period_and_stops_when_idle)
     cr_assert_eq(st.entries, 7);
     cr_assert_eq(st.inside + st.queued + st.period_entries, 0);
     /* 3 ticks before the 7th entry, and the one that found nobody */
-    cr_assert_geq(elapsed, 4 * 30 - 1, "elapsed %llu ms",
-                  (unsigned long long)elapsed);
+    cr_assert_eq(elapsed, 4 * 30, "elapsed %llu ms", (unsigned long long)elapsed);
     free_roots(7);
 
     /* The next entry after idling restarts the clock. */
@@ -812,16 +784,15 @@ Test(sync, throttle_groups_entries_by_period_and_stops_when_idle)
     st = stats(thr);
     cr_assert_eq(st.timer_starts, 5);
     /* running until the tick that ends the entry's period finds nobody
-     * queued; if the passes took that long (a stalled process), it may
-     * have stopped already */
-    if (st.periods < 5) {
-        cr_assert_eq(st.timer_active, 1);
-    }
-    run();
+     * queued */
+    cr_assert_eq(st.timer_active, 1);
+    cr_assert_eq(st.periods, 4);
+    drive();
     assert_trace("0 in period 4\n0 after\n");
     st = stats(thr);
     cr_assert_eq(st.timer_active, 0);
     cr_assert_eq(st.periods, 5);
+    cr_assert_eq(futoin_tool_now(T), elapsed + 30, "one period after the entry");
     free_roots(1);
     cr_assert_eq(futoin_throttle_free(thr), FUTOIN_OK);
 }
@@ -833,7 +804,7 @@ Test(sync, idle_throttle_keeps_no_timer)
     /* an idle Throttle does not keep the loop running */
     cr_assert_eq(futoin_tool_run_nowait(T), 0);
     start_root(0, thr, sec_period);
-    run();
+    drive();
     cr_assert_eq(stats(thr).timer_active, 0);
     cr_assert_eq(futoin_tool_run_nowait(T), 0);
     free_roots(1);
@@ -848,7 +819,7 @@ Test(sync, throttle_free_stops_a_running_clock)
     pump();
     cr_assert_eq(stats(thr).timer_active, 1);
     cr_assert_eq(futoin_throttle_free(thr), FUTOIN_OK);
-    run(); /* returns at once: no timer left */
+    drive(); /* returns at once: no timer left */
     free_roots(1);
 }
 
@@ -870,11 +841,11 @@ Test(sync, limiter_rejects_a_second_concurrent_flow)
                  "1 unhandled DefenseRejected "
                  "(Limiter: queue limit 0 reached (concurrent 1))\n");
     leave(0);
-    run();
+    drive();
     start(2, l); /* the slot is free again */
     pump();
     leave(2);
-    run();
+    drive();
     assert_trace("0 in\n"
                  "1 unhandled DefenseRejected "
                  "(Limiter: queue limit 0 reached (concurrent 1))\n"
@@ -914,7 +885,7 @@ Test(sync, limiter_rate_and_burst)
         API(W[i].root)->add(W[i].root, &W[i], after, NULL);
         API(W[i].root)->execute(W[i].root, &W[i], unh_lim);
     }
-    run();
+    drive();
     assert_trace("0 in period 0\n0 after\n1 in period 0\n1 after\n"
                  "3 unhandled DefenseRejected (Limiter: burst limit 1 reached "
                  "(rate 2 per 20 ms)) inside=1 queued=1\n"
@@ -1006,7 +977,7 @@ Test(sync, free_while_in_use_is_refused)
     leave(3);
     pump_until_in(2);
     leave(2);
-    run();
+    drive();
     free_roots(4);
     cr_assert_eq(futoin_mutex_free(m), FUTOIN_OK);
     cr_assert_eq(futoin_throttle_free(t), FUTOIN_OK);
@@ -1076,7 +1047,7 @@ Test(sync, foreign_sync_object_works_with_add_sync)
 
     /* success: values in and out, one lock, one unlock */
     run_args_root(as, &f.sync);
-    run();
+    drive();
     assert_trace("foreign lock\nsection got 7 seven 0\nforeign unlock\n"
                  "after got 70 71 0\n");
 
@@ -1086,7 +1057,7 @@ Test(sync, foreign_sync_object_works_with_add_sync)
     API(as)->add(as, NULL, give, NULL);
     API(as)->addSync(as, &f.sync, NULL, sec_args_fail, sec_args_eh);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("foreign lock\nsection got 7\nsection onerror Boom\n"
                  "foreign unlock\nunhandled Boom\n");
 
@@ -1110,7 +1081,7 @@ Test(sync, foreign_sync_object_works_with_add_sync)
     cr_assert_not_null(f.waiting);
     SUCCESS0(f.waiting);
     f.waiting = NULL;
-    run();
+    drive();
     API(as)->add(as, NULL, give, NULL);
     API(as)->addSync(as, &f.sync, NULL, sec_args_wait, NULL);
     API(as)->execute(as, NULL, on_unhandled);
@@ -1260,7 +1231,7 @@ static void alloc_round(FutoInAsyncSteps** roots, FutoInSync* s)
         API(roots[i])->repeat(roots[i], s, 20, alloc_body, NULL);
         API(roots[i])->execute(roots[i], NULL, on_unhandled);
     }
-    run();
+    drive();
 }
 
 Test(sync, no_allocation_per_lock_unlock_in_steady_state)

@@ -6,6 +6,18 @@
 #include <pthread.h>
 
 TestSuite(wait, .init = fx_setup, .fini = fx_teardown);
+/* The tests about timers run on virtual time: drive() moves the clock from
+ * one due timer to the next, and the clock says when the flow ended. */
+TestSuite(wait_timers, .init = fx_setup_virtual, .fini = fx_teardown);
+
+/* The clock stopped at `ms`, with no timer left. */
+#define assert_ended_at(ms)                                                    \
+    do {                                                                       \
+        uint64_t due_;                                                         \
+        cr_assert_eq(futoin_tool_now(T), (uint64_t)(ms), "the clock is at %llu", \
+                     (unsigned long long)futoin_tool_now(T));                  \
+        cr_assert_eq(futoin_tool_next_due(T, &due_), 0, "a timer is left");    \
+    } while (0)
 
 static void name_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
@@ -28,16 +40,17 @@ static void wait_with_timeout(FutoInAsyncSteps* as, void* d, const FutoInArgs* a
     API(as)->setCancel(as, "waiter", on_cancel);
 }
 
-Test(wait, timeout_raises_timeout_and_cancels_the_wait)
+Test(wait_timers, timeout_raises_timeout_and_cancels_the_wait)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, NULL, wait_with_timeout, eh_print);
     API(as)->add(as, "never", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     /* the cancel handler runs before the error handler (reference q11 e) */
     assert_trace("cancel waiter\nstep onerror: Timeout\nunhandled Timeout\n");
     API(as)->free(as);
+    assert_ended_at(10);
 }
 
 /* A step that only sets a timeout waits (no implicit success). */
@@ -51,15 +64,16 @@ static void timeout_recover(FutoInAsyncSteps* as, void* d, const char* code)
     SUCCESS0(as);
 }
 
-Test(wait, timeout_only_waits_then_recovers)
+Test(wait_timers, timeout_only_waits_then_recovers)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, NULL, only_timeout, timeout_recover);
     API(as)->add(as, "after", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("recovered Timeout\nafter\n");
     API(as)->free(as);
+    assert_ended_at(1);
 }
 
 /* The timeout of a step covers its sub-steps. Timeout is raised at the
@@ -76,19 +90,20 @@ static void step_with_subs(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->add(as, NULL, sub_waits, eh_print);
 }
 
-Test(wait, timeout_covers_sub_steps)
+Test(wait_timers, timeout_covers_sub_steps)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, "outer", step_with_subs, eh_print);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("sub waits\ncancel sub\nstep onerror: Timeout\n"
                  "outer onerror: Timeout\nunhandled Timeout\n");
     API(as)->free(as);
+    assert_ended_at(20);
 }
 
-/* A long timeout never fires once the step completes: run() returns at
- * once instead of waiting ~49 days. */
+/* A long timeout never fires once the step completes: no timer is left
+ * (on the wall clock, run() would wait ~49 days). */
 static void complete_later(void* d)
 {
     FutoInAsyncSteps* as = d;
@@ -104,15 +119,16 @@ static void print_i(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     tr("got %lld", (long long)a->arg0.i64);
 }
 
-Test(wait, long_timeout_stopped_on_success)
+Test(wait_timers, long_timeout_stopped_on_success)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, NULL, long_timeout, eh_print);
     API(as)->add(as, NULL, print_i, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("got 7\n");
     API(as)->free(as);
+    assert_ended_at(0);
 }
 
 /* setTimeout twice: the second overrides the first (§1.9). */
@@ -123,15 +139,16 @@ static void timeout_twice(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->sched_deferred(as, 30, as, complete_later);
 }
 
-Test(wait, set_timeout_twice_overrides)
+Test(wait_timers, set_timeout_twice_overrides)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, NULL, timeout_twice, eh_print);
     API(as)->add(as, NULL, print_i, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("got 7\n");
     API(as)->free(as);
+    assert_ended_at(30);
 }
 
 /* ---- §3.5 external completion: success and error branches -------------- */
@@ -154,26 +171,28 @@ static void wait_ext(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->sched_deferred(as, 1, as, (void (*)(void*))d);
 }
 
-Test(wait, spec_3_5_external_success)
+Test(wait_timers, spec_3_5_external_success)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, (void*)ext_ok, wait_ext, eh_plain);
     API(as)->add(as, "done", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("done\n");
     API(as)->free(as);
+    assert_ended_at(1);
 }
 
-Test(wait, spec_3_5_external_error)
+Test(wait_timers, spec_3_5_external_error)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     API(as)->add(as, (void*)ext_err, wait_ext, eh_plain);
     API(as)->add(as, "done", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("step onerror: ExternalFailure\nunhandled ExternalFailure\n");
     API(as)->free(as);
+    assert_ended_at(1);
 }
 
 /* A step of one flow completes a waiting step of another. */
@@ -292,17 +311,18 @@ static void lvl1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->add(as, NULL, lvl2, eh_print);
 }
 
-Test(wait, root_cancel_innermost_first_once)
+Test(wait_timers, root_cancel_innermost_first_once)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
     root_to_cancel = as;
     API(as)->add(as, NULL, lvl1, eh_print);
     API(as)->add(as, "never", name_step, NULL);
     API(as)->execute(as, NULL, on_unhandled);
-    run();
+    drive();
     assert_trace("cancel()\ncancel L3\ncancel L2\ncancel L1\n");
     API(as)->free(as);
     assert_trace("cancel()\ncancel L3\ncancel L2\ncancel L1\n");
+    assert_ended_at(1);
 }
 
 /* cancel() from inside the root's own step is deferred until the step

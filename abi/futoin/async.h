@@ -95,6 +95,31 @@ typedef struct futoin_tool_options
      * @since 0.3.0 (version 2)
      */
     uint32_t trim_idle_ms;
+    /**
+     * Virtual time, for tests: the tool never waits on the wall clock. Its
+     * clock starts at 0 and moves only when futoin_tool_advance() moves it;
+     * every timer of the tool follows it (futoin_tool_deferred(),
+     * sched_deferred(), step timeouts, the periods of Throttle and
+     * Limiter). futoin_tool_run() runs what is due now and returns instead
+     * of waiting for the next timer. Immediates, calls posted from other
+     * threads and I/O work as on a real clock.
+     *
+     * Two things stay on the wall clock because they are about the
+     * machine, not about the flows: the time slice that bounds a burst of
+     * busy work (where a flow that never waits yields to due timers and
+     * I/O), and trimming on idle (`trim_idle_ms`). A test on a virtual
+     * tool should therefore not depend on where a burst of busy work is
+     * cut: a timer due now may fire inside a long chain of steps that
+     * never waits, as on a real clock.
+     *
+     * Needs the tool's own loop: with `uv_loop` set, futoin_tool_new()
+     * refuses it (FUTOIN_EINVAL), since the loop's owner runs that loop
+     * and its own timers on the wall clock. false = the wall clock
+     * (libuv's loop time). Default false, also for callers of versions 1
+     * and 2.
+     * @since 0.3.0 (version 3)
+     */
+    bool virtual_time;
 } futoin_tool_options;
 
 /** The default of futoin_tool_options.trim_idle_ms: 10 s, as jemalloc's
@@ -102,12 +127,12 @@ typedef struct futoin_tool_options
 #define FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT 10000u
 
 /** Version 1: version, uv_loop, misuse, misuse_data. Version 2 (0.3.0):
- *  trim_idle_ms. */
-#define FUTOIN_TOOL_OPTIONS_VERSION 2
+ *  trim_idle_ms. Version 3 (0.3.0): virtual_time. */
+#define FUTOIN_TOOL_OPTIONS_VERSION 3
 #define FUTOIN_TOOL_OPTIONS_INIT                                               \
     {                                                                          \
         FUTOIN_TOOL_OPTIONS_VERSION, NULL, NULL, NULL,                         \
-                FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT                               \
+                FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT, false                        \
     }
 
 /**
@@ -147,6 +172,13 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool);
  * Run the loop until nothing is left to do: no executing flow, immediate or
  * timer. A flow waiting for an external event (waitExternal, setTimeout)
  * keeps it running. The calling thread becomes the loop thread.
+ *
+ * On a virtual-time tool (futoin_tool_options.virtual_time) it never
+ * waits: it runs what is due now (immediates, timers due at the virtual
+ * clock's time, calls already posted from other threads, I/O that is
+ * ready) until nothing is, and returns, however many flows still wait for
+ * a timer or an event. futoin_tool_advance() moves the clock; to wait for
+ * another thread, join it (or wait for its signal) and run again.
  * @return FUTOIN_OK, or FUTOIN_EINVAL for an attached (not owned) loop.
  * Threads: any thread, one at a time; the calling thread becomes the loop thread.
  */
@@ -158,6 +190,62 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool);
  * Threads: the loop thread.
  */
 FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool);
+
+/**
+ * Virtual time: move the clock of a virtual-time tool `ms` milliseconds on
+ * and run everything that falls due up to that point, in due-time order:
+ * first what is due now (as futoin_tool_run()), then, timer by timer, the
+ * clock jumps to the next due time and runs what is due then (the timers
+ * due at that time, in the order they were started, then the immediates
+ * and steps they made ready), including timers that those callbacks start
+ * while it advances, if they fall due by the end. The clock then stands at
+ * the old time + `ms`. advance(0) is futoin_tool_run(). As with
+ * futoin_tool_run(), a uv_stop() of the tool's loop from a callback ends it
+ * early; the clock then stays at the due time it had reached, and the next
+ * call goes on from there.
+ *
+ * Nothing here waits on the wall clock: a flow that times out after a
+ * minute of virtual time does so in microseconds.
+ * @return FUTOIN_OK; FUTOIN_EINVAL (reported as misuse) for a tool on the
+ *         wall clock, a call from inside one of the tool's callbacks or
+ *         while futoin_tool_run() runs, another thread than the loop
+ *         thread, or a clock that would pass UINT64_MAX.
+ * Threads: the loop thread; never from inside a callback of the tool.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_tool_advance(futoin_tool* tool, uint64_t ms);
+
+/**
+ * When the tool's next timer is due: `*ms` is set to the milliseconds from
+ * now (the tool's clock, futoin_tool_now()) until it, 0 when it is due
+ * already, so `futoin_tool_advance(tool, ms)` reaches it exactly. Timers
+ * of every kind count (futoin_tool_deferred(), sched_deferred(), step
+ * timeouts, Throttle and Limiter periods). Meant for virtual-time tools;
+ * on a wall-clock tool it answers for the wall clock.
+ * @return 1 with `*ms` set when a timer is pending; 0 when none is (`*ms`
+ *         is left as it was); FUTOIN_EINVAL for NULL arguments or another
+ *         thread (reported as misuse).
+ * Threads: the loop thread.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_tool_next_due(futoin_tool* tool, uint64_t* ms);
+
+/**
+ * The tool's clock, in milliseconds: what every timer of the tool is
+ * measured against. A virtual-time tool's clock starts at 0 and moves only
+ * with futoin_tool_advance(); a wall-clock tool's is libuv's loop time
+ * (uv_now(): monotonic, from an arbitrary point, refreshed at every loop
+ * turn). Code that needs "the time" next to the tool's timers (a deadline,
+ * an elapsed time in a log) reads this, so that it follows a virtual clock
+ * in tests. 0 for a NULL tool or from another thread (reported as misuse).
+ * Threads: the loop thread.
+ * @since 0.3.0
+ */
+FUTOIN_API uint64_t futoin_tool_now(futoin_tool* tool);
+
+/** 1 if the tool runs on virtual time (futoin_tool_options.virtual_time),
+ *  0 if on the wall clock or NULL. Threads: any thread. @since 0.3.0 */
+FUTOIN_API int futoin_tool_is_virtual(futoin_tool* tool);
 
 /** The tool's `uv_loop_t*` (owned or attached). Threads: any thread (libuv itself is loop-thread only). */
 FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool);

@@ -99,6 +99,42 @@ size_t futoin__tool_timer_trim(futoin_tool* tool);
 /* Whether the timers' storage is as small as a trim can make it. */
 bool futoin__tool_timer_at_rest(const futoin_tool* tool);
 
+/* Loop thread: fire every entry due at `now` that was started before
+ * this call, in (due, start) order. The caller is one of our callbacks
+ * (cb_depth, slice) and arms what is left. */
+void futoin__tool_timers_fire(futoin_tool* tool, uint64_t now);
+/* Whether an entry is due at `now`. */
+static inline bool futoin__tool_timer_due(const futoin_tool* tool,
+                                          uint64_t now)
+{
+    return tool->heap_len != 0 && tool->heap[0]->due <= now;
+}
+
+/* ---- the clock (clock.c) ---- */
+
+/* Loop thread: the tool's clock in ms, which every timer is measured
+ * against: the virtual clock, or libuv's loop time, refreshed first when
+ * callbacks ran outside a libuv turn (futoin_tool_run's fast path) and it
+ * may be old. */
+static inline uint64_t futoin__tool_clock(futoin_tool* tool)
+{
+    if (tool->virtual_time) {
+        return tool->vnow;
+    }
+    if (tool->time_stale) {
+        uv_update_time(tool->loop);
+        tool->time_stale = false;
+    }
+    return uv_now(tool->loop);
+}
+
+/* Loop thread, inside futoin_tool_run() on a virtual-time tool: run what
+ * is due now until nothing is. */
+void futoin__tool_vt_run(futoin_tool* tool);
+/* The same, one pass only (futoin_tool_run_nowait): returns whether work
+ * is left (ready now, a timer pending, or a handle alive). */
+int futoin__tool_vt_pass(futoin_tool* tool);
+
 /* ---- keeping the loop alive (keepalive.c) ---- */
 
 /* Reference the async handle while flows execute (active_refs). */

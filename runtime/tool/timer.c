@@ -1,6 +1,8 @@
 /*
  * Timers: pooled entries in a binary min-heap ordered by (due, seq), behind
- * one uv_timer_t armed for the earliest entry. Entries are only freed with
+ * one uv_timer_t armed for the earliest entry. On a virtual-time tool the
+ * uv timer is never armed: the heap alone orders the due times, and
+ * clock.c fires them as futoin_tool_advance() moves the clock. Entries are only freed with
  * the tool or by a trim that finds their whole block free, and a handle's
  * entry is looked up in the live blocks before it is read, so a stale
  * handle is detected by its generation, never dereferenced blindly.
@@ -168,6 +170,9 @@ static void timer_arm(futoin_tool* tool)
 {
     uint64_t due;
     uint64_t now;
+    if (tool->virtual_time) {
+        return; /* no wall-clock timer: the virtual clock fires entries */
+    }
     if (tool->timer_firing) {
         return; /* timer_cb arms once when it is done */
     }
@@ -194,29 +199,13 @@ static void timer_arm_cb(void* data)
 }
 
 /*
- * Fire every entry that is due. uv_now() was refreshed by libuv just before
- * timers run. Entries started by the callbacks themselves (seq >= limit)
- * wait for a later loop turn even with a zero delay, so a self-rescheduling
- * timer cannot monopolise the loop.
- *
- * Arming the uv timer with a zero timeout from inside its own callback is
- * not enough for that: libuv before 1.45 runs such a timer again in the
- * same pass, forever. So when the earliest entry is already due, arming is
- * left to an immediate, which runs after the timers phase; the poll of that
- * turn does not block and the next turn fires the entry.
+ * Fire every entry that is due. Entries started by the callbacks themselves
+ * (seq >= limit) wait for a later loop turn even with a zero delay, so a
+ * self-rescheduling timer cannot monopolise the loop.
  */
-static void timer_cb(uv_timer_t* handle)
+void futoin__tool_timers_fire(futoin_tool* tool, uint64_t now)
 {
-    futoin_tool* tool = handle->data;
-    uint64_t now = uv_now(tool->loop);
     uint64_t limit = tool->timer_seq;
-
-    tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
-    futoin__tool_active(tool); /* for trimming on idle */
-    timer_ref(tool, true);
-    tool->timer_firing = true;
-    ++tool->cb_depth;
-    futoin__tool_slice_reset(tool);
     while (tool->heap_len != 0) {
         futoin__timer* t = tool->heap[0];
         futoin__cb cb = t->cb;
@@ -227,6 +216,29 @@ static void timer_cb(uv_timer_t* handle)
         timer_retire(tool, t);
         cb(data);
     }
+}
+
+/*
+ * The uv timer fired: uv_now() was refreshed by libuv just before timers
+ * run. Arming the uv timer with a zero timeout from inside its own callback
+ * is not enough to let a zero-delay entry wait for a later turn: libuv
+ * before 1.45 runs such a timer again in the same pass, forever. So when
+ * the earliest entry is already due, arming is left to an immediate, which
+ * runs after the timers phase; the poll of that turn does not block and
+ * the next turn fires the entry.
+ */
+static void timer_cb(uv_timer_t* handle)
+{
+    futoin_tool* tool = handle->data;
+    uint64_t now = uv_now(tool->loop);
+
+    tool->timer_armed = false; /* a fired one-shot uv timer is inactive */
+    futoin__tool_active(tool); /* for trimming on idle */
+    timer_ref(tool, true);
+    tool->timer_firing = true;
+    ++tool->cb_depth;
+    futoin__tool_slice_reset(tool);
+    futoin__tool_timers_fire(tool, now);
     --tool->cb_depth;
     tool->timer_firing = false;
     if (tool->heap_len != 0 && tool->heap[0]->due <= now
@@ -262,13 +274,9 @@ futoin__timer* futoin__tool_timer_start(
     t = tool->timer_free;
     tool->timer_free = t->next_free;
     t->next_free = NULL;
-    if (tool->time_stale) {
-        /* callbacks ran outside a libuv turn (futoin_tool_run's fast path):
-         * libuv's cached time may be old, refresh it before using it */
-        uv_update_time(tool->loop);
-        tool->time_stale = false;
-    }
-    t->due = uv_now(tool->loop) + delay_ms;
+    /* After callbacks that ran outside a libuv turn (futoin_tool_run's
+     * fast path) libuv's cached time may be old: the clock refreshes it. */
+    t->due = futoin__tool_clock(tool) + delay_ms;
     t->seq = tool->timer_seq++;
     t->cb = cb;
     t->data = data;

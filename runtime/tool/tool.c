@@ -5,6 +5,7 @@
  * share the loop live in a file each, in this folder:
  *  - immediate.c: the ring of immediates, drained in bursts by a uv_idle_t;
  *  - timer.c:     pooled timer entries in a min-heap behind one uv_timer_t;
+ *  - clock.c:     the tool's clock, wall or virtual (futoin_tool_advance);
  *  - post.c:      posts from other threads, woken by a uv_async_t;
  *  - slice.c:     the time slice that bounds every burst;
  *  - keepalive.c: which handles keep uv_run() going;
@@ -31,12 +32,16 @@ FUTOIN_API int futoin_tool_options_init(
     if (!opts) {
         return FUTOIN_EINVAL;
     }
-    if (version == 1) {
-        /* the caller's struct ends after misuse_data */
-        opts->version = 1;
+    if (version == 1 || version == 2) {
+        /* the caller's struct ends after misuse_data (1) or trim_idle_ms
+         * (2): nothing past it is written */
+        opts->version = version;
         opts->uv_loop = defaults.uv_loop;
         opts->misuse = defaults.misuse;
         opts->misuse_data = defaults.misuse_data;
+        if (version == 2) {
+            opts->trim_idle_ms = defaults.trim_idle_ms;
+        }
         return FUTOIN_OK;
     }
     if (version != FUTOIN_TOOL_OPTIONS_VERSION) {
@@ -114,8 +119,12 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     if (!opts) {
         opts = &defaults;
     }
-    if (opts->version != 1 && opts->version != FUTOIN_TOOL_OPTIONS_VERSION) {
+    if (opts->version < 1 || opts->version > FUTOIN_TOOL_OPTIONS_VERSION) {
         return FUTOIN_EVERSION;
+    }
+    /* A loop that someone else runs keeps its own (wall-clock) time. */
+    if (opts->version >= 3 && opts->virtual_time && opts->uv_loop) {
+        return FUTOIN_EINVAL;
     }
     tool = calloc(1, sizeof(*tool) + upper_size);
     if (!tool) {
@@ -135,6 +144,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     /* fields past those of the caller's version are not there to read */
     tool->trim_idle_ms = opts->version >= 2 ? opts->trim_idle_ms
                                             : FUTOIN_TOOL_TRIM_IDLE_MS_DEFAULT;
+    tool->virtual_time = opts->version >= 3 && opts->virtual_time;
     atomic_init(&tool->thread, futoin__thread_key());
 
     if (opts->uv_loop) {
@@ -266,6 +276,11 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
         atomic_store_explicit(&tool->thread, self, memory_order_relaxed);
     }
     ++tool->in_run;
+    if (tool->virtual_time) {
+        futoin__tool_vt_run(tool); /* what is due now, never a wait */
+        --tool->in_run;
+        return FUTOIN_OK;
+    }
     /* What is already queued runs before entering libuv: a flow that
      * finishes without waiting (the common case for short roots) then
      * costs no loop turn at all, whose epoll_wait() alone is ~110 ns here.
@@ -297,6 +312,11 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
         return FUTOIN_EINVAL;
     }
     ++tool->in_run;
+    if (tool->virtual_time) {
+        r = futoin__tool_vt_pass(tool);
+        --tool->in_run;
+        return r;
+    }
     if (atomic_load_explicit(&tool->remote_head, memory_order_relaxed)) {
         futoin__tool_take_posts(tool); /* as futoin_tool_run() */
     }

@@ -3,7 +3,9 @@
  * and one thread. It gives the step engine three cheap services:
  *  - immediates: a ring of callbacks drained in bursts by one uv_idle_t, so
  *    a continuation costs a few ns instead of one libuv loop turn;
- *  - timers: a binary min-heap of pooled entries behind one uv_timer_t;
+ *  - timers: a binary min-heap of pooled entries behind one uv_timer_t,
+ *    on libuv's loop time or on a virtual clock (clock.c), which the
+ *    layers above never see;
  *  - remote posts: a lock-free MPSC stack any thread can push to, drained on
  *    the loop thread after a uv_async_send(), in time slices.
  */
@@ -49,7 +51,7 @@ struct futoin__imm
  */
 typedef struct futoin__timer
 {
-    uint64_t due; /* uv_now() based, ms */
+    uint64_t due; /* the tool's clock (futoin__tool_clock), ms */
     uint64_t seq; /* FIFO order among equal `due` */
     futoin__cb cb;
     void* data;
@@ -117,6 +119,10 @@ struct futoin_tool
     size_t active_refs;
 
     bool time_stale; /* uv_now() may be old: refresh before starting a timer */
+    /* Virtual time (clock.c): the clock is `vnow`, moved only by
+     * futoin_tool_advance(); the uv timer is never armed. */
+    bool virtual_time;
+    uint64_t vnow;
 
     /* Time slice of the current burst (futoin__tool_busy). */
     uint32_t slice_units;  /* work since the clock was last read */
@@ -228,6 +234,8 @@ bool futoin__tool_loop_at_rest(const futoin_tool* tool);
  * body or callback that does real work is checked after every one. Once
  * FUTOIN__SLICE_NS have passed, the slice is over and stays over until the
  * next libuv callback of ours starts a new one (futoin__tool_slice_reset).
+ * A virtual-time tool slices by the wall clock too: busy work takes real
+ * time whatever its clock says (clock.c).
  */
 #define FUTOIN__SLICE_NS 1000000u /* 1 ms of busy work per libuv turn */
 #define FUTOIN__SLICE_READ_NS 100000u

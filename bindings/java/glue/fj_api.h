@@ -65,12 +65,18 @@ jint fj_try_error(JNIEnv* env, jlong bsi, jbyteArray code, jbyteArray info,
                   jobject exc);
 
 /* ---- Tool (jni_tool.c) ---- */
-jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive);
+jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive,
+                  jboolean virtual_time);
 void fj_tool_release_loop(jlong tool);
 jint fj_tool_free(JNIEnv* env, jlong tool);
 jint fj_tool_run(JNIEnv* env, jlong tool, jlong gen);
 void fj_tool_stop(jlong tool, jlong gen);
 jint fj_tool_run_nowait(JNIEnv* env, jlong tool);
+jint fj_tool_advance(JNIEnv* env, jlong tool, jlong ms, jlong gen);
+jlong fj_tool_next_due(jlong tool);
+jlong fj_tool_now(jlong tool);
+jboolean fj_tool_is_virtual(jlong tool);
+jboolean fj_core_is_virtual(jlong core);
 void fj_tool_post(jlong tool);
 jlong fj_tool_schedule(JNIEnv* env, jlong tool, jlong delay_ms, jobject handle);
 void fj_tool_cancel_timer(JNIEnv* env, jlong tool, jlong timer);

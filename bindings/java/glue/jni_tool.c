@@ -100,7 +100,8 @@ static void stopper_cb(uv_async_t* a)
     }
 }
 
-jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive)
+jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive,
+                  jboolean virtual_time)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
     fj_tool* t = calloc(1, sizeof(*t));
@@ -108,6 +109,7 @@ jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive)
         fj_throw(env, fj.ex_oom, "Tool: out of memory");
         return 0;
     }
+    o.virtual_time = virtual_time == JNI_TRUE;
     o.misuse = fj_misuse_cb;
     o.misuse_data = t;
     if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
@@ -273,6 +275,51 @@ jint fj_tool_run(JNIEnv* env, jlong h, jlong gen)
     atomic_store(&T(h)->run_gen, 0);
     fj_loop_env = saved;
     return rc;
+}
+
+/* Virtual time: advance the clock `ms` and run what falls due, inside this
+ * down-call as a run (numbered `gen` for fj_tool_stop()). Returns the
+ * runtime's code (FUTOIN_EINVAL: refused). */
+jint fj_tool_advance(JNIEnv* env, jlong h, jlong ms, jlong gen)
+{
+    JNIEnv* saved = fj_loop_env;
+    jint rc;
+    fj_loop_env = env;
+    atomic_store(&T(h)->run_gen, gen);
+    rc = futoin_tool_advance(T(h)->tool, (uint64_t)ms);
+    atomic_store(&T(h)->run_gen, 0);
+    fj_loop_env = saved;
+    return rc;
+}
+
+/* Milliseconds until the next timer, or -1 when none is pending. Loop
+ * thread. */
+jlong fj_tool_next_due(jlong h)
+{
+    uint64_t ms = 0;
+    if (futoin_tool_next_due(T(h)->tool, &ms) != 1) {
+        return -1;
+    }
+    return ms > INT64_MAX ? INT64_MAX : (jlong)ms;
+}
+
+/* The tool's clock in milliseconds. Loop thread. */
+jlong fj_tool_now(jlong h)
+{
+    uint64_t now = futoin_tool_now(T(h)->tool);
+    return now > INT64_MAX ? INT64_MAX : (jlong)now;
+}
+
+/* isVirtualTime() of the program's tool `core`, proved alive. */
+jboolean fj_core_is_virtual(jlong core)
+{
+    return futoin_tool_is_virtual((futoin_tool*)(uintptr_t)core) ? JNI_TRUE
+                                                                  : JNI_FALSE;
+}
+
+jboolean fj_tool_is_virtual(jlong h)
+{
+    return futoin_tool_is_virtual(T(h)->tool) ? JNI_TRUE : JNI_FALSE;
 }
 
 /* Ask run `gen` to return after the callback in progress. Any thread; the

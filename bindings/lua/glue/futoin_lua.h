@@ -590,13 +590,18 @@ futoin_tool* fl_tool_peek(fl_tool* t);
 /** Push the Tool object of `ft` (made for a tool this state did not
  *  make: FL_TOOL_BORROWED), the same object each time while it lives. */
 void fl_tool_push_of(lua_State* L, fl_ctx* ctx, futoin_tool* ft);
-int fl_tool_new(lua_State* L, void* uv_loop, int attached);
+int fl_tool_new(lua_State* L, void* uv_loop, int attached, int virtual_time);
 int fl_tool_new_luv(lua_State* L, const char* luv_path);
 int fl_tool_gc(lua_State* L);
 int fl_tool_tostring(lua_State* L);
 int fl_tool_close(lua_State* L, fl_tool* t);
 int fl_tool_run(lua_State* L, fl_tool* t);
 int fl_tool_run_nowait(lua_State* L, fl_tool* t);
+/* Virtual time: Tool:advance(ms), Tool:next_due() (ms or nil), Tool:now()
+ * (the tool's clock, ms). */
+int fl_tool_advance(lua_State* L, fl_tool* t, lua_Number ms);
+int fl_tool_next_due(lua_State* L, fl_tool* t);
+int fl_tool_now(lua_State* L, fl_tool* t);
 int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
                      int deferred);
 int fl_timer_cancel(lua_State* L);

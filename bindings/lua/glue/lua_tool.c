@@ -147,12 +147,13 @@ static fl_tool* tool_push(lua_State* L, fl_ctx* ctx, int attached)
     return t;
 }
 
-int fl_tool_new(lua_State* L, void* uv_loop, int attached)
+int fl_tool_new(lua_State* L, void* uv_loop, int attached, int virtual_time)
 {
     fl_ctx* ctx = fl_ctx_get(L);
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
     fl_tool* t = tool_push(L, ctx, attached);
     o.uv_loop = uv_loop;
+    o.virtual_time = virtual_time != 0;
     o.misuse = fl_on_misuse;
     o.misuse_data = ctx;
     if (futoin_tool_new(&t->tool, &o) != FUTOIN_OK) {
@@ -204,7 +205,7 @@ int fl_tool_new_luv(lua_State* L, const char* luv_path)
     if (!loop) {
         return luaL_error(L, "Tool{loop = \"luv\"}: luv has no loop");
     }
-    return fl_tool_new(L, loop, 1);
+    return fl_tool_new(L, loop, 1, 0);
 }
 
 /* ---- timers ---------------------------------------------------------------- */
@@ -626,6 +627,84 @@ int fl_tool_run_nowait(lua_State* L, fl_tool* t)
         return luaL_error(L, "Tool:run_nowait(): refused");
     }
     lua_pushboolean(L, rc > 0);
+    return 1;
+}
+
+/* ---- virtual time ------------------------------------------------------------ */
+
+/* A Tool this state drives itself: not borrowed, not on luv's loop. */
+static void own_loop(lua_State* L, fl_tool* t, const char* what)
+{
+    live_tool(L, t, what);
+    if (t->attached == FL_TOOL_BORROWED) {
+        luaL_error(L, "%s: this Tool is the loop of the program that hosts "
+                      "this Lua state: that program runs it", what);
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        luaL_error(L, "%s: not on the tool's loop thread", what);
+    }
+}
+
+int fl_tool_advance(lua_State* L, fl_tool* t, lua_Number ms)
+{
+    static const char what[] = "Tool:advance(ms)";
+    fl_ctx* ctx = t->ctx;
+    lua_State* saved = ctx->run_L;
+    uint64_t n;
+    int rc;
+    own_loop(L, t, what);
+    if (!futoin_tool_is_virtual(t->tool)) {
+        return luaL_error(L, "%s: this Tool runs on the wall clock (make it "
+                             "with fa.Tool{ virtual_time = true })", what);
+    }
+    if (!(ms >= 0) || isinf(ms)) {
+        return luaL_error(L, "%s: ms must be a finite number >= 0, got %f", what,
+                          (double)ms);
+    }
+    if (ms >= 18446744073709551616.0
+        || (n = (uint64_t)ceil(ms)) > UINT64_MAX - futoin_tool_now(t->tool)) {
+        return luaL_error(L, "%s: ms too large for the clock", what);
+    }
+    if (ctx->run_L || t->in_cb || ctx->cur_bsi) {
+        return luaL_error(L, "%s: not from inside the loop (a step, a timer "
+                             "callback, or while Tool:run() runs)", what);
+    }
+    ctx->misuse = 0;
+    ctx->run_L = L;
+    rc = futoin_tool_advance(t->tool, n);
+    ctx->run_L = saved;
+    if (rc != FUTOIN_OK) {
+        if (ctx->misuse) {
+            fl_raise_misuse(L, ctx, what);
+        }
+        return luaL_error(L, "%s: refused", what);
+    }
+    return 0;
+}
+
+int fl_tool_next_due(lua_State* L, fl_tool* t)
+{
+    uint64_t ms = 0;
+    own_loop(L, t, "Tool:next_due()");
+    if (futoin_tool_next_due(t->tool, &ms) != 1) {
+        lua_pushnil(L);
+    } else {
+        lua_pushinteger(L, ms > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER
+                                                          : (lua_Integer)ms);
+    }
+    return 1;
+}
+
+int fl_tool_now(lua_State* L, fl_tool* t)
+{
+    uint64_t now;
+    live_tool(L, t, "Tool:now()");
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        return luaL_error(L, "Tool:now(): not on the tool's loop thread");
+    }
+    now = futoin_tool_now(t->tool);
+    lua_pushinteger(L, now > (uint64_t)LUA_MAXINTEGER ? LUA_MAXINTEGER
+                                                      : (lua_Integer)now);
     return 1;
 }
 

@@ -215,6 +215,9 @@ fl_nret fl_shared_set(lua_State* L, fl_steps* self, const char* name,
 %rename(tool_run_nowait) fl_tool_run_nowait;
 %rename(tool_uv_loop) fl_tool_uv_loop;
 %rename(tool_executing) fl_tool_executing;
+%rename(tool_advance) fl_tool_advance;
+%rename(tool_next_due) fl_tool_next_due;
+%rename(tool_now) fl_tool_now;
 %native(timer_cancel) int fl_timer_cancel(lua_State* L);
 %native(timer_pending) int fl_timer_pending(lua_State* L);
 
@@ -223,6 +226,9 @@ fl_nret fl_tool_run(lua_State* L, fl_tool* self);
 fl_nret fl_tool_run_nowait(lua_State* L, fl_tool* self);
 fl_nret fl_tool_uv_loop(lua_State* L, fl_tool* self);
 fl_nret fl_tool_executing(lua_State* L, fl_tool* self);
+fl_nret fl_tool_advance(lua_State* L, fl_tool* self, lua_Number ms);
+fl_nret fl_tool_next_due(lua_State* L, fl_tool* self);
+fl_nret fl_tool_now(lua_State* L, fl_tool* self);
 
 /* ---- the load policy (glue/lua_policy.c) ------------------------------------ */
 
@@ -247,7 +253,12 @@ static fl_nret continue_loop(lua_State* L, fl_steps* self, fl_idx label)
  * uv_loop_t* (a light userdata or an address). */
 static fl_nret tool_new(lua_State* L, void* address)
 {
-    return fl_tool_new(L, address, address != NULL);
+    return fl_tool_new(L, address, address != NULL, 0);
+}
+/* tool_new_virtual(): a Tool owning its loop, on virtual time. */
+static fl_nret tool_new_virtual(lua_State* L)
+{
+    return fl_tool_new(L, NULL, 0, 1);
 }
 /* tool_new_luv(path): a Tool on the loop of the luv module loaded from
  * `path` (package.searchpath("luv", package.cpath)). */
@@ -288,6 +299,10 @@ static uintptr_t tool_ptr(lua_State* L, fl_tool* self)
 static bool tool_attached(fl_tool* self)
 {
     return self->attached != 0;
+}
+static bool tool_is_virtual(fl_tool* self)
+{
+    return self->tool && futoin_tool_is_virtual(self->tool);
 }
 
 /* Is the value a handle of this binding (root, step, parallel)? */
@@ -494,6 +509,7 @@ static fl_nret roundtrip(lua_State* L, fl_idx value)
 
 fl_nret tool_new(lua_State* L, void* address = NULL);
 fl_nret tool_new_luv(lua_State* L, const char* path);
+fl_nret tool_new_virtual(lua_State* L);
 fl_nret root_new(lua_State* L, fl_tool* self);
 fl_nret tool_immediate(lua_State* L, fl_tool* self, fl_idx fn);
 fl_nret tool_deferred(lua_State* L, fl_tool* self, lua_Number ms, fl_idx fn);
@@ -501,6 +517,7 @@ bool tool_is_same_thread(fl_tool* self);
 size_t tool_misuse_count(fl_tool* self);
 uintptr_t tool_ptr(lua_State* L, fl_tool* self);
 bool tool_attached(fl_tool* self);
+bool tool_is_virtual(fl_tool* self);
 fl_nret metatable(lua_State* L, const char* kind);
 bool _is_handle(lua_State* L, fl_idx value);
 fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);

@@ -186,16 +186,17 @@ describe("sync objects", function()
     before_each(function() tool = fa.Tool() end)
 
     it("Mutex keeps critical sections apart", function()
+        tool = fa.Tool { virtual_time = true } -- the clock says when
         local m = fa.Mutex()
         local log = {}
         local function flow(name)
             local r = fa.AsyncSteps(tool)
             r:add(function(asi) asi:success(name) end)
             r:sync(m, function(asi, n)
-                log[#log + 1] = n .. " in"
+                log[#log + 1] = n .. " in at " .. tool:now()
                 asi:wait_external()
                 tool:deferred(2, function()
-                    log[#log + 1] = n .. " out"
+                    log[#log + 1] = n .. " out at " .. tool:now()
                     asi:success(n)
                 end)
             end)
@@ -203,8 +204,8 @@ describe("sync objects", function()
             return r
         end
         local a, b = flow("a"), flow("b")
-        tool:run()
-        assert.are.same({ "a in", "a out", "b in", "b out" }, log)
+        H.drive(tool)
+        assert.are.same({ "a in at 0", "a out at 2", "b in at 2", "b out at 4" }, log)
         a, b = nil, nil
         m:close()
     end)
@@ -232,15 +233,18 @@ describe("sync objects", function()
     end)
 
     it("Throttle lets max entries in per period", function()
+        tool = fa.Tool { virtual_time = true } -- the clock says when
         local th = fa.Throttle(1, 10, nil, tool)
-        local n = 0
-        for _ = 1, 2 do
+        local entered = {}
+        for _ = 1, 3 do
             local r = fa.AsyncSteps(tool)
-            r:sync(th, function() n = n + 1 end)
+            r:sync(th, function() entered[#entered + 1] = tool:now() end)
             r:execute()
         end
         tool:run()
-        assert.are.equal(2, n)
+        assert.are.same({ 0 }, entered) -- one per period of 10 ms
+        H.drive(tool)
+        assert.are.same({ 0, 10, 20 }, entered)
         collectgarbage()
         th:close()
     end)

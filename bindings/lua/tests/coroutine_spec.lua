@@ -130,6 +130,7 @@ describe("coroutine steps", function()
     end)
 
     it("a timeout while awaiting closes the coroutine; a late result is ignored", function()
+        tool = fa.Tool { virtual_time = true } -- the clock says when
         local resumed, closed = false, false
         local f = fa.Future()
         local root = fa.AsyncSteps(tool)
@@ -142,9 +143,9 @@ describe("coroutine steps", function()
             -- the timeout fired: the future resolves after it (ordered by
             -- the loop, not by a longer timer)
             tool:immediate(function() f:resolve("too late") end)
-            asi:success(code)
+            asi:success(code .. " at " .. tool:now())
         end)
-        assert.are.equal("Timeout", root:run())
+        assert.are.equal("Timeout at 5", root:run())
         assert.is_true(closed)
         assert.is_false(resumed)
     end)

@@ -52,6 +52,16 @@ function H.run_lua(script, arg1, env)
     return out
 end
 
+--- Run `tool` until nothing is left: on a virtual-time Tool, what is due
+-- now, then timer by timer (tool:advance(tool:next_due())) until no timer
+-- is pending; on the wall clock, tool:run().
+function H.drive(tool)
+    tool:run()
+    while tool:is_virtual() and tool:next_due() do
+        tool:advance(tool:next_due())
+    end
+end
+
 --- Baseline of what the glue holds: registry refs and callback records.
 function H.settle()
     collectgarbage()

@@ -346,6 +346,7 @@ describe("steps", function()
     end)
 
     it("wait for an external completion", function()
+        tool = fa.Tool { virtual_time = true } -- the clock says when
         local root = fa.AsyncSteps(tool)
         root:add(function(asi)
             asi:wait_external()
@@ -355,8 +356,8 @@ describe("steps", function()
                 assert.is_true(asi:success("late", 1))
             end)
         end)
-        root:add(function(asi, v, n) asi:success(v .. n) end)
-        assert.are.equal("late1", root:run())
+        root:add(function(asi, v, n) asi:success(v .. n .. " at " .. tool:now()) end)
+        assert.are.equal("late1 at 5", root:run())
     end)
 
     it("complete a waiting step with error() from outside without raising", function()
@@ -371,6 +372,7 @@ describe("steps", function()
     end)
 
     it("time out a waiting step; a late completion returns false", function()
+        tool = fa.Tool { virtual_time = true } -- the clock says when
         local root = fa.AsyncSteps(tool)
         local late, step, code
         root:add(function(asi)
@@ -378,14 +380,14 @@ describe("steps", function()
             asi:set_timeout(5)
             asi:wait_external()
         end, function(asi, c)
-            code = c
+            code = c .. " at " .. tool:now()
             -- the timeout fired: a completion now comes late (ordered by
             -- the loop, not by a longer timer)
             tool:immediate(function() late = step:success("late") end)
             asi:success()
         end)
         root:run()
-        assert.are.equal("Timeout", code)
+        assert.are.equal("Timeout at 5", code)
         assert.is_false(late)
         assert.are.equal("lost", step:status())
         assert.is_false(step:is_valid())

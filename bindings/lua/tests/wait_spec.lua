@@ -11,7 +11,9 @@
 --    raises.
 -- Order is decided by the loop only: a completion meant to win comes from
 -- a timer scheduled in the step against a timeout of an hour; one meant to
--- lose is scheduled from the error handler that the timeout ran.
+-- lose is scheduled from the error handler that the timeout ran. On a
+-- virtual-time Tool: the clock says when each timer fired, and root:run()
+-- (H.drive() for several roots) advances from one due timer to the next.
 local H = require "helper"
 local fa = H.fa
 
@@ -19,7 +21,7 @@ local HOUR = 3600 * 1000
 
 describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", function()
     local tool
-    before_each(function() tool = fa.Tool() end)
+    before_each(function() tool = fa.Tool { virtual_time = true } end)
 
     -- `arm(asi)` makes the step wait in one of the two ways.
     local ways = {
@@ -96,7 +98,7 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
                     p:add(function(a)
                         arm(a, log)
                         tool:deferred(4 - b, function()
-                            log[#log + 1] = "branch " .. b
+                            log[#log + 1] = "branch " .. b .. " at " .. tool:now()
                             a:state()["r" .. b] = b * 10
                             a:success()
                         end)
@@ -108,8 +110,7 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
                 asi:success(st.r1 + st.r2 + st.r3)
             end)
             assert.are.equal(60, root:run())
-            table.sort(log)
-            assert.are.same({ "branch 1", "branch 2", "branch 3" }, log)
+            assert.are.same({ "branch 3 at 1", "branch 2 at 2", "branch 1 at 3" }, log)
         end)
 
         for _, kind in ipairs({ "Mutex", "Limiter" }) do
@@ -121,10 +122,10 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
                 for _, name in ipairs({ "a", "b" }) do
                     local r = fa.AsyncSteps(tool)
                     r:sync(m, function(asi)
-                        log[#log + 1] = name .. " in"
+                        log[#log + 1] = name .. " in at " .. tool:now()
                         arm(asi, log)
                         tool:deferred(1, function()
-                            log[#log + 1] = name .. " out"
+                            log[#log + 1] = name .. " out at " .. tool:now()
                             asi:success(name)
                         end)
                     end)
@@ -132,8 +133,9 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
                     r:execute()
                     roots[#roots + 1] = r
                 end
-                tool:run()
-                assert.are.same({ "a in", "a out", "after a", "b in", "b out", "after b" }, log)
+                H.drive(tool)
+                assert.are.same({ "a in at 0", "a out at 1", "after a", "b in at 1",
+                    "b out at 2", "after b" }, log)
                 roots = nil
                 collectgarbage()
                 m:close()
@@ -171,7 +173,7 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
             kept = asi
             asi:set_timeout(1)
         end, function(asi, code)
-            log[#log + 1] = "onerror " .. code
+            log[#log + 1] = "onerror " .. code .. " at " .. tool:now()
             -- after the timeout fired: whatever completes it now is late
             tool:immediate(function()
                 local r = kept:success("late")
@@ -182,7 +184,7 @@ describe("a step waiting through set_cancel() or set_timeout() alone (§1.3)", f
             asi:success()
         end)
         root:run()
-        assert.are.same({ "onerror Timeout", "late success: false", "late error: false" }, log)
+        assert.are.same({ "onerror Timeout at 1", "late success: false", "late error: false" }, log)
         assert.are.equal("lost", kept:status())
         assert.is_false(kept:is_valid())
     end)

@@ -426,7 +426,7 @@ int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 
-int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop);
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop, int virtual_time);
 /** The Tool object of a futoin_tool made by Python (borrowed), or NULL. */
 fpy_tool* fpy_tool_find(futoin_tool* ft);
 /** ... of a futoin_tool of another language's program (a borrowed Tool). */
@@ -449,6 +449,14 @@ void fpy_tool_root_done(fpy_steps* s);
  * run() to raise (the first one), and the loop stops if run() drives it. */
 void fpy_tool_fail(fpy_tool* t, PyObject* exc);
 PyObject* fpy_tool_drive(fpy_tool* t);
+/** Virtual time: advance the clock `ms` (>= 0, checked by the caller) and
+ * run what falls due, as run() does (GIL released, first unhandled error
+ * raised). */
+PyObject* fpy_tool_advance(fpy_tool* t, long long ms);
+/** Milliseconds until the tool's next timer (int), or None. */
+PyObject* fpy_tool_next_due(fpy_tool* t);
+/** The tool's clock in milliseconds (int). */
+PyObject* fpy_tool_now(fpy_tool* t);
 PyObject* fpy_tool_pass(fpy_tool* t);
 /** A pass of what is queued only, without polling (owned loops). */
 PyObject* fpy_tool_pass_ready(fpy_tool* t);

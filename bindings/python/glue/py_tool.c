@@ -69,14 +69,22 @@ static void on_prepare_closed(uv_handle_t* h)
     free(h);
 }
 
-int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop)
+int fpy_tool_init(fpy_tool* t, unsigned long long uv_loop, int virtual_time)
 {
     futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
     if (t->tool) {
         PyErr_SetString(PyExc_RuntimeError, "Tool.__init__() called twice");
         return -1;
     }
+    if (virtual_time && uv_loop) {
+        /* the loop's owner runs it, and its own timers, on the wall clock */
+        PyErr_SetString(PyExc_ValueError,
+                        "Tool(virtual_time=True) needs a loop of its own: not "
+                        "with uv_loop");
+        return -1;
+    }
     o.uv_loop = (void*)(uintptr_t)uv_loop;
+    o.virtual_time = virtual_time != 0;
     o.misuse = fpy_misuse_cb;
     t->afd = -1;
     t->owned = uv_loop == 0;
@@ -240,13 +248,38 @@ static int refuse_borrowed(fpy_tool* t, const char* what)
     return 0;
 }
 
-PyObject* fpy_tool_drive(fpy_tool* t)
+/* run(), or advance(ms) of the virtual clock (advance >= 0): the GIL is
+ * released while the loop runs, as for any run of it. */
+static PyObject* drive(fpy_tool* t, const char* what, long long advance)
 {
     int rc, fatal;
-    if (refuse_borrowed(t, "run()") || closed(t) || fpy_run_begin() < 0) {
+    if (refuse_borrowed(t, what) || closed(t)) {
         return NULL;
     }
-    rc = futoin_tool_run(t->tool);
+    if (advance >= 0) {
+        if (!futoin_tool_is_virtual(t->tool)) {
+            return fpy_invalid_state("%s: this Tool runs on the wall clock; make "
+                                     "it with Tool(virtual_time=True)", what);
+        }
+        if (!futoin_tool_is_same_thread(t->tool)) {
+            PyErr_Format(PyExc_RuntimeError, "%s: on the tool's loop thread only",
+                         what);
+            return NULL;
+        }
+        if (fpy_in_run() || t->passing || t->in_cb) {
+            return fpy_invalid_state("%s: not from inside the loop (a step, a "
+                                     "callback, or while run() runs)", what);
+        }
+        if ((uint64_t)advance > UINT64_MAX - futoin_tool_now(t->tool)) {
+            PyErr_SetString(PyExc_ValueError, "advance(): too far for the clock");
+            return NULL;
+        }
+    }
+    if (fpy_run_begin() < 0) {
+        return NULL;
+    }
+    rc = advance >= 0 ? futoin_tool_advance(t->tool, (uint64_t)advance)
+                      : futoin_tool_run(t->tool);
     fpy_run_end();
     fatal = fpy_raise_fatal() < 0;
     if (fatal || !uv_loop_alive(futoin_tool_uv_loop(t->tool))) {
@@ -264,11 +297,57 @@ PyObject* fpy_tool_drive(fpy_tool* t)
         return NULL;
     }
     if (rc != FUTOIN_OK) {
+        /* advance() was checked above; the library refuses it only from
+         * inside a callback of another language's code on this loop */
         PyErr_SetString(PyExc_RuntimeError,
-                        "run(): refused (the loop is attached: its owner runs it)");
+                        advance >= 0
+                                ? "advance(): refused (called while the loop runs)"
+                                : "run(): refused (the loop is attached: its owner runs it)");
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+PyObject* fpy_tool_drive(fpy_tool* t)
+{
+    return drive(t, "run()", -1);
+}
+
+PyObject* fpy_tool_advance(fpy_tool* t, long long ms)
+{
+    return drive(t, "advance()", ms);
+}
+
+/* ---- the tool's clock ----------------------------------------------------- */
+
+PyObject* fpy_tool_next_due(fpy_tool* t)
+{
+    uint64_t ms = 0;
+    int rc;
+    if (!fpy_tool_use(t, "next_due()")) {
+        return NULL;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        PyErr_SetString(PyExc_RuntimeError, "next_due(): on the tool's loop thread only");
+        return NULL;
+    }
+    rc = futoin_tool_next_due(t->tool, &ms);
+    if (rc == 0) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromUnsignedLongLong(ms);
+}
+
+PyObject* fpy_tool_now(fpy_tool* t)
+{
+    if (!fpy_tool_use(t, "time()")) {
+        return NULL;
+    }
+    if (!futoin_tool_is_same_thread(t->tool)) {
+        PyErr_SetString(PyExc_RuntimeError, "time(): on the tool's loop thread only");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(futoin_tool_now(t->tool));
 }
 
 /* One non-blocking pass. The GIL stays held (nothing here blocks). Called

@@ -10,10 +10,12 @@
 
 static int tool_init(PyObject* self, PyObject* args, PyObject* kw)
 {
-    static char* kwlist[] = {"uv_loop", NULL};
+    static char* kwlist[] = {"uv_loop", "virtual_time", NULL};
     PyObject* addr = NULL;
+    int virtual_time = 0;
     unsigned long long uv_loop = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:Tool", kwlist, &addr)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$p:Tool", kwlist, &addr,
+                                     &virtual_time)) {
         return -1;
     }
     if (addr && addr != Py_None) {
@@ -30,7 +32,7 @@ static int tool_init(PyObject* self, PyObject* args, PyObject* kw)
             return -1;
         }
     }
-    return fpy_tool_init(TL(self), uv_loop);
+    return fpy_tool_init(TL(self), uv_loop, virtual_time);
 }
 
 static int tool_traverse(PyObject* self, visitproc visit, void* arg)
@@ -94,6 +96,45 @@ static void tool_dealloc(PyObject* self)
 static PyObject* t_run(PyObject* self, PyObject* unused)
 {
     return fpy_tool_drive(TL(self));
+}
+
+/* _advance_ms(ms): the int milliseconds Tool.advance() computed. */
+static PyObject* t__advance_ms(PyObject* self, PyObject* arg)
+{
+    long long ms;
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "_advance_ms(ms): int expected, not %.80s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    ms = PyLong_AsLongLong(arg);
+    if (ms == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "advance(): too far for the clock");
+        return NULL;
+    }
+    if (ms < 0) {
+        PyErr_SetString(PyExc_ValueError, "advance(): the clock only moves forward "
+                                          "(a delay >= 0)");
+        return NULL;
+    }
+    return fpy_tool_advance(TL(self), ms);
+}
+
+static PyObject* t__next_due_ms(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_next_due(TL(self));
+}
+
+static PyObject* t__now_ms(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_now(TL(self));
+}
+
+static PyObject* tg_virtual_time(PyObject* self, void* c)
+{
+    fpy_tool* t = TL(self);
+    return PyBool_FromLong(t->tool && futoin_tool_is_virtual(t->tool));
 }
 
 static PyObject* t_run_nowait(PyObject* self, PyObject* unused)
@@ -333,6 +374,15 @@ static PyMethodDef tool_methods[] = {
       "it waits). Raises the first unhandled error of a root executed\n"
       "without an unhandled callback (the loop stops there; run() again\n"
       "goes on with the other flows)."),
+    M("_advance_ms", t__advance_ms, METH_O,
+      "_advance_ms($self, ms, /)\n--\n\n"
+      "Virtual time: move the clock ms milliseconds on, running what falls\n"
+      "due (Tool.advance() takes seconds)."),
+    M("_next_due_ms", t__next_due_ms, METH_NOARGS,
+      "_next_due_ms($self, /)\n--\n\n"
+      "Milliseconds until the next timer (int), or None."),
+    M("_now_ms", t__now_ms, METH_NOARGS,
+      "_now_ms($self, /)\n--\n\nThe tool's clock in milliseconds (int)."),
     M("run_nowait", t_run_nowait, METH_NOARGS,
       "run_nowait($self, /)\n--\n\n"
       "One non-blocking pass of the loop; True while work remains."),
@@ -404,6 +454,10 @@ static PyGetSetDef tool_getset[] = {
     {"executing", tg_executing, NULL,
      PyDoc_STR("How many roots the tool keeps alive while they execute."), NULL},
     {"closed", tg_closed, NULL, PyDoc_STR("True after close()."), NULL},
+    {"virtual_time", tg_virtual_time, NULL,
+     PyDoc_STR("True for a Tool made with virtual_time=True: its clock moves\n"
+               "only with advance()."),
+     NULL},
     {"borrowed", tg_borrowed, NULL,
      PyDoc_STR("True for the tool of a flow that a program in another language\n"
                "hosts (see the README: 'Steps of flows other languages host')."),
@@ -424,7 +478,7 @@ PyTypeObject fpy_tool_type = {
     .tp_basicsize = sizeof(fpy_tool),
     .tp_dealloc = tool_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = PyDoc_STR("ToolBase(uv_loop=0)\n--\n\n"
+    .tp_doc = PyDoc_STR("ToolBase(uv_loop=0, *, virtual_time=False)\n--\n\n"
                         "The C part of futoin_async.Tool."),
     .tp_traverse = tool_traverse,
     .tp_clear = tool_gc_clear,

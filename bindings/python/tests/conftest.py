@@ -24,6 +24,22 @@ def tool():
 
 
 @pytest.fixture
+def vtool():
+    """A Tool on virtual time: for tests about timers, whose order then
+    depends on no stall of a loaded machine."""
+    with futoin_async.Tool(virtual_time=True) as t:
+        yield t
+
+
+def drive(tool):
+    """Run the tool until nothing is left: on virtual time, what is due
+    now, then timer by timer until no timer is pending."""
+    tool.run()
+    while tool.virtual_time and tool.next_due() is not None:
+        tool.advance(tool.next_due())
+
+
+@pytest.fixture
 def trace():
     return Trace()
 

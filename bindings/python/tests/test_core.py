@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from conftest import drive
 from futoin_async import (AsyncSteps, DefenseRejected, Errors, FutoInError,
                           Limiter, Mutex, State, Throttle, Tool, _core, version)
 
@@ -159,7 +160,7 @@ def test_parallel_error(tool, trace):
     assert trace == ["b1 cancel", "par onerror Fail"]
 
 
-def test_timeout(tool, trace):
+def test_timeout(vtool, trace):
     def step(asi):
         asi.set_timeout(10)
         asi.set_cancel(lambda asi: trace("cancel"))
@@ -167,16 +168,18 @@ def test_timeout(tool, trace):
     def onerror(asi, code):
         trace("onerror", code)
     with pytest.raises(FutoInError) as ei:
-        AsyncSteps(tool).add(step, onerror).run()
+        AsyncSteps(vtool).add(step, onerror).run()
     assert ei.value.code == "Timeout"
     assert trace == ["cancel", "onerror Timeout"]
+    assert vtool.time() == 0.01
 
 
-def test_wait_external_with_deferred(tool):
+def test_wait_external_with_deferred(vtool):
     def step(asi):
         asi.wait_external()
-        tool.deferred(5, lambda: asi.success("late"))
-    assert AsyncSteps(tool).add(step).run() == "late"
+        vtool.deferred(5, lambda: asi.success("late"))
+    assert AsyncSteps(vtool).add(step).run() == "late"
+    assert vtool.time() == 0.005
 
 
 def test_cancel_root(tool, trace):
@@ -260,21 +263,22 @@ def test_binary_and_wrap_ours(tool):
     assert root.run() == "via wrap"
 
 
-def test_mutex(tool, trace):
+def test_mutex(vtool, trace):
+    tool = vtool
     mtx = Mutex(1)
     def section(name):
         def s(asi):
-            trace(name, "in")
+            trace(name, "in at", tool.time())
             asi.wait_external()
-            tool.deferred(2, lambda: (trace(name, "out"), asi.success()))
+            tool.deferred(2, lambda: (trace(name, "out at", tool.time()), asi.success()))
         return s
     roots = []
     for name in ("a", "b"):
         r = AsyncSteps(tool).add(lambda asi, name=name: asi.sync(mtx, section(name)))
         r.execute()
         roots.append(r)
-    tool.run()
-    assert trace == ["a in", "a out", "b in", "b out"]
+    drive(tool)
+    assert trace == ["a in at 0.0", "a out at 0.002", "b in at 0.002", "b out at 0.004"]
     del roots
     mtx.close()
 
@@ -297,7 +301,8 @@ def test_mutex_queue_limit(tool):
     mtx.close()
 
 
-def test_throttle_and_limiter(tool):
+def test_throttle_and_limiter(vtool):
+    tool = vtool
     thr = Throttle(10, 100, tool=tool)
     lim = Limiter(concurrent=2, max_queue=10, rate=10, period_ms=100, tool=tool)
     assert AsyncSteps(tool).add(lambda asi: asi.sync(thr, lambda asi: asi.success(1))) \
@@ -322,15 +327,17 @@ def run_contenders(tool, obj, n=3):
              for _ in range(n)]
     for r in roots:
         r.execute()
-    tool.run()
+    drive(tool)
     obj.close()
     return codes
 
 
-def test_none_means_no_limit_or_the_default_in_sync_objects(tool, monkeypatch):
+def test_none_means_no_limit_or_the_default_in_sync_objects(vtool, monkeypatch):
     """Queue limits (max_queue, burst) take None for no limit; concurrent,
     max, rate and period_ms take None for their default (before:
-    Limiter(burst=None) and most others were TypeError)."""
+    Limiter(burst=None) and most others were TypeError). On virtual time:
+    no period of 1 ms can end between the contenders' entries."""
+    tool = vtool
     fast = dict(concurrent=5, rate=1, period_ms=1, tool=tool)
     assert run_contenders(tool, Limiter(max_queue=0, **dict(fast, concurrent=1))) \
         == ["DefenseRejected"] * 2

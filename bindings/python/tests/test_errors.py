@@ -88,11 +88,12 @@ def test_a_flow_error_of_any_code_is_caught_by_name(tool):
         assert e.code == "FirstSeenInAFlow"
 
 
-def test_a_real_timeout_is_a_timeout_error(tool):
+def test_a_real_timeout_is_a_timeout_error(vtool):
     def wait(asi):
         asi.set_timeout(5)
     with pytest.raises(TimeoutError):
-        AsyncSteps(tool).add(wait).run()
+        AsyncSteps(vtool).add(wait).run()
+    assert vtool.time() == 0.005
 
 
 def test_error_leaves_the_step_past_except_exception(tool):

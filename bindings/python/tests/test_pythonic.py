@@ -12,6 +12,7 @@ import textwrap
 
 import pytest
 
+from conftest import drive
 import futoin_async
 import futoin_async as fa
 from futoin_async import AsyncSteps, FutoInError, Tool
@@ -142,16 +143,20 @@ def test_noreturn_and_result_typing(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_call_later_takes_seconds_as_asyncio(tool):
+def test_call_later_takes_seconds_as_asyncio(vtool):
+    """On virtual time: the order is the timers' due order, and the clock
+    shows each delay was read in its unit."""
+    tool = vtool
     order = []
-    h = tool.call_later(0.03, order.append, "later")     # 30 ms, as asyncio
-    tool.deferred(5, lambda: order.append("deferred 5 ms"))  # FTN12: ms
-    tool.call_soon(order.append, "soon")
-    dropped = tool.call_later(0.01, order.append, "cancelled")
+    stamp = lambda what: order.append((what, tool.time()))
+    h = tool.call_later(0.03, stamp, "later")     # 30 ms, as asyncio
+    tool.deferred(5, lambda: stamp("deferred 5 ms"))  # FTN12: ms
+    tool.call_soon(stamp, "soon")
+    dropped = tool.call_later(0.01, stamp, "cancelled")
     dropped.cancel()
     assert dropped.cancelled() and not h.cancelled()
-    tool.run()
-    assert order == ["soon", "deferred 5 ms", "later"]
+    drive(tool)
+    assert order == [("soon", 0.0), ("deferred 5 ms", 0.005), ("later", 0.03)]
     # same meaning as asyncio's call_later(delay, callback, *args)
     assert list(inspect.signature(Tool.call_later).parameters)[:3] == [
         "self", "delay", "callback"]

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest import EXPECTED, Trace
+from conftest import EXPECTED, Trace, drive
 from futoin_async import AsyncSteps, FutoInError, Tool
 
 # The s*.trace files the tests below replay (each declares its own with
@@ -42,11 +42,20 @@ def trace():
 def run(tool, root):
     """Execute `root` and run the tool; returns the codes of the unhandled
     errors (the traces end where the spec's examples do; an unhandled
-    error is not part of them)."""
+    error is not part of them). On a virtual-time tool: what is due now,
+    then timer by timer until no timer is left."""
     unhandled = []
     root.execute(lambda code, info, last: unhandled.append(code))
-    tool.run()
+    drive(tool)
     return unhandled
+
+
+# The examples that involve a timer run on both clocks: the same trace on a
+# virtual-time Tool, where the clock then says when the flow ended.
+@pytest.fixture(params=["wall", "virtual"])
+def clock_tool(request):
+    with Tool(virtual_time=request.param == "virtual") as t:
+        yield t
 
 
 def test_the_replayed_traces_are_every_spec_trace():
@@ -141,7 +150,8 @@ def test_s1_2_1(tool, trace):
 
 @replays("s1_3_data", "s1_3_error", "s1_3_timeout")
 @pytest.mark.parametrize("mode", ["data", "error", "timeout"])
-def test_s1_3(tool, trace, mode):
+def test_s1_3(clock_tool, trace, mode):
+    tool = clock_tool
     # _s1_3_common.js: socket.read() completes from an immediate with data
     # or an error, or never (then the step's set_timeout(20) fires)
     def socket_read(asi):
@@ -162,8 +172,8 @@ def test_s1_3(tool, trace, mode):
         asi.set_cancel(lambda asi: trace("socket.cancel_read"))
         # the spec's 20 ms where the step must time out; where an immediate
         # completes it, a minute (same trace): a 20 ms race could be lost
-        # on a loaded machine
-        asi.set_timeout(20 if mode == "timeout" else 60000)
+        # on a loaded machine. A virtual clock cannot be outrun: 20 ms.
+        asi.set_timeout(20 if mode == "timeout" or tool.virtual_time else 60000)
 
     def onerror(asi, code):
         trace("Timeout" if code == "Timeout" else "Read Error")
@@ -173,6 +183,8 @@ def test_s1_3(tool, trace, mode):
     assert run(tool, root) == {"data": [], "error": ["ReadError"],
                                "timeout": ["Timeout"]}[mode]
     trace.expect(f"s1_3_{mode}")
+    if tool.virtual_time:
+        assert tool.time() == (0.02 if mode == "timeout" else 0)
 
 
 # s1_4_refbug_sync_abort is the reference's synchronous variant, where the
@@ -378,7 +390,8 @@ def test_s3_4(tool, trace, with_state):
            for via in ("immediate", "timer")))
 @pytest.mark.parametrize("via", ["immediate", "timer"])
 @pytest.mark.parametrize("case", ["ok", "err", "err_onerror"])
-def test_s3_5(tool, trace, via, case):
+def test_s3_5(clock_tool, trace, via, case):
+    tool = clock_tool
     err = None if case == "ok" else "ExtError"
     def call_some_external(cb):
         trace("callSomeExternal")
@@ -406,6 +419,8 @@ def test_s3_5(tool, trace, via, case):
     root.add(lambda asi, *a: trace("step 2 args=" + fmt(a)))
     run(tool, root)
     trace.expect(f"s3_5_{case}_{via}")
+    if tool.virtual_time:
+        assert tool.time() == (0.005 if via == "timer" else 0)
 
 
 @replays("s_unhandled")

@@ -156,7 +156,10 @@ return function(M, core, I)
     -- done. Returns the last step's values; an unhandled error is raised as a
     -- FutoInError (the original Lua error, if any, as its `cause`); a
     -- cancelled root raises an fa.CancelledError (fa.is_cancelled(e)).
-    -- On a luv Tool, uv.run("once") is called until the root is done.
+    -- On a luv Tool, uv.run("once") is called until the root is done. On a
+    -- virtual-time Tool the clock is advanced from one due timer to the
+    -- next until the root is done, without waiting; an error if it still
+    -- waits when no timer is left (for another thread: join it first).
     function S.run(root)
         local ok, tool = pcall(core._root_tool, root)
         if not ok or not tool then
@@ -178,6 +181,17 @@ return function(M, core, I)
             end
         else
             tool:run()
+            if tool:is_virtual() then
+                while core.status(root) == "running" do
+                    local ms = tool:next_due()
+                    if not ms then
+                        error("run(): the flow still waits and no timer of the "
+                            .. "virtual-time Tool is left to advance to (an event "
+                            .. "from another thread? join it first)", 2)
+                    end
+                    tool:advance(ms)
+                end
+            end
         end
         local r = core._result(root)
         if r == nil then

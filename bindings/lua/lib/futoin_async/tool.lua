@@ -25,6 +25,11 @@ return function(M, core, I)
     T.executing = core.tool_executing
     T.attached = core.tool_attached
     T.ptr = core.tool_ptr
+    -- virtual time (milliseconds, as deferred())
+    T.advance = core.tool_advance
+    T.next_due = core.tool_next_due
+    T.now = core.tool_now
+    T.is_virtual = core.tool_is_virtual
     -- spec-style names
     T.call_immediate = T.immediate
     T.call_later = T.deferred
@@ -32,7 +37,7 @@ return function(M, core, I)
     local Timer = { cancel = core.timer_cancel, pending = core.timer_pending }
     core.metatable("timer").__index = Timer
 
-    local TOOL_OPTIONS = { loop = true, uv_loop = true, allow = true }
+    local TOOL_OPTIONS = { loop = true, uv_loop = true, allow = true, virtual_time = true }
     local load_policy = I.load_policy
 
     --- tool:set_load_policy{ languages = {...}, modules = {...} }: restrict
@@ -54,6 +59,10 @@ return function(M, core, I)
     --   Tool{ uv_loop = ptr }  attaches to any uv_loop_t* (a light userdata,
     --                          e.g. another Tool's tool:uv_loop()); nothing else
     --                          is taken for an address
+    --   Tool{ virtual_time = true }  owns its loop, on a virtual clock for
+    --                          tests: tool:advance(ms) moves it, running what
+    --                          falls due; tool:run() never waits for a timer
+    --                          (README: "Virtual time"); not with loop/uv_loop
     --   Tool{ allow = { languages = {...}, modules = {...} } }
     --                          its load policy (tool:set_load_policy())
     -- Unknown options and wrong types are refused.
@@ -64,7 +73,7 @@ return function(M, core, I)
         opts = opts or {}
         for k in pairs(opts) do
             if not TOOL_OPTIONS[k] then
-                error(("Tool(opts): unknown option %s (loop, uv_loop, allow)"):format(
+                error(("Tool(opts): unknown option %s (loop, uv_loop, virtual_time, allow)"):format(
                     type(k) == "string" and ("'" .. k .. "'") or tostring(k)), 2)
             end
         end
@@ -75,12 +84,21 @@ return function(M, core, I)
         if opts.loop ~= nil and opts.uv_loop ~= nil then
             error("Tool(opts): give loop or uv_loop, not both", 2)
         end
+        if opts.virtual_time ~= nil and type(opts.virtual_time) ~= "boolean" then
+            error("Tool{ virtual_time = ... }: a boolean, got " .. type(opts.virtual_time), 2)
+        end
+        if opts.virtual_time and (opts.loop ~= nil or opts.uv_loop ~= nil) then
+            error("Tool{ virtual_time = true } needs a loop of its own: not with "
+                .. "loop or uv_loop (that loop's owner runs it on the wall clock)", 2)
+        end
         local why = opts.allow ~= nil and load_policy.check(opts.allow, "Tool{ allow }")
         if why then
             error(why, 2)
         end
         local ok, t
-        if opts.loop == "luv" then
+        if opts.virtual_time then
+            ok, t = pcall(core.tool_new_virtual)
+        elseif opts.loop == "luv" then
             local has, uv = pcall(require, "luv")
             if not has then
                 error("Tool{ loop = \"luv\" }: luv is not available: " .. tostring(uv), 2)

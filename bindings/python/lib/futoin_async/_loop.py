@@ -80,6 +80,7 @@ class ToolEventLoop(asyncio.BaseEventLoop):
     def __init__(self, tool: Any) -> None:
         super().__init__()
         self._tool = tool
+        self._virtual = bool(getattr(tool, "virtual_time", False))
         # fd -> [reader Handle or None, writer Handle or None]
         self._fds: dict = {}
 
@@ -92,6 +93,11 @@ class ToolEventLoop(asyncio.BaseEventLoop):
     # -- what runs it -------------------------------------------------------
 
     def time(self) -> float:
+        """The Tool's virtual clock on a virtual-time Tool (so that
+        ``asyncio.sleep()`` and ``call_at()`` follow ``Tool.advance()``);
+        otherwise ``time.monotonic()``."""
+        if self._virtual:
+            return self._tool.time()
         return time.monotonic()
 
     def is_running(self) -> bool:

@@ -125,6 +125,11 @@ def run(self: AsyncSteps) -> Any:
     code, the Python exception that caused it as ``__cause__``), or
     CancelledError if the flow was cancelled. KeyboardInterrupt and
     SystemExit raised in a step cancel the flow and are re-raised here.
+
+    On a virtual-time Tool the clock is advanced from one due timer to
+    the next until the root ends, without waiting; InvalidStateError if
+    it still waits when no timer is left (for another thread, say: join
+    it first).
     """
     tool = self.tool
     if tool is None:
@@ -132,6 +137,15 @@ def run(self: AsyncSteps) -> Any:
     box: list = []
     self._execute(lambda exc, value: box.append((exc, value)))
     tool.run()
+    if tool.virtual_time:
+        while not box:
+            ms = tool._next_due_ms()
+            if ms is None:
+                raise InvalidStateError(
+                    "run(): the flow still waits and no timer of the virtual-"
+                    "time Tool is left to advance to (an event from another "
+                    "thread? join it first)")
+            tool._advance_ms(ms)
     if not box:
         raise CancelledError("the flow did not finish")
     exc, value = box[0]

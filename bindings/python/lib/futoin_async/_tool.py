@@ -46,17 +46,26 @@ class Tool(_core.ToolBase):
     of owning one. A context manager: leaving ``with Tool() as tool:``
     closes it (cancels what still executes, frees the loop).
 
+    ``Tool(virtual_time=True)`` is a test tool that never waits on the
+    wall clock: its clock (``time()``, seconds from 0) moves only when
+    ``advance(seconds)`` moves it, which runs every timer that falls due
+    on the way, in due-time order (step timeouts, ``call_later()``,
+    ``deferred()``, Throttle and Limiter periods, ``asyncio.sleep()`` in
+    its event loop). ``run()`` then runs what is due now and returns;
+    ``root.run()`` advances the clock from timer to timer until the root
+    ends. See the README ("Virtual time").
+
     ``allow_languages`` / ``allow_modules``: the tool's load policy, what
     its flows may add by name (see ``set_load_policy()``), e.g.
     ``Tool(allow_languages=("python", "c"), allow_modules=("python:myapp.*",
     "c:libm.so.6"))``. Without them everything is allowed.
     """
 
-    def __init__(self, uv_loop: int = 0, *,
+    def __init__(self, uv_loop: int = 0, *, virtual_time: bool = False,
                  allow_languages: Optional[Iterable[str]] = None,
                  allow_modules: Optional[Iterable[str]] = None) -> None:
         policy = _policy._checked(allow_languages, allow_modules, "Tool()")
-        super().__init__(uv_loop)
+        super().__init__(uv_loop, virtual_time=virtual_time)
         _tools[self.ptr] = self
         self._sig_w: Optional[int] = None  # wakeup fd (owned by the C tool)
         if policy != (None, None):
@@ -169,6 +178,47 @@ class Tool(_core.ToolBase):
             return super().run()
         finally:
             signal.set_wakeup_fd(-1)
+
+    # -- virtual time (seconds, as asyncio's clock) ---------------------------
+
+    def advance(self, seconds: float) -> None:
+        """Virtual time: move the clock ``seconds`` on (an int or float >= 0,
+        rounded to the millisecond as ``call_later()`` rounds its delay) and
+        run everything that falls due up to then, in due-time order, timers
+        started on the way included; then the clock stands at the old time
+        + ``seconds``. ``advance(0)`` runs what is due now, as ``run()``.
+        Raises as ``run()`` does (the first unhandled error of a root
+        executed without an unhandled callback: the clock then stays where
+        that error came).
+
+        On the loop thread, and not from inside the loop (a step or a
+        callback). ValueError for a negative, NaN or infinite delay;
+        InvalidStateError on a Tool on the wall clock."""
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError("advance(seconds): a number of seconds (int or float), "
+                            f"not {type(seconds).__name__}")
+        if seconds != seconds or seconds in (float("inf"), float("-inf")):
+            raise ValueError(f"advance(seconds): not a finite delay: {seconds!r}")
+        if seconds < 0:
+            raise ValueError("advance(seconds): the clock only moves forward "
+                             f"(a delay >= 0), not {seconds!r}")
+        ms = seconds * 1000 if isinstance(seconds, int) else int(round(seconds * 1000))
+        self._advance_ms(ms)
+
+    def next_due(self) -> Optional[float]:
+        """Seconds from now until the next timer of the tool is due (0.0
+        when it is due already), or None when no timer is pending:
+        ``tool.advance(tool.next_due())`` reaches it exactly. On a Tool on
+        the wall clock it answers for the wall clock. Loop thread."""
+        ms = self._next_due_ms()
+        return None if ms is None else ms / 1000
+
+    def time(self) -> float:
+        """The tool's clock in seconds, which its timers are measured
+        against: from 0, moved only by ``advance()`` on a virtual-time
+        Tool; libuv's loop time (monotonic, from an arbitrary point) on
+        the wall clock. Loop thread."""
+        return self._now_ms() / 1000
 
     # -- asyncio-style scheduling (seconds) ------------------------------------
 

@@ -1030,6 +1030,11 @@ public final class AsyncSteps implements AutoCloseable {
      * loop is stopped ({@link Tool#stop()} or {@link Tool#close()} from
      * another thread) before the flow is done, the flow is cancelled too.
      *
+     * <p>On a virtual-time Tool the clock is advanced from one due timer to
+     * the next until the flow is done, without waiting; if it still waits
+     * when no timer is left (for another thread, say: join it first),
+     * IllegalStateException.
+     *
      * @return null, the value, or a List of values
      * @throws FutoInError the unhandled error
      * @throws CancellationException if the root was cancelled (also by an

@@ -233,6 +233,18 @@ final class RootCtl implements Runnable {
         } else {
             f = root.promise();
             tool.runFor(this, "run()"); /* throws CancellationException when interrupted */
+            if (tool.isVirtualTime()) {
+                /* a virtual clock: on from one due timer to the next */
+                while (!f.isDone() && bsi != 0) {
+                    long ms = tool.nextDueMillis();
+                    if (ms < 0) {
+                        throw new IllegalStateException("run(): the flow still waits and no timer of the "
+                                + "virtual-time Tool is left to advance to (an event from another thread? "
+                                + "join it first)");
+                    }
+                    tool.advance(ms);
+                }
+            }
             if (!f.isDone() && bsi != 0) {
                 cancelOnLoop(); /* the loop was stopped: nobody would drive the flow */
             }

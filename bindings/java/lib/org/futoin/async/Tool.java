@@ -1,6 +1,7 @@
 package org.futoin.async;
 
 import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -8,6 +9,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +39,14 @@ import java.util.function.Supplier;
  * {@link AutoCloseable}: {@link #close()} frees every root (cancelling
  * running flows), the Throttles and Limiters made on it, pending timers,
  * and the loop; a Tool is not freed by the garbage collector.
+ *
+ * <p>{@code new Tool(new Tool.Options().virtualTime(true))} is a test tool
+ * on a virtual clock that never waits on the wall clock: its clock
+ * ({@link #nowMillis()}, from 0) moves only with {@link #advance(Duration)},
+ * which runs every timer that falls due on the way, in due-time order;
+ * {@link #nextDue()} says when the next one is due; {@link #run()} runs what
+ * is due now and returns; {@link AsyncSteps#run()} advances from timer to
+ * timer until its flow ends. See {@link Options#virtualTime(boolean)}.
  *
  * <p>A thread blocked in {@link #run()} (or {@link AsyncSteps#run()}) comes
  * back when the work is done, when another thread calls {@link #stop()}
@@ -71,6 +81,7 @@ public final class Tool implements Executor, AutoCloseable {
     private volatile Thread firing;
     private volatile Thread loopThread;
     private final boolean dedicated;
+    private final boolean virtualTime;
     private final Thread thread;
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -99,10 +110,53 @@ public final class Tool implements Executor, AutoCloseable {
     private final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /**
+     * Options of {@link Tool#Tool(Options)}.
+     *
+     * <pre>{@code
+     * Tool tool = new Tool(new Tool.Options().virtualTime(true));
+     * }</pre>
+     */
+    public static final class Options {
+        boolean virtualTime;
+
+        /** The defaults: a tool on the wall clock. */
+        public Options() {
+        }
+
+        /**
+         * Virtual time, for tests: the tool never waits on the wall clock.
+         * Its clock starts at 0 and moves only with {@link Tool#advance},
+         * which runs what falls due on the way; every timer of the tool
+         * follows it (step timeouts, {@link Tool#deferred}, Throttle and
+         * Limiter periods). {@link Tool#run()} runs what is due now and
+         * returns. What stays on the wall clock: the time slice that bounds
+         * a burst of busy work, and trimming memory on idle.
+         *
+         * @param v true for a virtual clock (default false)
+         * @return these options
+         */
+        public Options virtualTime(boolean v) {
+            virtualTime = v;
+            return this;
+        }
+    }
+
+    /**
      * A tool whose loop runs on the caller's thread ({@link #run()}).
      */
     public Tool() {
-        this(null, "Tool()");
+        this(new Options(), null, "Tool()");
+    }
+
+    /**
+     * A tool whose loop runs on the caller's thread ({@link #run()}), with
+     * options (a virtual clock: {@link Options#virtualTime(boolean)}).
+     *
+     * @param options the options
+     * @throws NullPointerException if options is null
+     */
+    public Tool(Options options) {
+        this(Objects.requireNonNull(options, "Tool(options): options is null"), null, "Tool(options)");
     }
 
     /**
@@ -115,15 +169,29 @@ public final class Tool implements Executor, AutoCloseable {
      * @throws NullPointerException if policy is null
      */
     public Tool(LoadPolicy policy) {
-        this(Objects.requireNonNull(policy, "Tool(policy): policy is null"), "Tool(policy)");
+        this(new Options(), Objects.requireNonNull(policy, "Tool(policy): policy is null"), "Tool(policy)");
     }
 
-    private Tool(LoadPolicy policy, String what) {
+    /**
+     * A tool with options (a virtual clock) whose flows may add by name only
+     * what {@code policy} allows (as {@link #Tool(LoadPolicy)}).
+     *
+     * @param options the options
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if options or policy is null
+     */
+    public Tool(Options options, LoadPolicy policy) {
+        this(Objects.requireNonNull(options, "Tool(options, policy): options is null"),
+             Objects.requireNonNull(policy, "Tool(options, policy): policy is null"), "Tool(options, policy)");
+    }
+
+    private Tool(Options options, LoadPolicy policy, String what) {
         dedicated = false;
+        virtualTime = options.virtualTime;
         thread = null;
         core = 0;
         loopThread = Thread.currentThread();
-        ptr = FutoInNative.tool_new(this, false);
+        ptr = FutoInNative.tool_new(this, false, virtualTime);
         registerOwn(this);
         terminated.countDown();
         if (policy != null) {
@@ -144,6 +212,7 @@ public final class Tool implements Executor, AutoCloseable {
     /** A borrowed Tool over the hosting program's loop `core`. */
     private Tool(long core) {
         dedicated = false;
+        virtualTime = false;
         thread = null;
         this.core = core;
         terminated.countDown();
@@ -241,6 +310,7 @@ public final class Tool implements Executor, AutoCloseable {
 
     private Tool(String name, boolean daemon) {
         dedicated = true;
+        virtualTime = false;
         core = 0;
         CountDownLatch ready = new CountDownLatch(1);
         Throwable[] failed = new Throwable[1];
@@ -340,7 +410,7 @@ public final class Tool implements Executor, AutoCloseable {
     private void loopMain(CountDownLatch ready, Throwable[] failed) {
         try {
             loopThread = Thread.currentThread();
-            ptr = FutoInNative.tool_new(this, true);
+            ptr = FutoInNative.tool_new(this, true, false);
             registerOwn(this);
         } catch (Throwable t) {
             failed[0] = t;
@@ -485,6 +555,128 @@ public final class Tool implements Executor, AutoCloseable {
             throw new CancellationException(what + ": interrupted; "
                     + (only != null ? "its flow was" : "the executing flows were") + " cancelled");
         }
+    }
+
+    // ---- virtual time ----------------------------------------------------
+
+    /**
+     * @return true for a tool on a virtual clock ({@link Options#virtualTime(boolean)});
+     *         a borrowed Tool answers for the hosting program's loop
+     */
+    public boolean isVirtualTime() {
+        if (core != 0) {
+            checkLoopThread("isVirtualTime()");
+            return FutoInNative.core_is_virtual(core);
+        }
+        return virtualTime;
+    }
+
+    /**
+     * Virtual time: moves the clock {@code ms} milliseconds on and runs
+     * everything that falls due up to then, in due-time order (the timers
+     * due at each time in the order they were started, then what they made
+     * ready), including timers started on the way; the clock then stands at
+     * the old time + ms. {@code advance(0)} runs what is due now, as
+     * {@link #run()}. Never waits on the wall clock.
+     *
+     * <p>Loop thread, and not from inside the loop (a step, a callback, or
+     * while run() runs).
+     *
+     * @param ms milliseconds, &gt;= 0
+     * @throws IllegalArgumentException for a negative delay
+     * @throws IllegalStateException on a tool on the wall clock, on another
+     *         thread, from inside the loop, or a clock that would pass its end
+     */
+    public void advance(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + ms);
+        }
+        refuseBorrowed("advance()", "that program runs it");
+        if (!virtualTime) {
+            throw new IllegalStateException("advance(): this Tool runs on the wall clock; make it with "
+                    + "new Tool(new Tool.Options().virtualTime(true))");
+        }
+        checkLoopThread("advance()");
+        if (running) {
+            throw new IllegalStateException("advance(): not from inside the loop (a step, a callback, or while "
+                    + "run() runs)");
+        }
+        if (ms > Long.MAX_VALUE - nowMillis()) {
+            throw new IllegalArgumentException("advance(): " + ms + " ms is too far for the clock");
+        }
+        long gen = enter("advance()");
+        try {
+            drain();
+            if (FutoInNative.tool_advance(ptr, ms, gen) != 0) {
+                throw new IllegalStateException("advance(): refused by the runtime");
+            }
+            /* tasks left by drain()'s budget: what is due now, as run() */
+            while (!stopRequested && !tasks.isEmpty()) {
+                drain();
+                FutoInNative.tool_run(ptr, gen);
+            }
+        } finally {
+            leaveRun();
+        }
+    }
+
+    /**
+     * {@link #advance(long)} by a Duration; a fraction of a millisecond is
+     * rounded up.
+     *
+     * @param d how far, not negative
+     * @throws IllegalArgumentException for a negative or too long duration
+     */
+    public void advance(Duration d) {
+        Objects.requireNonNull(d, "advance(): duration is null");
+        if (d.isNegative()) {
+            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + d);
+        }
+        long ms;
+        try {
+            ms = d.toMillis();
+            if (!d.minusMillis(ms).isZero()) {
+                ms = Math.addExact(ms, 1);
+            }
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("advance(): " + d + " is too far for the clock", e);
+        }
+        advance(ms);
+    }
+
+    /**
+     * When the tool's next timer is due: the time from now ({@link #nowMillis()})
+     * until it, zero when it is due already, so that
+     * {@code advance(nextDue().get())} reaches it exactly. Timers of every
+     * kind count. On a tool on the wall clock it answers for the wall clock.
+     * Loop thread.
+     *
+     * @return the delay, or empty when no timer is pending
+     */
+    public Optional<Duration> nextDue() {
+        long ms = nextDueMillis();
+        return ms < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
+    }
+
+    /** Loop thread: ms until the next timer, or -1. */
+    long nextDueMillis() {
+        refuseBorrowed("nextDue()", "its program's clock is its own");
+        checkLoopThread("nextDue()");
+        return FutoInNative.tool_next_due(ptr);
+    }
+
+    /**
+     * The tool's clock in milliseconds, which its timers are measured
+     * against: from 0, moved only by {@link #advance} on a virtual-time
+     * tool; libuv's loop time (monotonic, from an arbitrary point) on the
+     * wall clock. Loop thread.
+     *
+     * @return the clock's time in ms
+     */
+    public long nowMillis() {
+        refuseBorrowed("nowMillis()", "its program's clock is its own");
+        checkLoopThread("nowMillis()");
+        return FutoInNative.tool_now(ptr);
     }
 
     /**

@@ -52,10 +52,22 @@ public class SpecTest {
         tool.close();
     }
 
+    /** On a virtual-time tool: what is due now, then timer by timer until
+     *  no timer is left. */
     private void run(AsyncSteps root) {
         root.execute(e -> unhandled = e.code());
         tool.run();
+        while (tool.isVirtualTime() && tool.nextDue().isPresent()) {
+            tool.advance(tool.nextDue().get());
+        }
         assertEquals("misuse reports", 0, tool.misuseCount());
+    }
+
+    /** The examples with a timer run on both clocks: the same trace on a
+     *  virtual-time tool, whose clock then says when the flow ended. */
+    private void useVirtualClock() {
+        tool.close();
+        tool = new Tool(new Tool.Options().virtualTime(true));
     }
 
     /** JS extError(): error() from an external callback, exception swallowed. */
@@ -190,8 +202,9 @@ public class SpecTest {
             asi.setCancel(a -> trace.add("socket.cancel_read"));
             // the spec's 20 ms where the step must time out; where an
             // immediate completes it, a minute (same trace): a 20 ms race
-            // could be lost on a loaded machine
-            asi.setTimeout(mode.equals("timeout") ? 20 : 60000);
+            // could be lost on a loaded machine. A virtual clock cannot be
+            // outrun: 20 ms there.
+            asi.setTimeout(mode.equals("timeout") || tool.isVirtualTime() ? 20 : 60000);
         }, (asi, code) -> trace.add(code.equals(Errors.TIMEOUT) ? "Timeout" : "Read Error"));
         root.add((asi, v) -> trace.add("next " + fmt(v)));
         run(root);
@@ -216,6 +229,27 @@ public class SpecTest {
         s13("timeout");
         assertEquals(Errors.TIMEOUT, unhandled);
         trace.expect("s1_3_timeout");
+    }
+
+    @Test
+    public void s1_3_data_virtualClock() {
+        useVirtualClock();
+        s1_3_data();
+        assertEquals(0, tool.nowMillis());
+    }
+
+    @Test
+    public void s1_3_error_virtualClock() {
+        useVirtualClock();
+        s1_3_error();
+        assertEquals(0, tool.nowMillis());
+    }
+
+    @Test
+    public void s1_3_timeout_virtualClock() {
+        useVirtualClock();
+        s1_3_timeout();
+        assertEquals(20, tool.nowMillis());
     }
 
     // ---- §1.4 parallel abort --------------------------------------------------------
@@ -552,6 +586,16 @@ public class SpecTest {
     @Test
     public void s3_5_err_onerror_timer() {
         s35("err_onerror", true);
+    }
+
+    @Test
+    public void s3_5_timer_virtualClock() {
+        for (String kase : new String[] {"ok", "err", "err_onerror"}) {
+            useVirtualClock();
+            trace = new Trace();
+            s35(kase, true);
+            assertEquals(kase, 5, tool.nowMillis());
+        }
     }
 
     // ---- unhandled errors (s_unhandled.js): all three scenarios map to Java --------

@@ -12,14 +12,17 @@ import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
 
-/** Mutex, Throttle, Limiter (FTN12 §1.11) through sync(). */
+/** Mutex, Throttle, Limiter (FTN12 §1.11) through sync(). The tool runs on
+ *  virtual time: the holders' timers and the periods of Throttle and
+ *  Limiter follow its clock, which root.run() moves from one due timer to
+ *  the next, so the clock says when each section was entered. */
 public class SyncTest {
     private Tool tool;
     private List<String> log;
 
     @Before
     public void setUp() {
-        tool = new Tool();
+        tool = new Tool(new Tool.Options().virtualTime(true));
         log = new ArrayList<>();
     }
 
@@ -39,10 +42,10 @@ public class SyncTest {
                     p.add(br -> {
                         br.add(a -> a.success(k));
                         br.sync(m, (a, v) -> {
-                            log.add("enter " + v);
+                            log.add("enter " + v + " at " + tool.nowMillis());
                             a.waitExternal();
                             tool.deferred(2, () -> {
-                                log.add("leave " + v);
+                                log.add("leave " + v + " at " + tool.nowMillis());
                                 a.success("r" + v);
                             });
                         });
@@ -51,8 +54,8 @@ public class SyncTest {
                 }
             });
             root.run();
-            assertEquals(List.of("enter 0", "leave 0", "after r0", "enter 1", "leave 1", "after r1",
-                    "enter 2", "leave 2", "after r2"), log);
+            assertEquals(List.of("enter 0 at 0", "leave 0 at 2", "after r0", "enter 1 at 2",
+                    "leave 1 at 4", "after r1", "enter 2 at 4", "leave 2 at 6", "after r2"), log);
         }
     }
 
@@ -135,11 +138,12 @@ public class SyncTest {
             Parallel p = asi.parallel();
             for (int i = 0; i < 5; ++i) {
                 int k = i;
-                p.add(b -> b.sync(t, c -> entries.add(k + "@" + FutoInNative.test_sync_periods(t.ptr()))));
+                p.add(b -> b.sync(t, c -> entries.add(k + "@" + FutoInNative.test_sync_periods(t.ptr())
+                        + " at " + tool.nowMillis())));
             }
         });
         root.run();
-        assertEquals(List.of("0@0", "1@0", "2@1", "3@1", "4@2"), entries);
+        assertEquals(List.of("0@0 at 0", "1@0 at 0", "2@1 at 30", "3@1 at 30", "4@2 at 60"), entries);
         // freed with the tool
     }
 
@@ -153,6 +157,7 @@ public class SyncTest {
             Parallel p = asi.parallel();
             for (int i = 0; i < 6; ++i) {
                 p.add(b -> b.sync(lim, c -> {
+                    log.add("in at " + tool.nowMillis());
                     peak[0] = Math.max(peak[0], ++inside[0]);
                     c.waitExternal();
                     tool.deferred(2, () -> {
@@ -164,6 +169,8 @@ public class SyncTest {
         });
         root.run();
         assertEquals(2, peak[0]);
+        // two at a time, each for 2 ms; 6 entries are within the rate of 10
+        assertEquals(List.of("in at 0", "in at 0", "in at 2", "in at 2", "in at 4", "in at 4"), log);
         lim.close();
     }
 
