@@ -9,7 +9,8 @@
 #   7. `meson install` + a consumer built with pkg-config             (install)
 #   7b. the other ways C users take the library: a meson project with it as
 #      a subproject (no Criterion, no test targets), a CMake project with
-#      find_package(futoin_async CONFIG) over a meson install (consumers)
+#      find_package(futoin_async CONFIG) over a meson install, a Maven
+#      project offline over the jar's repository folder (consumers)
 #   8. the Python binding: wheel, venv install, pytest                (python)
 #   8b. every Python wheel (one per CPython >= 3.11 on the machine): what
 #      its ELFs need (only the wheel and glibc), RUNPATH, tags, and install
@@ -187,7 +188,7 @@ part_install() {
 }
 
 part_consumers() {
-  say "consumers: meson subproject, CMake find_package"
+  say "consumers: meson subproject, CMake find_package, Maven offline"
   local out cp cf
   out=$(bash tests/consumers/check.sh 2>&1)
   echo "$out"
