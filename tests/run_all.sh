@@ -22,6 +22,12 @@
 #  11. polyglot: every host program (C, Python, Lua, Java) runs steps of
 #      every language in one flow, and the README's demo is checked
 #      (tests/polyglot/run.sh)                                        (polyglot)
+#  11b. polyglot from installed packages: .ci/package --reuse (the wheels
+#      and the jar of parts 8 and 9), each package installed outside the
+#      checkout as its ecosystem does, each host program (C, Python, Lua,
+#      Java) running one flow of all four languages under `env -i` with
+#      only those ecosystems' settings (tests/polyglot/installed/run.sh)
+#                                                      (polyglot-installed)
 #  12. every shipped ELF is hardened (RELRO, BIND_NOW, no exec stack, stack
 #      protector, FORTIFY): the library and what `meson install` ships, the
 #      Python wheel's, the Lua rock's and the Java jar's native code and
@@ -34,8 +40,9 @@
 #   bash tests/run_all.sh --list             # the part names
 #
 # A part run alone builds what it needs (the normal build for valgrind,
-# symbols, abi, install, java and polyglot); hardening checks what the
-# other parts built, so it fails for a binding not built yet.
+# symbols, abi, install, java and polyglot; every package for
+# polyglot-installed); hardening checks what the other parts built, so it
+# fails for a binding not built yet.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -43,7 +50,7 @@ export LC_ALL=C.UTF-8
 status=0
 summary=()
 all_parts=(c asan tsan valgrind symbols abi install consumers python python-wheels java lua
-           polyglot hardening)
+           polyglot polyglot-installed hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -302,6 +309,33 @@ part_polyglot() {
   rm -f "$pg_log"
 }
 
+part_polyglot-installed() {
+  say "polyglot from installed packages (.ci/package; the wheel, the rock, the jar, meson install)"
+  # tests/polyglot/installed/run.sh --reuse: .ci/package takes the wheels
+  # and the jar parts python and java built when they are up to date (else
+  # builds them), builds the rocks and the core tarball (meson dist of
+  # build/), installs each outside the checkout and runs the 4 hosts x 3
+  # languages under env -i; its last line is
+  # "polyglot-installed: N passed, M failed".
+  local pi_log pi_rc pi_sum ip if_ t0
+  need_core
+  t0=$SECONDS
+  pi_log=$(mktemp)
+  bash tests/polyglot/installed/run.sh --reuse >"$pi_log" 2>&1
+  pi_rc=$?
+  grep -E '^(ok|FAIL|package: the) ' "$pi_log"
+  pi_sum=$(grep -E '^polyglot-installed: [0-9]+ passed, [0-9]+ failed$' "$pi_log" | tail -1)
+  ip=$(awk '{print $2}' <<<"$pi_sum"); if_=$(awk '{print $4}' <<<"$pi_sum")
+  ip=${ip:-0}; if_=${if_:-1}
+  if [ $pi_rc -ne 0 ] || [ "$if_" != 0 ]; then
+    [ "$if_" = 0 ] && if_=1
+    tail -60 "$pi_log"
+  fi
+  echo "(polyglot-installed took $((SECONDS - t0)) s)"
+  record polyglot-installed "$ip" "$if_"
+  rm -f "$pi_log"
+}
+
 part_hardening() {
   say "hardened ELFs (readelf): the library, the wheel, the rock, the jar"
   # Every shipped ELF where the parts above built it: what `meson install`
@@ -339,7 +373,7 @@ while [ $# -gt 0 ]; do
     shift 2
     ;;
   --list) printf '%s\n' "${all_parts[@]}"; exit 0 ;;
-  -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
   *) echo "run_all: unknown argument '$1' (--only PART,..., --list)" >&2; exit 2 ;;
   esac
 done

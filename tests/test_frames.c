@@ -509,6 +509,51 @@ Test(frames, a_static_step_of_a_shared_object_with_dwarf_4_lines)
     API(as)->free(as);
 }
 
+/* A C step another language adds by name (no call site said): the frame is
+ * where the function is defined, from the object's line table (before:
+ * the object's path and line 0, even when it was built with -g). */
+static const futoin_frame_origin* named_frame(const char* name, unsigned* line,
+                                              FutoInAsyncSteps** as)
+{
+    char path[PATH_MAX];
+    void* dl;
+    unsigned (*get)(void);
+    snprintf(path, sizeof(path), "%s/%s", FUTOIN_TEST_FRAMES_DIR, name);
+    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(dl, "%s", dlerror());
+    *(void**)&get = dlsym(dl, "frames_lib_named_line");
+    cr_assert_not_null(get, "%s", dlerror());
+    *line = get();
+    *as = futoin_root_new(T);
+    cr_assert_eq(futoin_host_add(*as, "c", path, "frames_lib_named_step"), FUTOIN_OK);
+    run_keeping_stack(*as);
+    assert_trace("unhandled ByName\n");
+    return &seen->frames[0];
+}
+
+Test(frames, a_c_step_added_by_name_is_where_its_function_is_defined)
+{
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f = named_frame("libframes_dwarf4.so", &line, &as);
+    cr_assert_str_eq(f->language, "c", "%s", text);
+    cr_assert_str_eq(f->function, "frames_lib_named_step", "%s", text);
+    cr_assert(ends_with_(f->file, "tests/frames/frames_lib.c"), "%s", text);
+    cr_assert_eq(f->line, line, "line %u, not %u:\n%s", f->line, line, text);
+    API(as)->free(as);
+}
+
+Test(frames, a_c_step_added_by_name_from_an_object_without_debug_info_is_the_object)
+{
+    FutoInAsyncSteps* as;
+    unsigned line = 0;
+    const futoin_frame_origin* f = named_frame("libframes_nodebug.so", &line, &as);
+    cr_assert_str_eq(f->function, "frames_lib_named_step", "%s", text);
+    cr_assert(ends_with_(f->file, "/libframes_nodebug.so"), "%s", text);
+    cr_assert_eq(f->line, 0, "%s", text);
+    API(as)->free(as);
+}
+
 Test(frames, a_static_step_of_an_object_without_debug_info_has_its_name_no_line)
 {
     FutoInAsyncSteps* as;

@@ -13,7 +13,8 @@
 #      plug-in and the POM also next to the jar; the javadoc jar (doclint
 #      warnings are errors) and the sources jar; all of them as a Maven
 #      repository folder OUT_DIR/maven-repo (maven-repo.sh)
-#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java) and the C
+#   5. the JUnit tests (junit4 + hamcrest from /usr/share/java), the C
+#      fragments of the polyglot matrix for LoadPolicyTest and the C
 #      test of the zip reader (zip_test, with ASan and UBSan)
 #
 # usage: bindings/java/build.sh [CORE_BUILD_DIR] [OUT_DIR]
@@ -162,5 +163,12 @@ find "$here/tests" \( -path "$here/tests/polyglot" -o -path "$here/tests/module"
 $CC -std=c11 -O1 -g -Wall -Wextra -fsanitize=address,undefined -fno-sanitize-recover=all \
   -I"$repo/runtime/adapter" -I"$repo/tests/include" -o "$out/test-classes/zip_test" \
   "$here/tests/polyglot/zip_test.c" "$repo/runtime/adapter/zip_entry.c"
+
+# ... and the polyglot matrix's C fragments for LoadPolicyTest (C steps
+# adding Java steps by name), found as a resource of the test classes;
+# linked to the core by soname, which is mapped already when a test loads it
+mkdir -p "$out/test-classes/cfrag/sub"
+$CC "${cflags[@]}" -DFUTOIN_BUILDING_LIBRARY -shared -o "$out/test-classes/cfrag/libpolyglot_fragments.so" \
+  "$repo/tests/polyglot/fragments/c/polyglot_fragments.c" -L"$core/runtime" -l:libfutoin_async.so.0 "${ldflags[@]}"
 
 echo "java: built $out/futoin-async.jar ($(du -k "$out/futoin-async.jar" | cut -f1) KiB)"

@@ -8,25 +8,29 @@
 #       libfutoin_async.so.0 and the host plug-in
 #       futoin_async/futoin-hosts/libfutoin_host_python.so. Prints the
 #       environment the other hosts need, one KEY=VALUE a line:
-#         FUTOIN_HOST_PATH_PYTHON  the plug-in's directory (for FUTOIN_HOST_PATH)
-#         PYTHONPATH               tests/polyglot/fragments/python and OUTDIR/site
-#         FUTOIN_PY_SITE           OUTDIR/site
+#         PYTHONPATH      tests/polyglot/fragments/python and OUTDIR/site:
+#                         the user's modules and the package, through
+#                         which the library finds the plug-in (each
+#                         PYTHONPATH entry's futoin_async/futoin-hosts/,
+#                         README "Polyglot set-up")
+#         FUTOIN_PY_SITE  OUTDIR/site
 #       (The plug-in needs no PYTHONPATH for the package itself: it adds the
 #       folder it ships in to sys.path when futoin_async is not importable.)
 #   bash bindings/python/polyglot.sh test
 #       The Python host's matrix (bindings/python/tests/polyglot/
 #       test_polyglot_host.py, pytest under /usr/bin/python3): Python steps
 #       with steps of C, Lua, Java and Python itself (by name) in one flow.
-#       Uses the environment above and FUTOIN_HOST_PATH,
+#       Uses the environment above and
 #       FUTOIN_POLYGLOT_C_FRAGMENTS, LUA_PATH, LUA_CPATH,
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; then
 #       tests/polyglot/test_other_hosts.py: Lua and Java programs as hosts
 #       of Python `async def` and timer steps (FUTOIN_JAVA_POLYGLOT_OUT,
 #       LUA_PATH, LUA_CPATH; a host not built is skipped); run
 #       alone, it builds the wheel and the C fragments into a temporary
-#       folder first (then only the languages whose plug-ins are on
-#       FUTOIN_HOST_PATH can pass). FUTOIN_POLYGLOT_LANGS picks the fragment
-#       languages (default "c lua java python"). Last line:
+#       folder first (then only the languages whose packages the library
+#       finds through PYTHONPATH, LUA_CPATH and CLASSPATH can pass).
+#       FUTOIN_POLYGLOT_LANGS picks the fragment languages (default
+#       "c lua java python"). Last line:
 #         polyglot-python: N passed, M failed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +51,6 @@ build() { # outdir
     echo "the wheel has no host plug-in" >&2
     return 1
   }
-  echo "FUTOIN_HOST_PATH_PYTHON=$site/futoin_async/futoin-hosts"
   echo "PYTHONPATH=$repo/tests/polyglot/fragments/python:$site"
   echo "FUTOIN_PY_SITE=$site"
 }
@@ -62,7 +65,6 @@ run_test() {
     local line
     while IFS= read -r line; do
       case "$line" in
-        FUTOIN_HOST_PATH_PYTHON=*) export FUTOIN_HOST_PATH="${line#*=}${FUTOIN_HOST_PATH:+:$FUTOIN_HOST_PATH}" ;;
         *=*) export "${line?}" ;;
       esac
     done < <(build "$tmp/py") || { echo "polyglot-python: 0 passed, 1 failed"; return 1; }

@@ -12,6 +12,7 @@
  * refused: dlopen() would resolve it against the current folder.
  */
 #include "adapter/adapter.h"
+#include "base/codeinfo.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -31,6 +32,11 @@ typedef struct c_step
      * said); the frame's function is then "<declaration> in <module>". */
     const char* site_file;
     uint32_t site_line;
+    /* Where the function is defined, from the object's line table
+     * (base/codeinfo.c; NULL, 0: no debug info): the frame's file:line
+     * when no call site was said (a step another language adds by name). */
+    const char* def_file;
+    uint32_t def_line;
     struct c_step* next; /* in the resolved cache's bucket */
     char* key;           /* "module\0function", when cached */
 } c_step;
@@ -156,8 +162,13 @@ static void c_origin(void* data, futoin_frame_origin* out)
     c_step* c = data;
     out->language = "c";
     out->function = c->label;
-    out->file = c->site_file ? c->site_file : c->module;
-    out->line = c->site_line;
+    if (c->site_file) {
+        out->file = c->site_file;
+        out->line = c->site_line;
+    } else {
+        out->file = c->def_file ? c->def_file : c->module;
+        out->line = c->def_file ? c->def_line : 0;
+    }
 }
 
 static const futoin_step_class c_class = {sizeof(futoin_step_class), c_release,
@@ -422,6 +433,16 @@ static int c_resolve(const char* module, const char* function,
         c->module = strdup(module);
         c->site_file = file;
         c->site_line = line;
+        if (!file) {
+            /* Read once, here: the entry is shared by every loop thread
+             * once cached, and the object's file is read only for the
+             * first add of a function (codeinfo keeps the answer; its
+             * strings live as long as the process). */
+            futoin__codeinfo ci;
+            futoin__codeinfo_get(sym, &ci);
+            c->def_file = ci.file;
+            c->def_line = ci.file ? ci.line : 0;
+        }
     }
     if (!c || (!c->fn && !c->step) || !c->label || !c->module) {
         if (c) {

@@ -24,3 +24,19 @@ frames_lib_step(unsigned* line)
     *line = step_line;
     return lib_static_step;
 }
+
+/* A step function the built-in host "c" resolves by its name (exported),
+ * and the line it starts at. */
+static const unsigned named_line = __LINE__ + 1;
+__attribute__((visibility("default"))) void frames_lib_named_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a) {
+    (void)d;
+    (void)a;
+    as->api->handle_error(as, "ByName", NULL);
+}
+
+__attribute__((visibility("default"))) unsigned frames_lib_named_line(void);
+
+__attribute__((visibility("default"))) unsigned frames_lib_named_line(void)
+{
+    return named_line;
+}

@@ -3,9 +3,7 @@
 # `bindings/<lang>/polyglot.sh build OUTDIR` and exports the environment
 # each prints, one KEY=VALUE a line: the settings each ecosystem uses
 # (PYTHONPATH, LUA_PATH/LUA_CPATH, CLASSPATH), through which the library
-# finds the plug-ins by itself (futoin/sys/host.h); FUTOIN_HOST_PATH_*
-# entries, for a binding that still names its plug-in's folder, are joined
-# into FUTOIN_HOST_PATH.
+# finds the plug-ins by itself (futoin/sys/host.h; no FUTOIN_HOST_PATH).
 #
 #   futoin_polyglot_hosts WORKDIR LANG...
 #
@@ -15,7 +13,6 @@
 futoin_polyglot_hosts() {
   local work=$1 lang script line rc=0
   shift
-  local paths=()
   for lang in "$@"; do
     script=bindings/$lang/polyglot.sh
     if [ ! -f "$script" ]; then
@@ -31,14 +28,9 @@ futoin_polyglot_hosts() {
     fi
     while IFS= read -r line; do
       case "$line" in
-        FUTOIN_HOST_PATH_*=*) paths+=("${line#*=}") ;;
         [A-Z_]*=*) export "${line?}" ;;
       esac
     done < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$work/$lang.env")
   done
-  if [ ${#paths[@]} -gt 0 ]; then
-    FUTOIN_HOST_PATH=$(IFS=:; echo "${paths[*]}")
-    export FUTOIN_HOST_PATH
-  fi
   return $rc
 }

@@ -10,9 +10,9 @@
 #    its fragments: `bindings/<lang>/polyglot.sh build OUTDIR` prints the
 #    environment the others need, one KEY=VALUE a line: what each
 #    ecosystem uses (PYTHONPATH, LUA_CPATH, CLASSPATH), through which the
-#    library finds the plug-ins (FUTOIN_HOST_PATH_* entries are joined
-#    into FUTOIN_HOST_PATH); the Java plug-in taken out of the jar goes to
-#    a cache in the work folder (XDG_CACHE_HOME), not the user's;
+#    library finds the plug-ins (no FUTOIN_HOST_PATH); the Java plug-in
+#    taken out of the jar goes to a cache in the work folder
+#    (XDG_CACHE_HOME), not the user's;
 # 3. runs each host's matrix with all of that exported:
 #    the C host (tests/polyglot/c_host.c), then `bindings/<lang>/polyglot.sh
 #    test` for each language;

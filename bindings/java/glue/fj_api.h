@@ -86,6 +86,13 @@ jlong fj_global_refs(void);
 jlong fj_attached_threads(void);
 jlong fj_detached_threads(void);
 
+/* ---- the load policy (jni_policy.c) ---- */
+/* futoin_host_policy_set() of the futoin_tool* `tool` (0: the process);
+ * each list n NUL-terminated UTF-8 entries packed in one byte[] (null: not
+ * restricted). Any thread (the caller keeps the tool alive). */
+jint fj_policy_set(JNIEnv* env, jlong tool, jbyteArray languages, jint nlanguages,
+                   jbyteArray modules, jint nmodules);
+
 /* ---- polyglot (host/jni_host.c) ---- */
 jlong fj_origin_new(JNIEnv* env, jbyteArray function, jbyteArray file,
                     jint line);

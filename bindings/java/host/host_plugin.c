@@ -227,13 +227,13 @@ static int boot(char* err, size_t errlen)
     cls = (*env)->FindClass(env, "org/futoin/async/Polyglot");
     if (!cls) {
         char what[3072];
+        const char* cp = cp_used ? cp_used + strlen("-Djava.class.path=")
+                                 : "the class path of a JVM started before";
         snprintf(what, sizeof(what),
                  "org.futoin.async.Polyglot is not on the JVM's class path "
                  "(%.1024s%s%.1536s): put futoin-async.jar on CLASSPATH "
                  "(an absolute path)",
-                 cp_used ? cp_used + strlen("-Djava.class.path=")
-                         : "the class path of a JVM started before",
-                 cp_note[0] ? "; " : "", cp_note);
+                 cp[0] ? cp : "empty", cp_note[0] ? "; " : "", cp_note);
         exception_text(env, what, err, errlen);
         return FUTOIN_EINVAL;
     }

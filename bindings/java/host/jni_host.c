@@ -10,25 +10,19 @@
  *    (Polyglot.java); registered when the binding is loaded into a JVM
  *    (Java is the host program) and reached through the host plug-in
  *    (host_plugin.c) when another language's program started the JVM;
- *  - addForeign(): a step of another language, by name (futoin_host_add),
- *    whose "no plug-in found" error never names the jar's deleted folder;
+ *  - addForeign(): a step of another language, by name (futoin_host_add);
  *  - the async stack of a flow's error as data for Java;
  *  - the state shared between languages (futoin_state_set/get).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dladdr */
-#endif
 #include "fj_api.h"
 #include "fj_host.h"
 #include "fj_str.h"
 #include "futoin_java.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define BSI(h) ((FutoInAsyncSteps*)(uintptr_t)(h))
 
@@ -317,135 +311,10 @@ jlong fj_named_steps(void)
 
 /* ---- addForeign ------------------------------------------------------------- */
 
-/*
- * In a Java program the runtime was loaded from the folder NativeLoader
- * extracted the jar's libraries to, and deleted at once. The library looks
- * for a missing language's plug-in in futoin-hosts/ next to itself too,
- * and its error lists the places it tried: a folder that no longer exists
- * (and that the user never made) only misleads. So before a step of a
- * language is added, the host is looked up (futoin_host_find(), what
- * futoin_host_add() would do first); when none can be had and the message
- * names that folder, the places under it are left out and the failing
- * step is added here, as the library would add it (InvalidRequest, its
- * origin "futoin" language:module.function), saying for which step.
- */
-
-/* The folder the runtime was loaded from when it no longer exists, else
- * "" (a real folder is worth naming). */
-static void gone_folder(char* out, size_t cap)
-{
-    Dl_info info;
-    struct stat st;
-    const char* slash;
-    size_t n;
-    out[0] = 0;
-    if (!dladdr((void*)&futoin_host_add, &info) || !info.dli_fname
-        || !(slash = strrchr(info.dli_fname, '/')) || slash == info.dli_fname) {
-        return;
-    }
-    n = (size_t)(slash - info.dli_fname);
-    if (n + 1 > cap) {
-        return;
-    }
-    memcpy(out, info.dli_fname, n);
-    out[n] = 0;
-    if (stat(out, &st) == 0) {
-        out[0] = 0;
-    }
-}
-
-/* Leave out of `msg` every path under `dir` (up to the next ',', ';', ')'
- * or blank), with the ", " that joined it to a list. Returns whether
- * anything was left out. */
-static int drop_paths_under(char* msg, const char* dir)
-{
-    size_t dl = strlen(dir);
-    int dropped = 0;
-    char* p = msg;
-    while (dl && (p = strstr(p, dir)) != NULL) {
-        char* end = p + dl;
-        if (*end != '/') {
-            p = end;
-            continue;
-        }
-        end += strcspn(end, ",;) ");
-        if (end[0] == ',' && end[1] == ' ') {
-            end += 2;
-        } else if (p - msg >= 2 && p[-2] == ',' && p[-1] == ' ') {
-            p -= 2;
-        }
-        memmove(p, end, strlen(end) + 1);
-        dropped = 1;
-    }
-    return dropped;
-}
-
-typedef struct fj_failed
-{
-    char* why;
-    char* name; /* language:module.function */
-} fj_failed;
-
-static void failed_release(void* data)
-{
-    fj_failed* f = data;
-    free(f->why);
-    free(f->name);
-    free(f);
-}
-
-static void failed_origin(void* data, futoin_frame_origin* out)
-{
-    out->language = "futoin";
-    out->function = ((fj_failed*)data)->name;
-    out->file = NULL;
-    out->line = 0;
-}
-
-static const futoin_step_class failed_class = {sizeof(futoin_step_class),
-                                               failed_release, failed_origin};
-
-static void failed_execute(FutoInAsyncSteps* bsi, void* data,
-                           const FutoInArgs* args)
-{
-    (void)args;
-    bsi->api->handle_error(bsi, FUTOIN_ERR_INVALID_REQUEST, ((fj_failed*)data)->why);
-}
-
-/* futoin_host_add(), unless the language cannot be had and the library
- * would name the deleted folder: then the same failing step, without it. */
-static int add_foreign(FutoInAsyncSteps* bsi, const char* l, const char* m,
-                       const char* f)
-{
-    const futoin_host_api* api;
-    char err[1536], gone[1024];
-    size_t nl;
-    fj_failed* step;
-    int rc = futoin_host_find(l, &api, err, sizeof(err));
-    if (rc == FUTOIN_OK) {
-        return futoin_host_add(bsi, l, m, f);
-    }
-    gone_folder(gone, sizeof(gone));
-    if (!gone[0] || !drop_paths_under(err, gone)) {
-        return futoin_host_add(bsi, l, m, f);
-    }
-    nl = strlen(l) + strlen(m) + strlen(f) + 3;
-    step = calloc(1, sizeof(*step));
-    if (step && (step->why = malloc(strlen(err) + nl + 10)) != NULL
-        && (step->name = malloc(nl)) != NULL) {
-        /* as the library says when a host fails to start: for which step */
-        snprintf(step->why, strlen(err) + nl + 10, "%s (adding %s.%s)", err, m, f);
-        snprintf(step->name, nl, "%s:%s.%s", l, m, f);
-        futoin_wrap_add_classed(bsi, step, failed_execute, NULL, &failed_class);
-    } else if (step) {
-        failed_release(step);
-        return FUTOIN_ENOMEM;
-    } else {
-        return FUTOIN_ENOMEM;
-    }
-    return rc;
-}
-
+/* futoin_host_add() as it is: in a Java program the runtime was loaded
+ * from the folder NativeLoader extracted the jar's libraries to and deleted
+ * at once, and the library neither searches nor names the folder of a core
+ * whose folder is gone (runtime/adapter/host_search.c). */
 jint fj_host_add(JNIEnv* env, jlong h, jbyteArray language, jbyteArray module,
                  jbyteArray function)
 {
@@ -455,7 +324,7 @@ jint fj_host_add(JNIEnv* env, jlong h, jbyteArray language, jbyteArray module,
     jint rc = FUTOIN_ENOMEM;
     if (l && m && f) {
         fj_guard_begin();
-        rc = add_foreign(BSI(h), l, m, f);
+        rc = futoin_host_add(BSI(h), l, m, f);
         fj_guard_end(env);
     } else {
         fj_throw(env, fj.ex_oom, "futoin: out of native memory");

@@ -16,8 +16,8 @@
  * trampolines calling Lua functions for the runtime), lua_root.c (roots:
  * made, executed, ended, freed), lua_state.c (state() tables, shared
  * state, the flow's last error), lua_handle.c (step handles as light
- * userdata), lua_tool.c (Tool, timers, luv), host/lua_host.c (the
- * language host "lua").
+ * userdata), lua_tool.c (Tool, timers, luv), lua_policy.c (the load
+ * policy), host/lua_host.c (the language host "lua").
  *
  * Rules every file keeps:
  *  - Lua is entered from C only through lua_pcall (fl_ctx_call), with a
@@ -614,5 +614,13 @@ void fl_tool_sweep_again(fl_ctx* ctx);
 /** Keep root object at `idx` alive while it executes / stop doing so. */
 void fl_tool_keep(lua_State* L, fl_tool* t, int idx, fl_steps* s);
 void fl_tool_drop(lua_State* L, fl_tool* t, fl_steps* s);
+
+/* ---- the load policy (lua_policy.c) --------------------------------------- */
+
+/** futoin_host_policy_set() of `t` / of the process with the lists at
+ *  `languages` and `modules` (nil: all; checked by the Lua layer):
+ *  pushes the library's result code. A borrowed or closed `t` raises. */
+int fl_tool_policy_set(lua_State* L, fl_tool* t, int languages, int modules);
+int fl_policy_set(lua_State* L, int languages, int modules);
 
 #endif

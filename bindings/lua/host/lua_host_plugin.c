@@ -168,7 +168,9 @@ static int make_state(char* err, size_t errlen)
         const char* msg = lua.tolstring(state, -1, NULL);
         fl_errf(err, errlen, "lua: cannot load the Lua binding (require "
                               "\"futoin_async\"; set LUA_PATH/LUA_CPATH to "
-                              "its rock tree): %s",
+                              "its rock tree: install the Lua rock with "
+                              "luarocks --lua-version=5.4 install futoin_async, "
+                              "then eval \"$(luarocks --lua-version=5.4 path)\"): %s",
                  msg ? msg : "(error object is not a string)");
         goto fail;
     }

@@ -224,6 +224,15 @@ fl_nret fl_tool_run_nowait(lua_State* L, fl_tool* self);
 fl_nret fl_tool_uv_loop(lua_State* L, fl_tool* self);
 fl_nret fl_tool_executing(lua_State* L, fl_tool* self);
 
+/* ---- the load policy (glue/lua_policy.c) ------------------------------------ */
+
+/* tool_policy_set(tool, languages, modules) / policy_set(languages, modules):
+ * futoin_host_policy_set() of the tool / of the process; the result code */
+%rename(tool_policy_set) fl_tool_policy_set;
+%rename(policy_set) fl_policy_set;
+fl_nret fl_tool_policy_set(lua_State* L, fl_tool* self, fl_idx languages, fl_idx modules);
+fl_nret fl_policy_set(lua_State* L, fl_idx languages, fl_idx modules);
+
 %{
 /* break_loop(label) / continue_loop(label): leave the calling code. */
 static fl_nret break_loop(lua_State* L, fl_steps* self, fl_idx label)

@@ -38,6 +38,7 @@ end
 
 part "errors"   -- FutoInError, fa.errors.<Code>, fa.Errors, is_error()
 part "bytes"    -- fa.bytes(), fa.is_bytes()
+part "policy"   -- fa.set_load_policy(), the load policy's checks
 part "tool"     -- fa.Tool(), its timers, fa.default_tool()
 part "steps"    -- the methods of roots and steps, fa.AsyncSteps(), fa.wrap()
 part "polyglot" -- asi:add_foreign(), async stacks, pairs() over shared state

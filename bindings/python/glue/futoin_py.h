@@ -22,7 +22,8 @@
  * State), py_tool.c (the Tool, its timers), py_signals.c (Ctrl-C in
  * run()), py_borrowed.c (the Tool of a flow another language hosts),
  * py_poll.c (fds watched for the Tool's event loop), py_asyncio.c
- * (asyncio), py_async_stack.c (origins of steps, async stacks);
+ * (asyncio), py_async_stack.c (origins of steps, async stacks),
+ * py_policy.c (the load policy);
  * host/py_host.c (the language host "python").
  *
  * Conventions: functions returning PyObject* return a new reference, or
@@ -495,6 +496,14 @@ PyObject* fpy_tool_event_loop(fpy_tool* t);
 PyObject* fpy_tool_poll(fpy_tool* t, int fd, int events, PyObject* cb);
 /** Stop every watcher of `t` (close()). */
 void fpy_tool_unpoll(fpy_tool* t);
+
+/* ---- py_policy.c: the load policy --------------------------------------- */
+
+/** futoin_host_policy_set() of `tool` (a Tool; None: the process) with
+ * `languages` and `modules` (tuples of str, or None: all), checked by the
+ * Python layer; returns the library's result code (int), or NULL raised
+ * (a borrowed or closed Tool, a list that is not a tuple of str). */
+PyObject* fpy_policy_set(PyObject* tool, PyObject* languages, PyObject* modules);
 
 /* ---- host/py_host.c: the language host "python" ------------------------ */
 

@@ -255,6 +255,40 @@ static void describe(char* err, size_t errlen, const char* prefix)
     }
 }
 
+/* Why futoin_async cannot be imported, and what a user does about it. A
+ * plug-in without the package beside it (`parent` empty: the one `meson
+ * install` puts into <libdir>/futoin_async/futoin-hosts/, or one copied
+ * out of a wheel) runs the package of an installed wheel: the message says
+ * how to install it (README "Polyglot set-up"). GIL held, the import's
+ * exception set. */
+static void not_importable(const char* parent, char* err, size_t errlen)
+{
+    char why[512];
+    Dl_info self;
+    const char* me = "this plug-in";
+    describe(why, sizeof(why), "");
+    if (parent && parent[0]) {
+        snprintf(err, errlen,
+                 "python: cannot import futoin_async from %s: %s (reinstall its "
+                 "wheel, or set PYTHONPATH)",
+                 parent, why);
+        return;
+    }
+    if (dladdr((const void*)&futoin_host_get, &self) && self.dli_fname) {
+        me = self.dli_fname;
+    }
+    snprintf(err, errlen,
+             "python: cannot import futoin_async: %s. The Python plug-in %s is not "
+             "part of a Python package (meson install of the core ships the plug-in "
+             "only): install the wheel for CPython %d.%d into a venv and activate it "
+             "(python%d.%d -m venv VENV && VENV/bin/pip install "
+             "futoin_async-*-cp%d%d-*.whl && . VENV/bin/activate), then the library "
+             "uses the wheel's own plug-in; or put the site-packages folder holding "
+             "futoin_async on PYTHONPATH",
+             why, me, PY_MAJOR_VERSION, PY_MINOR_VERSION, PY_MAJOR_VERSION,
+             PY_MINOR_VERSION, PY_MAJOR_VERSION, PY_MINOR_VERSION);
+}
+
 /* Import futoin_async and take _core's table. GIL held. `parent`: the
  * folder holding the package this plug-in ships in, added to sys.path
  * when the package is not importable otherwise (a wheel unpacked or
@@ -266,7 +300,7 @@ static int import_core(const char* parent, char* err, size_t errlen)
     pkg = py.Import_ImportModule("futoin_async");
     if (!pkg) {
         if (parent && parent[0] && !strpbrk(parent, "'\\\n")) {
-            char code[PATH_MAX + 128];
+            char code[2 * PATH_MAX + 128];
             py.Err_Clear();
             snprintf(code, sizeof(code),
                      "import sys\nif '%s' not in sys.path: sys.path.append('%s')\n",
@@ -276,9 +310,7 @@ static int import_core(const char* parent, char* err, size_t errlen)
         }
     }
     if (!pkg) {
-        describe(err, errlen,
-                 "python: cannot import futoin_async (install its wheel, or "
-                 "set PYTHONPATH): ");
+        not_importable(parent, err, errlen);
         return FUTOIN_EINVAL;
     }
     py.DecRef(pkg);

@@ -76,6 +76,13 @@ static PyObject* _in_run(void) { return PyBool_FromLong(fpy_in_run()); }
 static PyObject* _awaited(void) { return PyBool_FromLong(fpy_T.awaiter != NULL); }
 /* (starts, stops, live step data) of the python language host. */
 static PyObject* _host_counters(void) { return fpy_host_counters(); }
+/* _load_policy_set(tool or None, languages, modules): futoin_host_policy_set()
+ * (glue/py_policy.c); the result code. */
+static PyObject* _load_policy_set(PyObject* tool, PyObject* languages,
+                                  PyObject* modules)
+{
+    return fpy_policy_set(tool, languages, modules);
+}
 /* (value, type flags) after a round trip through FutoInBinaryValue. */
 static PyObject* _roundtrip(PyObject* value) { return fpy_roundtrip(value); }
 %}

@@ -346,6 +346,26 @@ def test_roots_made_on_a_borrowed_tool_run_on_the_hosting_loop(hosted):
     assert mod.out == [42]
 
 
+def test_a_step_cannot_set_the_load_policy_of_the_program_hosting_it(hosted):
+    """The load policy is its host program's to set: a borrowed Tool
+    refuses set_load_policy(), and the step's flow goes on."""
+    ctool, mod = hosted("""
+        import futoin_async as fa
+        out = []
+        def step(asi):
+            try:
+                asi.tool.set_load_policy(allow_languages=())
+            except fa.InvalidStateError as e:
+                out.append(str(e))
+            asi.add_foreign("python", __name__, "after")
+        def after(asi):
+            out.append("after ran")
+    """, "step")
+    assert mod.out == [
+        "set_load_policy(): this Tool is the loop of the program that hosts the "
+        "flow; that program sets its load policy", "after ran"]
+
+
 def test_async_steps_of_a_hosted_flow_run_in_its_event_loop(hosted):
     ctool, mod = hosted("""
         import asyncio

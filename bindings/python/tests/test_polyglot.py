@@ -98,7 +98,8 @@ def test_values_cross_to_c_and_back(tool, cfrag):
     ("python", "os", "no_such_function", "python: module 'os' has no function 'no_such_function'"),
     ("python", "os", "sep", "python: os.sep is not a function (str)"),
     ("c", "libm.so.6", "double no_such(double)", "c: module 'libm.so.6' has no function 'no_such'"),
-    ("cobol", "payroll", "run", "no host for language 'cobol': no plug-in found"),
+    ("cobol", "payroll", "run",
+     "no host for language 'cobol': no plug-in libfutoin_host_cobol.so found"),
 ])
 def test_what_cannot_be_had_fails_the_flow_with_invalid_request(tool, language, module,
                                                                 function, says):

@@ -3,7 +3,8 @@
 --
 -- A part of the module futoin_async, run by lib/futoin_async.lua while
 -- loading (see there). Leaves in I: I.tool_info (tool -> { luv = uv } for
--- a Tool on luv's loop, which root:run() drives).
+-- a Tool on luv's loop, which root:run() drives). Uses I.load_policy (the
+-- part "policy").
 
 local type, pcall, error, setmetatable, tostring =
     type, pcall, error, setmetatable, tostring
@@ -31,7 +32,20 @@ return function(M, core, I)
     local Timer = { cancel = core.timer_cancel, pending = core.timer_pending }
     core.metatable("timer").__index = Timer
 
-    local TOOL_OPTIONS = { loop = true, uv_loop = true }
+    local TOOL_OPTIONS = { loop = true, uv_loop = true, allow = true }
+    local load_policy = I.load_policy
+
+    --- tool:set_load_policy{ languages = {...}, modules = {...} }: restrict
+    -- what the flows of this tool may load by name (see the README, "Step
+    -- names are code: the load policy"). Set once: a second policy, a
+    -- borrowed Tool (its program sets its own) or a closed one raise.
+    function T:set_load_policy(policy)
+        local where = "tool:set_load_policy()"
+        local why = load_policy.check(policy, where) or load_policy.set(self, policy, where)
+        if why then
+            error(why, 2)
+        end
+    end
 
     --- Tool([opts]): an AsyncTool, one libuv event loop.
     --   Tool()                 owns its loop; Tool:run() drives it
@@ -40,6 +54,8 @@ return function(M, core, I)
     --   Tool{ uv_loop = ptr }  attaches to any uv_loop_t* (a light userdata,
     --                          e.g. another Tool's tool:uv_loop()); nothing else
     --                          is taken for an address
+    --   Tool{ allow = { languages = {...}, modules = {...} } }
+    --                          its load policy (tool:set_load_policy())
     -- Unknown options and wrong types are refused.
     function M.Tool(opts)
         if opts ~= nil and type(opts) ~= "table" then
@@ -48,7 +64,7 @@ return function(M, core, I)
         opts = opts or {}
         for k in pairs(opts) do
             if not TOOL_OPTIONS[k] then
-                error(("Tool(opts): unknown option %s (loop, uv_loop)"):format(
+                error(("Tool(opts): unknown option %s (loop, uv_loop, allow)"):format(
                     type(k) == "string" and ("'" .. k .. "'") or tostring(k)), 2)
             end
         end
@@ -58,6 +74,10 @@ return function(M, core, I)
         end
         if opts.loop ~= nil and opts.uv_loop ~= nil then
             error("Tool(opts): give loop or uv_loop, not both", 2)
+        end
+        local why = opts.allow ~= nil and load_policy.check(opts.allow, "Tool{ allow }")
+        if why then
+            error(why, 2)
         end
         local ok, t
         if opts.loop == "luv" then
@@ -79,6 +99,11 @@ return function(M, core, I)
         end
         if not ok then
             error(t, 2)
+        end
+        why = opts.allow ~= nil and load_policy.set(t, opts.allow, "Tool{ allow }")
+        if why then
+            core.tool_close(t)
+            error(why, 2)
         end
         return t
     end

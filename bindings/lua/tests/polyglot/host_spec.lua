@@ -201,6 +201,29 @@ for _, F in ipairs(LANGS) do
             assert.are.equal(F, e.info)
         end)
 
+        if F ~= "lua" then
+            it("the load policy: what " .. F .. " adds by name in a Lua flow is held to its Tool's", function()
+                -- F.catch adds the named Lua step under F's own error handler
+                local strict = fa.Tool{ allow = { languages = { "lua", F },
+                    modules = { F .. ":" .. MOD, "lua:polyglot_fragments" } } }
+                local root = fa.AsyncSteps(strict)
+                root:add(function(asi) asi:success("lua", "os", "execute") end)
+                root:add_foreign(F, MOD, "catch")
+                assert.are.same({ true, "caught InvalidRequest in " .. F }, { run(root) })
+                assert.are.equal("load policy of this tool: lua module 'os' is not allowed (no rule "
+                    .. "matches it; rules for lua: lua:polyglot_fragments)", root:state().error_info)
+                root:free()
+                -- what it allows runs from F's step as well
+                root = fa.AsyncSteps(strict)
+                root:state().key = 42
+                root:add(function(asi) asi:success("lua", "polyglot_fragments", "read_state") end)
+                root:add_foreign(F, MOD, "catch")
+                assert.are.same({ true, 42 }, { run(root) })
+                root:free()
+                strict:close()
+            end)
+        end
+
         it("the async stack: " .. F .. "'s frame first, then Lua's", function()
             local root = fa.AsyncSteps(tool)
             local frames, text, via_state

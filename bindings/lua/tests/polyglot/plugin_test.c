@@ -241,6 +241,10 @@ int main(void)
         CHECK(strstr(info, "lua: cannot load the Lua binding (require "
                            "\"futoin_async\"; set LUA_PATH/LUA_CPATH"),
               "info '%s'", info);
+        /* ... naming the rock and the commands that set it up */
+        CHECK(strstr(info, "luarocks --lua-version=5.4 install futoin_async, then "
+                           "eval \"$(luarocks --lua-version=5.4 path)\""),
+              "info '%s'", info);
         setenv("LUA_CPATH", saved_c ? saved_c : "", 1);
         setenv("LUA_PATH", saved_l ? saved_l : "", 1);
         free(saved_c);

@@ -41,7 +41,7 @@ import asyncio
 import os
 from typing import Any
 
-from . import _awaiting, _core, _errors, _loop, _stack, _state, _steps, _sync, _tool
+from . import _awaiting, _core, _errors, _loop, _policy, _stack, _state, _steps, _sync, _tool
 from ._awaiting import _await_step, _future_of
 from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
                       Errors, FutoInError, InternalError, InvalidRequest,
@@ -51,6 +51,7 @@ from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
 from ._errors import _error_class  # noqa: F401 - errors.py imports it from here
 from ._errors import _ErrorMeta  # noqa: F401 - named by the stubs (__init__.pyi)
 from ._loop import ToolEventLoop
+from ._policy import set_load_policy
 from ._stack import AsyncFrame, AsyncStack, _error_text, _frame_of, _make_stack
 from ._state import State
 from ._steps import AsyncSteps
@@ -60,7 +61,7 @@ from ._tool import AsyncTool, TimerHandle, Tool, default_tool
 # The package's parts, one concern each: _errors (FutoInError, the class of
 # every code), _stack (async stacks), _state (State), _tool (Tool), _steps
 # (AsyncSteps' methods written in Python), _awaiting (await_()), _sync
-# (Mutex, Throttle, Limiter). What they define names futoin_async as its
+# (Mutex, Throttle, Limiter), _policy (the load policy). What they define names futoin_async as its
 # module (_adopt() below).
 
 __all__ = [
@@ -70,7 +71,7 @@ __all__ = [
     "Unauthorized", "InternalError", "InvalidRequest", "DefenseRejected",
     "PleaseReconnect", "SecurityError", "Timeout",
     "Mutex", "Throttle", "Limiter", "default_tool", "version", "UNLIMITED",
-    "AsyncFrame", "AsyncStack", "host_path", "ToolEventLoop",
+    "AsyncFrame", "AsyncStack", "host_path", "ToolEventLoop", "set_load_policy",
 ]
 # NotImplemented (the FTN12 code's class) is left out of __all__ so that
 # "from futoin_async import *" never shadows the builtin; use
@@ -87,8 +88,10 @@ def version() -> str:
 
 def host_path() -> str:
     """The directory of this package's language host plug-in
-    (libfutoin_host_python.so): put it in FUTOIN_HOST_PATH so that a
-    program in another language can run Python steps."""
+    (libfutoin_host_python.so). A program in another language finds it by
+    itself through the venv's settings (VIRTUAL_ENV, PYTHONPATH, the
+    python3 on PATH); FUTOIN_HOST_PATH set to this directory is searched
+    first (a development override)."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "futoin-hosts")
 
 
@@ -113,7 +116,7 @@ def _adopt(*modules: Any) -> None:
                         fn.__module__ = __name__
 
 
-_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync, _loop)
+_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync, _loop, _policy)
 del _adopt
 
 from . import errors  # noqa: E402 - after _error_class, which it uses

@@ -1,7 +1,8 @@
 """python3 -m futoin_async [--host-path | --version]
 
 --host-path  print the directory of the Python language host plug-in
-             (libfutoin_host_python.so), for FUTOIN_HOST_PATH
+             (libfutoin_host_python.so; found by the library through the
+             venv, FUTOIN_HOST_PATH overrides for development)
 --version    print the package's and the library's versions
 """
 import sys

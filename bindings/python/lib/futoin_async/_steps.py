@@ -70,12 +70,16 @@ def add_foreign(self: AsyncSteps, language: str, module: str, function: str,
                 onerror: Optional[Callable[[AsyncSteps, str], Any]] = None) -> AsyncSteps:
     """Add a step written in another language: ``function`` of ``module``
     in ``language`` ("c", "lua", "java", "python", or any language whose
-    host plug-in is on FUTOIN_HOST_PATH), started in this process on first
-    use. It gets the previous step's values and passes its own on, as any
+    host plug-in the library finds: its installed package's, through the
+    ecosystem's settings such as LUA_CPATH or CLASSPATH), started in this
+    process on first use. It gets the previous step's values and passes its own on, as any
     step. ``onerror(asi, code)`` (Python) handles its errors. What cannot
     be had (no such language, module or function, a runtime that is not
     installed) makes a step that fails with InvalidRequest, its
-    ``error_info`` naming the language, module and function and why.
+    ``error_info`` naming the language, module and function and why; so
+    does a step the load policy does not allow (``Tool.set_load_policy()``,
+    ``futoin_async.set_load_policy()``), its ``error_info`` naming the
+    rule. The module is imported and run: a step name is code, not data.
 
     Python: an importable module and a function (or a dotted path) in it.
     Lua: ``require(module)`` and a field of what it returns. Java: a class

@@ -7,9 +7,9 @@ import signal
 import socket
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
-from . import _core
+from . import _core, _policy
 from ._errors import InvalidStateError
 
 
@@ -45,12 +45,22 @@ class Tool(_core.ToolBase):
     ``Tool(uv_loop=addr)`` attaches to an existing ``uv_loop_t*`` instead
     of owning one. A context manager: leaving ``with Tool() as tool:``
     closes it (cancels what still executes, frees the loop).
+
+    ``allow_languages`` / ``allow_modules``: the tool's load policy, what
+    its flows may add by name (see ``set_load_policy()``), e.g.
+    ``Tool(allow_languages=("python", "c"), allow_modules=("python:myapp.*",
+    "c:libm.so.6"))``. Without them everything is allowed.
     """
 
-    def __init__(self, uv_loop: int = 0) -> None:
+    def __init__(self, uv_loop: int = 0, *,
+                 allow_languages: Optional[Iterable[str]] = None,
+                 allow_modules: Optional[Iterable[str]] = None) -> None:
+        policy = _policy._checked(allow_languages, allow_modules, "Tool()")
         super().__init__(uv_loop)
         _tools[self.ptr] = self
         self._sig_w: Optional[int] = None  # wakeup fd (owned by the C tool)
+        if policy != (None, None):
+            _policy._apply(self, *policy, "Tool()")
 
     @classmethod
     def _borrow(cls, ptr: int) -> Tool:
@@ -87,6 +97,45 @@ class Tool(_core.ToolBase):
         super().close()
         if loop is not None:
             loop._tool_closed()
+
+    def set_load_policy(self, *, allow_languages: Optional[Iterable[str]] = None,
+                        allow_modules: Optional[Iterable[str]] = None) -> None:
+        """Restrict what the flows of this tool may load by name: the
+        ``add_foreign()`` of Python steps and the steps that steps of other
+        languages add by name in them. Loading a step by name runs code (it
+        imports a Python module, requires a Lua module, loads a Java class
+        or a shared object): never build step names from input a user
+        controls, or restrict them here.
+
+        ``allow_languages``: the languages a step may be written in
+        (``("python", "c")``); None allows all, ``()`` none.
+        ``allow_modules``: rules ``"language:name"``; None allows every
+        module of an allowed language. When given, a step's module must
+        match a rule of its language: the exact name (``"lua:pricing"``,
+        ``"c:libm.so.6"``, ``"c:/opt/app/lib/libsteps.so"``) or a prefix
+        followed by ``"*"`` (``"java:org.example.*"`` matches
+        ``org.example.Totals``, not ``org.example``; ``"python:*"`` every
+        Python module). A ``"*"`` is only allowed last, and a prefix rule
+        never matches a name containing ``".."``.
+
+        A step outside the policy fails with ``InvalidRequest``, its
+        ``info`` naming the rule that refused it ("load policy of this
+        tool: language 'lua' is not allowed (languages: python, c)"),
+        before its language's plug-in is even looked for. The process's
+        policy (``futoin_async.set_load_policy()``) applies as well.
+
+        Set once, before the flows add steps by name (steps added before
+        are not checked again): a second call raises InvalidStateError and
+        changes nothing, so code running in a flow cannot widen it; so does
+        a borrowed Tool (its program sets its policy) or a closed one.
+        Lists that are not iterables of str (a bare str included) raise
+        TypeError; a NUL character, a name that is not a language name, a
+        rule without ``"language:"`` or with a ``"*"`` before its end raise
+        ValueError. ``Tool(allow_languages=..., allow_modules=...)`` sets
+        it when the tool is made."""
+        languages, modules = _policy._checked(allow_languages, allow_modules,
+                                              "Tool.set_load_policy()")
+        _policy._apply(self, languages, modules, "Tool.set_load_policy()")
 
     def run(self) -> None:
         """Run the loop until nothing is left to do. The GIL is released

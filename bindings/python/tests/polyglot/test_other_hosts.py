@@ -5,7 +5,8 @@ raises CancelledError inside the coroutine (fragments async_echo,
 timer_echo, async_wait, async_seen of tests/polyglot/fragments/python).
 Run by `bash bindings/python/polyglot.sh test` with the environment
 tests/polyglot/run.sh exports (LUA_PATH/LUA_CPATH of the Lua rock,
-FUTOIN_JAVA_POLYGLOT_OUT of the Java build, FUTOIN_HOST_PATH, PYTHONPATH);
+FUTOIN_JAVA_POLYGLOT_OUT of the Java build, PYTHONPATH: the package,
+through which the library finds the Python plug-in, and the fragments);
 a host whose build is not there is skipped."""
 import os
 import pathlib

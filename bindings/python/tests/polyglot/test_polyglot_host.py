@@ -9,7 +9,7 @@ mixed flows after which nothing is left behind.
 Run by ``bindings/python/polyglot.sh test`` (pytest with ``-p
 no:faulthandler``: a JVM started later in the process owns SIGSEGV, and
 pytest would restore its own handler over it at the end). Environment as
-tests/polyglot/run.sh exports it: FUTOIN_HOST_PATH, PYTHONPATH (the
+tests/polyglot/run.sh exports it: PYTHONPATH (the
 package and tests/polyglot/fragments/python), LUA_PATH, LUA_CPATH,
 FUTOIN_JAVA_CLASSPATH, FUTOIN_POLYGLOT_C_FRAGMENTS; FUTOIN_POLYGLOT_LANGS
 picks the fragment languages (default "c lua java python").
@@ -108,6 +108,28 @@ def test_error_of_python_caught_in_lang(tool, lang):
     root.add(values_step("python", "polyglot_fragments", "fail"))
     root.add_foreign(lang, module_of(lang), "catch")
     assert root.run() == f"caught FragmentError in {lang}"
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != "python"])
+def test_a_step_of_lang_is_held_to_the_load_policy_of_this_tool(lang):
+    """F's `catch` adds a Python step by name in a flow of a Tool whose
+    load policy allows F's fragments and Python's polyglot_fragments only:
+    a module outside it is refused, the refusal caught by F's handler; what
+    it allows runs."""
+    with Tool(allow_languages=("python", lang),
+              allow_modules=(f"{lang}:{module_of(lang)}", "python:polyglot_fragments")) as t:
+        root = AsyncSteps(t)
+        root.add(values_step("python", "os", "getcwd"))
+        root.add_foreign(lang, module_of(lang), "catch")
+        assert root.run() == f"caught InvalidRequest in {lang}"
+        assert root.state.error_info == (
+            "load policy of this tool: python module 'os' is not allowed (no rule "
+            "matches it; rules for python: python:polyglot_fragments)")
+        root = AsyncSteps(t)
+        root.state["key"] = 42
+        root.add(values_step("python", "polyglot_fragments", "read_state"))
+        root.add_foreign(lang, module_of(lang), "catch")
+        assert root.run() == 42
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -102,6 +102,23 @@ public final class Tool implements Executor, AutoCloseable {
      * A tool whose loop runs on the caller's thread ({@link #run()}).
      */
     public Tool() {
+        this(null, "Tool()");
+    }
+
+    /**
+     * A tool whose loop runs on the caller's thread ({@link #run()}) and
+     * whose flows may add by name only what {@code policy} allows (see
+     * {@link #setLoadPolicy(LoadPolicy)}; it is this tool's policy from the
+     * start, set once).
+     *
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if policy is null
+     */
+    public Tool(LoadPolicy policy) {
+        this(Objects.requireNonNull(policy, "Tool(policy): policy is null"), "Tool(policy)");
+    }
+
+    private Tool(LoadPolicy policy, String what) {
         dedicated = false;
         thread = null;
         core = 0;
@@ -109,6 +126,19 @@ public final class Tool implements Executor, AutoCloseable {
         ptr = FutoInNative.tool_new(this, false);
         registerOwn(this);
         terminated.countDown();
+        if (policy != null) {
+            applyOrClose(policy, what);
+        }
+    }
+
+    /** A new tool's first policy; the tool is closed if it cannot be set. */
+    private void applyOrClose(LoadPolicy policy, String what) {
+        try {
+            setLoadPolicy(policy, what);
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
     }
 
     /** A borrowed Tool over the hosting program's loop `core`. */
@@ -247,6 +277,64 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public static Tool startThread(String name, boolean daemon) {
         return new Tool(name, daemon);
+    }
+
+    /**
+     * A tool on a new thread whose flows may add by name only what
+     * {@code policy} allows (see {@link #setLoadPolicy(LoadPolicy)}; set
+     * before this returns, so before any flow of it can add a step).
+     *
+     * @param name the thread's name
+     * @param daemon whether the thread lets the JVM exit while it runs
+     * @param policy what the flows of this tool may load by name
+     * @return the started tool
+     * @throws NullPointerException if policy is null
+     */
+    public static Tool startThread(String name, boolean daemon, LoadPolicy policy) {
+        Objects.requireNonNull(policy, "startThread(): policy is null");
+        Tool t = new Tool(name, daemon);
+        t.applyOrClose(policy, "startThread()");
+        return t;
+    }
+
+    /**
+     * Restricts what the flows of this tool may load by name: Java's
+     * {@link AsyncSteps#addForeign(String, String, String)} and the steps
+     * that steps of C, Python or Lua add by name in them. Adding a step by
+     * name runs code (it loads a Java class, imports a Python module,
+     * requires a Lua module or loads a shared object): never build step
+     * names from input a user controls, or restrict them here. A step
+     * outside the policy fails with {@code InvalidRequest} whose
+     * error_info names the rule that refused it ("load policy of this
+     * tool: language 'lua' is not allowed (languages: java, c)"), before
+     * its language's plug-in is even looked for; the process's policy
+     * ({@link LoadPolicy#setForProcess(LoadPolicy)}) applies as well.
+     *
+     * <p>Set once, before the flows add steps by name (steps added before
+     * are not checked again): a second policy is refused and changes
+     * nothing, so that code running in a flow cannot widen it.
+     * {@link #Tool(LoadPolicy)} and
+     * {@link #startThread(String, boolean, LoadPolicy)} set it as the tool
+     * is made. Any thread.
+     *
+     * @param policy what the flows of this tool may load by name
+     * @throws NullPointerException if policy is null
+     * @throws IllegalStateException if this tool has a load policy
+     *         already, is closed, or is borrowed (the program hosting this
+     *         JVM sets its own)
+     */
+    public void setLoadPolicy(LoadPolicy policy) {
+        setLoadPolicy(Objects.requireNonNull(policy, "setLoadPolicy(): policy is null"), "setLoadPolicy()");
+    }
+
+    private void setLoadPolicy(LoadPolicy policy, String what) {
+        refuseBorrowed(what, "that program sets its load policy");
+        synchronized (life) { /* freeNative() takes `life` before it frees */
+            if (closed || ptr == 0) {
+                throw new IllegalStateException(what + ": the Tool is closed");
+            }
+            policy.apply(FutoInNative.tool_ptr(ptr), what, "this Tool");
+        }
     }
 
     private void loopMain(CountDownLatch ready, Throwable[] failed) {

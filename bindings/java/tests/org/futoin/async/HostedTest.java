@@ -73,6 +73,8 @@ public class HostedTest {
             refused("close()", t::close);
             refused("new AsyncSteps()", () -> new AsyncSteps(t));
             refused("new Throttle()", () -> new Throttle(t, 1));
+            /* the load policy is its program's to set */
+            refused("setLoadPolicy()", () -> t.setLoadPolicy(LoadPolicy.newBuilder().allowLanguages().build()));
             asi.success(String.join(",", refused));
         }
 
@@ -180,7 +182,7 @@ public class HostedTest {
     public void whatABorrowedToolNeverDoes() {
         long[] core = new long[1];
         assertEquals("ok:run() refused,runOnce() refused,stop() refused,close() refused,"
-                + "new AsyncSteps() refused,new Throttle() refused", hosted("refusals", 0, core));
+                + "new AsyncSteps() refused,new Throttle() refused,setLoadPolicy() refused", hosted("refusals", 0, core));
     }
 
     @Test

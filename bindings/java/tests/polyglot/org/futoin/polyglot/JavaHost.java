@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.futoin.async.AsyncSteps;
 import org.futoin.async.FutoInError;
+import org.futoin.async.LoadPolicy;
 import org.futoin.async.Polyglot;
 import org.futoin.async.Tool;
 
@@ -19,7 +20,8 @@ import org.futoin.async.Tool;
  * in flows whose own steps are Java. Each cell checks values both ways,
  * an error crossing into a Java handler and a Java error caught by a
  * handler of the other language, cancel, timeout, shared state and the
- * async stack; then 10,000 mixed flows, after which Java's JNI global
+ * async stack, and a step of the other language adding a Java step under
+ * a Tool's load policy; then 10,000 mixed flows, after which Java's JNI global
  * references are back at their baseline and no named step is left.
  *
  * <p>Environment (tests/polyglot/run.sh): FUTOIN_POLYGLOT_LANGS (default
@@ -246,6 +248,37 @@ public final class JavaHost {
         root.close();
     }
 
+    /**
+     * The load policy: lang's {@code catch} adds a Java step by name in a
+     * flow of a Tool whose policy allows lang's fragments and Java's
+     * Fragments only: a class outside it is refused (the refusal caught by
+     * lang's handler, error_info naming the rule); what it allows runs.
+     */
+    static void policy() {
+        String fragments = "org.futoin.polyglot.Fragments";
+        LoadPolicy p = LoadPolicy.newBuilder().allowLanguages("java", lang)
+                .allowModules(lang + ":" + module(lang), "java:" + fragments).build();
+        try (Tool strict = new Tool(p)) {
+            try (AsyncSteps root = new AsyncSteps(strict)) {
+                root.successStep("java", "java.lang.Runtime", "exec");
+                fragment(root, "catch");
+                Object r = run(root);
+                check(("caught InvalidRequest in " + lang).equals(r), "policy: catch gave " + show(r));
+                Object info = root.state().get("error_info");
+                check(("load policy of this tool: java module 'java.lang.Runtime' is not allowed (no rule "
+                        + "matches it; rules for java: java:" + fragments + ")").equals(info),
+                        "policy: error_info " + show(info));
+            }
+            try (AsyncSteps root = new AsyncSteps(strict)) {
+                root.state().put("key", 42);
+                root.successStep("java", fragments, "read_state");
+                fragment(root, "catch");
+                Object r = run(root);
+                check(isInt(r, 42), "policy: the allowed Java step gave " + show(r));
+            }
+        }
+    }
+
     /** 10,000 flows of every kind: Java's references come back. */
     static void many() {
         long refs0 = Polyglot.globalRefs();
@@ -301,6 +334,7 @@ public final class JavaHost {
                 errors();
                 cancelTimeout();
                 state();
+                policy();
                 many();
             } catch (RuntimeException e) {
                 check(false, "threw " + e);
