@@ -204,7 +204,8 @@ cp "$here/steps/deb_steps.py" "$pysite/"
 cp "$here/steps/deb_steps.lua" /usr/local/share/lua/5.4/
 if javac -d "$work/classes" -cp /usr/share/java/futoin-async.jar "$here/steps/DebSteps.java" 2>"$work/javac.log"; then
   out=$(cd "$work" && java -cp "/usr/share/java/futoin-async.jar:$work/classes" DebSteps 2>&1)
-  if grep -qx "java host got 42" <<<"$out"; then ok "Java host, Python and Lua steps: $out"
+  if grep -qx "java host got 42" <<<"$out" && grep -qx "java futoin-async $version" <<<"$out"; then
+    ok "Java host, Python and Lua steps: ${out//$'\n'/; }"
   else bad "Java host printed: $out"; fi
   out=$(cd "$work" && CLASSPATH=$work/classes python3 "$here/steps/host.py" 2>&1)
   if grep -qx "python host got 42" <<<"$out" && grep -qx "python futoin_async $version" <<<"$out"; then

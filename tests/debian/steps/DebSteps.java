@@ -4,7 +4,7 @@ import org.futoin.async.AsyncSteps;
  * Java steps of tests/debian/check.sh's polyglot flows, and its Java host
  * program: {@code java -cp /usr/share/java/futoin-async.jar:CLASSES DebSteps}
  * runs 20, a Python step (times two), a Lua step (plus two) and prints the
- * result.
+ * result and the binding's version.
  */
 public final class DebSteps {
     private DebSteps() {
@@ -31,7 +31,8 @@ public final class DebSteps {
     }
 
     /**
-     * The Java host: 20, Python's double, Lua's add_two; prints the result.
+     * The Java host: 20, Python's double, Lua's add_two; prints the result
+     * and the binding's version.
      *
      * @param args unused
      */
@@ -42,6 +43,7 @@ public final class DebSteps {
                 .addForeign("python", "deb_steps", "double")
                 .addForeign("lua", "deb_steps", "add_two");
             System.out.println("java host got " + root.run());
+            System.out.println("java futoin-async " + org.futoin.async.Version.binding());
         }
     }
 }
