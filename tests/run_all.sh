@@ -9,7 +9,12 @@
 #   7. `meson install` + a consumer built with pkg-config             (install)
 #   7b. the other ways C users take the library: a meson project with it as
 #      a subproject (no Criterion, no test targets), a CMake project with
-#      find_package(futoin_async CONFIG) over a meson install (consumers)
+#      find_package(futoin_async CONFIG) over a meson install, a Maven
+#      project offline over the jar's repository folder (consumers)
+#   7c. the Debian packages (debian/): dpkg-buildpackage -us -uc -b in a copy,
+#      the symbols file against the version script, lintian without
+#      errors, each package's files; installed and used only in a
+#      throwaway root (tests/debian/check.sh)                        (debian)
 #   8. the Python binding: wheel, venv install, pytest                (python)
 #   8b. every Python wheel (one per CPython >= 3.11 on the machine): what
 #      its ELFs need (only the wheel and glibc), RUNPATH, tags, and install
@@ -48,8 +53,8 @@ src=$(pwd)
 export LC_ALL=C.UTF-8
 status=0
 summary=()
-all_parts=(c asan tsan valgrind symbols abi install consumers python python-wheels java lua
-           polyglot polyglot-installed hardening)
+all_parts=(c asan tsan valgrind symbols abi install consumers debian python python-wheels java
+           lua polyglot polyglot-installed hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -194,12 +199,21 @@ part_install() {
 }
 
 part_consumers() {
-  say "consumers: meson subproject, CMake find_package"
+  say "consumers: meson subproject, CMake find_package, Maven offline"
   local out cp cf
   out=$(bash tests/consumers/check.sh 2>&1)
   echo "$out"
   read -r cp cf < <(awk '/^consumers: [0-9]+ passed/ {print $2, $4}' <<<"$out")
   record consumers "${cp:-0}" "${cf:-1}"
+}
+
+part_debian() {
+  say "Debian packages: build, symbols, lintian, contents"
+  local out dp df
+  out=$(bash tests/debian/check.sh 2>&1)
+  echo "$out"
+  read -r dp df < <(awk '/^debian: [0-9]+ passed/ {print $2, $4}' <<<"$out")
+  record debian "${dp:-0}" "${df:-1}"
 }
 
 part_python() {

@@ -11,7 +11,8 @@
 #      STORED (zip method 0: C code reads it with nothing but the zip's
 #      directory, runtime/adapter/zip_entry.c) and the POM under META-INF/maven/; the
 #      plug-in and the POM also next to the jar; the javadoc jar (doclint
-#      warnings are errors) and the sources jar
+#      warnings are errors) and the sources jar; all of them as a Maven
+#      repository folder OUT_DIR/maven-repo (maven-repo.sh)
 #   5. the JUnit tests (junit4 + hamcrest from /usr/share/java), the C
 #      fragments of the polyglot matrix for LoadPolicyTest and the C
 #      test of the zip reader (zip_test, with ASan and UBSan)
@@ -145,6 +146,8 @@ rm -rf "$out/javadoc"
 # the generated ones included
 "$JAVA_HOME/bin/jar" --create --file "$out/futoin-async-$version-sources.jar" \
   -C "$here/lib" . -C "$out/gen/java" .
+# ... and all of them as a Maven repository folder (maven-repo.sh)
+bash "$here/maven-repo.sh" "$out" "$out/maven-repo" >/dev/null
 
 # 5. tests
 junit=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar

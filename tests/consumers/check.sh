@@ -5,7 +5,14 @@
 #      subproject must not pull in Criterion nor define any test, and the
 #      consumer runs;
 #   2. CMake: find_package(futoin_async CONFIG) against a `meson install`
-#      prefix gives futoin_async::futoin_async; the consumer runs.
+#      prefix gives futoin_async::futoin_async; the consumer runs;
+#   3. Maven, offline: the jar built here (bindings/java/build.sh over the
+#      same core build), written as a repository folder
+#      (bindings/java/maven-repo.sh); a Maven project (tests/consumers/maven)
+#      depending on org.futoin:futoin-async:VERSION built and run by
+#      Debian's `mvn -o` with only Debian's /usr/share/maven-repo for the
+#      plug-ins. Missing tools (mvn, the Debian plug-in packages of
+#      .ci/setup) are a FAIL, never a skip.
 # usage: tests/consumers/check.sh
 # Last line: consumers: N passed, M failed
 set -uo pipefail
@@ -69,6 +76,47 @@ if meson setup "$work/core" "$src" --prefix "$prefix" --libdir lib >"$work/core-
   fi
 else
   tail -n 20 "$work"/core-*.log; bad "meson install for the CMake consumer failed"
+fi
+
+# 3. Maven offline (uses the core build of 2.)
+version=$(sed -nE "s/^[[:space:]]*version:[[:space:]]*'([^']+)'.*/\1/p" "$src/meson.build" | head -n1)
+mavenmissing=()
+command -v mvn >/dev/null || mavenmissing+=("mvn (Debian: maven)")
+for plugin in org/apache/maven/plugins/maven-compiler-plugin/3.10.1 \
+              org/apache/maven/plugins/maven-jar-plugin/3.3.0 \
+              org/apache/maven/plugins/maven-resources-plugin/3.3.0 \
+              org/apache/maven/plugins/maven-surefire-plugin/2.22.3 \
+              org/codehaus/mojo/exec-maven-plugin/3.1.0; do
+  [ -d "/usr/share/maven-repo/$plugin" ] || mavenmissing+=("/usr/share/maven-repo/$plugin")
+done
+if [ ${#mavenmissing[@]} -gt 0 ]; then
+  bad "Maven consumer not run, missing: ${mavenmissing[*]} (.ci/setup installs them)"
+elif [ ! -e "$work/core/build.ninja" ]; then
+  bad "Maven consumer not run: no core build"
+elif ! bash "$src/bindings/java/build.sh" "$work/core" "$work/java" >"$work/java-build.log" 2>&1 \
+     || ! bash "$src/bindings/java/maven-repo.sh" "$work/java" "$work/maven-repo" >>"$work/java-build.log" 2>&1; then
+  tail -n 20 "$work/java-build.log"; bad "the jar or its repository folder for the Maven consumer was not built"
+else
+  mkdir -p "$work/maven"
+  cp -r "$here/maven/pom.xml" "$here/maven/settings.xml" "$here/maven/src" "$work/maven/"
+  # -o: no network; file:// repositories are allowed (Debian's maven-repo
+  # and the folder just written); the local repository is a fresh one
+  if (cd "$work/maven" && FUTOIN_MAVEN_REPO=$work/maven-repo \
+        mvn -B -o -Daether.offline.protocols=file -s settings.xml \
+            -Dmaven.repo.local="$work/m2" verify) >"$work/mvn.log" 2>&1; then
+    if grep -qx "maven consumer got 42" "$work/mvn.log" && grep -qx "futoin-async $version" "$work/mvn.log"; then
+      ok "Maven consumer (mvn -o verify) ran: maven consumer got 42; futoin-async $version"
+    else
+      tail -n 20 "$work/mvn.log"; bad "Maven consumer built but did not print its result"
+    fi
+    got=$work/m2/org/futoin/futoin-async/$version/futoin-async-$version.jar
+    if [ -f "$got" ] && cmp -s "$got" "$work/java/futoin-async-$version.jar"; then
+      ok "Maven resolved org.futoin:futoin-async:$version from the repository folder (the built jar)"
+    else bad "Maven's local repository has no futoin-async-$version.jar equal to the built one"; fi
+  else
+    grep -E '^\[(ERROR|WARNING)\]' "$work/mvn.log" | head -20; tail -5 "$work/mvn.log"
+    bad "mvn -o verify of the Maven consumer failed"
+  fi
 fi
 echo "consumers: $pass passed, $fail failed"
 [ "$fail" = 0 ]
