@@ -59,9 +59,16 @@ void futoin__engine_tool_close(futoin_tool* tool)
 
 /* Records are cleared with plain word stores: for these small fixed sizes
  * GCC turned memset() into `rep stos`, whose start-up cost was a fifth of
- * a whole T1 root. The pattern must not be turned back into memset. */
+ * a whole T1 root. The pattern must not be turned back into memset.
+ * GCC applies an `optimize` attribute to the body of the function that
+ * carries it, and zero_words() is always inlined: on zero_words() itself
+ * it was lost (the loop became `rep stos` again in futoin__root_alloc,
+ * issue 22). So every function that inlines zero_words() carries it:
+ * NO_MEMSET_PATTERN. */
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define NO_MEMSET_PATTERN __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMSET_PATTERN
 #endif
 static inline __attribute__((always_inline)) void zero_words(void* rec,
                                                              size_t from,
@@ -220,7 +227,7 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-futoin__root* futoin__root_alloc(futoin_tool* tool)
+NO_MEMSET_PATTERN futoin__root* futoin__root_alloc(futoin_tool* tool)
 {
     futoin__root* r = futoin__recpool_get(&futoin__eng(tool)->roots);
     if (r) {
