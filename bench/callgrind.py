@@ -3,8 +3,8 @@
 shared, noisy machine (bench/README.md, "Instructions per op").
 
 usage: bench/callgrind.sh [BUILD_DIR] [--only a,b] [--python PY]
-                          [--lua-tree TREE] [--build-bindings] [--no-build]
-                          [--csv FILE]
+                          [--lua-tree TREE] [--java-jar JAR]
+                          [--build-bindings] [--no-build] [--csv FILE]
 
 Every op runs in two processes under `valgrind --tool=callgrind`, one doing
 it N times and one 2N times; instructions per op = (I(2N) - I(N)) / N, so
@@ -20,6 +20,7 @@ import csv
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,9 +39,9 @@ class Op:
     ops are read back from the process's output (BENCH ... ops=N, or OPS N),
     so a unit of n that covers many ops (a T2 batch) divides right."""
 
-    def __init__(self, name, group, what, argv, n, env=None):
+    def __init__(self, name, group, what, argv, n, env=None, reps=1):
         self.name, self.group, self.what = name, group, what
-        self.argv, self.n, self.env = argv, n, env
+        self.argv, self.n, self.env, self.reps = argv, n, env, reps
 
 
 def c_ops(build):
@@ -104,26 +105,73 @@ def python_ops(py):
     ]
 
 
-def lua_ops(lua_env):
+# Lua seeds its string hashes with time(NULL) (lstate.c luai_makeseed):
+# table layouts, and so the counts, moved by up to 4 % between runs. Lua
+# runs with a time() that returns a constant (LD_PRELOAD, built here with
+# cc; nothing in these ops reads the time through time()); without cc, the
+# median of 3 pairs.
+LUA_REPS = 3
+FIXED_TIME_C = "#include <time.h>\ntime_t time(time_t* t) { if (t) *t = 1; return 1; }\n"
+
+
+def fixed_time_preload(tmp):
+    """Path of a shared object whose time() returns 1, or None."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    src, so = os.path.join(tmp, "fixed_time.c"), os.path.join(tmp,
+                                                             "fixed_time.so")
+    with open(src, "w") as f:
+        f.write(FIXED_TIME_C)
+    if sh([cc, "-shared", "-fPIC", "-O2", "-o", so, src]).returncode:
+        return None
+    return so
+
+
+def lua_ops(lua_env, tmp):
     script = os.path.join(BENCH_DIR, "lua", "callgrind_ops.lua")
+    reps = LUA_REPS
+    preload = fixed_time_preload(tmp)
+    if preload:
+        lua_env = {**lua_env, "LD_PRELOAD": preload}
+        reps = 1
 
     def run(kind):
         return lambda n: ["lua5.4", script, kind, str(n), str(WARM)]
     return [
         Op("lua_step", "Lua", "step `function(asi) end` (add + run)",
-           run("step"), BINDING_N, lua_env),
+           run("step"), BINDING_N, lua_env, reps),
         Op("lua_success", "Lua", "step `asi:success(v + 1)`", run("success"),
-           BINDING_N, lua_env),
+           BINDING_N, lua_env, reps),
         Op("lua_floor_coroutine", "Lua", "floor: coroutine resume/yield "
-           "passing a value", run("coroutine"), BINDING_N, lua_env),
+           "passing a value", run("coroutine"), BINDING_N, lua_env, reps),
     ]
 
 
-JAVA_NOTE = ("n/a: a JVM under valgrind runs its JIT compilers on threads "
-             "whose timing decides what gets compiled when, so N and 2N runs "
-             "do not differ by N steps; and this VM exposes no hardware "
-             "counters (perf has no `instructions` event). Java keeps its "
-             "wall-clock figures (bench/java/run.sh)")
+# Java: N = 50,000 (the JIT needs a longer warm-up: WARM = 100,000 steps
+# before the counted run). -Xbatch compiles in the foreground and the serial
+# GC has no threads of its own, so what runs when no longer depends on how
+# valgrind schedules the JVM's threads: two runs of the same N differ by
+# ~0.06 % (without these flags by ~3 %, as much as N steps cost). Compiled
+# code that relies on a SIGSEGV for a null check (C2's implicit null checks)
+# kills the JVM under valgrind: explicit null checks instead.
+JAVA_N = 50000
+JAVA_FLAGS = ["-Xbatch", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xms256m",
+              "-XX:+UnlockDiagnosticVMOptions", "-XX:-ImplicitNullChecks"]
+
+
+def java_ops(java, cp):
+    def run(kind):
+        return lambda n: [java] + JAVA_FLAGS + ["-cp", cp, "CallgrindOps",
+                                                kind, str(n), str(2 * JAVA_N)]
+    return [
+        Op("java_step", "Java", "step `asi -> {}` (add + run)", run("step"),
+           JAVA_N),
+        Op("java_success", "Java", "step `asi.success(v + 1)`",
+           run("success"), JAVA_N),
+        Op("java_floor_thenApply", "Java", "floor: CompletableFuture "
+           "`thenApply(v -> v + 1)`", run("thenApply"), JAVA_N),
+    ]
 
 
 def sh(cmd, **kw):
@@ -208,6 +256,40 @@ def find_lua(arg, build_bindings):
     return lua_tree_env(os.path.join(built, "tree")), None
 
 
+def find_java(build, arg, build_bindings, tmp):
+    """(java, classpath) with the jar and CallgrindOps compiled: --java-jar,
+    the jar of bindings/java/build.sh (build/java), the one bench/java/run.sh
+    builds (BUILD_DIR/java), or (with --build-bindings) built here into
+    BUILD_DIR/java against BUILD_DIR's core."""
+    home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
+    java, javac = (os.path.join(home, "bin", x) for x in ("java", "javac"))
+    if not (os.access(java, os.X_OK) and os.access(javac, os.X_OK)):
+        return None, "no JDK 17 at %s (set JAVA_HOME)" % home
+    jar = None
+    for c in [arg, os.path.join(SRC_DIR, "build", "java", "futoin-async.jar"),
+              os.path.join(build, "java", "futoin-async.jar")]:
+        if c and os.path.isfile(c):
+            jar = c
+            break
+    if jar is None:
+        if not build_bindings:
+            return None, ("no futoin-async.jar: run `bash "
+                          "bindings/java/build.sh` or pass --java-jar JAR or "
+                          "--build-bindings")
+        out = os.path.join(build, "java")
+        r = sh(["bash", os.path.join(SRC_DIR, "bindings", "java",
+                                     "build.sh"), build, out])
+        jar = os.path.join(out, "futoin-async.jar")
+        if r.returncode or not os.path.isfile(jar):
+            return None, "bindings/java/build.sh failed:\n" + r.stderr[-600:]
+    classes = os.path.join(tmp, "java")
+    r = sh([javac, "-encoding", "UTF-8", "--release", "17", "-d", classes,
+            "-cp", jar, os.path.join(BENCH_DIR, "java", "CallgrindOps.java")])
+    if r.returncode:
+        return None, "javac CallgrindOps.java failed:\n" + r.stderr[-600:]
+    return (java, jar + os.pathsep + classes), None
+
+
 def count(op, n, tmp):
     """(ops, instructions) of one run of `op` with n under callgrind."""
     out = os.path.join(tmp, "%s.%d.cg" % (op.name, n))
@@ -241,12 +323,14 @@ def main():
     ap.add_argument("build", nargs="?",
                     default=os.path.join(BENCH_DIR, "build"))
     ap.add_argument("--only", help="comma-separated op names or groups "
-                    "(C, floor, Python, Lua)")
+                    "(C, floor, Python, Lua, Java)")
     ap.add_argument("--python", help="a python that imports futoin_async")
     ap.add_argument("--lua-tree", help="a luarocks tree with futoin_async")
+    ap.add_argument("--java-jar", help="futoin-async.jar (bindings/java)")
     ap.add_argument("--build-bindings", action="store_true",
-                    help="build the Python wheel and the Lua rock from this "
-                    "checkout (into bench/report/) when none is found")
+                    help="build the Python wheel, the Lua rock (into "
+                    "bench/report/) and the jar (into BUILD_DIR/java) from "
+                    "this checkout when none is found")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--csv", default=os.path.join(REPORT_DIR,
                                                   "callgrind.csv"))
@@ -259,37 +343,48 @@ def main():
     def wanted(name, group):
         return only is None or name in only or group in only
 
-    build_core(build, a.no_build)
-    ops = [o for o in c_ops(build) if wanted(o.name, o.group)]
-    skipped = []
-    if any(wanted(n, "Python") for n in ("python_step", "python_success",
-                                          "python_floor_await")):
-        py, why = find_python(a.python, a.build_bindings)
-        if py:
-            print("# python: %s" % py)
-            ops += [o for o in python_ops(py) if wanted(o.name, o.group)]
-        else:
-            skipped.append(("python_*", why))
-    if any(wanted(n, "Lua") for n in ("lua_step", "lua_success",
-                                       "lua_floor_coroutine")):
-        env, why = find_lua(a.lua_tree, a.build_bindings)
-        if env is not None:
-            print("# lua: LUA_CPATH=%s" % env.get("LUA_CPATH", "(lua5.4's)"))
-            ops += [o for o in lua_ops(env) if wanted(o.name, o.group)]
-        else:
-            skipped.append(("lua_*", why))
-    if wanted("java_step", "Java"):
-        skipped.append(("java_step", JAVA_NOTE))
-
     rows = []
     with tempfile.TemporaryDirectory(prefix="futoin-cg-") as tmp:
+        build_core(build, a.no_build)
+        ops = [o for o in c_ops(build) if wanted(o.name, o.group)]
+        skipped = []
+        if any(wanted(n, "Python") for n in ("python_step", "python_success",
+                                              "python_floor_await")):
+            py, why = find_python(a.python, a.build_bindings)
+            if py:
+                print("# python: %s" % py)
+                ops += [o for o in python_ops(py) if wanted(o.name, o.group)]
+            else:
+                skipped.append(("python_*", why))
+        if any(wanted(n, "Lua") for n in ("lua_step", "lua_success",
+                                           "lua_floor_coroutine")):
+            env, why = find_lua(a.lua_tree, a.build_bindings)
+            if env is not None:
+                print("# lua: LUA_CPATH=%s"
+                      % env.get("LUA_CPATH", "(lua5.4's)"))
+                ops += [o for o in lua_ops(env, tmp)
+                        if wanted(o.name, o.group)]
+            else:
+                skipped.append(("lua_*", why))
+        if any(wanted(n, "Java") for n in ("java_step", "java_success",
+                                            "java_floor_thenApply")):
+            jc, why = find_java(build, a.java_jar, a.build_bindings, tmp)
+            if jc:
+                print("# java: %s" % jc[1].split(os.pathsep)[0])
+                ops += [o for o in java_ops(*jc) if wanted(o.name, o.group)]
+            else:
+                skipped.append(("java_*", why))
         for op in ops:
             try:
-                o1, i1 = count(op, op.n, tmp)
-                o2, i2 = count(op, 2 * op.n, tmp)
-                if o2 <= o1:
-                    raise RuntimeError("ops did not grow: %d, %d" % (o1, o2))
-                per = (i2 - i1) / (o2 - o1)
+                pers = []
+                for _ in range(op.reps):
+                    o1, i1 = count(op, op.n, tmp)
+                    o2, i2 = count(op, 2 * op.n, tmp)
+                    if o2 <= o1:
+                        raise RuntimeError("ops did not grow: %d, %d"
+                                           % (o1, o2))
+                    pers.append((i2 - i1) / (o2 - o1))
+                per = statistics.median(pers)
             except RuntimeError as e:
                 print("%s: error %s" % (op.name, e))
                 rows.append([op.name, op.group, "", "", "error", op.what])
@@ -299,6 +394,9 @@ def main():
             if tgt:
                 note = "  (target <= %d: %s)" % (tgt, "met" if per <= tgt
                                                  else "not met")
+            if op.reps > 1:
+                note += "  (median of %d: %.0f-%.0f)" % (op.reps, min(pers),
+                                                         max(pers))
             print("%s: %.0f instr/op%s" % (op.name, per, note), flush=True)
             rows.append([op.name, op.group, "%.1f" % per, o2 - o1, tgt or "",
                          op.what])
