@@ -295,7 +295,8 @@ def count(op, n, tmp):
     out = os.path.join(tmp, "%s.%d.cg" % (op.name, n))
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
            "--dump-instr=no"] + op.argv(n)
-    r = sh(cmd, env={**os.environ, **(op.env or {})})
+    # in tmp: a JVM that dies leaves its hs_err_pid*.log in the cwd
+    r = sh(cmd, env={**os.environ, **(op.env or {})}, cwd=tmp)
     m = (re.search(r"^BENCH .*\bops=(\d+)", r.stdout, re.M)
          or re.search(r"^OPS (\d+)", r.stdout, re.M))
     if r.returncode or not m or not os.path.exists(out):
