@@ -70,11 +70,14 @@ def c_ops(build):
            bench("immediate"), 100000),
         Op("add128", "C", "step of a root of 128 queued steps (add + run)",
            bench("add128"), 100),
-        Op("floor_libuv_ring", "floor", "libuv ring: pop + indirect call + "
-           "push", floor("libuv_ring", fl, "callbacks"), 1000),
-        Op("floor_indirect_call", "floor", "call through a volatile pointer",
-           floor("indirect_call", fl, "callbacks"), 1000),
     ]
+    if os.access(fl, os.X_OK):
+        ops += [
+            Op("floor_libuv_ring", "floor", "libuv ring: pop + indirect call "
+               "+ push", floor("libuv_ring", fl, "callbacks"), 1000),
+            Op("floor_indirect_call", "floor", "call through a volatile "
+               "pointer", floor("indirect_call", fl, "callbacks"), 1000),
+        ]
     if os.access(fib, os.X_OK):
         ops.append(Op("fiber_pooled_t1", "floor", "Boost.Fiber: launch + "
                       "join an empty fiber (pooled 16 KiB stacks)",
