@@ -689,6 +689,7 @@ int main(int argc, char** argv)
 {
     const char* test = NULL;
     double scale = 1.0;
+    uint64_t exact = 0; /* --n: the op count itself (bench/callgrind.sh) */
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
                                         "trim", "fairness", "post_flood",
@@ -704,16 +705,21 @@ int main(int argc, char** argv)
             test = argv[++i];
         } else if (!strcmp(argv[i], "--scale") && i + 1 < argc) {
             scale = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
+            exact = strtoull(argv[++i], NULL, 10);
+            if (exact == 0) {
+                die("--n needs a count > 0");
+            }
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
             if (strcmp(argv[++i], "futoin") != 0) {
                 die("only --impl futoin");
             }
         } else {
-            die("usage: futoin_bench --test NAME [--scale F] | --list");
+            die("usage: futoin_bench --test NAME [--scale F | --n N] | --list");
         }
     }
     if (!test) {
-        die("usage: futoin_bench --test NAME [--scale F] | --list");
+        die("usage: futoin_bench --test NAME [--scale F | --n N] | --list");
     }
     {
         futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
@@ -725,30 +731,34 @@ int main(int argc, char** argv)
             die("futoin_tool_new failed");
         }
     }
+/* The count of a test: --n N exactly (the unit of each test: roots, T2
+ * batches of 30,000 flows, wake-ups, iterations...), else the default
+ * scaled by --scale with a floor. */
+#define COUNT(dflt, floor) (exact ? exact : bench_scaled((dflt), scale, (floor)))
     if (!strcmp(test, "t1")) {
-        t1(bench_scaled(1000000, scale, 1000));
+        t1(COUNT(1000000, 1000));
     } else if (!strcmp(test, "t2")) {
-        t2(bench_scaled(33, scale, 1));
+        t2(COUNT(33, 1));
     } else if (!strcmp(test, "t3")) {
-        t3(bench_scaled(10000000, scale, T3_FLOWS));
+        t3(COUNT(10000000, T3_FLOWS));
     } else if (!strcmp(test, "chain1m")) {
-        chain(bench_scaled(1000000, scale, 1000));
+        chain(COUNT(1000000, 1000));
     } else if (!strcmp(test, "loop_iter")) {
-        loop_iter(bench_scaled(10000000, scale, 1000));
+        loop_iter(COUNT(10000000, 1000));
     } else if (!strcmp(test, "immediate")) {
-        immediate(bench_scaled(10000000, scale, 1000));
+        immediate(COUNT(10000000, 1000));
     } else if (!strcmp(test, "add128")) {
-        add128(bench_scaled(40000, scale, 100));
+        add128(COUNT(40000, 100));
     } else if (!strcmp(test, "fairness")) {
         fairness(1);
     } else if (!strcmp(test, "post_flood")) {
-        post_flood(bench_scaled(100000, scale, 1000));
+        post_flood(COUNT(100000, 1000));
     } else if (!strcmp(test, "vtime")) {
-        vtime(bench_scaled(100000, scale, 100));
+        vtime(COUNT(100000, 100));
     } else if (!strcmp(test, "timers")) {
-        timers(bench_scaled(1000000, scale, TIMER_BATCH));
+        timers(COUNT(1000000, TIMER_BATCH));
     } else if (!strcmp(test, "trim")) {
-        trim(bench_scaled(1000000, scale, 1000));
+        trim(COUNT(1000000, 1000));
     } else {
         die("unknown test");
     }

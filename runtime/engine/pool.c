@@ -59,9 +59,16 @@ void futoin__engine_tool_close(futoin_tool* tool)
 
 /* Records are cleared with plain word stores: for these small fixed sizes
  * GCC turned memset() into `rep stos`, whose start-up cost was a fifth of
- * a whole T1 root. The pattern must not be turned back into memset. */
+ * a whole T1 root. The pattern must not be turned back into memset.
+ * GCC applies an `optimize` attribute to the body of the function that
+ * carries it, and zero_words() is always inlined: on zero_words() itself
+ * it was lost (the loop became `rep stos` again in futoin__root_alloc,
+ * issue 22). So every function that inlines zero_words() carries it:
+ * NO_MEMSET_PATTERN. */
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define NO_MEMSET_PATTERN __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMSET_PATTERN
 #endif
 static inline __attribute__((always_inline)) void zero_words(void* rec,
                                                              size_t from,
@@ -69,6 +76,11 @@ static inline __attribute__((always_inline)) void zero_words(void* rec,
 {
     typedef uint64_t __attribute__((may_alias)) word;
     word* w = rec;
+    /* Straight-line stores at -O2 too (the binding packages' builds): there
+     * GCC kept a loop of vector stores, more instructions than rep stos. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 32
+#endif
     for (size_t i = from; i < to; ++i) {
         w[i] = 0;
     }
@@ -108,12 +120,12 @@ static inline __attribute__((always_inline)) futoin__step* step_alloc(
     return s;
 }
 
-futoin__step* futoin__step_alloc(futoin_tool* tool)
+NO_MEMSET_PATTERN futoin__step* futoin__step_alloc(futoin_tool* tool)
 {
     return step_alloc(tool);
 }
 
-futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
 {
     futoin__step* s = step_alloc(fl->root->owner);
     if (s) {
@@ -191,11 +203,15 @@ void futoin__sub_append(futoin__step* s, futoin__step* n)
     e->app_tail = n;
 }
 
-futoin__flow* futoin__flow_alloc(futoin_tool* tool)
+/* memset() of these two compiled to `rep stos` too (issue 22): word stores. */
+_Static_assert(sizeof(futoin__flow) % 8 == 0, "a flow is whole words");
+_Static_assert(sizeof(FutoInArgs) % 8 == 0, "FutoInArgs is whole words");
+
+NO_MEMSET_PATTERN futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 {
     futoin__flow* fl = futoin__recpool_get(&futoin__eng(tool)->flows);
     if (fl) {
-        memset(fl, 0, sizeof(*fl));
+        zero_words(fl, 0, sizeof(*fl) / 8);
     }
     return fl;
 }
@@ -205,11 +221,11 @@ void futoin__flow_release(futoin_tool* tool, futoin__flow* fl)
     futoin__recpool_put(&futoin__eng(tool)->flows, fl);
 }
 
-FutoInArgs* futoin__args_alloc(futoin_tool* tool)
+NO_MEMSET_PATTERN FutoInArgs* futoin__args_alloc(futoin_tool* tool)
 {
     FutoInArgs* a = futoin__recpool_get(&futoin__eng(tool)->args);
     if (a) {
-        memset(a, 0, sizeof(*a));
+        zero_words(a, 0, sizeof(*a) / 8);
     }
     return a;
 }
@@ -220,7 +236,7 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-futoin__root* futoin__root_alloc(futoin_tool* tool)
+NO_MEMSET_PATTERN futoin__root* futoin__root_alloc(futoin_tool* tool)
 {
     futoin__root* r = futoin__recpool_get(&futoin__eng(tool)->roots);
     if (r) {
