@@ -297,6 +297,57 @@ public class StopTest {
         }
     }
 
+    /**
+     * Subtasks of a scope blocked on flows: the scope's shutdown interrupts
+     * them, and each interrupt cancels the flow its subtask waited for.
+     * Java 17 has no StructuredTaskScope (a preview from 21); its shutdown()
+     * interrupts the subtasks' threads as ExecutorService.shutdownNow() does,
+     * so this is the same path.
+     */
+    @Test
+    public void shuttingDownAScopeOfSubtasksCancelsTheFlowsTheyWaitFor() throws Exception {
+        try (Tool tool = Tool.startThread("futoin-scope")) {
+            CountDownLatch waiting = new CountDownLatch(2);
+            CountDownLatch entered = new CountDownLatch(2);
+            List<String> cancelledFlows = Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.ExecutorService scope =
+                    java.util.concurrent.Executors.newFixedThreadPool(2);
+            List<CompletableFuture<Object>> flows = new ArrayList<>();
+            List<java.util.concurrent.Future<String>> subtasks = new ArrayList<>();
+            for (String n : List.of("a", "b")) {
+                CompletableFuture<Object> f = tool.promise(root -> root.add(asi -> {
+                    asi.setCancel(x -> cancelledFlows.add(n));
+                    waiting.countDown();
+                }));
+                flows.add(f);
+                subtasks.add(scope.submit(() -> {
+                    entered.countDown(); // started: an interrupt from here on reaches get()
+                    try {
+                        f.get();
+                        return n + " completed";
+                    } catch (InterruptedException e) {
+                        return n + " interrupted";
+                    }
+                }));
+            }
+            waiting.await(); // both flows wait
+            entered.await(); // both subtasks run (shutdownNow() drops tasks not started)
+            scope.shutdownNow();
+            List<String> outcomes = new ArrayList<>();
+            for (java.util.concurrent.Future<String> s : subtasks) {
+                outcomes.add(s.get());
+            }
+            assertEquals(List.of("a interrupted", "b interrupted"), outcomes);
+            for (CompletableFuture<Object> f : flows) {
+                assertTrue(f.isCancelled());
+            }
+            tool.call(() -> null).get(); // the cancel handlers ran before this
+            List<String> sorted = new ArrayList<>(cancelledFlows);
+            Collections.sort(sorted);
+            assertEquals(List.of("a", "b"), sorted);
+        }
+    }
+
     @Test
     public void interruptOfRunOnAToolOfItsOwnThread() throws Exception {
         try (Tool tool = Tool.startThread("futoin-run-intr")) {
