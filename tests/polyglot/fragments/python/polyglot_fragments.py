@@ -95,3 +95,28 @@ async def async_wait(asi, *values):
 def async_seen(asi, *values):
     """What async_wait saw, joined by ","."""
     return ",".join(_async_seen)
+
+
+def host_counters(asi, *values):
+    """For leak checks under any host: the Python plug-in's counters (its
+    start()s, stop()s, and the step data the library holds: this step's
+    own included) and sys.getallocatedblocks() after a collection, as one
+    string "starts stops live blocks"."""
+    import ctypes
+    import gc
+    import os
+    import sys
+    path = None
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if line.rstrip().endswith("/libfutoin_host_python.so") or \
+                    "/libfutoin_host_python" in line:
+                path = line.split(None, 5)[5].strip()
+                break
+    if path is None:
+        raise RuntimeError("the Python plug-in is not mapped in this process")
+    plugin = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+    s, p, live = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    plugin.python_host_counters(ctypes.byref(s), ctypes.byref(p), ctypes.byref(live))
+    gc.collect()
+    return f"{s.value} {p.value} {live.value} {sys.getallocatedblocks()}"
