@@ -24,7 +24,9 @@
 #       FUTOIN_POLYGLOT_C_FRAGMENTS, LUA_PATH, LUA_CPATH,
 #       FUTOIN_JAVA_CLASSPATH as tests/polyglot/run.sh exports them; then
 #       tests/polyglot/test_other_hosts.py: Lua and Java programs as hosts
-#       of Python `async def` and timer steps (FUTOIN_JAVA_POLYGLOT_OUT,
+#       of Python `async def` and timer steps, of steps raising SystemExit
+#       or KeyboardInterrupt and of a CPython that cannot start
+#       (FUTOIN_JAVA_POLYGLOT_OUT,
 #       LUA_PATH, LUA_CPATH; a host not built is skipped); run
 #       alone, it builds the wheel and the C fragments into a temporary
 #       folder first (then only the languages whose packages the library

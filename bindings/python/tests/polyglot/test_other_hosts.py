@@ -4,6 +4,10 @@ timer of the hosting loop (asi.tool) completes it, and cancelling the flow
 raises CancelledError inside the coroutine, and after 1,000 async flows the
 plug-in's counters are back at baseline (fragments async_echo, timer_echo,
 async_wait, async_seen, host_counters of tests/polyglot/fragments/python).
+Issue 18: a Python step raising SystemExit or KeyboardInterrupt fails with
+InternalError that the host's error handler sees (system_exit,
+keyboard_interrupt), and a CPython that cannot start (a broken PYTHONHOME)
+fails the Python steps with InvalidRequest, never the host process.
 Run by `bash bindings/python/polyglot.sh test` with the environment
 tests/polyglot/run.sh exports (LUA_PATH/LUA_CPATH of the Lua rock,
 FUTOIN_JAVA_POLYGLOT_OUT of the Java build, PYTHONPATH: the package,
@@ -13,6 +17,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -105,6 +110,84 @@ public class PyAsyncHost {
 """
 
 
+# For each Python function named on the command line: a flow of 20 -> that
+# function of polyglot_fragments, whose error handler passes on "error", the
+# code and error_info's first line; prints the name and what the flow gave,
+# tab-separated, then "exit" (the host goes on and ends its normal way).
+LUA_ERROR_HOST = r"""
+local fa = require "futoin_async"
+local tool = fa.Tool()
+for _, fn in ipairs(arg) do
+    local root = fa.AsyncSteps(tool)
+    root:add(function(asi) return 20 end)
+    root:add_foreign("python", "polyglot_fragments", fn, function(asi, code)
+        asi:success("error", code, asi:state().error_info:match("[^\n]*"))
+    end)
+    print(fn, root:run())
+end
+print("exit")
+"""
+
+JAVA_ERROR_HOST = r"""
+import java.util.Collections;
+import java.util.List;
+import org.futoin.async.*;
+
+public class PyErrorHost {
+    public static void main(String[] args) {
+        try (Tool tool = new Tool()) {
+            for (String fn : args) {
+                try (AsyncSteps root = new AsyncSteps(tool)) {
+                    root.add(asi -> {
+                        asi.successStep(20L);
+                        asi.addForeign("python", "polyglot_fragments", fn);
+                    }, (asi, code) -> asi.success("error", code,
+                                                  asi.errorInfo().split("\n", 2)[0]));
+                    Object r = root.run();
+                    StringBuilder line = new StringBuilder(fn);
+                    List<?> values = r instanceof List ? (List<?>) r : Collections.singletonList(r);
+                    for (Object v : values) {
+                        line.append('\t').append(v);
+                    }
+                    System.out.println(line);
+                }
+            }
+        }
+        System.out.println("exit");
+    }
+}
+"""
+
+
+def run_lua(tmp_path, source, *args, **env):
+    """lua5.4 running `source` with `args` (and `env` added), or a skip
+    when there is no lua5.4 or no Lua rock."""
+    lua = shutil.which("lua5.4")
+    if not lua or not os.environ.get("LUA_CPATH"):
+        pytest.skip("no lua5.4 or no Lua rock (LUA_PATH/LUA_CPATH of tests/polyglot/run.sh)")
+    (tmp_path / "host.lua").write_text(source)
+    return subprocess.run([lua, str(tmp_path / "host.lua"), *args], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, **env))
+
+
+def run_java(tmp_path, source, *args, **env):
+    """The Java program `source` (its class first) run from source with the
+    jar, or a skip when there is no Java build."""
+    out = os.environ.get("FUTOIN_JAVA_POLYGLOT_OUT")
+    java_home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
+    java = pathlib.Path(java_home, "bin", "java")
+    if not out or not (pathlib.Path(out) / "futoin-async.jar").is_file() or not java.is_file():
+        pytest.skip("no Java build (FUTOIN_JAVA_POLYGLOT_OUT of tests/polyglot/run.sh)")
+    src = tmp_path / "Host.java"
+    src.write_text(source)
+    return subprocess.run([str(java), "-Xrs", "-cp", str(pathlib.Path(out) / "futoin-async.jar"),
+                           str(src), *args], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **env))
+
+
+ERROR_HOSTS = {"lua": (run_lua, LUA_ERROR_HOST), "java": (run_java, JAVA_ERROR_HOST)}
+
+
 def assert_back_at_baseline(line, flows=1000):
     """`line`: "counters S P L B S' P' L' B'" (host_counters before and
     after `flows` async flows): starts, stops and live step data equal,
@@ -118,12 +201,7 @@ def assert_back_at_baseline(line, flows=1000):
 
 
 def test_a_lua_host_runs_python_async_and_timer_steps(tmp_path):
-    lua = shutil.which("lua5.4")
-    if not lua or not os.environ.get("LUA_CPATH"):
-        pytest.skip("no lua5.4 or no Lua rock (LUA_PATH/LUA_CPATH of tests/polyglot/run.sh)")
-    (tmp_path / "host.lua").write_text(LUA_HOST)
-    r = subprocess.run([lua, str(tmp_path / "host.lua")], capture_output=True, text=True,
-                       timeout=300)
+    r = run_lua(tmp_path, LUA_HOST)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[:3] == ["async_echo\t20\tx", "timer_echo\t21",
@@ -132,17 +210,46 @@ def test_a_lua_host_runs_python_async_and_timer_steps(tmp_path):
 
 
 def test_a_java_host_runs_python_async_and_timer_steps(tmp_path):
-    out = os.environ.get("FUTOIN_JAVA_POLYGLOT_OUT")
-    java_home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
-    java = pathlib.Path(java_home, "bin", "java")
-    if not out or not (pathlib.Path(out) / "futoin-async.jar").is_file() or not java.is_file():
-        pytest.skip("no Java build (FUTOIN_JAVA_POLYGLOT_OUT of tests/polyglot/run.sh)")
-    src = tmp_path / "PyAsyncHost.java"
-    src.write_text(JAVA_HOST)
-    r = subprocess.run([str(java), "-Xrs", "-cp", str(pathlib.Path(out) / "futoin-async.jar"),
-                        str(src)], capture_output=True, text=True, timeout=300)
+    r = run_java(tmp_path, JAVA_HOST)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[:3] == ["async_echo [20, x]", "timer_echo 21",
                          "cancel CancelledError"], r.stdout + r.stderr
     assert_back_at_baseline(lines[3])
+
+
+@pytest.mark.parametrize("host", sorted(ERROR_HOSTS))
+def test_system_exit_or_interrupt_in_a_lua_or_java_host_fails_the_step(tmp_path, host):
+    """No Python run() is there to re-raise them: the step fails with
+    InternalError naming the exception, which the host's error handler
+    sees (before the fix: a success); the host goes on (Python too) and
+    exits 0."""
+    run, source = ERROR_HOSTS[host]
+    r = run(tmp_path, source, "system_exit", "keyboard_interrupt", "echo")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "system_exit\terror\tInternalError\tSystemExit: 3",
+        "keyboard_interrupt\terror\tInternalError\tKeyboardInterrupt",
+        "echo\t20",
+        "exit"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("host", sorted(ERROR_HOSTS))
+def test_cpython_that_cannot_start_fails_the_step_of_a_lua_or_java_host(tmp_path, host):
+    """A broken PYTHONHOME: Py_InitializeEx() would exit the host process
+    with status 1. The Python steps fail with InvalidRequest naming why,
+    now and later; the host handles it, goes on and exits 0."""
+    run, source = ERROR_HOSTS[host]
+    r = run(tmp_path, source, "echo", "echo", PYTHONHOME=str(tmp_path / "no-such-home"))
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 and lines[2] == "exit", lines
+    fn, error, code, info = lines[0].split("\t")
+    assert (fn, error, code) == ("echo", "error", "InvalidRequest"), lines
+    why = "python: cannot start CPython: "
+    if sys.version_info[:2] == (3, 11):  # CPython's own words differ by version
+        why += ("init_fs_encoding: failed to get the Python codec of the "
+                "filesystem encoding")
+    assert info.startswith(why) and "(adding polyglot_fragments.echo)" in info, info
+    assert "(check PYTHONHOME and PYTHONPATH)" in info, info
+    assert lines[1] == lines[0], lines  # the same, later too

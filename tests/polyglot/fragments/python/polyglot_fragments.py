@@ -120,3 +120,18 @@ def host_counters(asi, *values):
     plugin.python_host_counters(ctypes.byref(s), ctypes.byref(p), ctypes.byref(live))
     gc.collect()
     return f"{s.value} {p.value} {live.value} {sys.getallocatedblocks()}"
+
+
+# ---- Python only: what only a Python run() re-raises (issue 18), for any host
+
+def system_exit(asi, *values):
+    """sys.exit(3): in a flow another language hosts, no Python run() is
+    there to re-raise it, so the step fails with InternalError
+    "SystemExit: 3" for the host to handle (never a success)."""
+    import sys
+    sys.exit(3)
+
+
+def keyboard_interrupt(asi, *values):
+    """As system_exit: InternalError "KeyboardInterrupt"."""
+    raise KeyboardInterrupt
