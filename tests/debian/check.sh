@@ -24,7 +24,9 @@
 #      language reports the version, and Python, Lua and Java hosts each run
 #      a flow with steps of the other two, with no FUTOIN_* or library
 #      variable set (the step modules in /usr/local, where a user's own go;
-#      CLASSPATH names the Java steps' class folder).
+#      CLASSPATH names the Java steps' class folder); then the packages are
+#      purged again (also on failure), since the suites after this one test
+#      what a user gets without them.
 # usage: tests/debian/check.sh
 # Last line: debian: N passed, M failed
 set -uo pipefail
@@ -175,10 +177,33 @@ if [ "$throwaway" != 1 ] || ! is_root; then
   echo "  (run it in one: ../shared/tools/fresh-chroot.sh . \"bash tests/debian/check.sh\")"
   finish
 fi
+# The root stays throwaway only for this script: the parts of the test
+# command after it (polyglot, polyglot-installed) check what a user gets
+# WITHOUT these packages, and a system install of the plug-ins would answer
+# them instead (a fresh root failed them so). So whatever happens below,
+# the packages and the step modules go again on exit, and the last check
+# says so.
+pysite=$(python3 -c 'import sys; print("/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2])')
+uninstall() {
+  rm -f "$pysite/deb_steps.py" /usr/local/share/lua/5.4/deb_steps.lua
+  DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}" >"$work/purge.log" 2>&1
+}
+finish_installed() {
+  uninstall
+  left=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${packages[@]}" 2>/dev/null | grep -v '^un ' | grep -v '^$')
+  hosts=$(ls /usr/lib/*/futoin_async/futoin-hosts 2>/dev/null)
+  if [ -z "$left" ] && [ -z "$hosts" ] && [ ! -e "$pysite/deb_steps.py" ]; then
+    ok "purged again: no package, plug-in or step module is left for the suites after this one"
+  else
+    tail -n 20 "$work/purge.log"; bad "left installed after the check: ${left//$'\n'/; } ${hosts//$'\n'/ }"
+  fi
+  finish
+}
+trap 'uninstall; rm -rf "$work"' EXIT
 if (cd "$work" && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debs[@]}") >"$work/install.log" 2>&1; then
   ok "apt install ./*.deb: ${packages[*]}"
 else
-  tail -n 20 "$work/install.log"; bad "apt install of the packages failed"; finish
+  tail -n 20 "$work/install.log"; bad "apt install of the packages failed"; finish_installed
 fi
 # no variable that points anywhere
 unset FUTOIN_HOST_PATH LD_LIBRARY_PATH PYTHONPATH LUA_PATH LUA_CPATH LUA_PATH_5_4 LUA_CPATH_5_4 \
@@ -198,7 +223,6 @@ out=$(python3 -c 'import futoin_async; print(futoin_async.__version__)' 2>&1)
 out=$(lua5.4 -e 'print(require("futoin_async")._VERSION)' 2>&1)
 [ "$out" = "$version" ] && ok "lua5.4: futoin_async $out" || bad "lua5.4 futoin_async version: $out"
 # the step modules where a user's own go
-pysite=$(python3 -c 'import sys; print("/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2])')
 mkdir -p "$pysite" /usr/local/share/lua/5.4 "$work/classes"
 cp "$here/steps/deb_steps.py" "$pysite/"
 cp "$here/steps/deb_steps.lua" /usr/local/share/lua/5.4/
@@ -218,5 +242,4 @@ if javac -d "$work/classes" -cp /usr/share/java/futoin-async.jar "$here/steps/De
 else
   cat "$work/javac.log"; bad "DebSteps.java did not compile against /usr/share/java/futoin-async.jar"
 fi
-rm -f "$pysite/deb_steps.py" /usr/local/share/lua/5.4/deb_steps.lua
-finish
+finish_installed
