@@ -24,12 +24,18 @@
  *    scenario may have stored and prints those present.
  *  - s1_4_refbug_sync_abort is a reference bug and is not matched: C must
  *    behave like the asynchronous case (see spec_s1_4_sync_*).
+ *  - cancel() from inside the root's own step is deferred until the step
+ *    returns (q3 d), and a completion that lost the race against its
+ *    step's timeout is dropped, not thrown back (q11 d): each applied to
+ *    the reference's lines in its case (q_case.ref_line / our_line).
  *
  * Every example that involves a timer (s1_3_*, s3_5_*_timer) runs on both
  * clocks: the suite `spec` on the wall clock, `spec_vt` on a virtual-time
  * tool, where start() runs what is due and then advances the clock from one
  * due timer to the next until none is left; both compare with the same
- * trace, and the virtual one also checks when the clock stopped.
+ * trace, and the virtual one also checks when the clock stopped. The
+ * reference's q scenarios with timers (q2, q3, q8, q11, q12) run on the
+ * virtual clock only (spec_vt/q*).
  */
 #include "common.h"
 
@@ -1764,3 +1770,594 @@ Test(spec, q14_c_an_error_in_a_sub_step_then_executed_again)
     API(q14_as)->add(q14_as, "step 2", q14_print, NULL);
     q14_run(h, NULL, NULL);
 }
+
+/* ==== The reference's timer scenarios on virtual time ===================== */
+
+/* Each scenario of tests/ref_js/q2_timeout_substeps.js, q3_root_cancel.js,
+ * q8_implicit_success.js, q11_timeout_edge.js and q12_parallel_timeout.js
+ * (the q scripts that use timers), replayed on a virtual-time tool and
+ * compared with its section of the reference's trace. start() runs what is
+ * due now, then timer by timer, so the clock stops at the last timer that
+ * was due; each case also says where that is, which tells whether a timer
+ * was cleared (it never fires) or fired (the clock reached it).
+ *
+ * Timers the JS scripts start themselves (an external completion after
+ * 10 ms, the "100 ms later" marker) are tool timers here: sched_deferred()
+ * or futoin_tool_deferred(). A setImmediate() is sched_immediate(). */
+typedef struct q_case
+{
+    const char* file;   /* tests/expected/<file>.trace */
+    const char* header; /* the scenario's "== x: ... ==" line */
+    const char* next;   /* the start of the next section, NULL = the end */
+    void (*build)(FutoInAsyncSteps* root, const struct q_case* c);
+    FutoInAsyncSteps_execute_callback step; /* the scenario's own step */
+    FutoInAsyncSteps_error_callback eh;     /* and its error handler */
+    uint32_t ms;           /* the timeout that step sets */
+    const char* unhandled; /* what execute()'s callback gets, NULL = none */
+    uint64_t ends_at;      /* the virtual clock when nothing is left */
+    /* A deliberate difference (README): the reference's lines `ref_line`
+     * are ours `our_line`, applied to the expected section in q_replay().
+     * NULL = none. */
+    const char* ref_line;
+    const char* our_line;
+} q_case;
+
+static const q_case* q_now; /* the case being replayed */
+
+static void q_replay(const q_case* c)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    char* expected = section(load_expected(c->file), c->header, c->next);
+
+    if (c->ref_line) {
+        expected = replace_line(expected, c->ref_line, c->our_line);
+    }
+    q_now = c;
+    tr("%.*s", (int)strlen(c->header) - 1, c->header);
+    c->build(as, c);
+    start(as);
+    /* Compared before free(): freeing a root that still waits calls its
+     * cancel handlers, where the JS flow of q8 c is left hanging. */
+    assert_trace_is(expected, c->header);
+    if (c->unhandled) {
+        assert_unhandled(c->unhandled);
+    } else {
+        assert_no_unhandled();
+    }
+    assert_no_misuse();
+    cr_assert_eq(futoin_tool_now(T), c->ends_at, "%s ended at %llu ms",
+                 c->header, (unsigned long long)futoin_tool_now(T));
+    API(as)->free(as);
+}
+
+static void succeed_str(FutoInAsyncSteps* as, const char* v)
+{
+    FutoInArgs args;
+    memset(&args, 0, sizeof(args));
+    set_str(&args, 0, v);
+    API(as)->success(as, &args);
+}
+
+/* "<name> run <args>", as the scripts' N and C steps print them. */
+static void q_run_args(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s run %s", (const char*)d, fmt_args(a));
+}
+static void q_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("%s cancel", (const char*)d);
+}
+static void q_onerror(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s onerror %s", (const char*)d, code);
+}
+static void q_onerror_recovers(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    q_onerror(as, d, code);
+    SUCCESS0(as);
+}
+/* A step that waits for a cancel (setCancel() only). */
+static void q_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s run", (const char*)d);
+    API(as)->setCancel(as, d, q_cancel);
+}
+/* A step that only sets the case's timeout. */
+static void q_times_out(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s run", (const char*)d);
+    API(as)->setTimeout(as, q_now->ms);
+}
+static void q_times_out_or_cancel(FutoInAsyncSteps* as, void* d,
+                                  const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    API(as)->setCancel(as, d, q_cancel);
+}
+/* setTimeout(ms) then success(v) in the same call: the timer is cleared. */
+static void q_times_out_but_succeeds(FutoInAsyncSteps* as, void* d,
+                                     const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    succeed_str(as, "v");
+}
+
+#define Q_CASE(name, c)                                                        \
+    Test(spec_vt, name)                                                        \
+    {                                                                          \
+        q_replay(&(c));                                                        \
+    }
+
+/* ---- q2: setTimeout() on a step with sub-steps --------------------------- */
+
+/* The script's eh(name, recover): prints the error with state().error_info and
+ * state().last_exception (undefined where the state has none). */
+static void q2_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s onerror %s error_info=%s last_exception=%s", (const char*)d, code,
+       state_str(as, "error_info"), state_str(as, "last_exception"));
+}
+static void q2_eh_recovers(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    static char rec[32];
+    q2_eh(as, d, code);
+    snprintf(rec, sizeof(rec), "rec%s", (const char*)d);
+    succeed_str(as, rec);
+}
+/* a, d: T setTimeout(20) with a sub-step S that waits */
+static void q2_t(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    API(as)->add(as, "S", q_waits, q2_eh);
+}
+/* b: T also sets a cancel handler; S -> S1, no handlers on either */
+static void q2b_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_waits(as, d, a);
+    API(as)->add(as, "S1", q_waits, NULL);
+}
+static void q2b_t(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_times_out_or_cancel(as, d, a);
+    API(as)->add(as, "S", q2b_s, NULL);
+}
+/* c: S completes from an immediate */
+static void q2c_success(void* d)
+{
+    succeed_str(d, "s");
+}
+static void q2c_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("S run");
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, as, q2c_success);
+}
+static void q2c_t(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    API(as)->add(as, "S", q2c_s, NULL);
+}
+/* e: S's handler recovers, S2 follows S */
+static void q2e_t(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    API(as)->add(as, "S", q_waits, q2_eh_recovers);
+    API(as)->add(as, "S2", q_run_args, NULL);
+}
+/* f: T holds a parallel of two waiting branches */
+static void q2f_t(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* p;
+    q_times_out(as, d, a);
+    p = API(as)->parallel(as, "P", q2_eh);
+    API(p)->add(p, "b1", q_waits, q2_eh);
+    API(p)->add(p, "b2", q_waits, q2_eh);
+}
+/* root: T (the case's step) and C */
+static void q2_build(FutoInAsyncSteps* root, const q_case* c)
+{
+    API(root)->add(root, "T", c->step, c->eh);
+    API(root)->add(root, "C", q_run_args, NULL);
+}
+
+#define Q2 .file = "q2_timeout_substeps", .build = q2_build, .ms = 20
+static const q_case q2a = {Q2,
+        .header = "== a: T setTimeout(20) + sub-step S waits (setCancel); T and S have onerror ==\n",
+        .next = "== b:", .step = q2_t, .eh = q2_eh,
+        .unhandled = FUTOIN_ERR_TIMEOUT, .ends_at = 20};
+static const q_case q2b = {Q2,
+        .header = "== b: same, T also has setCancel; S -> S1 nested, both with cancel; no onerror on S/S1 ==\n",
+        .next = "== c:", .step = q2b_t, .eh = q2_eh,
+        .unhandled = FUTOIN_ERR_TIMEOUT, .ends_at = 20};
+static const q_case q2c = {Q2,
+        .header = "== c: T setTimeout(20); sub-step S completes via setImmediate success(s) -> timer cleared ==\n",
+        .next = "== d:", .step = q2c_t, .eh = q2_eh, .ends_at = 0};
+static const q_case q2d = {Q2,
+        .header = "== d: as a, but T onerror calls success(recT) ==\n",
+        .next = "== e:", .step = q2_t, .eh = q2_eh_recovers, .ends_at = 20};
+static const q_case q2e = {Q2,
+        .header = "== e: as a, but S onerror calls success(recS) ==\n",
+        .next = "== f:", .step = q2e_t, .eh = q2_eh, .ends_at = 20};
+static const q_case q2f = {Q2,
+        .header = "== f: T setTimeout(20) containing a parallel with 2 waiting branches (setCancel) ==\n",
+        .next = "== g:", .step = q2f_t, .eh = q2_eh,
+        .unhandled = FUTOIN_ERR_TIMEOUT, .ends_at = 20};
+static const q_case q2g = {Q2,
+        .header = "== g: plain step setTimeout(20) and nothing else, with onerror ==\n",
+        .step = q_times_out, .eh = q2_eh, .unhandled = FUTOIN_ERR_TIMEOUT,
+        .ends_at = 20};
+Q_CASE(q2_a_timeout_is_raised_in_the_waiting_sub_step, q2a)
+Q_CASE(q2_b_cancel_handlers_innermost_first_on_timeout, q2b)
+Q_CASE(q2_c_sub_steps_completing_clear_the_timer, q2c)
+Q_CASE(q2_d_the_owner_recovers_the_timeout, q2d)
+Q_CASE(q2_e_the_sub_step_recovers_the_timeout, q2e)
+Q_CASE(q2_f_timeout_cancels_a_parallel_inside, q2f)
+Q_CASE(q2_g_a_step_that_only_sets_a_timeout, q2g)
+
+/* ---- q3: root cancel() while nested three levels deep -------------------- */
+
+/* L0 -> L1 -> L2, each printing "Ln run", with a cancel handler and a
+ * handler (never called: cancel() calls none); "next run" follows L0. L2
+ * then does what the case's step does. */
+static FutoInAsyncSteps* q3_root;
+static void q3_level(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    static const char* const names[] = {"L0", "L1", "L2"};
+    int n = ((const char*)d)[1] - '0';
+
+    q_waits(as, d, a);
+    if (n < 2) {
+        API(as)->add(as, (void*)names[n + 1], q3_level, q_onerror);
+    } else {
+        q_now->step(as, d, a);
+    }
+}
+static void q3_build(FutoInAsyncSteps* root, const q_case* c)
+{
+    q3_root = root;
+    API(root)->add(root, "L0", q3_level, q_onerror);
+    API(root)->add(root, "next run", say, NULL);
+}
+static void q3_cancel(void* d)
+{
+    tr("calling cancel");
+    API(q3_root)->cancel(q3_root);
+    tr("cancel returned");
+}
+/* e: then a new step, and execute() again */
+static void q3_cancel_and_execute_again(void* d)
+{
+    tr("calling cancel");
+    API(q3_root)->cancel(q3_root);
+    API(q3_root)->add(q3_root, "new step after cancel", say, NULL);
+    API(q3_root)->execute(q3_root, NULL, quiet_unhandled);
+}
+/* The scripts queue the cancel with setImmediate() right after execute(),
+ * whose burst has already run L0..L2 (JS runs steps synchronously inside
+ * execute()). Queued from L2 here, so that it comes once L2 waits wherever
+ * a time slice cuts the C flow. */
+static void q3_cancel_later(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->sched_immediate(as, NULL, q3_cancel);
+}
+static void q3c_timeout_and_cancel_later(FutoInAsyncSteps* as, void* d,
+                                         const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, q_now->ms);
+    q3_cancel_later(as, d, a);
+}
+static void q3d_cancel_now(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("L2 calling root.cancel()");
+    API(q3_root)->cancel(q3_root);
+    tr("L2 cancel returned");
+}
+static void q3e_cancel_later(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->sched_immediate(as, NULL, q3_cancel_and_execute_again);
+}
+
+/* b (the same through promise()) is not replayed: the C interface has no
+ * promise(). */
+#define Q3 .file = "q3_root_cancel", .build = q3_build
+static const q_case q3a = {Q3,
+        .header = "== a: cancel from setImmediate while L2 waits ==\n",
+        .next = "== b:", .step = q3_cancel_later};
+static const q_case q3c = {Q3,
+        .header = "== c: L2 also has setTimeout(20): is the timer cleared by cancel? ==\n",
+        .next = "== d:", .step = q3c_timeout_and_cancel_later, .ms = 20,
+        .ends_at = 0};
+static const q_case q3d = {Q3,
+        .header = "== d: L2 calls root.cancel() synchronously inside its own step body ==\n",
+        .next = "== e:", .step = q3d_cancel_now,
+        /* Deliberate difference (README): cancel() from inside one of the
+         * root's own callbacks is deferred until that callback returns, so
+         * the cancel handlers run after "L2 cancel returned"; the
+         * reference runs them inside cancel(). */
+        .ref_line = "L2 calling root.cancel()\nL2 cancel\nL1 cancel\n"
+                    "L0 cancel\nL2 cancel returned\n",
+        .our_line = "L2 calling root.cancel()\nL2 cancel returned\n"
+                    "L2 cancel\nL1 cancel\nL0 cancel\n"};
+static const q_case q3e = {Q3,
+        .header = "== e: after cancel, the same root gets a new step and execute() again ==\n",
+        .step = q3e_cancel_later};
+Q_CASE(q3_a_cancel_calls_cancel_handlers_innermost_first, q3a)
+Q_CASE(q3_c_cancel_clears_the_timer, q3c)
+Q_CASE(q3_d_cancel_from_inside_the_innermost_step, q3d)
+Q_CASE(q3_e_a_cancelled_root_executes_again, q3e)
+
+/* ---- q8: implicit success ------------------------------------------------ */
+
+/* A step succeeding with 'p', then S (the case's step, with a handler
+ * printing "S onerror <err>"), then N printing its args. "release": an
+ * immediate or a timer printing "external success" and completing S with
+ * 'ext'. */
+static void q8_p(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    succeed_str(as, "p");
+}
+static void q8_release(void* d)
+{
+    tr("external success");
+    succeed_str(d, "ext");
+}
+static void q8_build(FutoInAsyncSteps* root, const q_case* c)
+{
+    API(root)->add(root, NULL, q8_p, NULL);
+    API(root)->add(root, "S", c->step, q_onerror);
+    API(root)->add(root, "N", q_run_args, NULL);
+}
+/* a: "S run [p]", setTimeout(20) only */
+static void q8a_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("S run %s", fmt_args(a));
+    API(as)->setTimeout(as, q_now->ms);
+}
+/* b */
+static void q8b_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_waits(as, d, a);
+    API(as)->sched_immediate(as, as, q8_release);
+}
+/* d */
+static void q8d_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("S run");
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, as, q8_release);
+}
+/* f: setTimeout(100), released by a 10 ms timer */
+static void q8f_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_times_out(as, d, a);
+    API(as)->sched_deferred(as, 10, as, q8_release);
+}
+/* g */
+static void q8g_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("S run");
+    API(as)->add(as, "sub", q_run_args, NULL);
+}
+/* h */
+static void q8h_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("sub run");
+    succeed_str(as, "fromSub");
+}
+static void q8h_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q_waits(as, d, a);
+    API(as)->add(as, NULL, q8h_sub, NULL);
+}
+/* i */
+static void q8i_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("S run");
+    API(as)->waitExternal(as);
+    succeed_str(as, "v");
+}
+
+#define Q8 .file = "q8_implicit_success", .build = q8_build
+static const q_case q8a = {Q8,
+        .header = "== a: S only calls setTimeout(20) ==\n", .next = "== b:",
+        .step = q8a_s, .ms = 20, .unhandled = FUTOIN_ERR_TIMEOUT,
+        .ends_at = 20};
+static const q_case q8b = {Q8,
+        .header = "== b: S only calls setCancel(); released from setImmediate ==\n",
+        .next = "== c:", .step = q8b_s};
+static const q_case q8c = {Q8,
+        .header = "== c: S only calls setCancel(); never released ==\n",
+        .next = "== d:", .step = q_waits};
+static const q_case q8d = {Q8,
+        .header = "== d: S only calls waitExternal(); released from setImmediate ==\n",
+        .next = "== e:", .step = q8d_s};
+static const q_case q8e = {Q8,
+        .header = "== e: S does nothing (args from previous step are not forwarded) ==\n",
+        .next = "== f:", .step = q_run_args};
+static const q_case q8f = {Q8,
+        .header = "== f: S calls setTimeout(100) and is released after 10 ms (timer cleared) ==\n",
+        .next = "== g:", .step = q8f_s, .ms = 100, .ends_at = 10};
+static const q_case q8g = {Q8,
+        .header = "== g: S adds a sub-step that does nothing -> S completes when sub-step completes ==\n",
+        .next = "== h:", .step = q8g_s};
+static const q_case q8h = {Q8,
+        .header = "== h: S sets setCancel() AND adds a sub-step -> completes after the sub-step (no wait) ==\n",
+        .next = "== i:", .step = q8h_s};
+static const q_case q8i = {Q8,
+        .header = "== i: S calls waitExternal() then success(v) synchronously ==\n",
+        .next = "== j:", .step = q8i_s};
+static const q_case q8j = {Q8,
+        .header = "== j: S calls setTimeout(20) then success(v) synchronously (timer cleared) ==\n",
+        .step = q_times_out_but_succeeds, .ms = 20, .ends_at = 0};
+Q_CASE(q8_a_a_timeout_alone_waits_and_times_out, q8a)
+Q_CASE(q8_b_a_cancel_handler_alone_waits_for_a_completion, q8b)
+Q_CASE(q8_c_a_cancel_handler_alone_waits_for_ever, q8c)
+Q_CASE(q8_d_wait_external_waits_for_a_completion, q8d)
+Q_CASE(q8_e_an_implicit_success_forwards_no_args, q8e)
+Q_CASE(q8_f_a_completion_clears_the_timeout, q8f)
+Q_CASE(q8_g_a_step_completes_with_its_sub_steps, q8g)
+Q_CASE(q8_h_sub_steps_complete_a_step_with_a_cancel_handler, q8h)
+Q_CASE(q8_i_wait_external_then_success_in_the_step, q8i)
+Q_CASE(q8_j_success_in_the_step_clears_its_timeout, q8j)
+
+/* ---- q11: setTimeout(0), setTimeout() twice ------------------------------ */
+
+/* S (the case's step, with a handler) then N printing its args. */
+static void q11_build(FutoInAsyncSteps* root, const q_case* c)
+{
+    API(root)->add(root, "S", c->step, q_onerror);
+    API(root)->add(root, "N", q_run_args, NULL);
+}
+/* tryIt('external success(v)', ...) at 100 ms. JS reports a refused call
+ * by throwing; C's success() returns nothing, and the tool's stats say
+ * what became of the call. */
+static void q11_external_success(void* d)
+{
+    futoin_tool_stats before = FUTOIN_TOOL_STATS_INIT;
+    futoin_tool_stats after = FUTOIN_TOOL_STATS_INIT;
+
+    cr_assert_eq(futoin_tool_get_stats(T, &before), FUTOIN_OK);
+    succeed_str(d, "v");
+    cr_assert_eq(futoin_tool_get_stats(T, &after), FUTOIN_OK);
+    if (after.late_completions != before.late_completions) {
+        tr("external success(v) dropped as a late completion");
+    } else if (after.misuse != before.misuse) {
+        tr("external success(v) reported as misuse");
+    } else {
+        tr("external success(v) returned");
+    }
+}
+static void q11_twice(FutoInAsyncSteps* as, uint32_t first, uint32_t second)
+{
+    tr("S run");
+    API(as)->setTimeout(as, first);
+    API(as)->setTimeout(as, second);
+    API(as)->sched_deferred(as, 100, as, q11_external_success);
+}
+static void q11c_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q11_twice(as, 10, 200);
+}
+static void q11d_s(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    q11_twice(as, 200, 10);
+}
+
+#define Q11 .file = "q11_timeout_edge", .build = q11_build
+static const q_case q11a = {Q11,
+        .header = "== a: setTimeout(0) and nothing else ==\n", .next = "== b:",
+        .step = q_times_out, .ms = 0, .unhandled = FUTOIN_ERR_TIMEOUT,
+        .ends_at = 0};
+static const q_case q11b = {Q11,
+        .header = "== b: setTimeout(0) then success(v) synchronously ==\n",
+        .next = "== c:", .step = q_times_out_but_succeeds, .ms = 0};
+static const q_case q11c = {Q11,
+        .header = "== c: setTimeout(10) then setTimeout(200); external success at 100 ms ==\n",
+        .next = "== d:", .step = q11c_s, .ends_at = 100};
+static const q_case q11d = {Q11,
+        .header = "== d: setTimeout(200) then setTimeout(10); external success at 100 ms ==\n",
+        .next = "== e:", .step = q11d_s,
+        .unhandled = FUTOIN_ERR_TIMEOUT, .ends_at = 100,
+        /* Deliberate difference (README): a completion that lost the race
+         * against the step's timeout is dropped quietly and counted; the
+         * reference throws InternalError to the caller. */
+        .ref_line = "external success(v) threw InternalError: Unexpected "
+                    "call, object is out of service\n",
+        .our_line = "external success(v) dropped as a late completion\n"};
+static const q_case q11e = {Q11,
+        .header = "== e: setTimeout(10) then setCancel: cancel handler runs on timeout ==\n",
+        .step = q_times_out_or_cancel, .ms = 10,
+        .unhandled = FUTOIN_ERR_TIMEOUT, .ends_at = 10};
+Q_CASE(q11_a_set_timeout_0_is_a_timer, q11a)
+Q_CASE(q11_b_set_timeout_0_then_success, q11b)
+Q_CASE(q11_c_the_second_timeout_replaces_the_first, q11c)
+Q_CASE(q11_d_a_shorter_second_timeout_fires_first, q11d)
+Q_CASE(q11_e_the_cancel_handler_runs_before_the_handler, q11e)
+
+/* ---- q12: a parallel branch waits with a timeout, a sibling fails -------- */
+
+/* P = parallel with the case's handler, then N printing its args; the
+ * case's step adds P's branches (called with P, no args). Where a branch
+ * waits with a timer that must be cleared, the script prints "100 ms
+ * later" from its own timer: a handler printing after ~50 ms would show a
+ * timer left running. */
+static void q12_later(void* d)
+{
+    tr("100 ms later");
+}
+static void q12_build(FutoInAsyncSteps* root, const q_case* c)
+{
+    FutoInAsyncSteps* p = API(root)->parallel(root, "P", c->eh);
+    c->step(p, NULL, NULL);
+    API(root)->add(root, "N", q_run_args, NULL);
+}
+static void q12_later_marker(void)
+{
+    futoin_tool_deferred(T, 100, q12_later, NULL);
+}
+/* b2: waits, then fails with E2 from an immediate */
+static void q12_b2_raise(void* d)
+{
+    tr("b2 raises E2");
+    ERROR((FutoInAsyncSteps*)d, "E2");
+}
+static void q12_b2(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("b2 run");
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, as, q12_b2_raise);
+}
+/* a: b1 setTimeout(50) + setCancel */
+static void q12a_branches(FutoInAsyncSteps* p, void* d, const FutoInArgs* a)
+{
+    API(p)->add(p, "b1", q_times_out_or_cancel, q_onerror);
+    API(p)->add(p, "b2", q12_b2, q_onerror);
+    q12_later_marker();
+}
+/* b: b1 setTimeout(50) only */
+static void q12b_branches(FutoInAsyncSteps* p, void* d, const FutoInArgs* a)
+{
+    API(p)->add(p, "b1", q_times_out, q_onerror);
+    API(p)->add(p, "b2", q12_b2, q_onerror);
+    q12_later_marker();
+}
+/* c: b1 times out after 10 ms, b2 waits with a cancel handler */
+static void q12c_branches(FutoInAsyncSteps* p, void* d, const FutoInArgs* a)
+{
+    API(p)->add(p, "b1", q_times_out, q_onerror);
+    API(p)->add(p, "b2", q_waits, q_onerror);
+}
+/* d: b1's sub-step b1.1 waits with setTimeout(50); b2 has no handler */
+static void q12d_b1(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("b1 run");
+    API(as)->add(as, "b1.1", q_times_out, q_onerror);
+}
+static void q12d_branches(FutoInAsyncSteps* p, void* d, const FutoInArgs* a)
+{
+    API(p)->add(p, "b1", q12d_b1, q_onerror);
+    API(p)->add(p, "b2", q12_b2, NULL);
+    q12_later_marker();
+}
+
+#define Q12 .file = "q12_parallel_timeout", .build = q12_build
+static const q_case q12a = {Q12,
+        .header = "== a: b1 setTimeout(50)+setCancel waits; b2 errors E2 from setImmediate ==\n",
+        .next = "== b:", .step = q12a_branches, .eh = q_onerror, .ms = 50,
+        .unhandled = "E2", .ends_at = 100};
+static const q_case q12b = {Q12,
+        .header = "== b: b1 setTimeout(50) only (no cancel handler); b2 errors E2 from setImmediate ==\n",
+        .next = "== c:", .step = q12b_branches, .eh = q_onerror, .ms = 50,
+        .unhandled = "E2", .ends_at = 100};
+static const q_case q12c = {Q12,
+        .header = "== c: b1 times out after 10 ms; b2 waits with setCancel; P onerror recovers ==\n",
+        .next = "== d:", .step = q12c_branches, .eh = q_onerror_recovers,
+        .ms = 10, .ends_at = 10};
+static const q_case q12d = {Q12,
+        .header = "== d: b1 sub-step waits with setTimeout(50) inside a branch; b2 errors; timer cleared? ==\n",
+        .step = q12d_branches, .eh = q_onerror, .ms = 50, .unhandled = "E2",
+        .ends_at = 100};
+Q_CASE(q12_a_a_failing_sibling_cancels_a_branch_and_its_timer, q12a)
+Q_CASE(q12_b_a_failing_sibling_clears_a_branch_timer, q12b)
+Q_CASE(q12_c_a_branch_timeout_is_a_branch_error, q12c)
+Q_CASE(q12_d_a_failing_sibling_clears_a_sub_step_timer, q12d)
