@@ -1164,7 +1164,7 @@ public final class AsyncSteps implements AutoCloseable {
             return t;
         }
         long core = FutoInNative.async_tool(check("tool()"));
-        return core == 0 ? null : Tool.ofCore(core);
+        return core == 0 ? null : BorrowedTools.ofCore(core);
     }
 
     @Override

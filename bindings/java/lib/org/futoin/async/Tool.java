@@ -1,10 +1,8 @@
 package org.futoin.async;
 
-import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -74,12 +72,12 @@ import java.util.function.Supplier;
 public final class Tool implements Executor, AutoCloseable {
     private static final int DRAIN_BUDGET = 1024;
 
-    private long ptr;
+    long ptr;
     /* Borrowed: the futoin_tool* of the hosting program's loop (0: ours). */
-    private final long core;
+    final long core;
     /* Borrowed: the thread a timer callback of it runs on now, or null. */
-    private volatile Thread firing;
-    private volatile Thread loopThread;
+    volatile Thread firing;
+    volatile Thread loopThread;
     private final boolean dedicated;
     private final boolean virtualTime;
     private final Thread thread;
@@ -107,7 +105,7 @@ public final class Tool implements Executor, AutoCloseable {
     /** Throttles and Limiters made on this tool (loop thread). */
     final Set<SyncObject> syncs = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Pending timers and immediates (loop thread). */
-    private final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
+    final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /**
      * Options of {@link Tool#Tool(Options)}.
@@ -192,7 +190,7 @@ public final class Tool implements Executor, AutoCloseable {
         core = 0;
         loopThread = Thread.currentThread();
         ptr = FutoInNative.tool_new(this, false, virtualTime);
-        registerOwn(this);
+        BorrowedTools.registerOwn(this);
         terminated.countDown();
         if (policy != null) {
             applyOrClose(policy, what);
@@ -210,66 +208,12 @@ public final class Tool implements Executor, AutoCloseable {
     }
 
     /** A borrowed Tool over the hosting program's loop `core`. */
-    private Tool(long core) {
+    Tool(long core) {
         dedicated = false;
         virtualTime = false;
         thread = null;
         this.core = core;
         terminated.countDown();
-    }
-
-    /* Tools by the address of their futoin_tool: Java's own (while open)
-     * and the borrowed ones (while referred to). */
-    private static final Map<Long, WeakReference<Tool>> BY_CORE = new HashMap<>();
-
-    private static void registerOwn(Tool t) {
-        long c = FutoInNative.tool_ptr(t.ptr);
-        synchronized (BY_CORE) {
-            BY_CORE.put(c, new WeakReference<>(t));
-        }
-    }
-
-    private static void unregisterOwn(Tool t, long p) {
-        long c = FutoInNative.tool_ptr(p);
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(c);
-            if (r != null && r.get() == t) {
-                BY_CORE.remove(c);
-            }
-        }
-    }
-
-    /** Is `core` the loop of a Tool of Java's own (not closed)? */
-    static boolean ownedByJava(long core) {
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(core);
-            Tool t = r == null ? null : r.get();
-            return t != null && t.core == 0;
-        }
-    }
-
-    /**
-     * The Tool of the loop `core` of a flow whose handle is live (loop
-     * thread): a Tool of Java's own when it is one (a Java step added by
-     * name runs without one), else the borrowed Tool of the hosting
-     * program's loop: one object per loop while it is referred to; a loop
-     * freed and another made at the same address gets the same object,
-     * which holds nothing of the old one (no timer can be pending: they
-     * keep the loop from being freed).
-     */
-    static Tool ofCore(long core) {
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(core);
-            Tool t = r == null ? null : r.get();
-            if (t == null) {
-                if (BY_CORE.size() >= 64) {
-                    BY_CORE.values().removeIf(w -> w.get() == null);
-                }
-                t = new Tool(core);
-                BY_CORE.put(core, new WeakReference<>(t));
-            }
-            return t;
-        }
     }
 
     /**
@@ -279,25 +223,6 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public boolean isBorrowed() {
         return core != 0;
-    }
-
-    private static final String BORROWED_USE = "this Tool is the loop of the program that hosts this JVM: usable "
-            + "only on its loop thread while a Java step or timer of it runs there, or while timers of it are pending";
-
-    /** Borrowed: may this thread use the hosting program's loop now? The
-     *  proofs that it is alive also prove this is its thread. */
-    private boolean borrowedUsable() {
-        Thread c = Thread.currentThread();
-        if (firing == c) {
-            return true;
-        }
-        if (FutoInNative.tool_borrowed_here(core)) {
-            loopThread = c;
-            return true;
-        }
-        synchronized (life) {
-            return ptr != 0 && FutoInNative.tool_is_same_thread(ptr);
-        }
     }
 
     /** What a borrowed Tool refuses to do at all. */
@@ -411,7 +336,7 @@ public final class Tool implements Executor, AutoCloseable {
         try {
             loopThread = Thread.currentThread();
             ptr = FutoInNative.tool_new(this, true, false);
-            registerOwn(this);
+            BorrowedTools.registerOwn(this);
         } catch (Throwable t) {
             failed[0] = t;
             terminated.countDown();
@@ -460,7 +385,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public boolean isLoopThread() {
         if (core != 0) {
-            return borrowedUsable();
+            return BorrowedTools.usable(this);
         }
         Thread c = Thread.currentThread();
         if (c == loopThread) {
@@ -479,8 +404,8 @@ public final class Tool implements Executor, AutoCloseable {
 
     void checkLoopThread(String what) {
         if (core != 0) {
-            if (!borrowedUsable()) {
-                throw new IllegalStateException(what + ": " + BORROWED_USE);
+            if (!BorrowedTools.usable(this)) {
+                throw new IllegalStateException(what + ": " + BorrowedTools.BORROWED_USE);
             }
             return;
         }
@@ -780,8 +705,8 @@ public final class Tool implements Executor, AutoCloseable {
         Objects.requireNonNull(task, "execute(): task is null");
         if (core != 0) {
             /* no other thread can know the loop is still there */
-            if (!borrowedUsable()) {
-                throw new RejectedExecutionException("execute(): " + BORROWED_USE);
+            if (!BorrowedTools.usable(this)) {
+                throw new RejectedExecutionException("execute(): " + BorrowedTools.BORROWED_USE);
             }
             immediate(task);
             return;
@@ -922,7 +847,7 @@ public final class Tool implements Executor, AutoCloseable {
                 rec = 0;
                 tool.timers.remove(this);
                 FutoInNative.tool_cancel_timer(tool.ptr, r);
-                tool.unborrowIfIdle();
+                BorrowedTools.unborrowIfIdle(tool);
             }
         }
 
@@ -940,7 +865,7 @@ public final class Tool implements Executor, AutoCloseable {
             } finally {
                 if (tool.core != 0) {
                     tool.firing = outer;
-                    tool.unborrowIfIdle();
+                    BorrowedTools.unborrowIfIdle(tool);
                 }
             }
         }
@@ -949,28 +874,11 @@ public final class Tool implements Executor, AutoCloseable {
     private Handle schedule(String what, long delayMs, Runnable fn) {
         checkLoopThread(what);
         Objects.requireNonNull(fn, what + ": callback is null");
-        if (core != 0 && ptr == 0) {
-            long p = FutoInNative.tool_borrow(core, this); /* holds the loop while timers are pending */
-            synchronized (life) {
-                ptr = p;
-            }
-        }
+        BorrowedTools.holdForTimers(this);
         Handle h = new Handle(this, fn);
         h.rec = FutoInNative.tool_schedule(ptr, delayMs, h);
         timers.add(h);
         return h;
-    }
-
-    /** Borrowed, loop thread: the last timer is gone, let the loop go. */
-    private void unborrowIfIdle() {
-        if (core != 0 && ptr != 0 && timers.isEmpty()) {
-            long p;
-            synchronized (life) {
-                p = ptr;
-                ptr = 0;
-            }
-            FutoInNative.tool_unborrow(p);
-        }
     }
 
     /**
@@ -1070,7 +978,7 @@ public final class Tool implements Executor, AutoCloseable {
             return;
         }
         tasks.clear();
-        unregisterOwn(this, p);
+        BorrowedTools.unregisterOwn(this, p);
         int rc = FutoInNative.tool_free(p);
         if (rc != 0) {
             throw new IllegalStateException("Tool.close(): roots of other owners are still alive (" + rc + ")");
