@@ -232,7 +232,7 @@ final class RootCtl implements Runnable {
             f = awaitOnItsThread(root);
         } else {
             f = root.promise();
-            tool.runFor(this, "run()"); /* throws CancellationException when interrupted */
+            ToolRuns.runFor(tool, this, "run()"); /* throws CancellationException when interrupted */
             if (tool.isVirtualTime()) {
                 /* a virtual clock: on from one due timer to the next */
                 while (!f.isDone() && bsi != 0) {

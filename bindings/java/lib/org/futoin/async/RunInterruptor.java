@@ -12,7 +12,7 @@ import java.util.ArrayList;
  * thread is between {@code begin()} and {@code end()}, or at once when it
  * enters with its interrupt status set. What it does is posted to the loop
  * thread: cancel the flows the run waits for, then stop the run. One per
- * run of the loop (Tool.runFor).
+ * run of the loop (ToolRuns.runFor).
  */
 final class RunInterruptor extends AbstractInterruptibleChannel {
     private final Tool tool;
@@ -60,7 +60,7 @@ final class RunInterruptor extends AbstractInterruptibleChannel {
             }
         }
         synchronized (tool.life) {
-            tool.requestStop(gen);
+            ToolRuns.requestStop(tool, gen);
         }
     }
 }

@@ -78,23 +78,23 @@ public final class Tool implements Executor, AutoCloseable {
     /* Borrowed: the thread a timer callback of it runs on now, or null. */
     volatile Thread firing;
     volatile Thread loopThread;
-    private final boolean dedicated;
+    final boolean dedicated;
     private final boolean virtualTime;
     private final Thread thread;
-    private final CountDownLatch terminated = new CountDownLatch(1);
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    final CountDownLatch terminated = new CountDownLatch(1);
+    final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean wake = new AtomicBoolean();
     /* guards the life of the loop and its runs (RunInterruptor too) */
     final Object life = new Object();
-    private volatile boolean closed;
-    private boolean closeAfterRun;
+    volatile boolean closed;
+    boolean closeAfterRun;
     /* close() asked for during a run is being carried out (loop thread) */
-    private boolean closingOnLoop;
+    boolean closingOnLoop;
     volatile boolean running;
     /* Runs are numbered (under `life`) so that a stop or an interrupt is
      * applied to the run it was meant for, never to a later one. */
     long runGen;
-    private volatile boolean stopRequested;
+    volatile boolean stopRequested;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
 
     /** Executing roots, kept alive until they finish, in the order they
@@ -239,7 +239,7 @@ public final class Tool implements Executor, AutoCloseable {
         core = 0;
         CountDownLatch ready = new CountDownLatch(1);
         Throwable[] failed = new Throwable[1];
-        thread = new Thread(() -> loopMain(ready, failed), name);
+        thread = new Thread(() -> ToolRuns.loopMain(this, ready, failed), name);
         thread.setDaemon(daemon);
         thread.start();
         try {
@@ -332,33 +332,6 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
-    private void loopMain(CountDownLatch ready, Throwable[] failed) {
-        try {
-            loopThread = Thread.currentThread();
-            ptr = FutoInNative.tool_new(this, true, false);
-            BorrowedTools.registerOwn(this);
-        } catch (Throwable t) {
-            failed[0] = t;
-            terminated.countDown();
-            ready.countDown();
-            return;
-        }
-        ready.countDown();
-        try {
-            running = true;
-            FutoInNative.tool_run(ptr, 0); /* until shutdownOnLoop() lets go */
-        } catch (Throwable t) {
-            uncaught(t);
-        } finally {
-            running = false;
-            try {
-                freeNative();
-            } finally {
-                terminated.countDown();
-            }
-        }
-    }
-
     // ---- threads ---------------------------------------------------------
 
     long ptr() {
@@ -441,45 +414,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @throws CancellationException if this thread was interrupted
      */
     public void run() {
-        runFor(null, "run()");
-    }
-
-    /**
-     * The loop until nothing is left to do, a stop() or an interrupt, which
-     * cancels `only` (root.run()) or every executing flow (null).
-     */
-    void runFor(RootCtl only, String what) {
-        refuseBorrowed(what, "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException(what + ": this Tool runs on its own thread");
-        }
-        long gen = enter(what);
-        RunInterruptor intr = new RunInterruptor(this, gen, only);
-        try {
-            do {
-                drain();
-                if (stopRequested) {
-                    break;
-                }
-                int rc;
-                intr.blocking();
-                try {
-                    rc = FutoInNative.tool_run(ptr, gen);
-                } finally {
-                    intr.done();
-                }
-                if (rc != 0) {
-                    throw new IllegalStateException(what + ": refused by the runtime");
-                }
-            } while (!stopRequested && !tasks.isEmpty());
-        } finally {
-            leaveRun();
-        }
-        if (intr.cancelled) {
-            Thread.currentThread().interrupt(); /* kept set, whatever cleared it meanwhile */
-            throw new CancellationException(what + ": interrupted; "
-                    + (only != null ? "its flow was" : "the executing flows were") + " cancelled");
-        }
+        ToolRuns.runFor(this, null, "run()");
     }
 
     // ---- virtual time ----------------------------------------------------
@@ -529,7 +464,7 @@ public final class Tool implements Executor, AutoCloseable {
         if (ms > Long.MAX_VALUE - nowMillis()) {
             throw new IllegalArgumentException("advance(): " + ms + " ms is too far for the clock");
         }
-        long gen = enter("advance()");
+        long gen = ToolRuns.enter(this, "advance()");
         try {
             drain();
             if (FutoInNative.tool_advance(ptr, ms, gen) != 0) {
@@ -541,7 +476,7 @@ public final class Tool implements Executor, AutoCloseable {
                 FutoInNative.tool_run(ptr, gen);
             }
         } finally {
-            leaveRun();
+            ToolRuns.leaveRun(this);
         }
     }
 
@@ -617,23 +552,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         {@link #close()})
      */
     public boolean stop() {
-        refuseBorrowed("stop()", "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException("stop(): this Tool runs on its own thread; close() stops it");
-        }
-        synchronized (life) {
-            return running && requestStop(runGen);
-        }
-    }
-
-    /** Under `life`: stop run `gen` if it is the one in progress. */
-    boolean requestStop(long gen) {
-        if (!running || gen != runGen || closed || ptr == 0) {
-            return false;
-        }
-        stopRequested = true;
-        FutoInNative.tool_stop(ptr, gen);
-        return true;
+        return ToolRuns.stop(this);
     }
 
     /**
@@ -642,51 +561,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return true if work remains
      */
     public boolean runOnce() {
-        refuseBorrowed("runOnce()", "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException("runOnce(): this Tool runs on its own thread");
-        }
-        enter("runOnce()");
-        try {
-            drain();
-            int rc = FutoInNative.tool_run_nowait(ptr);
-            if (rc < 0) {
-                throw new IllegalStateException("runOnce(): refused by the runtime");
-            }
-            return rc > 0 || !tasks.isEmpty();
-        } finally {
-            leaveRun();
-        }
-    }
-
-    private long enter(String what) {
-        long gen;
-        synchronized (life) {
-            if (closed) {
-                throw new IllegalStateException(what + ": the Tool is closed");
-            }
-            if (running) {
-                throw new IllegalStateException(what + ": the loop is running already (nested, or on another thread)");
-            }
-            running = true;
-            stopRequested = false;
-            gen = ++runGen;
-        }
-        loopThread = Thread.currentThread();
-        return gen;
-    }
-
-    private void leaveRun() {
-        boolean close;
-        synchronized (life) {
-            running = false;
-            close = closeAfterRun;
-            closeAfterRun = false;
-            closingOnLoop = close;
-        }
-        if (close) {
-            closeNow();
-        }
+        return ToolRuns.runOnce(this);
     }
 
     // ---- Executor --------------------------------------------------------
@@ -968,7 +843,7 @@ public final class Tool implements Executor, AutoCloseable {
         }
     }
 
-    private void freeNative() {
+    void freeNative() {
         long p;
         synchronized (life) {
             closed = true;
@@ -990,7 +865,7 @@ public final class Tool implements Executor, AutoCloseable {
 
     /** Loop thread: free everything; other threads waiting in close()
      *  go on when it is done (or failed). */
-    private void closeNow() {
+    void closeNow() {
         try {
             releaseAll();
             freeNative();
@@ -1042,7 +917,7 @@ public final class Tool implements Executor, AutoCloseable {
                 if (Thread.currentThread() == loopThread) {
                     return; /* when run() returns */
                 }
-                requestStop(runGen);
+                ToolRuns.requestStop(this, runGen);
                 wait = true;
             } else if (closingOnLoop) {
                 wait = true; /* the loop thread is closing it now */
