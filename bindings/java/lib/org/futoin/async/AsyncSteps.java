@@ -1092,7 +1092,7 @@ public final class AsyncSteps implements AutoCloseable {
             return;
         }
         if (tool != null && !tool.isLoopThread()) {
-            tool.post(ctl::freeOnLoop);
+            ToolTasks.post(tool, ctl::freeOnLoop);
             return;
         }
         ctl.freeOnLoop();

@@ -42,7 +42,7 @@ final class RunInterruptor extends AbstractInterruptibleChannel {
 
     @Override
     protected void implCloseChannel() throws IOException {
-        tool.post(this::onLoop);
+        ToolTasks.post(tool, this::onLoop);
     }
 
     private void onLoop() {

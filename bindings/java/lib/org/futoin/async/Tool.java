@@ -70,8 +70,6 @@ import java.util.function.Supplier;
  * {@link IllegalStateException} instead of touching a loop that may be gone.
  */
 public final class Tool implements Executor, AutoCloseable {
-    private static final int DRAIN_BUDGET = 1024;
-
     long ptr;
     /* Borrowed: the futoin_tool* of the hosting program's loop (0: ours). */
     final long core;
@@ -83,7 +81,7 @@ public final class Tool implements Executor, AutoCloseable {
     private final Thread thread;
     final CountDownLatch terminated = new CountDownLatch(1);
     final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean wake = new AtomicBoolean();
+    final AtomicBoolean wake = new AtomicBoolean();
     /* guards the life of the loop and its runs (RunInterruptor too) */
     final Object life = new Object();
     volatile boolean closed;
@@ -466,13 +464,13 @@ public final class Tool implements Executor, AutoCloseable {
         }
         long gen = ToolRuns.enter(this, "advance()");
         try {
-            drain();
+            ToolTasks.drain(this);
             if (FutoInNative.tool_advance(ptr, ms, gen) != 0) {
                 throw new IllegalStateException("advance(): refused by the runtime");
             }
             /* tasks left by drain()'s budget: what is due now, as run() */
             while (!stopRequested && !tasks.isEmpty()) {
-                drain();
+                ToolTasks.drain(this);
                 FutoInNative.tool_run(ptr, gen);
             }
         } finally {
@@ -577,55 +575,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     @Override
     public void execute(Runnable task) {
-        Objects.requireNonNull(task, "execute(): task is null");
-        if (core != 0) {
-            /* no other thread can know the loop is still there */
-            if (!BorrowedTools.usable(this)) {
-                throw new RejectedExecutionException("execute(): " + BorrowedTools.BORROWED_USE);
-            }
-            immediate(task);
-            return;
-        }
-        synchronized (life) {
-            if (closed) {
-                throw new RejectedExecutionException("Tool is closed");
-            }
-            tasks.add(task);
-            if (!wake.getAndSet(true)) {
-                FutoInNative.tool_post(ptr);
-            }
-        }
-    }
-
-    /** execute() for internal marshalling (cancel, free from other
-     *  threads); dropped once the tool is closed (it freed everything). */
-    void post(Runnable task) {
-        try {
-            execute(task);
-        } catch (RejectedExecutionException closedAlready) {
-            // nothing left to do
-        }
-    }
-
-    /** Loop thread: run the queued tasks (a bounded batch per call). */
-    void drain() {
-        wake.set(false);
-        for (int n = 0; n < DRAIN_BUDGET; ++n) {
-            Runnable r = tasks.poll();
-            if (r == null) {
-                return;
-            }
-            try {
-                r.run();
-            } catch (Throwable t) {
-                uncaught(t);
-            }
-        }
-        synchronized (life) {
-            if (!closed && !tasks.isEmpty() && !wake.getAndSet(true)) {
-                FutoInNative.tool_post(ptr);
-            }
-        }
+        ToolTasks.execute(this, task);
     }
 
     /**
@@ -637,20 +587,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the result, completed on the loop thread
      */
     public <T> CompletableFuture<T> call(Supplier<? extends T> fn) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        Runnable r = () -> {
-            try {
-                f.complete(fn.get());
-            } catch (Throwable t) {
-                f.completeExceptionally(t);
-            }
-        };
-        if (isLoopThread()) {
-            r.run();
-        } else {
-            execute(r);
-        }
-        return f;
+        return ToolTasks.call(this, fn);
     }
 
     /**
@@ -665,28 +602,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the flow's outcome, as {@link AsyncSteps#promise()}
      */
     public CompletableFuture<Object> promise(Consumer<? super AsyncSteps> setup) {
-        Objects.requireNonNull(setup, "promise(): setup is null");
-        CompletableFuture<Object> f = new FlowFuture();
-        Runnable r = () -> {
-            AsyncSteps root = null;
-            try {
-                root = new AsyncSteps(this);
-                setup.accept(root);
-                root.promiseInto(f);
-                root.freeWhenDone();
-            } catch (Throwable t) {
-                if (root != null) {
-                    root.close();
-                }
-                f.completeExceptionally(t);
-            }
-        };
-        if (isLoopThread()) {
-            r.run();
-        } else {
-            execute(r);
-        }
-        return f;
+        return ToolTasks.promise(this, setup);
     }
 
     // ---- timers (FTN12 AsyncTool) -----------------------------------------
@@ -831,7 +747,7 @@ public final class Tool implements Executor, AutoCloseable {
 
     /** Loop thread: free roots, sync objects and timers. */
     private void releaseAll() {
-        drain();
+        ToolTasks.drain(this);
         for (RootCtl c : new ArrayList<>(roots)) {
             c.freeOnLoop();
         }

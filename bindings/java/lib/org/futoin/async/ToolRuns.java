@@ -53,7 +53,7 @@ final class ToolRuns {
         RunInterruptor intr = new RunInterruptor(tool, gen, only);
         try {
             do {
-                tool.drain();
+                ToolTasks.drain(tool);
                 if (tool.stopRequested) {
                     break;
                 }
@@ -107,7 +107,7 @@ final class ToolRuns {
         }
         enter(tool, "runOnce()");
         try {
-            tool.drain();
+            ToolTasks.drain(tool);
             int rc = FutoInNative.tool_run_nowait(tool.ptr);
             if (rc < 0) {
                 throw new IllegalStateException("runOnce(): refused by the runtime");
