@@ -1,7 +1,6 @@
 package org.futoin.async;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -78,7 +77,7 @@ public final class Tool implements Executor, AutoCloseable {
     volatile Thread loopThread;
     final boolean dedicated;
     private final boolean virtualTime;
-    private final Thread thread;
+    final Thread thread;
     final CountDownLatch terminated = new CountDownLatch(1);
     final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     final AtomicBoolean wake = new AtomicBoolean();
@@ -93,7 +92,7 @@ public final class Tool implements Executor, AutoCloseable {
      * applied to the run it was meant for, never to a later one. */
     long runGen;
     volatile boolean stopRequested;
-    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    final CountDownLatch closedLatch = new CountDownLatch(1);
 
     /** Executing roots, kept alive until they finish, in the order they
      *  started (loop thread; RootCtl has identity equality). */
@@ -322,7 +321,7 @@ public final class Tool implements Executor, AutoCloseable {
 
     private void setLoadPolicy(LoadPolicy policy, String what) {
         refuseBorrowed(what, "that program sets its load policy");
-        synchronized (life) { /* freeNative() takes `life` before it frees */
+        synchronized (life) { /* ToolClose.freeNative() takes `life` before it frees */
             if (closed || ptr == 0) {
                 throw new IllegalStateException(what + ": the Tool is closed");
             }
@@ -745,51 +744,6 @@ public final class Tool implements Executor, AutoCloseable {
 
     // ---- closing -----------------------------------------------------------
 
-    /** Loop thread: free roots, sync objects and timers. */
-    private void releaseAll() {
-        ToolTasks.drain(this);
-        for (RootCtl c : new ArrayList<>(roots)) {
-            c.freeOnLoop();
-        }
-        for (SyncObject s : new ArrayList<>(syncs)) {
-            s.closeQuietly();
-        }
-        for (Handle h : new ArrayList<>(timers)) {
-            h.cancel();
-        }
-    }
-
-    void freeNative() {
-        long p;
-        synchronized (life) {
-            closed = true;
-            p = ptr;
-        }
-        if (p == 0) {
-            return;
-        }
-        tasks.clear();
-        BorrowedTools.unregisterOwn(this, p);
-        int rc = FutoInNative.tool_free(p);
-        if (rc != 0) {
-            throw new IllegalStateException("Tool.close(): roots of other owners are still alive (" + rc + ")");
-        }
-        synchronized (life) {
-            ptr = 0;
-        }
-    }
-
-    /** Loop thread: free everything; other threads waiting in close()
-     *  go on when it is done (or failed). */
-    void closeNow() {
-        try {
-            releaseAll();
-            freeNative();
-        } finally {
-            closedLatch.countDown();
-        }
-    }
-
     /**
      * Closes the tool: every root is freed (running flows are cancelled:
      * their promises fail with CancellationException), Throttles and
@@ -803,68 +757,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     @Override
     public void close() {
-        refuseBorrowed("close()", "that program frees it");
-        if (dedicated) {
-            synchronized (life) {
-                if (!closed) {
-                    tasks.add(this::shutdownOnLoop);
-                    if (!wake.getAndSet(true)) {
-                        FutoInNative.tool_post(ptr);
-                    }
-                    closed = true;
-                }
-            }
-            if (Thread.currentThread() != thread) {
-                try {
-                    terminated.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            return;
-        }
-        boolean wait;
-        synchronized (life) {
-            if (closed) {
-                return;
-            }
-            if (running) {
-                closeAfterRun = true;
-                if (Thread.currentThread() == loopThread) {
-                    return; /* when run() returns */
-                }
-                ToolRuns.requestStop(this, runGen);
-                wait = true;
-            } else if (closingOnLoop) {
-                wait = true; /* the loop thread is closing it now */
-            } else if (!isLoopThreadLocked()) {
-                throw new IllegalStateException("close(): call it on the loop thread \"" + loopThreadName()
-                        + "\" (or from any thread while it runs)");
-            } else {
-                wait = false;
-            }
-        }
-        if (wait) {
-            /* the run returns, closes the tool on its thread, then we go on */
-            try {
-                closedLatch.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return;
-        }
-        closeNow();
-    }
-
-    private boolean isLoopThreadLocked() {
-        return Thread.currentThread() == loopThread
-                || (ptr != 0 && FutoInNative.tool_is_same_thread(ptr));
-    }
-
-    /** A tool on its own thread: let the loop end (loop thread). */
-    private void shutdownOnLoop() {
-        releaseAll();
-        FutoInNative.tool_release_loop(ptr);
+        ToolClose.close(this);
     }
 
     /**

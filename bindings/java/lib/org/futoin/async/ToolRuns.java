@@ -33,7 +33,7 @@ final class ToolRuns {
         } finally {
             tool.running = false;
             try {
-                tool.freeNative();
+                ToolClose.freeNative(tool);
             } finally {
                 tool.terminated.countDown();
             }
@@ -144,7 +144,7 @@ final class ToolRuns {
             tool.closingOnLoop = close;
         }
         if (close) {
-            tool.closeNow();
+            ToolClose.closeNow(tool);
         }
     }
 }
