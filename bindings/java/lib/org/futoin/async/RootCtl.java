@@ -236,7 +236,7 @@ final class RootCtl implements Runnable {
             if (tool.isVirtualTime()) {
                 /* a virtual clock: on from one due timer to the next */
                 while (!f.isDone() && bsi != 0) {
-                    long ms = tool.nextDueMillis();
+                    long ms = VirtualClock.nextDueMillis(tool);
                     if (ms < 0) {
                         throw new IllegalStateException("run(): the flow still waits and no timer of the "
                                 + "virtual-time Tool is left to advance to (an event from another thread? "

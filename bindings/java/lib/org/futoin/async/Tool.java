@@ -76,7 +76,7 @@ public final class Tool implements Executor, AutoCloseable {
     volatile Thread firing;
     volatile Thread loopThread;
     final boolean dedicated;
-    private final boolean virtualTime;
+    final boolean virtualTime;
     final Thread thread;
     final CountDownLatch terminated = new CountDownLatch(1);
     final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -421,11 +421,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         a borrowed Tool answers for the hosting program's loop
      */
     public boolean isVirtualTime() {
-        if (core != 0) {
-            checkLoopThread("isVirtualTime()");
-            return FutoInNative.core_is_virtual(core);
-        }
-        return virtualTime;
+        return VirtualClock.isVirtualTime(this);
     }
 
     /**
@@ -445,36 +441,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         thread, from inside the loop, or a clock that would pass its end
      */
     public void advance(long ms) {
-        if (ms < 0) {
-            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + ms);
-        }
-        refuseBorrowed("advance()", "that program runs it");
-        if (!virtualTime) {
-            throw new IllegalStateException("advance(): this Tool runs on the wall clock; make it with "
-                    + "new Tool(new Tool.Options().virtualTime(true))");
-        }
-        checkLoopThread("advance()");
-        if (running) {
-            throw new IllegalStateException("advance(): not from inside the loop (a step, a callback, or while "
-                    + "run() runs)");
-        }
-        if (ms > Long.MAX_VALUE - nowMillis()) {
-            throw new IllegalArgumentException("advance(): " + ms + " ms is too far for the clock");
-        }
-        long gen = ToolRuns.enter(this, "advance()");
-        try {
-            ToolTasks.drain(this);
-            if (FutoInNative.tool_advance(ptr, ms, gen) != 0) {
-                throw new IllegalStateException("advance(): refused by the runtime");
-            }
-            /* tasks left by drain()'s budget: what is due now, as run() */
-            while (!stopRequested && !tasks.isEmpty()) {
-                ToolTasks.drain(this);
-                FutoInNative.tool_run(ptr, gen);
-            }
-        } finally {
-            ToolRuns.leaveRun(this);
-        }
+        VirtualClock.advance(this, ms);
     }
 
     /**
@@ -485,20 +452,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @throws IllegalArgumentException for a negative or too long duration
      */
     public void advance(Duration d) {
-        Objects.requireNonNull(d, "advance(): duration is null");
-        if (d.isNegative()) {
-            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + d);
-        }
-        long ms;
-        try {
-            ms = d.toMillis();
-            if (!d.minusMillis(ms).isZero()) {
-                ms = Math.addExact(ms, 1);
-            }
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("advance(): " + d + " is too far for the clock", e);
-        }
-        advance(ms);
+        VirtualClock.advance(this, d);
     }
 
     /**
@@ -511,15 +465,8 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the delay, or empty when no timer is pending
      */
     public Optional<Duration> nextDue() {
-        long ms = nextDueMillis();
+        long ms = VirtualClock.nextDueMillis(this);
         return ms < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
-    }
-
-    /** Loop thread: ms until the next timer, or -1. */
-    long nextDueMillis() {
-        refuseBorrowed("nextDue()", "its program's clock is its own");
-        checkLoopThread("nextDue()");
-        return FutoInNative.tool_next_due(ptr);
     }
 
     /**
@@ -531,9 +478,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the clock's time in ms
      */
     public long nowMillis() {
-        refuseBorrowed("nowMillis()", "its program's clock is its own");
-        checkLoopThread("nowMillis()");
-        return FutoInNative.tool_now(ptr);
+        return VirtualClock.nowMillis(this);
     }
 
     /**
