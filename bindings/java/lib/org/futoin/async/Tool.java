@@ -190,17 +190,7 @@ public final class Tool implements Executor, AutoCloseable {
         BorrowedTools.registerOwn(this);
         terminated.countDown();
         if (policy != null) {
-            applyOrClose(policy, what);
-        }
-    }
-
-    /** A new tool's first policy; the tool is closed if it cannot be set. */
-    private void applyOrClose(LoadPolicy policy, String what) {
-        try {
-            setLoadPolicy(policy, what);
-        } catch (RuntimeException | Error e) {
-            close();
-            throw e;
+            policy.applyOrClose(this, what);
         }
     }
 
@@ -285,7 +275,7 @@ public final class Tool implements Executor, AutoCloseable {
     public static Tool startThread(String name, boolean daemon, LoadPolicy policy) {
         Objects.requireNonNull(policy, "startThread(): policy is null");
         Tool t = new Tool(name, daemon);
-        t.applyOrClose(policy, "startThread()");
+        policy.applyOrClose(t, "startThread()");
         return t;
     }
 
@@ -316,17 +306,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         JVM sets its own)
      */
     public void setLoadPolicy(LoadPolicy policy) {
-        setLoadPolicy(Objects.requireNonNull(policy, "setLoadPolicy(): policy is null"), "setLoadPolicy()");
-    }
-
-    private void setLoadPolicy(LoadPolicy policy, String what) {
-        refuseBorrowed(what, "that program sets its load policy");
-        synchronized (life) { /* ToolClose.freeNative() takes `life` before it frees */
-            if (closed || ptr == 0) {
-                throw new IllegalStateException(what + ": the Tool is closed");
-            }
-            policy.apply(FutoInNative.tool_ptr(ptr), what, "this Tool");
-        }
+        Objects.requireNonNull(policy, "setLoadPolicy(): policy is null").setOn(this, "setLoadPolicy()");
     }
 
     // ---- threads ---------------------------------------------------------
