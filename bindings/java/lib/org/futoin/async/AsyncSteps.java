@@ -2,10 +2,7 @@ package org.futoin.async;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.AbstractMap;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
@@ -190,7 +187,7 @@ public final class AsyncSteps implements AutoCloseable {
         return StepStates.check(this, what);
     }
 
-    private long flowCheck(String what) {
+    long flowCheck(String what) {
         return StepStates.flowCheck(this, what);
     }
 
@@ -696,10 +693,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps loop(Step body, String label) {
-        long b = flowCheck("loop()");
-        Objects.requireNonNull(body, "loop(): body is null");
-        FutoInNative.loop(b, new Rec(body, 0, null, tool, null), Values.cstr(Values.name(label, "loop() label")));
-        return this;
+        return Loops.loop(this, body, label);
     }
 
     /**
@@ -722,14 +716,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps repeat(int count, RepeatBody body, String label) {
-        long b = flowCheck("repeat()");
-        Objects.requireNonNull(body, "repeat(): body is null");
-        if (count < 0) {
-            throw new IllegalArgumentException("repeat(): negative count");
-        }
-        FutoInNative.repeat(b, new Rec(body, 0, null, tool, null), count,
-                Values.cstr(Values.name(label, "repeat() label")));
-        return this;
+        return Loops.repeat(this, count, body, label);
     }
 
     /**
@@ -757,14 +744,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public <K, V> AsyncSteps forEach(Map<K, V> map, ForEachBody<? super K, ? super V> body, String label) {
-        Objects.requireNonNull(map, "forEach(): map is null");
-        Objects.requireNonNull(body, "forEach(): body is null");
-        List<Map.Entry<K, V>> items = new ArrayList<>(map.size());
-        for (Map.Entry<K, V> e : map.entrySet()) {
-            items.add(new AbstractMap.SimpleImmutableEntry<>(e));
-        }
-        return repeat(items.size(), (asi, i) -> body.execute(asi, items.get(i).getKey(), items.get(i).getValue()),
-                label);
+        return Loops.forEach(this, map, body, label);
     }
 
     /**
@@ -790,11 +770,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public <V> AsyncSteps forEach(Iterable<V> list, ForEachBody<? super Integer, ? super V> body, String label) {
-        Objects.requireNonNull(list, "forEach(): list is null");
-        Objects.requireNonNull(body, "forEach(): body is null");
-        List<V> items = new ArrayList<>();
-        list.forEach(items::add);
-        return repeat(items.size(), (asi, i) -> body.execute(asi, i, items.get(i)), label);
+        return Loops.forEach(this, list, body, label);
     }
 
     /**
@@ -828,7 +804,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws IllegalArgumentException for a label with a NUL character
      */
     public void breakLoop(String label) {
-        loopControl("breakLoop()", label, false);
+        Loops.loopControl(this, "breakLoop()", label, false);
     }
 
     /**
@@ -849,16 +825,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws IllegalArgumentException for a label with a NUL character
      */
     public void continueLoop(String label) {
-        loopControl("continueLoop()", label, true);
-    }
-
-    private void loopControl(String what, String label, boolean cont) {
-        long b = flowCheck(what);
-        FutoInNative.loopControl(b, Values.cstr(Values.name(label, what + " label")), cont);
-        if (kind == STEP) {
-            ended = what;
-        }
-        throw new LoopSignal(!cont, label, this);
+        Loops.loopControl(this, "continueLoop()", label, true);
     }
 
     // ---- state -----------------------------------------------------------
