@@ -74,10 +74,12 @@ public final class AsyncSteps implements AutoCloseable {
      * StepStates (a step handle's states, the checks of every call),
      * KeptSuccess (a success() kept for the trampoline), Completions
      * (success()/error() inside the callback or from outside it),
-     * AwaitStep (the step of await()); PackedValues holds values in the
+     * AwaitStep (the step of await()), Loops (loop(), repeat(), forEach(),
+     * break and continue), Roots (execute(), promise(), run(), cancel(),
+     * close(), newInstance() of a root); PackedValues holds values in the
      * form the native calls take; RootCtl a root's life and run(). */
     final long bsi;                /* steps and borrowed handles */
-    private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
+    final RootCtl ctl;             /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
     final Rec rec;                 /* steps: the record that runs them */
     final int kind;
@@ -128,7 +130,7 @@ public final class AsyncSteps implements AutoCloseable {
         this.loop = tool == null ? Thread.currentThread() : null;
     }
 
-    private AsyncSteps(long bsi, Tool tool, boolean owned) {
+    AsyncSteps(long bsi, Tool tool, boolean owned) {
         this.tool = tool;
         this.loop = null;
         this.rec = null;
@@ -183,7 +185,7 @@ public final class AsyncSteps implements AutoCloseable {
         return b != 0 && FutoInNative.is_same_thread(b);
     }
 
-    private long check(String what) {
+    long check(String what) {
         return StepStates.check(this, what);
     }
 
@@ -191,7 +193,7 @@ public final class AsyncSteps implements AutoCloseable {
         return StepStates.flowCheck(this, what);
     }
 
-    private long checkRoot(String what) {
+    long checkRoot(String what) {
         return StepStates.checkRoot(this, what);
     }
 
@@ -936,9 +938,7 @@ public final class AsyncSteps implements AutoCloseable {
     /** Starts the flow (FTN12 {@code execute()}); an unhandled error is
      *  printed to {@code System.err}. */
     public void execute() {
-        checkRoot("execute()");
-        needTool("execute()");
-        ctl.start(this, null, null);
+        Roots.execute(this);
     }
 
     /**
@@ -948,9 +948,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @param onError gets the error, as {@link #promise()} would fail with it
      */
     public void execute(Consumer<? super FutoInError> onError) {
-        checkRoot("execute()");
-        needTool("execute()");
-        ctl.start(this, Objects.requireNonNull(onError, "execute(): onError is null"), null);
+        Roots.execute(this, onError);
     }
 
     /**
@@ -964,25 +962,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the outcome
      */
     public CompletableFuture<Object> promise() {
-        checkRoot("promise()");
-        needTool("promise()");
-        CompletableFuture<Object> f = new FlowFuture();
-        promiseInto(f);
-        return f;
-    }
-
-    /** Tool.promise(setup): free the root once it is done. */
-    void freeWhenDone() {
-        ctl.freeWhenDone = true;
-    }
-
-    void promiseInto(CompletableFuture<Object> f) {
-        ctl.start(this, null, f);
-        f.whenComplete((v, e) -> {
-            if (f.isCancelled()) {
-                cancel();
-            }
-        });
+        return Roots.promise(this);
     }
 
     /**
@@ -1008,22 +988,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         interrupt of this thread)
      */
     public Object run() {
-        if (kind != ROOT) {
-            throw new IllegalStateException("run(): only a root can do this, not a step");
-        }
-        needTool("run()");
-        return ctl.runUntilDone(this);
-    }
-
-    /** execute(), promise() and run() drive the root through its Tool. */
-    private void needTool(String what) {
-        if (tool == null) {
-            throw new IllegalStateException(what + ": this root has no Tool: newInstance() made it"
-                    + " through a handle no Tool of this binding runs (a flow of another"
-                    + " language's host, or a handle wrapped with no Tool), and nothing here"
-                    + " can run its loop; add the steps to the running flow instead, or make"
-                    + " the root on a Tool (new AsyncSteps(tool))");
-        }
+        return Roots.run(this);
     }
 
     /**
@@ -1037,16 +1002,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         cancelled already)
      */
     public boolean cancel() {
-        if (kind != ROOT) {
-            throw new IllegalStateException("cancel(): only a root can do this, not a step");
-        }
-        if (ctl.bsi == 0) {
-            return false;
-        }
-        if (tool != null && !tool.isLoopThread()) {
-            return ctl.cancelFromAnyThread();
-        }
-        return ctl.cancelOnLoop();
+        return Roots.cancel(this);
     }
 
     /**
@@ -1055,14 +1011,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (kind != ROOT || ctl.bsi == 0) {
-            return;
-        }
-        if (tool != null && !tool.isLoopThread()) {
-            ToolTasks.post(tool, ctl::freeOnLoop);
-            return;
-        }
-        ctl.freeOnLoop();
+        Roots.close(this);
     }
 
     /**
@@ -1078,14 +1027,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return a new root
      */
     public AsyncSteps newInstance() {
-        long b = check("newInstance()");
-        /* the field, or the Java Tool owning the handle's loop (a handle of
-         * ours adopted with wrap()); a borrowed Tool makes no roots */
-        Tool t = tool != null ? tool : tool();
-        if (t != null && !t.isBorrowed()) {
-            return new AsyncSteps(t);
-        }
-        return new AsyncSteps(FutoInNative.new_instance(b), null, true);
+        return Roots.newInstance(this);
     }
 
     // ---- queries ---------------------------------------------------------

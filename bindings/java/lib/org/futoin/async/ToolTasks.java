@@ -97,8 +97,8 @@ final class ToolTasks {
             try {
                 root = new AsyncSteps(tool);
                 setup.accept(root);
-                root.promiseInto(f);
-                root.freeWhenDone();
+                Roots.promiseInto(root, f);
+                Roots.freeWhenDone(root);
             } catch (Throwable t) {
                 if (root != null) {
                     root.close();
