@@ -499,15 +499,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success() {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            if (!KeptSuccess.keepNoValues(this)) {
-                FutoInNative.success0(b);
-            }
-            return true;
-        }
-        return Completions.external(this, "success()",
-                h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
+        return Completions.success(this);
     }
 
     /**
@@ -518,15 +510,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object value) {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            int t = Values.tag(value);
-            if (!KeptSuccess.keepValue(this, value, t)) {
-                FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
-            }
-            return true;
-        }
-        return Completions.external(this, "success()", new PackedValues(new Object[] {value})::tryOn);
+        return Completions.success(this, value);
     }
 
     /**
@@ -535,7 +519,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b) {
-        return successN(new Object[] {a, b});
+        return Completions.successN(this, new Object[] {a, b});
     }
 
     /**
@@ -545,7 +529,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b, Object c) {
-        return successN(new Object[] {a, b, c});
+        return Completions.successN(this, new Object[] {a, b, c});
     }
 
     /**
@@ -556,7 +540,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b, Object c, Object d) {
-        return successN(new Object[] {a, b, c, d});
+        return Completions.successN(this, new Object[] {a, b, c, d});
     }
 
     /**
@@ -570,16 +554,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (values.length > 4) {
             PackedValues.tooMany();
         }
-        return successN(values);
-    }
-
-    private boolean successN(Object[] values) {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            new PackedValues(values).successOn(b);
-            return true;
-        }
-        return Completions.external(this, "success()", new PackedValues(values)::tryOn);
+        return Completions.successN(this, values);
     }
 
     /**
@@ -618,17 +593,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws FutoInError inside the callback, always
      */
     public FutoInError error(String code, String info) {
-        FutoInError e = Errors.create(code, info, null); /* checks code and info */
-        long b = Completions.completing(this, "error()");
-        if (b != 0) {
-            e.reportedBy = this;
-            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
-            if (kind == STEP) {
-                ended = "error()";
-            }
-            throw e;
-        }
-        return Completions.externalError(this, "error()", code, info, onLoopThread() ? e : null) ? e : null;
+        return Completions.error(this, code, info);
     }
 
     /**
@@ -638,11 +603,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @param ms milliseconds
      */
     public void setTimeout(long ms) {
-        if (ms < 0) {
-            throw new IllegalArgumentException("setTimeout(): negative timeout");
-        }
-        FutoInNative.set_timeout(flowCheck("setTimeout()"), ms);
-        StepStates.waits(this);
+        Completions.setTimeout(this, ms);
     }
 
     /**
@@ -659,20 +620,14 @@ public final class AsyncSteps implements AutoCloseable {
      * @param handler the cancel handler
      */
     public void setCancel(CancelHandler handler) {
-        long b = flowCheck("setCancel()");
-        Objects.requireNonNull(handler, "setCancel(): handler is null");
-        Rec r = new Rec(handler, 0, null, tool, null);
-        FutoInNative.set_cancel(b, r);
-        cancelRec = r;
-        StepStates.waits(this);
+        Completions.setCancel(this, handler);
     }
 
     /** The step waits for an external event: no implicit success; complete
      *  it later with {@link #success()} or {@link #error(String)}, from any
      *  thread. */
     public void waitExternal() {
-        FutoInNative.wait_external(flowCheck("waitExternal()"));
-        StepStates.waits(this);
+        Completions.waitExternal(this);
     }
 
     // ---- loops -----------------------------------------------------------
