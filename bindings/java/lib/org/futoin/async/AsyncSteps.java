@@ -199,13 +199,6 @@ public final class AsyncSteps implements AutoCloseable {
 
     // ---- adding steps ----------------------------------------------------
 
-    private AsyncSteps addRec(String what, Object fn, int arity, ErrorHandler eh) {
-        long b = flowCheck(what);
-        Objects.requireNonNull(fn, what + ": step is null");
-        FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), arity, eh != null);
-        return this;
-    }
-
     /**
      * Adds a step (FTN12 {@code add(func)}).
      *
@@ -213,7 +206,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps add(Step step) {
-        return addRec("add()", step, 0, null);
+        return AddSteps.addRec(this, "add()", step, 0, null);
     }
 
     /**
@@ -224,7 +217,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps add(Step step, ErrorHandler onerror) {
-        return addRec("add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -233,7 +226,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step1 step) {
-        return addRec("add()", step, 1, null);
+        return AddSteps.addRec(this, "add()", step, 1, null);
     }
 
     /**
@@ -243,7 +236,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step1 step, ErrorHandler onerror) {
-        return addRec("add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -252,7 +245,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step2 step) {
-        return addRec("add()", step, 2, null);
+        return AddSteps.addRec(this, "add()", step, 2, null);
     }
 
     /**
@@ -262,7 +255,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step2 step, ErrorHandler onerror) {
-        return addRec("add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -271,7 +264,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step3 step) {
-        return addRec("add()", step, 3, null);
+        return AddSteps.addRec(this, "add()", step, 3, null);
     }
 
     /**
@@ -281,7 +274,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step3 step, ErrorHandler onerror) {
-        return addRec("add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -290,7 +283,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step4 step) {
-        return addRec("add()", step, 4, null);
+        return AddSteps.addRec(this, "add()", step, 4, null);
     }
 
     /**
@@ -300,7 +293,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step4 step, ErrorHandler onerror) {
-        return addRec("add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -311,8 +304,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step, to add branches to
      */
     public Parallel parallel() {
-        long b = flowCheck("parallel()");
-        return new Parallel(FutoInNative.parallel(b, null), this, tool);
+        return AddSteps.parallel(this);
     }
 
     /**
@@ -323,22 +315,12 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step
      */
     public Parallel parallel(ErrorHandler onerror) {
-        long b = flowCheck("parallel()");
-        Objects.requireNonNull(onerror, "parallel(): onerror is null");
-        return new Parallel(FutoInNative.parallel(b, new Rec(null, 0, onerror, tool, null)), this, tool);
+        return AddSteps.parallel(this, onerror);
     }
 
     /** For Parallel: is the step that made it still usable? */
     void checkParent(String what) {
         flowCheck(what);
-    }
-
-    private AsyncSteps syncRec(SyncObject obj, Object fn, int arity, ErrorHandler eh) {
-        long b = flowCheck("sync()");
-        Objects.requireNonNull(obj, "sync(): sync object is null");
-        Objects.requireNonNull(fn, "sync(): step is null");
-        FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), arity, eh != null);
-        return this;
     }
 
     /**
@@ -351,7 +333,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step step) {
-        return syncRec(obj, step, 0, null);
+        return AddSteps.syncRec(this, obj, step, 0, null);
     }
 
     /**
@@ -361,7 +343,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step step, ErrorHandler onerror) {
-        return syncRec(obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -370,7 +352,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step1 step) {
-        return syncRec(obj, step, 1, null);
+        return AddSteps.syncRec(this, obj, step, 1, null);
     }
 
     /**
@@ -380,7 +362,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step1 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -389,7 +371,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step2 step) {
-        return syncRec(obj, step, 2, null);
+        return AddSteps.syncRec(this, obj, step, 2, null);
     }
 
     /**
@@ -399,7 +381,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step2 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -408,7 +390,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step3 step) {
-        return syncRec(obj, step, 3, null);
+        return AddSteps.syncRec(this, obj, step, 3, null);
     }
 
     /**
@@ -418,7 +400,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step3 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -427,7 +409,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step4 step) {
-        return syncRec(obj, step, 4, null);
+        return AddSteps.syncRec(this, obj, step, 4, null);
     }
 
     /**
@@ -437,7 +419,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step4 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -448,9 +430,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps successStep(Object... values) {
-        long b = flowCheck("successStep()");
-        new PackedValues(values).successStepOn(b);
-        return this;
+        return AddSteps.successStep(this, values);
     }
 
     /**
@@ -478,7 +458,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps await(CompletionStage<?> stage, ErrorHandler onerror) {
         Objects.requireNonNull(stage, "await(): stage is null");
-        return addRec("await()", AwaitStep.of(stage), 0, onerror);
+        return AddSteps.addRec(this, "await()", AwaitStep.of(stage), 0, onerror);
     }
 
     // ---- completing a step ------------------------------------------------
