@@ -89,7 +89,7 @@ public final class AsyncSteps implements AutoCloseable {
     int st;
     /* its cancel handler's record: a waiting step dies with that one too */
     Rec cancelRec;
-    private StateMap state;
+    StateMap state;
     /* What ended the step inside its callback ("error()", "breakLoop()",
      * "continueLoop()") when its exception was caught, so later flow calls
      * through the handle are refused; null otherwise. Loop thread. */
@@ -783,23 +783,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the state map (insertion-ordered)
      */
     public Map<String, Object> state() {
-        long b = check("state()");
-        StateMap s = state;
-        if (s == null) {
-            s = state = (StateMap) FutoInNative.state(b);
-        }
-        s.via = kind == ROOT ? ctl : this;
-        return s;
-    }
-
-    /** For StateMap: the handle while it may be used here and now, else 0. */
-    long liveHandle() {
-        long b = handle();
-        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD) || !onLoopThread()) {
-            return 0;
-        }
-        KeptSuccess.apply(this);
-        return b;
+        return StateMap.state(this);
     }
 
     // ---- polyglot ----------------------------------------------------------
