@@ -812,14 +812,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps addForeign(String language, String module, String function) {
-        long b = flowCheck("addForeign()");
-        Objects.requireNonNull(language, "addForeign(): language is null");
-        Objects.requireNonNull(module, "addForeign(): module is null");
-        Objects.requireNonNull(function, "addForeign(): function is null");
-        FutoInNative.host_add(b, Values.cstr(Values.name(language, "addForeign() language")),
-                Values.cstr(Values.name(module, "addForeign() module")),
-                Values.cstr(Values.name(function, "addForeign() function")));
-        return this;
+        return Polyglot.addForeign(this, language, module, function);
     }
 
     /**
