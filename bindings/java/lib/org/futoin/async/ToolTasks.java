@@ -80,11 +80,7 @@ final class ToolTasks {
                 f.completeExceptionally(t);
             }
         };
-        if (tool.isLoopThread()) {
-            r.run();
-        } else {
-            execute(tool, r);
-        }
+        onLoop(tool, r);
         return f;
     }
 
@@ -106,11 +102,16 @@ final class ToolTasks {
                 f.completeExceptionally(t);
             }
         };
+        onLoop(tool, r);
+        return f;
+    }
+
+    /** call() and promise(setup): at once on the loop thread, else through execute(). */
+    private static void onLoop(Tool tool, Runnable r) {
         if (tool.isLoopThread()) {
             r.run();
         } else {
             execute(tool, r);
         }
-        return f;
     }
 }
