@@ -197,7 +197,7 @@ public final class AsyncSteps implements AutoCloseable {
         return StepStates.checkRoot(this, what);
     }
 
-    // ---- adding steps ----------------------------------------------------
+    // ---- adding steps (AddSteps) ----------------------------------------
 
     /**
      * Adds a step (FTN12 {@code add(func)}).
@@ -461,7 +461,7 @@ public final class AsyncSteps implements AutoCloseable {
         return AddSteps.addRec(this, "await()", AwaitStep.of(stage), 0, onerror);
     }
 
-    // ---- completing a step ------------------------------------------------
+    // ---- completing a step (Completions) --------------------------------
 
     /**
      * Completes the step successfully with no values.
@@ -610,7 +610,7 @@ public final class AsyncSteps implements AutoCloseable {
         Completions.waitExternal(this);
     }
 
-    // ---- loops -----------------------------------------------------------
+    // ---- loops (Loops) --------------------------------------------------
 
     /**
      * Runs {@code body} until {@link #breakLoop()} (FTN12 {@code loop()}).
@@ -765,7 +765,7 @@ public final class AsyncSteps implements AutoCloseable {
         Loops.loopControl(this, "continueLoop()", label, true);
     }
 
-    // ---- state -----------------------------------------------------------
+    // ---- state (StateMap) -----------------------------------------------
 
     /**
      * The flow's state (FTN12 {@code state()}): one map per root, shared by
@@ -786,7 +786,7 @@ public final class AsyncSteps implements AutoCloseable {
         return StateMap.state(this);
     }
 
-    // ---- polyglot ----------------------------------------------------------
+    // ---- polyglot (Polyglot) --------------------------------------------
 
     /**
      * Adds a step written in another language (or in Java, or C), named
@@ -845,7 +845,7 @@ public final class AsyncSteps implements AutoCloseable {
         return ErrorState.lastException(check("lastException()"));
     }
 
-    // ---- roots -----------------------------------------------------------
+    // ---- roots (Roots) --------------------------------------------------
 
     /** Starts the flow (FTN12 {@code execute()}); an unhandled error is
      *  printed to {@code System.err}. */

@@ -373,7 +373,7 @@ public final class Tool implements Executor, AutoCloseable {
         c.getUncaughtExceptionHandler().uncaughtException(c, t);
     }
 
-    // ---- running ---------------------------------------------------------
+    // ---- running (ToolRuns) ---------------------------------------------
 
     /**
      * Runs the loop on this thread until nothing is left to do: no
@@ -394,7 +394,7 @@ public final class Tool implements Executor, AutoCloseable {
         ToolRuns.runFor(this, null, "run()");
     }
 
-    // ---- virtual time ----------------------------------------------------
+    // ---- virtual time (VirtualClock) ------------------------------------
 
     /**
      * @return true for a tool on a virtual clock ({@link Options#virtualTime(boolean)});
@@ -486,7 +486,7 @@ public final class Tool implements Executor, AutoCloseable {
         return ToolRuns.runOnce(this);
     }
 
-    // ---- Executor --------------------------------------------------------
+    // ---- Executor (ToolTasks) -------------------------------------------
 
     /**
      * Runs {@code task} on the loop thread after the current callback. Any
@@ -667,7 +667,7 @@ public final class Tool implements Executor, AutoCloseable {
         return core != 0 ? core : FutoInNative.tool_ptr(ptr());
     }
 
-    // ---- closing -----------------------------------------------------------
+    // ---- closing (ToolClose) --------------------------------------------
 
     /**
      * Closes the tool: every root is freed (running flows are cancelled:
