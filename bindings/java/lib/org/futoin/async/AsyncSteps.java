@@ -2,10 +2,7 @@ package org.futoin.async;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.AbstractMap;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
@@ -77,10 +74,12 @@ public final class AsyncSteps implements AutoCloseable {
      * StepStates (a step handle's states, the checks of every call),
      * KeptSuccess (a success() kept for the trampoline), Completions
      * (success()/error() inside the callback or from outside it),
-     * AwaitStep (the step of await()); PackedValues holds values in the
+     * AwaitStep (the step of await()), Loops (loop(), repeat(), forEach(),
+     * break and continue), Roots (execute(), promise(), run(), cancel(),
+     * close(), newInstance() of a root); PackedValues holds values in the
      * form the native calls take; RootCtl a root's life and run(). */
     final long bsi;                /* steps and borrowed handles */
-    private final RootCtl ctl;     /* roots: bsi lives here (0 once freed) */
+    final RootCtl ctl;             /* roots: bsi lives here (0 once freed) */
     final Tool tool;               /* null for a foreign borrowed handle */
     final Rec rec;                 /* steps: the record that runs them */
     final int kind;
@@ -90,7 +89,7 @@ public final class AsyncSteps implements AutoCloseable {
     int st;
     /* its cancel handler's record: a waiting step dies with that one too */
     Rec cancelRec;
-    private StateMap state;
+    StateMap state;
     /* What ended the step inside its callback ("error()", "breakLoop()",
      * "continueLoop()") when its exception was caught, so later flow calls
      * through the handle are refused; null otherwise. Loop thread. */
@@ -131,7 +130,7 @@ public final class AsyncSteps implements AutoCloseable {
         this.loop = tool == null ? Thread.currentThread() : null;
     }
 
-    private AsyncSteps(long bsi, Tool tool, boolean owned) {
+    AsyncSteps(long bsi, Tool tool, boolean owned) {
         this.tool = tool;
         this.loop = null;
         this.rec = null;
@@ -186,26 +185,19 @@ public final class AsyncSteps implements AutoCloseable {
         return b != 0 && FutoInNative.is_same_thread(b);
     }
 
-    private long check(String what) {
+    long check(String what) {
         return StepStates.check(this, what);
     }
 
-    private long flowCheck(String what) {
+    long flowCheck(String what) {
         return StepStates.flowCheck(this, what);
     }
 
-    private long checkRoot(String what) {
+    long checkRoot(String what) {
         return StepStates.checkRoot(this, what);
     }
 
-    // ---- adding steps ----------------------------------------------------
-
-    private AsyncSteps addRec(String what, Object fn, int arity, ErrorHandler eh) {
-        long b = flowCheck(what);
-        Objects.requireNonNull(fn, what + ": step is null");
-        FutoInNative.add(b, new Rec(fn, arity, eh, tool, null), arity, eh != null);
-        return this;
-    }
+    // ---- adding steps (AddSteps) ----------------------------------------
 
     /**
      * Adds a step (FTN12 {@code add(func)}).
@@ -214,7 +206,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps add(Step step) {
-        return addRec("add()", step, 0, null);
+        return AddSteps.addRec(this, "add()", step, 0, null);
     }
 
     /**
@@ -225,7 +217,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps add(Step step, ErrorHandler onerror) {
-        return addRec("add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 0, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -234,7 +226,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step1 step) {
-        return addRec("add()", step, 1, null);
+        return AddSteps.addRec(this, "add()", step, 1, null);
     }
 
     /**
@@ -244,7 +236,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step1 step, ErrorHandler onerror) {
-        return addRec("add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 1, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -253,7 +245,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step2 step) {
-        return addRec("add()", step, 2, null);
+        return AddSteps.addRec(this, "add()", step, 2, null);
     }
 
     /**
@@ -263,7 +255,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step2 step, ErrorHandler onerror) {
-        return addRec("add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 2, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -272,7 +264,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step3 step) {
-        return addRec("add()", step, 3, null);
+        return AddSteps.addRec(this, "add()", step, 3, null);
     }
 
     /**
@@ -282,7 +274,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step3 step, ErrorHandler onerror) {
-        return addRec("add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 3, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -291,7 +283,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step4 step) {
-        return addRec("add()", step, 4, null);
+        return AddSteps.addRec(this, "add()", step, 4, null);
     }
 
     /**
@@ -301,7 +293,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps add(Step4 step, ErrorHandler onerror) {
-        return addRec("add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
+        return AddSteps.addRec(this, "add()", step, 4, Objects.requireNonNull(onerror, "add(): onerror is null"));
     }
 
     /**
@@ -312,8 +304,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step, to add branches to
      */
     public Parallel parallel() {
-        long b = flowCheck("parallel()");
-        return new Parallel(FutoInNative.parallel(b, null), this, tool);
+        return AddSteps.parallel(this);
     }
 
     /**
@@ -324,22 +315,12 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the parallel step
      */
     public Parallel parallel(ErrorHandler onerror) {
-        long b = flowCheck("parallel()");
-        Objects.requireNonNull(onerror, "parallel(): onerror is null");
-        return new Parallel(FutoInNative.parallel(b, new Rec(null, 0, onerror, tool, null)), this, tool);
+        return AddSteps.parallel(this, onerror);
     }
 
     /** For Parallel: is the step that made it still usable? */
     void checkParent(String what) {
         flowCheck(what);
-    }
-
-    private AsyncSteps syncRec(SyncObject obj, Object fn, int arity, ErrorHandler eh) {
-        long b = flowCheck("sync()");
-        Objects.requireNonNull(obj, "sync(): sync object is null");
-        Objects.requireNonNull(fn, "sync(): step is null");
-        FutoInNative.add_sync(b, obj.ptr(), new Rec(fn, arity, eh, tool, obj), arity, eh != null);
-        return this;
     }
 
     /**
@@ -352,7 +333,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step step) {
-        return syncRec(obj, step, 0, null);
+        return AddSteps.syncRec(this, obj, step, 0, null);
     }
 
     /**
@@ -362,7 +343,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step step, ErrorHandler onerror) {
-        return syncRec(obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 0, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -371,7 +352,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step1 step) {
-        return syncRec(obj, step, 1, null);
+        return AddSteps.syncRec(this, obj, step, 1, null);
     }
 
     /**
@@ -381,7 +362,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step1 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 1, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -390,7 +371,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step2 step) {
-        return syncRec(obj, step, 2, null);
+        return AddSteps.syncRec(this, obj, step, 2, null);
     }
 
     /**
@@ -400,7 +381,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step2 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 2, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -409,7 +390,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step3 step) {
-        return syncRec(obj, step, 3, null);
+        return AddSteps.syncRec(this, obj, step, 3, null);
     }
 
     /**
@@ -419,7 +400,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step3 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 3, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -428,7 +409,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step4 step) {
-        return syncRec(obj, step, 4, null);
+        return AddSteps.syncRec(this, obj, step, 4, null);
     }
 
     /**
@@ -438,7 +419,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps sync(SyncObject obj, Step4 step, ErrorHandler onerror) {
-        return syncRec(obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
+        return AddSteps.syncRec(this, obj, step, 4, Objects.requireNonNull(onerror, "sync(): onerror is null"));
     }
 
     /**
@@ -449,9 +430,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps successStep(Object... values) {
-        long b = flowCheck("successStep()");
-        new PackedValues(values).successStepOn(b);
-        return this;
+        return AddSteps.successStep(this, values);
     }
 
     /**
@@ -479,10 +458,10 @@ public final class AsyncSteps implements AutoCloseable {
      */
     public AsyncSteps await(CompletionStage<?> stage, ErrorHandler onerror) {
         Objects.requireNonNull(stage, "await(): stage is null");
-        return addRec("await()", AwaitStep.of(stage), 0, onerror);
+        return AddSteps.addRec(this, "await()", AwaitStep.of(stage), 0, onerror);
     }
 
-    // ---- completing a step ------------------------------------------------
+    // ---- completing a step (Completions) --------------------------------
 
     /**
      * Completes the step successfully with no values.
@@ -500,15 +479,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success() {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            if (!KeptSuccess.keepNoValues(this)) {
-                FutoInNative.success0(b);
-            }
-            return true;
-        }
-        return Completions.external(this, "success()",
-                h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
+        return Completions.success(this);
     }
 
     /**
@@ -519,15 +490,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object value) {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            int t = Values.tag(value);
-            if (!KeptSuccess.keepValue(this, value, t)) {
-                FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
-            }
-            return true;
-        }
-        return Completions.external(this, "success()", new PackedValues(new Object[] {value})::tryOn);
+        return Completions.success(this, value);
     }
 
     /**
@@ -536,7 +499,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b) {
-        return successN(new Object[] {a, b});
+        return Completions.successN(this, new Object[] {a, b});
     }
 
     /**
@@ -546,7 +509,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b, Object c) {
-        return successN(new Object[] {a, b, c});
+        return Completions.successN(this, new Object[] {a, b, c});
     }
 
     /**
@@ -557,7 +520,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return true if the completion was taken, false if it came late
      */
     public boolean success(Object a, Object b, Object c, Object d) {
-        return successN(new Object[] {a, b, c, d});
+        return Completions.successN(this, new Object[] {a, b, c, d});
     }
 
     /**
@@ -571,16 +534,7 @@ public final class AsyncSteps implements AutoCloseable {
         if (values.length > 4) {
             PackedValues.tooMany();
         }
-        return successN(values);
-    }
-
-    private boolean successN(Object[] values) {
-        long b = Completions.completing(this, "success()");
-        if (b != 0) {
-            new PackedValues(values).successOn(b);
-            return true;
-        }
-        return Completions.external(this, "success()", new PackedValues(values)::tryOn);
+        return Completions.successN(this, values);
     }
 
     /**
@@ -619,17 +573,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws FutoInError inside the callback, always
      */
     public FutoInError error(String code, String info) {
-        FutoInError e = Errors.create(code, info, null); /* checks code and info */
-        long b = Completions.completing(this, "error()");
-        if (b != 0) {
-            e.reportedBy = this;
-            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
-            if (kind == STEP) {
-                ended = "error()";
-            }
-            throw e;
-        }
-        return Completions.externalError(this, "error()", code, info, onLoopThread() ? e : null) ? e : null;
+        return Completions.error(this, code, info);
     }
 
     /**
@@ -639,11 +583,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @param ms milliseconds
      */
     public void setTimeout(long ms) {
-        if (ms < 0) {
-            throw new IllegalArgumentException("setTimeout(): negative timeout");
-        }
-        FutoInNative.set_timeout(flowCheck("setTimeout()"), ms);
-        StepStates.waits(this);
+        Completions.setTimeout(this, ms);
     }
 
     /**
@@ -660,23 +600,17 @@ public final class AsyncSteps implements AutoCloseable {
      * @param handler the cancel handler
      */
     public void setCancel(CancelHandler handler) {
-        long b = flowCheck("setCancel()");
-        Objects.requireNonNull(handler, "setCancel(): handler is null");
-        Rec r = new Rec(handler, 0, null, tool, null);
-        FutoInNative.set_cancel(b, r);
-        cancelRec = r;
-        StepStates.waits(this);
+        Completions.setCancel(this, handler);
     }
 
     /** The step waits for an external event: no implicit success; complete
      *  it later with {@link #success()} or {@link #error(String)}, from any
      *  thread. */
     public void waitExternal() {
-        FutoInNative.wait_external(flowCheck("waitExternal()"));
-        StepStates.waits(this);
+        Completions.waitExternal(this);
     }
 
-    // ---- loops -----------------------------------------------------------
+    // ---- loops (Loops) --------------------------------------------------
 
     /**
      * Runs {@code body} until {@link #breakLoop()} (FTN12 {@code loop()}).
@@ -696,10 +630,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps loop(Step body, String label) {
-        long b = flowCheck("loop()");
-        Objects.requireNonNull(body, "loop(): body is null");
-        FutoInNative.loop(b, new Rec(body, 0, null, tool, null), Values.cstr(Values.name(label, "loop() label")));
-        return this;
+        return Loops.loop(this, body, label);
     }
 
     /**
@@ -722,14 +653,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public AsyncSteps repeat(int count, RepeatBody body, String label) {
-        long b = flowCheck("repeat()");
-        Objects.requireNonNull(body, "repeat(): body is null");
-        if (count < 0) {
-            throw new IllegalArgumentException("repeat(): negative count");
-        }
-        FutoInNative.repeat(b, new Rec(body, 0, null, tool, null), count,
-                Values.cstr(Values.name(label, "repeat() label")));
-        return this;
+        return Loops.repeat(this, count, body, label);
     }
 
     /**
@@ -757,14 +681,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public <K, V> AsyncSteps forEach(Map<K, V> map, ForEachBody<? super K, ? super V> body, String label) {
-        Objects.requireNonNull(map, "forEach(): map is null");
-        Objects.requireNonNull(body, "forEach(): body is null");
-        List<Map.Entry<K, V>> items = new ArrayList<>(map.size());
-        for (Map.Entry<K, V> e : map.entrySet()) {
-            items.add(new AbstractMap.SimpleImmutableEntry<>(e));
-        }
-        return repeat(items.size(), (asi, i) -> body.execute(asi, items.get(i).getKey(), items.get(i).getValue()),
-                label);
+        return Loops.forEach(this, map, body, label);
     }
 
     /**
@@ -790,11 +707,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this
      */
     public <V> AsyncSteps forEach(Iterable<V> list, ForEachBody<? super Integer, ? super V> body, String label) {
-        Objects.requireNonNull(list, "forEach(): list is null");
-        Objects.requireNonNull(body, "forEach(): body is null");
-        List<V> items = new ArrayList<>();
-        list.forEach(items::add);
-        return repeat(items.size(), (asi, i) -> body.execute(asi, i, items.get(i)), label);
+        return Loops.forEach(this, list, body, label);
     }
 
     /**
@@ -828,7 +741,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws IllegalArgumentException for a label with a NUL character
      */
     public void breakLoop(String label) {
-        loopControl("breakLoop()", label, false);
+        Loops.loopControl(this, "breakLoop()", label, false);
     }
 
     /**
@@ -849,19 +762,10 @@ public final class AsyncSteps implements AutoCloseable {
      * @throws IllegalArgumentException for a label with a NUL character
      */
     public void continueLoop(String label) {
-        loopControl("continueLoop()", label, true);
+        Loops.loopControl(this, "continueLoop()", label, true);
     }
 
-    private void loopControl(String what, String label, boolean cont) {
-        long b = flowCheck(what);
-        FutoInNative.loopControl(b, Values.cstr(Values.name(label, what + " label")), cont);
-        if (kind == STEP) {
-            ended = what;
-        }
-        throw new LoopSignal(!cont, label, this);
-    }
-
-    // ---- state -----------------------------------------------------------
+    // ---- state (StateMap) -----------------------------------------------
 
     /**
      * The flow's state (FTN12 {@code state()}): one map per root, shared by
@@ -879,26 +783,10 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the state map (insertion-ordered)
      */
     public Map<String, Object> state() {
-        long b = check("state()");
-        StateMap s = state;
-        if (s == null) {
-            s = state = (StateMap) FutoInNative.state(b);
-        }
-        s.via = kind == ROOT ? ctl : this;
-        return s;
+        return StateMap.state(this);
     }
 
-    /** For StateMap: the handle while it may be used here and now, else 0. */
-    long liveHandle() {
-        long b = handle();
-        if (b == 0 || (kind == STEP && StepStates.of(this) == StepStates.DEAD) || !onLoopThread()) {
-            return 0;
-        }
-        KeptSuccess.apply(this);
-        return b;
-    }
-
-    // ---- polyglot ----------------------------------------------------------
+    // ---- polyglot (Polyglot) --------------------------------------------
 
     /**
      * Adds a step written in another language (or in Java, or C), named
@@ -924,14 +812,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return this, for chaining
      */
     public AsyncSteps addForeign(String language, String module, String function) {
-        long b = flowCheck("addForeign()");
-        Objects.requireNonNull(language, "addForeign(): language is null");
-        Objects.requireNonNull(module, "addForeign(): module is null");
-        Objects.requireNonNull(function, "addForeign(): function is null");
-        FutoInNative.host_add(b, Values.cstr(Values.name(language, "addForeign() language")),
-                Values.cstr(Values.name(module, "addForeign() module")),
-                Values.cstr(Values.name(function, "addForeign() function")));
-        return this;
+        return Polyglot.addForeign(this, language, module, function);
     }
 
     /**
@@ -964,14 +845,12 @@ public final class AsyncSteps implements AutoCloseable {
         return ErrorState.lastException(check("lastException()"));
     }
 
-    // ---- roots -----------------------------------------------------------
+    // ---- roots (Roots) --------------------------------------------------
 
     /** Starts the flow (FTN12 {@code execute()}); an unhandled error is
      *  printed to {@code System.err}. */
     public void execute() {
-        checkRoot("execute()");
-        needTool("execute()");
-        ctl.start(this, null, null);
+        Roots.execute(this);
     }
 
     /**
@@ -981,9 +860,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @param onError gets the error, as {@link #promise()} would fail with it
      */
     public void execute(Consumer<? super FutoInError> onError) {
-        checkRoot("execute()");
-        needTool("execute()");
-        ctl.start(this, Objects.requireNonNull(onError, "execute(): onError is null"), null);
+        Roots.execute(this, onError);
     }
 
     /**
@@ -997,25 +874,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return the outcome
      */
     public CompletableFuture<Object> promise() {
-        checkRoot("promise()");
-        needTool("promise()");
-        CompletableFuture<Object> f = new FlowFuture();
-        promiseInto(f);
-        return f;
-    }
-
-    /** Tool.promise(setup): free the root once it is done. */
-    void freeWhenDone() {
-        ctl.freeWhenDone = true;
-    }
-
-    void promiseInto(CompletableFuture<Object> f) {
-        ctl.start(this, null, f);
-        f.whenComplete((v, e) -> {
-            if (f.isCancelled()) {
-                cancel();
-            }
-        });
+        return Roots.promise(this);
     }
 
     /**
@@ -1041,22 +900,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         interrupt of this thread)
      */
     public Object run() {
-        if (kind != ROOT) {
-            throw new IllegalStateException("run(): only a root can do this, not a step");
-        }
-        needTool("run()");
-        return ctl.runUntilDone(this);
-    }
-
-    /** execute(), promise() and run() drive the root through its Tool. */
-    private void needTool(String what) {
-        if (tool == null) {
-            throw new IllegalStateException(what + ": this root has no Tool: newInstance() made it"
-                    + " through a handle no Tool of this binding runs (a flow of another"
-                    + " language's host, or a handle wrapped with no Tool), and nothing here"
-                    + " can run its loop; add the steps to the running flow instead, or make"
-                    + " the root on a Tool (new AsyncSteps(tool))");
-        }
+        return Roots.run(this);
     }
 
     /**
@@ -1070,16 +914,7 @@ public final class AsyncSteps implements AutoCloseable {
      *         cancelled already)
      */
     public boolean cancel() {
-        if (kind != ROOT) {
-            throw new IllegalStateException("cancel(): only a root can do this, not a step");
-        }
-        if (ctl.bsi == 0) {
-            return false;
-        }
-        if (tool != null && !tool.isLoopThread()) {
-            return ctl.cancelFromAnyThread();
-        }
-        return ctl.cancelOnLoop();
+        return Roots.cancel(this);
     }
 
     /**
@@ -1088,14 +923,7 @@ public final class AsyncSteps implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (kind != ROOT || ctl.bsi == 0) {
-            return;
-        }
-        if (tool != null && !tool.isLoopThread()) {
-            tool.post(ctl::freeOnLoop);
-            return;
-        }
-        ctl.freeOnLoop();
+        Roots.close(this);
     }
 
     /**
@@ -1111,14 +939,7 @@ public final class AsyncSteps implements AutoCloseable {
      * @return a new root
      */
     public AsyncSteps newInstance() {
-        long b = check("newInstance()");
-        /* the field, or the Java Tool owning the handle's loop (a handle of
-         * ours adopted with wrap()); a borrowed Tool makes no roots */
-        Tool t = tool != null ? tool : tool();
-        if (t != null && !t.isBorrowed()) {
-            return new AsyncSteps(t);
-        }
-        return new AsyncSteps(FutoInNative.new_instance(b), null, true);
+        return Roots.newInstance(this);
     }
 
     // ---- queries ---------------------------------------------------------
@@ -1164,7 +985,7 @@ public final class AsyncSteps implements AutoCloseable {
             return t;
         }
         long core = FutoInNative.async_tool(check("tool()"));
-        return core == 0 ? null : Tool.ofCore(core);
+        return core == 0 ? null : BorrowedTools.ofCore(core);
     }
 
     @Override

@@ -7,13 +7,18 @@ import static org.futoin.async.StepStates.LOST;
 import static org.futoin.async.StepStates.ST;
 import static org.futoin.async.StepStates.WAITING;
 
+import java.util.Objects;
+
 /**
  * How a step completes: {@code success()} / {@code error()} inside its own
  * callback ({@link #completing}), the same from outside it (another
  * thread, or a later event on the loop thread) for a step that waits
  * ({@link #external}: exactly one completion passes, a late one is dropped
  * quietly, README rule 3), or a {@code Throwable} leaving the callback
- * ({@link #fail}). The handle's states are {@link StepStates}'.
+ * ({@link #fail}). The handle's states are {@link StepStates}'. Also the
+ * bodies of {@link AsyncSteps}' success(), error() and of what makes a
+ * step wait ({@code setTimeout()}, {@code setCancel()},
+ * {@code waitExternal()}).
  */
 final class Completions {
     private Completions() {
@@ -167,5 +172,81 @@ final class Completions {
         } catch (Throwable again) {
             Tool.uncaught(again);
         }
+    }
+
+    /* AsyncSteps.success() */
+    static boolean success(AsyncSteps a) {
+        long b = completing(a, "success()");
+        if (b != 0) {
+            if (!KeptSuccess.keepNoValues(a)) {
+                FutoInNative.success0(b);
+            }
+            return true;
+        }
+        return external(a, "success()",
+                h -> FutoInNative.try_success(h, 0, 0, 0, 0, 0, null, null, null, null));
+    }
+
+    /* AsyncSteps.success(value) */
+    static boolean success(AsyncSteps a, Object value) {
+        long b = completing(a, "success()");
+        if (b != 0) {
+            int t = Values.tag(value);
+            if (!KeptSuccess.keepValue(a, value, t)) {
+                FutoInNative.success1(b, t, Values.bits(value, t), Values.obj(value, t));
+            }
+            return true;
+        }
+        return external(a, "success()", new PackedValues(new Object[] {value})::tryOn);
+    }
+
+    /** success() with several values. */
+    static boolean successN(AsyncSteps a, Object[] values) {
+        long b = completing(a, "success()");
+        if (b != 0) {
+            new PackedValues(values).successOn(b);
+            return true;
+        }
+        return external(a, "success()", new PackedValues(values)::tryOn);
+    }
+
+    /* AsyncSteps.error(code, info) */
+    static FutoInError error(AsyncSteps a, String code, String info) {
+        FutoInError e = Errors.create(code, info, null); /* checks code and info */
+        long b = completing(a, "error()");
+        if (b != 0) {
+            e.reportedBy = a;
+            FutoInNative.handle_error(b, Values.cstr(code), Values.cstr(info), e);
+            if (a.kind == AsyncSteps.STEP) {
+                a.ended = "error()";
+            }
+            throw e;
+        }
+        return externalError(a, "error()", code, info, a.onLoopThread() ? e : null) ? e : null;
+    }
+
+    /* AsyncSteps.setTimeout(ms) */
+    static void setTimeout(AsyncSteps a, long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("setTimeout(): negative timeout");
+        }
+        FutoInNative.set_timeout(a.flowCheck("setTimeout()"), ms);
+        StepStates.waits(a);
+    }
+
+    /* AsyncSteps.setCancel(handler) */
+    static void setCancel(AsyncSteps a, CancelHandler handler) {
+        long b = a.flowCheck("setCancel()");
+        Objects.requireNonNull(handler, "setCancel(): handler is null");
+        Rec r = new Rec(handler, 0, null, a.tool, null);
+        FutoInNative.set_cancel(b, r);
+        a.cancelRec = r;
+        StepStates.waits(a);
+    }
+
+    /* AsyncSteps.waitExternal() */
+    static void waitExternal(AsyncSteps a) {
+        FutoInNative.wait_external(a.flowCheck("waitExternal()"));
+        StepStates.waits(a);
     }
 }

@@ -197,7 +197,7 @@ final class Dispatch {
 
     static void drain(Object tool) {
         try {
-            ((Tool) tool).drain();
+            ToolTasks.drain((Tool) tool);
         } catch (Throwable t) {
             Tool.uncaught(t);
         }

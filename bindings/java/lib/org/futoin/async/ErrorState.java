@@ -100,7 +100,7 @@ final class ErrorState {
         /* a Java step added by name runs without a Tool: whose loop is it? */
         long b = a.handle();
         long core = b == 0 ? 0 : FutoInNative.async_tool(b);
-        return core != 0 && Tool.ownedByJava(core) ? infoOf(t) : infoWithTrace(t);
+        return core != 0 && BorrowedTools.ownedByJava(core) ? infoOf(t) : infoWithTrace(t);
     }
 
     static String infoWithTrace(Throwable t) {

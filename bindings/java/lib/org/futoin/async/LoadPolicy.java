@@ -228,6 +228,27 @@ public final class LoadPolicy {
         }
     }
 
+    /** Tool.setLoadPolicy(): this policy, set once, on a Tool of Java's own. */
+    void setOn(Tool tool, String what) {
+        tool.refuseBorrowed(what, "that program sets its load policy");
+        synchronized (tool.life) { /* ToolClose.freeNative() takes `life` before it frees */
+            if (tool.closed || tool.ptr == 0) {
+                throw new IllegalStateException(what + ": the Tool is closed");
+            }
+            apply(FutoInNative.tool_ptr(tool.ptr), what, "this Tool");
+        }
+    }
+
+    /** A new tool's first policy; the tool is closed if it cannot be set. */
+    void applyOrClose(Tool tool, String what) {
+        try {
+            setOn(tool, what);
+        } catch (RuntimeException | Error e) {
+            tool.close();
+            throw e;
+        }
+    }
+
     private static int count(List<String> l) {
         return l == null ? -1 : l.size();
     }

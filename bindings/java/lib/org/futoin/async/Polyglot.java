@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -176,5 +177,17 @@ public final class Polyglot {
      */
     public static long globalRefs() {
         return FutoInNative.global_refs();
+    }
+
+    /* AsyncSteps.addForeign(language, module, function): futoin_host_add() */
+    static AsyncSteps addForeign(AsyncSteps asi, String language, String module, String function) {
+        long b = asi.flowCheck("addForeign()");
+        Objects.requireNonNull(language, "addForeign(): language is null");
+        Objects.requireNonNull(module, "addForeign(): module is null");
+        Objects.requireNonNull(function, "addForeign(): function is null");
+        FutoInNative.host_add(b, Values.cstr(Values.name(language, "addForeign() language")),
+                Values.cstr(Values.name(module, "addForeign() module")),
+                Values.cstr(Values.name(function, "addForeign() function")));
+        return asi;
     }
 }

@@ -78,7 +78,7 @@ final class RootCtl implements Runnable {
         }
         tool.executing.remove(this);
         if (freeWhenDone) {
-            tool.post(this::freeOnLoop);
+            ToolTasks.post(tool, this::freeOnLoop);
         }
         return was;
     }
@@ -183,7 +183,7 @@ final class RootCtl implements Runnable {
      *  loop thread. True if it was executing and this call cancelled it. */
     boolean cancelFromAnyThread() {
         if (bsi != 0 && phase.compareAndSet(RUNNING, CANCELLING)) {
-            tool.post(this::applyCancel);
+            ToolTasks.post(tool, this::applyCancel);
             return true;
         }
         return false;
@@ -232,11 +232,11 @@ final class RootCtl implements Runnable {
             f = awaitOnItsThread(root);
         } else {
             f = root.promise();
-            tool.runFor(this, "run()"); /* throws CancellationException when interrupted */
+            ToolRuns.runFor(tool, this, "run()"); /* throws CancellationException when interrupted */
             if (tool.isVirtualTime()) {
                 /* a virtual clock: on from one due timer to the next */
                 while (!f.isDone() && bsi != 0) {
-                    long ms = tool.nextDueMillis();
+                    long ms = VirtualClock.nextDueMillis(tool);
                     if (ms < 0) {
                         throw new IllegalStateException("run(): the flow still waits and no timer of the "
                                 + "virtual-time Tool is left to advance to (an event from another thread? "
@@ -288,6 +288,6 @@ final class RootCtl implements Runnable {
     /** Cleaner: the AsyncSteps object is unreachable. Any thread. */
     @Override
     public void run() {
-        tool.post(this::freeOnLoop); /* dropped if the tool freed it already */
+        ToolTasks.post(tool, this::freeOnLoop); /* dropped if the tool freed it already */
     }
 }

@@ -12,7 +12,7 @@ import java.util.ArrayList;
  * thread is between {@code begin()} and {@code end()}, or at once when it
  * enters with its interrupt status set. What it does is posted to the loop
  * thread: cancel the flows the run waits for, then stop the run. One per
- * run of the loop (Tool.runFor).
+ * run of the loop (ToolRuns.runFor).
  */
 final class RunInterruptor extends AbstractInterruptibleChannel {
     private final Tool tool;
@@ -42,7 +42,7 @@ final class RunInterruptor extends AbstractInterruptibleChannel {
 
     @Override
     protected void implCloseChannel() throws IOException {
-        tool.post(this::onLoop);
+        ToolTasks.post(tool, this::onLoop);
     }
 
     private void onLoop() {
@@ -60,7 +60,7 @@ final class RunInterruptor extends AbstractInterruptibleChannel {
             }
         }
         synchronized (tool.life) {
-            tool.requestStop(gen);
+            ToolRuns.requestStop(tool, gen);
         }
     }
 }

@@ -72,7 +72,7 @@ final class StateMap extends LinkedHashMap<String, Object> {
     /** A live handle of the flow, with what changed meanwhile shared; or 0. */
     private long live() {
         Object v = via;
-        long h = v instanceof AsyncSteps ? ((AsyncSteps) v).liveHandle()
+        long h = v instanceof AsyncSteps ? liveHandle((AsyncSteps) v)
                 : v instanceof RootCtl ? ((RootCtl) v).liveHandle() : 0;
         if (h != 0 && dirty != null) {
             Set<String> d = dirty;
@@ -219,5 +219,26 @@ final class StateMap extends LinkedHashMap<String, Object> {
         for (String k : keySet().toArray(new String[0])) {
             remove(k);
         }
+    }
+
+    /* AsyncSteps.state() */
+    static Map<String, Object> state(AsyncSteps asi) {
+        long b = asi.check("state()");
+        StateMap s = asi.state;
+        if (s == null) {
+            s = asi.state = (StateMap) FutoInNative.state(b);
+        }
+        s.via = asi.kind == AsyncSteps.ROOT ? asi.ctl : asi;
+        return s;
+    }
+
+    /** A step's or borrowed handle while it may be used here and now, else 0. */
+    static long liveHandle(AsyncSteps asi) {
+        long b = asi.handle();
+        if (b == 0 || (asi.kind == AsyncSteps.STEP && StepStates.of(asi) == StepStates.DEAD) || !asi.onLoopThread()) {
+            return 0;
+        }
+        KeptSuccess.apply(asi);
+        return b;
     }
 }

@@ -1,10 +1,7 @@
 package org.futoin.async;
 
-import java.lang.ref.WeakReference;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -72,32 +69,30 @@ import java.util.function.Supplier;
  * {@link IllegalStateException} instead of touching a loop that may be gone.
  */
 public final class Tool implements Executor, AutoCloseable {
-    private static final int DRAIN_BUDGET = 1024;
-
-    private long ptr;
+    long ptr;
     /* Borrowed: the futoin_tool* of the hosting program's loop (0: ours). */
-    private final long core;
+    final long core;
     /* Borrowed: the thread a timer callback of it runs on now, or null. */
-    private volatile Thread firing;
-    private volatile Thread loopThread;
-    private final boolean dedicated;
-    private final boolean virtualTime;
-    private final Thread thread;
-    private final CountDownLatch terminated = new CountDownLatch(1);
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean wake = new AtomicBoolean();
+    volatile Thread firing;
+    volatile Thread loopThread;
+    final boolean dedicated;
+    final boolean virtualTime;
+    final Thread thread;
+    final CountDownLatch terminated = new CountDownLatch(1);
+    final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    final AtomicBoolean wake = new AtomicBoolean();
     /* guards the life of the loop and its runs (RunInterruptor too) */
     final Object life = new Object();
-    private volatile boolean closed;
-    private boolean closeAfterRun;
+    volatile boolean closed;
+    boolean closeAfterRun;
     /* close() asked for during a run is being carried out (loop thread) */
-    private boolean closingOnLoop;
+    boolean closingOnLoop;
     volatile boolean running;
     /* Runs are numbered (under `life`) so that a stop or an interrupt is
      * applied to the run it was meant for, never to a later one. */
     long runGen;
-    private volatile boolean stopRequested;
-    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    volatile boolean stopRequested;
+    final CountDownLatch closedLatch = new CountDownLatch(1);
 
     /** Executing roots, kept alive until they finish, in the order they
      *  started (loop thread; RootCtl has identity equality). */
@@ -107,7 +102,7 @@ public final class Tool implements Executor, AutoCloseable {
     /** Throttles and Limiters made on this tool (loop thread). */
     final Set<SyncObject> syncs = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Pending timers and immediates (loop thread). */
-    private final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
+    final Set<Handle> timers = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /**
      * Options of {@link Tool#Tool(Options)}.
@@ -192,84 +187,20 @@ public final class Tool implements Executor, AutoCloseable {
         core = 0;
         loopThread = Thread.currentThread();
         ptr = FutoInNative.tool_new(this, false, virtualTime);
-        registerOwn(this);
+        BorrowedTools.registerOwn(this);
         terminated.countDown();
         if (policy != null) {
-            applyOrClose(policy, what);
-        }
-    }
-
-    /** A new tool's first policy; the tool is closed if it cannot be set. */
-    private void applyOrClose(LoadPolicy policy, String what) {
-        try {
-            setLoadPolicy(policy, what);
-        } catch (RuntimeException | Error e) {
-            close();
-            throw e;
+            policy.applyOrClose(this, what);
         }
     }
 
     /** A borrowed Tool over the hosting program's loop `core`. */
-    private Tool(long core) {
+    Tool(long core) {
         dedicated = false;
         virtualTime = false;
         thread = null;
         this.core = core;
         terminated.countDown();
-    }
-
-    /* Tools by the address of their futoin_tool: Java's own (while open)
-     * and the borrowed ones (while referred to). */
-    private static final Map<Long, WeakReference<Tool>> BY_CORE = new HashMap<>();
-
-    private static void registerOwn(Tool t) {
-        long c = FutoInNative.tool_ptr(t.ptr);
-        synchronized (BY_CORE) {
-            BY_CORE.put(c, new WeakReference<>(t));
-        }
-    }
-
-    private static void unregisterOwn(Tool t, long p) {
-        long c = FutoInNative.tool_ptr(p);
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(c);
-            if (r != null && r.get() == t) {
-                BY_CORE.remove(c);
-            }
-        }
-    }
-
-    /** Is `core` the loop of a Tool of Java's own (not closed)? */
-    static boolean ownedByJava(long core) {
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(core);
-            Tool t = r == null ? null : r.get();
-            return t != null && t.core == 0;
-        }
-    }
-
-    /**
-     * The Tool of the loop `core` of a flow whose handle is live (loop
-     * thread): a Tool of Java's own when it is one (a Java step added by
-     * name runs without one), else the borrowed Tool of the hosting
-     * program's loop: one object per loop while it is referred to; a loop
-     * freed and another made at the same address gets the same object,
-     * which holds nothing of the old one (no timer can be pending: they
-     * keep the loop from being freed).
-     */
-    static Tool ofCore(long core) {
-        synchronized (BY_CORE) {
-            WeakReference<Tool> r = BY_CORE.get(core);
-            Tool t = r == null ? null : r.get();
-            if (t == null) {
-                if (BY_CORE.size() >= 64) {
-                    BY_CORE.values().removeIf(w -> w.get() == null);
-                }
-                t = new Tool(core);
-                BY_CORE.put(core, new WeakReference<>(t));
-            }
-            return t;
-        }
     }
 
     /**
@@ -279,25 +210,6 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public boolean isBorrowed() {
         return core != 0;
-    }
-
-    private static final String BORROWED_USE = "this Tool is the loop of the program that hosts this JVM: usable "
-            + "only on its loop thread while a Java step or timer of it runs there, or while timers of it are pending";
-
-    /** Borrowed: may this thread use the hosting program's loop now? The
-     *  proofs that it is alive also prove this is its thread. */
-    private boolean borrowedUsable() {
-        Thread c = Thread.currentThread();
-        if (firing == c) {
-            return true;
-        }
-        if (FutoInNative.tool_borrowed_here(core)) {
-            loopThread = c;
-            return true;
-        }
-        synchronized (life) {
-            return ptr != 0 && FutoInNative.tool_is_same_thread(ptr);
-        }
     }
 
     /** What a borrowed Tool refuses to do at all. */
@@ -314,7 +226,7 @@ public final class Tool implements Executor, AutoCloseable {
         core = 0;
         CountDownLatch ready = new CountDownLatch(1);
         Throwable[] failed = new Throwable[1];
-        thread = new Thread(() -> loopMain(ready, failed), name);
+        thread = new Thread(() -> ToolRuns.loopMain(this, ready, failed), name);
         thread.setDaemon(daemon);
         thread.start();
         try {
@@ -363,7 +275,7 @@ public final class Tool implements Executor, AutoCloseable {
     public static Tool startThread(String name, boolean daemon, LoadPolicy policy) {
         Objects.requireNonNull(policy, "startThread(): policy is null");
         Tool t = new Tool(name, daemon);
-        t.applyOrClose(policy, "startThread()");
+        policy.applyOrClose(t, "startThread()");
         return t;
     }
 
@@ -394,44 +306,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         JVM sets its own)
      */
     public void setLoadPolicy(LoadPolicy policy) {
-        setLoadPolicy(Objects.requireNonNull(policy, "setLoadPolicy(): policy is null"), "setLoadPolicy()");
-    }
-
-    private void setLoadPolicy(LoadPolicy policy, String what) {
-        refuseBorrowed(what, "that program sets its load policy");
-        synchronized (life) { /* freeNative() takes `life` before it frees */
-            if (closed || ptr == 0) {
-                throw new IllegalStateException(what + ": the Tool is closed");
-            }
-            policy.apply(FutoInNative.tool_ptr(ptr), what, "this Tool");
-        }
-    }
-
-    private void loopMain(CountDownLatch ready, Throwable[] failed) {
-        try {
-            loopThread = Thread.currentThread();
-            ptr = FutoInNative.tool_new(this, true, false);
-            registerOwn(this);
-        } catch (Throwable t) {
-            failed[0] = t;
-            terminated.countDown();
-            ready.countDown();
-            return;
-        }
-        ready.countDown();
-        try {
-            running = true;
-            FutoInNative.tool_run(ptr, 0); /* until shutdownOnLoop() lets go */
-        } catch (Throwable t) {
-            uncaught(t);
-        } finally {
-            running = false;
-            try {
-                freeNative();
-            } finally {
-                terminated.countDown();
-            }
-        }
+        Objects.requireNonNull(policy, "setLoadPolicy(): policy is null").setOn(this, "setLoadPolicy()");
     }
 
     // ---- threads ---------------------------------------------------------
@@ -460,7 +335,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     public boolean isLoopThread() {
         if (core != 0) {
-            return borrowedUsable();
+            return BorrowedTools.usable(this);
         }
         Thread c = Thread.currentThread();
         if (c == loopThread) {
@@ -479,8 +354,8 @@ public final class Tool implements Executor, AutoCloseable {
 
     void checkLoopThread(String what) {
         if (core != 0) {
-            if (!borrowedUsable()) {
-                throw new IllegalStateException(what + ": " + BORROWED_USE);
+            if (!BorrowedTools.usable(this)) {
+                throw new IllegalStateException(what + ": " + BorrowedTools.BORROWED_USE);
             }
             return;
         }
@@ -498,7 +373,7 @@ public final class Tool implements Executor, AutoCloseable {
         c.getUncaughtExceptionHandler().uncaughtException(c, t);
     }
 
-    // ---- running ---------------------------------------------------------
+    // ---- running (ToolRuns) ---------------------------------------------
 
     /**
      * Runs the loop on this thread until nothing is left to do: no
@@ -516,59 +391,17 @@ public final class Tool implements Executor, AutoCloseable {
      * @throws CancellationException if this thread was interrupted
      */
     public void run() {
-        runFor(null, "run()");
+        ToolRuns.runFor(this, null, "run()");
     }
 
-    /**
-     * The loop until nothing is left to do, a stop() or an interrupt, which
-     * cancels `only` (root.run()) or every executing flow (null).
-     */
-    void runFor(RootCtl only, String what) {
-        refuseBorrowed(what, "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException(what + ": this Tool runs on its own thread");
-        }
-        long gen = enter(what);
-        RunInterruptor intr = new RunInterruptor(this, gen, only);
-        try {
-            do {
-                drain();
-                if (stopRequested) {
-                    break;
-                }
-                int rc;
-                intr.blocking();
-                try {
-                    rc = FutoInNative.tool_run(ptr, gen);
-                } finally {
-                    intr.done();
-                }
-                if (rc != 0) {
-                    throw new IllegalStateException(what + ": refused by the runtime");
-                }
-            } while (!stopRequested && !tasks.isEmpty());
-        } finally {
-            leaveRun();
-        }
-        if (intr.cancelled) {
-            Thread.currentThread().interrupt(); /* kept set, whatever cleared it meanwhile */
-            throw new CancellationException(what + ": interrupted; "
-                    + (only != null ? "its flow was" : "the executing flows were") + " cancelled");
-        }
-    }
-
-    // ---- virtual time ----------------------------------------------------
+    // ---- virtual time (VirtualClock) ------------------------------------
 
     /**
      * @return true for a tool on a virtual clock ({@link Options#virtualTime(boolean)});
      *         a borrowed Tool answers for the hosting program's loop
      */
     public boolean isVirtualTime() {
-        if (core != 0) {
-            checkLoopThread("isVirtualTime()");
-            return FutoInNative.core_is_virtual(core);
-        }
-        return virtualTime;
+        return VirtualClock.isVirtualTime(this);
     }
 
     /**
@@ -588,36 +421,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         thread, from inside the loop, or a clock that would pass its end
      */
     public void advance(long ms) {
-        if (ms < 0) {
-            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + ms);
-        }
-        refuseBorrowed("advance()", "that program runs it");
-        if (!virtualTime) {
-            throw new IllegalStateException("advance(): this Tool runs on the wall clock; make it with "
-                    + "new Tool(new Tool.Options().virtualTime(true))");
-        }
-        checkLoopThread("advance()");
-        if (running) {
-            throw new IllegalStateException("advance(): not from inside the loop (a step, a callback, or while "
-                    + "run() runs)");
-        }
-        if (ms > Long.MAX_VALUE - nowMillis()) {
-            throw new IllegalArgumentException("advance(): " + ms + " ms is too far for the clock");
-        }
-        long gen = enter("advance()");
-        try {
-            drain();
-            if (FutoInNative.tool_advance(ptr, ms, gen) != 0) {
-                throw new IllegalStateException("advance(): refused by the runtime");
-            }
-            /* tasks left by drain()'s budget: what is due now, as run() */
-            while (!stopRequested && !tasks.isEmpty()) {
-                drain();
-                FutoInNative.tool_run(ptr, gen);
-            }
-        } finally {
-            leaveRun();
-        }
+        VirtualClock.advance(this, ms);
     }
 
     /**
@@ -628,20 +432,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @throws IllegalArgumentException for a negative or too long duration
      */
     public void advance(Duration d) {
-        Objects.requireNonNull(d, "advance(): duration is null");
-        if (d.isNegative()) {
-            throw new IllegalArgumentException("advance(): the clock only moves forward (a delay >= 0), not " + d);
-        }
-        long ms;
-        try {
-            ms = d.toMillis();
-            if (!d.minusMillis(ms).isZero()) {
-                ms = Math.addExact(ms, 1);
-            }
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("advance(): " + d + " is too far for the clock", e);
-        }
-        advance(ms);
+        VirtualClock.advance(this, d);
     }
 
     /**
@@ -654,15 +445,8 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the delay, or empty when no timer is pending
      */
     public Optional<Duration> nextDue() {
-        long ms = nextDueMillis();
+        long ms = VirtualClock.nextDueMillis(this);
         return ms < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
-    }
-
-    /** Loop thread: ms until the next timer, or -1. */
-    long nextDueMillis() {
-        refuseBorrowed("nextDue()", "its program's clock is its own");
-        checkLoopThread("nextDue()");
-        return FutoInNative.tool_next_due(ptr);
     }
 
     /**
@@ -674,9 +458,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the clock's time in ms
      */
     public long nowMillis() {
-        refuseBorrowed("nowMillis()", "its program's clock is its own");
-        checkLoopThread("nowMillis()");
-        return FutoInNative.tool_now(ptr);
+        return VirtualClock.nowMillis(this);
     }
 
     /**
@@ -692,23 +474,7 @@ public final class Tool implements Executor, AutoCloseable {
      *         {@link #close()})
      */
     public boolean stop() {
-        refuseBorrowed("stop()", "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException("stop(): this Tool runs on its own thread; close() stops it");
-        }
-        synchronized (life) {
-            return running && requestStop(runGen);
-        }
-    }
-
-    /** Under `life`: stop run `gen` if it is the one in progress. */
-    boolean requestStop(long gen) {
-        if (!running || gen != runGen || closed || ptr == 0) {
-            return false;
-        }
-        stopRequested = true;
-        FutoInNative.tool_stop(ptr, gen);
-        return true;
+        return ToolRuns.stop(this);
     }
 
     /**
@@ -717,54 +483,10 @@ public final class Tool implements Executor, AutoCloseable {
      * @return true if work remains
      */
     public boolean runOnce() {
-        refuseBorrowed("runOnce()", "that program runs it");
-        if (dedicated) {
-            throw new IllegalStateException("runOnce(): this Tool runs on its own thread");
-        }
-        enter("runOnce()");
-        try {
-            drain();
-            int rc = FutoInNative.tool_run_nowait(ptr);
-            if (rc < 0) {
-                throw new IllegalStateException("runOnce(): refused by the runtime");
-            }
-            return rc > 0 || !tasks.isEmpty();
-        } finally {
-            leaveRun();
-        }
+        return ToolRuns.runOnce(this);
     }
 
-    private long enter(String what) {
-        long gen;
-        synchronized (life) {
-            if (closed) {
-                throw new IllegalStateException(what + ": the Tool is closed");
-            }
-            if (running) {
-                throw new IllegalStateException(what + ": the loop is running already (nested, or on another thread)");
-            }
-            running = true;
-            stopRequested = false;
-            gen = ++runGen;
-        }
-        loopThread = Thread.currentThread();
-        return gen;
-    }
-
-    private void leaveRun() {
-        boolean close;
-        synchronized (life) {
-            running = false;
-            close = closeAfterRun;
-            closeAfterRun = false;
-            closingOnLoop = close;
-        }
-        if (close) {
-            closeNow();
-        }
-    }
-
-    // ---- Executor --------------------------------------------------------
+    // ---- Executor (ToolTasks) -------------------------------------------
 
     /**
      * Runs {@code task} on the loop thread after the current callback. Any
@@ -777,55 +499,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     @Override
     public void execute(Runnable task) {
-        Objects.requireNonNull(task, "execute(): task is null");
-        if (core != 0) {
-            /* no other thread can know the loop is still there */
-            if (!borrowedUsable()) {
-                throw new RejectedExecutionException("execute(): " + BORROWED_USE);
-            }
-            immediate(task);
-            return;
-        }
-        synchronized (life) {
-            if (closed) {
-                throw new RejectedExecutionException("Tool is closed");
-            }
-            tasks.add(task);
-            if (!wake.getAndSet(true)) {
-                FutoInNative.tool_post(ptr);
-            }
-        }
-    }
-
-    /** execute() for internal marshalling (cancel, free from other
-     *  threads); dropped once the tool is closed (it freed everything). */
-    void post(Runnable task) {
-        try {
-            execute(task);
-        } catch (RejectedExecutionException closedAlready) {
-            // nothing left to do
-        }
-    }
-
-    /** Loop thread: run the queued tasks (a bounded batch per call). */
-    void drain() {
-        wake.set(false);
-        for (int n = 0; n < DRAIN_BUDGET; ++n) {
-            Runnable r = tasks.poll();
-            if (r == null) {
-                return;
-            }
-            try {
-                r.run();
-            } catch (Throwable t) {
-                uncaught(t);
-            }
-        }
-        synchronized (life) {
-            if (!closed && !tasks.isEmpty() && !wake.getAndSet(true)) {
-                FutoInNative.tool_post(ptr);
-            }
-        }
+        ToolTasks.execute(this, task);
     }
 
     /**
@@ -837,20 +511,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the result, completed on the loop thread
      */
     public <T> CompletableFuture<T> call(Supplier<? extends T> fn) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        Runnable r = () -> {
-            try {
-                f.complete(fn.get());
-            } catch (Throwable t) {
-                f.completeExceptionally(t);
-            }
-        };
-        if (isLoopThread()) {
-            r.run();
-        } else {
-            execute(r);
-        }
-        return f;
+        return ToolTasks.call(this, fn);
     }
 
     /**
@@ -865,28 +526,7 @@ public final class Tool implements Executor, AutoCloseable {
      * @return the flow's outcome, as {@link AsyncSteps#promise()}
      */
     public CompletableFuture<Object> promise(Consumer<? super AsyncSteps> setup) {
-        Objects.requireNonNull(setup, "promise(): setup is null");
-        CompletableFuture<Object> f = new FlowFuture();
-        Runnable r = () -> {
-            AsyncSteps root = null;
-            try {
-                root = new AsyncSteps(this);
-                setup.accept(root);
-                root.promiseInto(f);
-                root.freeWhenDone();
-            } catch (Throwable t) {
-                if (root != null) {
-                    root.close();
-                }
-                f.completeExceptionally(t);
-            }
-        };
-        if (isLoopThread()) {
-            r.run();
-        } else {
-            execute(r);
-        }
-        return f;
+        return ToolTasks.promise(this, setup);
     }
 
     // ---- timers (FTN12 AsyncTool) -----------------------------------------
@@ -922,7 +562,7 @@ public final class Tool implements Executor, AutoCloseable {
                 rec = 0;
                 tool.timers.remove(this);
                 FutoInNative.tool_cancel_timer(tool.ptr, r);
-                tool.unborrowIfIdle();
+                BorrowedTools.unborrowIfIdle(tool);
             }
         }
 
@@ -940,7 +580,7 @@ public final class Tool implements Executor, AutoCloseable {
             } finally {
                 if (tool.core != 0) {
                     tool.firing = outer;
-                    tool.unborrowIfIdle();
+                    BorrowedTools.unborrowIfIdle(tool);
                 }
             }
         }
@@ -949,28 +589,11 @@ public final class Tool implements Executor, AutoCloseable {
     private Handle schedule(String what, long delayMs, Runnable fn) {
         checkLoopThread(what);
         Objects.requireNonNull(fn, what + ": callback is null");
-        if (core != 0 && ptr == 0) {
-            long p = FutoInNative.tool_borrow(core, this); /* holds the loop while timers are pending */
-            synchronized (life) {
-                ptr = p;
-            }
-        }
+        BorrowedTools.holdForTimers(this);
         Handle h = new Handle(this, fn);
         h.rec = FutoInNative.tool_schedule(ptr, delayMs, h);
         timers.add(h);
         return h;
-    }
-
-    /** Borrowed, loop thread: the last timer is gone, let the loop go. */
-    private void unborrowIfIdle() {
-        if (core != 0 && ptr != 0 && timers.isEmpty()) {
-            long p;
-            synchronized (life) {
-                p = ptr;
-                ptr = 0;
-            }
-            FutoInNative.tool_unborrow(p);
-        }
     }
 
     /**
@@ -1044,52 +667,7 @@ public final class Tool implements Executor, AutoCloseable {
         return core != 0 ? core : FutoInNative.tool_ptr(ptr());
     }
 
-    // ---- closing -----------------------------------------------------------
-
-    /** Loop thread: free roots, sync objects and timers. */
-    private void releaseAll() {
-        drain();
-        for (RootCtl c : new ArrayList<>(roots)) {
-            c.freeOnLoop();
-        }
-        for (SyncObject s : new ArrayList<>(syncs)) {
-            s.closeQuietly();
-        }
-        for (Handle h : new ArrayList<>(timers)) {
-            h.cancel();
-        }
-    }
-
-    private void freeNative() {
-        long p;
-        synchronized (life) {
-            closed = true;
-            p = ptr;
-        }
-        if (p == 0) {
-            return;
-        }
-        tasks.clear();
-        unregisterOwn(this, p);
-        int rc = FutoInNative.tool_free(p);
-        if (rc != 0) {
-            throw new IllegalStateException("Tool.close(): roots of other owners are still alive (" + rc + ")");
-        }
-        synchronized (life) {
-            ptr = 0;
-        }
-    }
-
-    /** Loop thread: free everything; other threads waiting in close()
-     *  go on when it is done (or failed). */
-    private void closeNow() {
-        try {
-            releaseAll();
-            freeNative();
-        } finally {
-            closedLatch.countDown();
-        }
-    }
+    // ---- closing (ToolClose) --------------------------------------------
 
     /**
      * Closes the tool: every root is freed (running flows are cancelled:
@@ -1104,68 +682,7 @@ public final class Tool implements Executor, AutoCloseable {
      */
     @Override
     public void close() {
-        refuseBorrowed("close()", "that program frees it");
-        if (dedicated) {
-            synchronized (life) {
-                if (!closed) {
-                    tasks.add(this::shutdownOnLoop);
-                    if (!wake.getAndSet(true)) {
-                        FutoInNative.tool_post(ptr);
-                    }
-                    closed = true;
-                }
-            }
-            if (Thread.currentThread() != thread) {
-                try {
-                    terminated.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            return;
-        }
-        boolean wait;
-        synchronized (life) {
-            if (closed) {
-                return;
-            }
-            if (running) {
-                closeAfterRun = true;
-                if (Thread.currentThread() == loopThread) {
-                    return; /* when run() returns */
-                }
-                requestStop(runGen);
-                wait = true;
-            } else if (closingOnLoop) {
-                wait = true; /* the loop thread is closing it now */
-            } else if (!isLoopThreadLocked()) {
-                throw new IllegalStateException("close(): call it on the loop thread \"" + loopThreadName()
-                        + "\" (or from any thread while it runs)");
-            } else {
-                wait = false;
-            }
-        }
-        if (wait) {
-            /* the run returns, closes the tool on its thread, then we go on */
-            try {
-                closedLatch.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return;
-        }
-        closeNow();
-    }
-
-    private boolean isLoopThreadLocked() {
-        return Thread.currentThread() == loopThread
-                || (ptr != 0 && FutoInNative.tool_is_same_thread(ptr));
-    }
-
-    /** A tool on its own thread: let the loop end (loop thread). */
-    private void shutdownOnLoop() {
-        releaseAll();
-        FutoInNative.tool_release_loop(ptr);
+        ToolClose.close(this);
     }
 
     /**
