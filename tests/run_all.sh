@@ -8,7 +8,8 @@
 #   6. the ABI equals the committed libabigail baseline               (abi)
 #   7. `meson install` + a consumer built with pkg-config             (install)
 #   7b. the other ways C users take the library: a meson project with it as
-#      a subproject (no Criterion, no test targets), a CMake project with
+#      a subproject directory and as a WrapDB-style wrap, each through its
+#      override_dependency() (no Criterion, no test targets), a CMake project with
 #      find_package(futoin_async CONFIG) over a meson install, a Maven
 #      project offline over the jar's repository folder (consumers)
 #   7c. the Debian packages (debian/): dpkg-buildpackage -us -uc -b in a copy,
