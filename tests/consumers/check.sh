@@ -18,7 +18,10 @@
 #      depending on org.futoin:futoin-async:VERSION built and run by
 #      Debian's `mvn -o` with only Debian's /usr/share/maven-repo for the
 #      plug-ins. Missing tools (mvn, the Debian plug-in packages of
-#      .ci/setup) are a FAIL, never a skip.
+#      .ci/setup) are a FAIL, never a skip;
+#   4. Java from a fresh clone: `git clone` of HEAD, then
+#      `bash bindings/java/build.sh` alone (no build directory yet) builds
+#      the jar, and a flow runs on it.
 # usage: tests/consumers/check.sh
 # Last line: consumers: N passed, M failed
 set -uo pipefail
@@ -166,5 +169,30 @@ else
     bad "mvn -o verify of the Maven consumer failed"
   fi
 fi
+
+# 4. the Java binding from a fresh clone (issue 18 §4: build.sh failed
+#    there with "cd: .../build: No such file or directory"): a clone of
+#    HEAD has no build directory; `bash bindings/java/build.sh` alone must
+#    set up the core and build the jar, and the jar alone must run a flow
+#    (the Maven consumer's App.java, by the java launcher). What is not
+#    committed is not in the clone. ninja runs with -j2 (NINJA, read by
+#    meson): the machine is shared.
+clone=$work/clone
+java=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+printf '#!/bin/sh\nexec ninja -j2 "$@"\n' >"$work/ninja-j2"
+chmod +x "$work/ninja-j2"
+if ! git clone -q --no-hardlinks "$src" "$clone" >"$work/clone.log" 2>&1; then
+  cat "$work/clone.log"; bad "no clone of the checkout"
+elif ! (cd "$clone" && NINJA=$work/ninja-j2 bash bindings/java/build.sh) >"$work/clone-java.log" 2>&1; then
+  tail -n 20 "$work/clone-java.log"; bad "bash bindings/java/build.sh failed on a fresh clone"
+elif [ ! -f "$clone/build/java/futoin-async.jar" ]; then
+  bad "bash bindings/java/build.sh on a fresh clone made no build/java/futoin-async.jar"
+else
+  out=$("$java" -cp "$clone/build/java/futoin-async.jar" "$here/maven/src/main/java/org/example/App.java" 2>&1)
+  if [ $? = 0 ] && grep -qx "maven consumer got 42" <<<"$out" && grep -qx "futoin-async $version" <<<"$out"; then
+    ok "bash bindings/java/build.sh on a fresh clone: its jar ran a flow: ${out//$'\n'/; }"
+  else bad "the fresh clone's jar did not run the flow: $out"; fi
+fi
+
 echo "consumers: $pass passed, $fail failed"
 [ "$fail" = 0 ]
