@@ -8,9 +8,11 @@
 #   6. the ABI equals the committed libabigail baseline               (abi)
 #   7. `meson install` + a consumer built with pkg-config             (install)
 #   7b. the other ways C users take the library: a meson project with it as
-#      a subproject (no Criterion, no test targets), a CMake project with
+#      a subproject directory and as a WrapDB-style wrap, each through its
+#      override_dependency() (no Criterion, no test targets), a CMake project with
 #      find_package(futoin_async CONFIG) over a meson install, a Maven
-#      project offline over the jar's repository folder (consumers)
+#      project offline over the jar's repository folder, and the Java
+#      binding's build.sh alone on a fresh clone (consumers)
 #   7c. the Debian packages (debian/): dpkg-buildpackage -us -uc -b in a copy,
 #      the symbols file against the version script, lintian without
 #      errors, each package's files; installed and used only in a
@@ -199,7 +201,7 @@ part_install() {
 }
 
 part_consumers() {
-  say "consumers: meson subproject, CMake find_package, Maven offline"
+  say "consumers: meson subproject and wrap, CMake find_package, Maven offline, Java from a fresh clone"
   local out cp cf
   out=$(bash tests/consumers/check.sh 2>&1)
   echo "$out"

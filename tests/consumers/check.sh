@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # How C users take the library, besides pkg-config (tests/install/):
-#   1. meson subproject: a project with the checkout at
-#      subprojects/futoin_async writes dependency('futoin_async'); the
-#      subproject must not pull in Criterion nor define any test, and the
-#      consumer runs;
+#   1. meson subproject, two ways: the checkout at subprojects/futoin_async
+#      with dependency('futoin_async', fallback: 'futoin_async')
+#      (tests/consumers/meson/subproject), and a WrapDB-style
+#      subprojects/futoin_async.wrap ([wrap-file] over an archive of the
+#      checkout, [provide] dependency_names = futoin_async) with a plain
+#      dependency('futoin_async') (tests/consumers/meson/wrap). Neither
+#      names a variable: the dependency must be the subproject's
+#      meson.override_dependency(). The subproject must not pull in
+#      Criterion nor define any test, benchmark or target but the library,
+#      and the consumer runs;
 #   2. CMake: find_package(futoin_async CONFIG) against a `meson install`
 #      prefix gives futoin_async::futoin_async; the consumer runs;
 #   3. Maven, offline: the jar built here (bindings/java/build.sh over the
@@ -12,7 +18,10 @@
 #      depending on org.futoin:futoin-async:VERSION built and run by
 #      Debian's `mvn -o` with only Debian's /usr/share/maven-repo for the
 #      plug-ins. Missing tools (mvn, the Debian plug-in packages of
-#      .ci/setup) are a FAIL, never a skip.
+#      .ci/setup) are a FAIL, never a skip;
+#   4. Java from a fresh clone: `git clone` of HEAD, then
+#      `bash bindings/java/build.sh` alone (no build directory yet) builds
+#      the jar, and a flow runs on it.
 # usage: tests/consumers/check.sh
 # Last line: consumers: N passed, M failed
 set -uo pipefail
@@ -24,29 +33,72 @@ pass=0 fail=0
 ok() { echo "ok: $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
-# 1. meson subproject
-proj=$work/meson
-mkdir -p "$proj/subprojects"
-cp "$here/meson/meson.build" "$src/tests/install/consumer.c" "$proj/"
-ln -s "$src" "$proj/subprojects/futoin_async"
-if meson setup "$proj/build" "$proj" >"$work/meson-setup.log" 2>&1 \
-   && ninja -C "$proj/build" >"$work/meson-ninja.log" 2>&1; then
+version=$(sed -nE "s/^[[:space:]]*version:[[:space:]]*'([^']+)'.*/\1/p" "$src/meson.build" | head -n1)
+
+# 1. meson, two ways: the checkout as subprojects/futoin_async with
+#    dependency('futoin_async', fallback: 'futoin_async'), and the
+#    checkout's files as a WrapDB-style wrap with a plain
+#    dependency('futoin_async'). Neither names a variable, so both work
+#    only through the subproject's meson.override_dependency() (meson
+#    says "(overridden)"). --force-fallback-for: never a system copy;
+#    --wrap-mode=nodownload: the wrap's archive comes from packagecache/.
+meson_consumer() { # label project-dir (meson.build, consumer.c, subprojects/ in it)
+  local label=$1 proj=$2 out deps ntests nbench sub
+  if ! meson setup "$proj/build" "$proj" --wrap-mode=nodownload --force-fallback-for=futoin_async \
+         >"$proj/setup.log" 2>&1 || ! ninja -C "$proj/build" >"$proj/ninja.log" 2>&1; then
+    tail -n 20 "$proj/setup.log" "$proj/ninja.log" 2>/dev/null
+    bad "meson $label consumer did not build"
+    return
+  fi
+  if grep -qx "Dependency futoin_async found: YES $version (overridden)" "$proj/setup.log"; then
+    ok "meson $label: dependency('futoin_async') is the subproject's override_dependency()"
+  else
+    grep -i 'futoin_async found' "$proj/setup.log"; bad "meson $label: the dependency is not the subproject's override"
+  fi
   out=$("$proj/build/consumer" 2>&1)
-  if [ $? = 0 ] && grep -qx "consumer got 42" <<<"$out"; then ok "meson subproject consumer ran: ${out//$'\n'/; }"
-  else bad "meson subproject consumer printed: $out"; fi
+  if [ $? = 0 ] && grep -qx "consumer got 42" <<<"$out"; then ok "meson $label consumer ran: ${out//$'\n'/; }"
+  else bad "meson $label consumer printed: $out"; fi
   deps=$(meson introspect --dependencies "$proj/build")
   if grep -qi criterion <<<"$deps" || grep -qi criterion "$proj/build/meson-logs/meson-log.txt"; then
-    bad "the subproject looked for Criterion"
-  else ok "no Criterion in the consumer's build"; fi
+    bad "meson $label: the subproject looked for Criterion"
+  else ok "meson $label: no Criterion in the consumer's build"; fi
   ntests=$(meson introspect --tests "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
   nbench=$(meson introspect --benchmarks "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
-  if [ "$ntests" = 0 ] && [ "$nbench" = 0 ]; then ok "the subproject defines no tests and no benchmarks"
-  else bad "the subproject defines $ntests tests and $nbench benchmarks"; fi
-  ntargets=$(meson introspect --targets "$proj/build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
-  echo "meson subproject: $ntargets build targets in the consumer's build"
+  if [ "$ntests" = 0 ] && [ "$nbench" = 0 ]; then ok "meson $label: the subproject defines no tests and no benchmarks"
+  else bad "meson $label: the subproject defines $ntests tests and $nbench benchmarks"; fi
+  # the subproject's build targets: the library, nothing of tests/, bench/
+  # or bindings/
+  sub=$(meson introspect --targets "$proj/build" | python3 -c '
+import json, sys
+print(" ".join(sorted(t["name"] for t in json.load(sys.stdin) if t["subproject"] == "futoin_async")))')
+  if [ "$sub" = futoin_async ]; then ok "meson $label: the subproject's only build target is the library"
+  else bad "meson $label: the subproject's build targets are: ${sub:-none}"; fi
+}
+
+proj=$work/meson-subproject
+mkdir -p "$proj/subprojects"
+cp "$here/meson/subproject/meson.build" "$src/tests/install/consumer.c" "$proj/"
+ln -s "$src" "$proj/subprojects/futoin_async"
+meson_consumer subproject "$proj"
+
+# the wrap's archive: the checkout's files (tracked and new, not ignored)
+# as they are now, under futoin_async-VERSION/
+proj=$work/meson-wrap
+archive=futoin_async-$version.tar.gz
+mkdir -p "$proj/subprojects/packagecache"
+cp "$here/meson/wrap/meson.build" "$src/tests/install/consumer.c" "$proj/"
+if git -C "$src" ls-files -z --cached --others --exclude-standard >"$work/files" \
+   && while IFS= read -r -d '' f; do
+        if [ -e "$src/$f" ] || [ -L "$src/$f" ]; then printf '%s\0' "$f"; fi
+      done <"$work/files" \
+      | tar -C "$src" --null -T - --transform "s,^,futoin_async-$version/,S" \
+            -czf "$proj/subprojects/packagecache/$archive"; then
+  sha=$(sha256sum "$proj/subprojects/packagecache/$archive" | cut -d' ' -f1)
+  sed -e "s/@VERSION@/$version/g" -e "s/@SHA256@/$sha/g" "$here/meson/wrap/futoin_async.wrap.in" \
+    >"$proj/subprojects/futoin_async.wrap"
+  meson_consumer wrap "$proj"
 else
-  tail -n 20 "$work/meson-setup.log" "$work/meson-ninja.log"
-  bad "meson subproject consumer did not build"
+  bad "meson wrap: no archive of the checkout (git ls-files, tar)"
 fi
 
 # 2. CMake against a meson install
@@ -79,7 +131,6 @@ else
 fi
 
 # 3. Maven offline (uses the core build of 2.)
-version=$(sed -nE "s/^[[:space:]]*version:[[:space:]]*'([^']+)'.*/\1/p" "$src/meson.build" | head -n1)
 mavenmissing=()
 command -v mvn >/dev/null || mavenmissing+=("mvn (Debian: maven)")
 for plugin in org/apache/maven/plugins/maven-compiler-plugin/3.10.1 \
@@ -118,5 +169,30 @@ else
     bad "mvn -o verify of the Maven consumer failed"
   fi
 fi
+
+# 4. the Java binding from a fresh clone (issue 18 §4: build.sh failed
+#    there with "cd: .../build: No such file or directory"): a clone of
+#    HEAD has no build directory; `bash bindings/java/build.sh` alone must
+#    set up the core and build the jar, and the jar alone must run a flow
+#    (the Maven consumer's App.java, by the java launcher). What is not
+#    committed is not in the clone. ninja runs with -j2 (NINJA, read by
+#    meson): the machine is shared.
+clone=$work/clone
+java=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+printf '#!/bin/sh\nexec ninja -j2 "$@"\n' >"$work/ninja-j2"
+chmod +x "$work/ninja-j2"
+if ! git clone -q --no-hardlinks "$src" "$clone" >"$work/clone.log" 2>&1; then
+  cat "$work/clone.log"; bad "no clone of the checkout"
+elif ! (cd "$clone" && NINJA=$work/ninja-j2 bash bindings/java/build.sh) >"$work/clone-java.log" 2>&1; then
+  tail -n 20 "$work/clone-java.log"; bad "bash bindings/java/build.sh failed on a fresh clone"
+elif [ ! -f "$clone/build/java/futoin-async.jar" ]; then
+  bad "bash bindings/java/build.sh on a fresh clone made no build/java/futoin-async.jar"
+else
+  out=$("$java" -cp "$clone/build/java/futoin-async.jar" "$here/maven/src/main/java/org/example/App.java" 2>&1)
+  if [ $? = 0 ] && grep -qx "maven consumer got 42" <<<"$out" && grep -qx "futoin-async $version" <<<"$out"; then
+    ok "bash bindings/java/build.sh on a fresh clone: its jar ran a flow: ${out//$'\n'/; }"
+  else bad "the fresh clone's jar did not run the flow: $out"; fi
+fi
+
 echo "consumers: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -9,16 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(c, what)                                                         \
-    do {                                                                       \
-        if (c) {                                                               \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            printf("FAIL: %s\n", what);                                        \
-        }                                                                      \
-    } while (0)
+#include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
 
 static int ran, released;
 static const FutoInType ty_int = {FTN_TYPE_INT64, NULL};
@@ -85,6 +76,5 @@ int main(int argc, char** argv)
     CHECK(api->mutex_free(mtx) == FUTOIN_OK, "mutex_free");
     CHECK(api->tool_free(tool) == FUTOIN_OK, "tool_free");
     CHECK(dlclose(h) == 0, "dlclose");
-    printf("dlopen: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("dlopen");
 }

@@ -1,7 +1,9 @@
 /*
  * The CHECK macro of the plain C test programs (the ones that are not
- * Criterion suites: tests/tsan/threads_hammer.c and the host plug-in
- * tests bindings/<lang>/tests/polyglot/plugin_test.c), defined once.
+ * Criterion suites: tests/tsan/threads_hammer.c, tests/dlopen/
+ * dlopen_consumer.c, the polyglot C host tests/polyglot/c_host.c and the
+ * host plug-in tests bindings/<lang>/tests/polyglot/plugin_test.c),
+ * defined once.
  *
  * CHECK(cond, fmt, ...) counts a passed check, or counts a failed one and
  * prints "FAIL file:line: cond: <message>" to stderr; either way the
@@ -12,6 +14,15 @@
  *     CHECK(rc == FUTOIN_OK, "futoin_tool_free() returned %d", rc);
  *     ...
  *     return futoin_check_summary("hammer");
+ *
+ * A program whose failures need a context says so before including this
+ * header: FUTOIN_CHECK_CONTEXT, an expression of type const char* read at
+ * each failed check, is printed in brackets after FAIL (the polyglot C
+ * host's "FAIL [python] c_host.c:123: cond: <message>", the language of
+ * the cell):
+ *
+ *     #define FUTOIN_CHECK_CONTEXT lang
+ *     #include "../include/futoin_check.h"
  *
  * The counters are the including file's own (static): one file of a
  * program checks. Not thread-safe: check on one thread (join workers and
@@ -25,13 +36,21 @@
 /* The checks of this program that passed and that failed so far. */
 static int passed, failed;
 
+#ifdef FUTOIN_CHECK_CONTEXT
+#define FUTOIN_CHECK__CONTEXT() fprintf(stderr, "[%s] ", FUTOIN_CHECK_CONTEXT)
+#else
+#define FUTOIN_CHECK__CONTEXT() ((void)0)
+#endif
+
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
         if (cond) {                                                            \
             ++passed;                                                          \
         } else {                                                               \
             ++failed;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
+            fputs("FAIL ", stderr);                                            \
+            FUTOIN_CHECK__CONTEXT();                                           \
+            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);         \
             fprintf(stderr, __VA_ARGS__);                                      \
             fputc('\n', stderr);                                               \
         }                                                                      \

@@ -34,23 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+/* a failed check names the cell's language: "FAIL [python] c_host.c:..." */
+#define FUTOIN_CHECK_CONTEXT lang
+#include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
+
 static const char* lang; /* the fragment language of the cell */
 static const char* cfrag;
 static futoin_tool* tool;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            ++passed;                                                          \
-        } else {                                                               \
-            ++failed;                                                          \
-            fprintf(stderr, "FAIL [%s] %s:%d: %s: ", lang, __FILE__, __LINE__, \
-                    #cond);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 #define MODULE "polyglot_fragments"
 static const char* module_of(const char* l)
@@ -743,6 +733,5 @@ int main(void)
     check_one_runtime(langs ? langs : "python lua java");
     futoin_host_shutdown();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
-    printf("polyglot-c: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return futoin_check_summary("polyglot-c");
 }
