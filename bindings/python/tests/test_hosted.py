@@ -95,6 +95,27 @@ def test_a_coroutine_error_is_the_steps_error_under_run(tool):
     assert isinstance(ei.value.__cause__, KeyError)
 
 
+@pytest.mark.parametrize("wait", [None, 0, 0.001])
+@pytest.mark.parametrize("exc", [SystemExit, KeyboardInterrupt])
+def test_system_exit_or_interrupt_in_an_async_step_is_raised_by_run(tool, capfd, exc, wait):
+    """As from a plain step, run() raises them (straight away, after an
+    await), and nothing is printed: the Tool's event loop drops them only
+    in a flow another language's program runs (test_polyglot.py)."""
+    async def leave(asi):
+        if wait is not None:
+            await asyncio.sleep(wait)
+        raise exc
+
+    unraisable = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        with pytest.raises(exc):
+            AsyncSteps(tool).add(leave).run()
+    finally:
+        sys.unraisablehook = hook
+    assert not unraisable and capfd.readouterr().err == ""
+
+
 def test_gather_wait_for_timeout_to_thread_and_tasks_under_run(tool):
     async def mix(asi):
         a, b = await asyncio.gather(asyncio.sleep(0.001, 1), asyncio.sleep(0.002, 2))

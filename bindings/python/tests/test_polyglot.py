@@ -581,6 +581,27 @@ def test_system_exit_or_interrupt_in_a_c_program_fails_the_step(c_host, tmp_path
     assert "value" not in r.stdout
 
 
+@pytest.mark.parametrize("body, info", [
+    ("sys.exit(3)", "SystemExit: 3"),
+    ("await asyncio.sleep(0)\n    raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ("await asyncio.sleep(0.001)\n    sys.exit('bye')", "SystemExit: bye"),
+])
+def test_system_exit_or_interrupt_in_an_async_step_of_a_c_program_prints_nothing(
+        c_host, tmp_path, body, info):
+    """An `async def` step raising them (straight away, after an await)
+    fails as a plain step's does, and the exception is not printed too
+    (before: "Exception ignored in: <_Soon Task…>" and its traceback on the
+    C program's stderr, from the Tool's event loop)."""
+    (tmp_path / "pg_c_host_aexit.py").write_text(
+        f"import asyncio, sys\nasync def leave(asi, v):\n    {body}\n")
+    r = run_c_host(c_host, tmp_path, "pg_c_host_aexit", "leave")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"error InternalError: {info}", r.stdout
+    assert "value" not in r.stdout
+    assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 C_HOST_MIXED = r"""
 #include <futoin/async.h>
 #include <futoin/sys/ext.h>

@@ -29,6 +29,7 @@ import time
 from asyncio import events
 from typing import Any, Callable, Optional
 
+from . import _core
 from ._errors import InvalidStateError
 
 _get_running_loop = events._get_running_loop
@@ -41,14 +42,40 @@ _MAX_MS = 2**32 - 1
 def _run(loop: ToolEventLoop, handle: events.Handle) -> None:
     """Run `handle` with `loop` as the running loop of this thread."""
     prev = _get_running_loop()
-    if prev is loop:
-        handle._run()
-        return
-    _set_running_loop(loop)
+    if prev is not loop:
+        _set_running_loop(loop)
     try:
         handle._run()
+    except (SystemExit, KeyboardInterrupt) as exc:
+        if not _kept_by_task(loop, handle, exc):
+            raise
     finally:
-        _set_running_loop(prev)
+        if prev is not loop:
+            _set_running_loop(prev)
+
+
+def _kept_by_task(loop: ToolEventLoop, handle: events.Handle,
+                  exc: BaseException) -> bool:
+    """Is `exc` (KeyboardInterrupt, SystemExit) out of `handle` one that a
+    task keeps, and that nothing of Python's could re-raise?
+
+    asyncio's Task keeps such an exception as its own (for whoever awaits
+    it: an ``async def`` step's task fails the step with InternalError
+    naming it) and raises it again, to stop the loop that runs it. Under
+    Tool.run() that is what happens (the glue keeps it for run(), which
+    re-raises it). A program in another language runs a borrowed Tool's
+    loop, though: nothing here can stop it or re-raise the exception, and
+    the glue would print it as "Exception ignored" although the task's
+    awaiter has it already. So it is dropped then (a task nobody awaits
+    reports it as asyncio does any exception of such a task: "Task
+    exception was never retrieved" once collected); an exception no task
+    keeps (a call_soon() callback's own) is still printed: nobody else
+    would see it."""
+    if not loop._tool.borrowed or _core._in_run():
+        return False
+    task = getattr(handle._callback, "__self__", None)  # Task step or wakeup
+    return (isinstance(task, asyncio.Future) and task.done()
+            and not task.cancelled() and task._exception is exc)
 
 
 class _Soon(events.Handle):

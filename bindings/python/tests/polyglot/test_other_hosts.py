@@ -6,8 +6,10 @@ plug-in's counters are back at baseline (fragments async_echo, timer_echo,
 async_wait, async_seen, host_counters of tests/polyglot/fragments/python).
 Issue 18: a Python step raising SystemExit or KeyboardInterrupt fails with
 InternalError that the host's error handler sees (system_exit,
-keyboard_interrupt), and a CPython that cannot start (a broken PYTHONHOME)
-fails the Python steps with InvalidRequest, never the host process.
+keyboard_interrupt; an `async def` step's too, printing nothing:
+async_system_exit, async_keyboard_interrupt), and a CPython that cannot
+start (a broken PYTHONHOME) fails the Python steps with InvalidRequest,
+never the host process.
 Run by `bash bindings/python/polyglot.sh test` with the environment
 tests/polyglot/run.sh exports (LUA_PATH/LUA_CPATH of the Lua rock,
 FUTOIN_JAVA_POLYGLOT_OUT of the Java build, PYTHONPATH: the package,
@@ -232,6 +234,24 @@ def test_system_exit_or_interrupt_in_a_lua_or_java_host_fails_the_step(tmp_path,
         "keyboard_interrupt\terror\tInternalError\tKeyboardInterrupt",
         "echo\t20",
         "exit"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("host", sorted(ERROR_HOSTS))
+def test_system_exit_or_interrupt_in_an_async_step_of_a_lua_or_java_host_prints_nothing(
+        tmp_path, host):
+    """An `async def` step raising them, straight away or after an await:
+    the step fails as a plain step's does, and the exception is not printed
+    too (before: "Exception ignored in: <_Soon Task…>" and its traceback on
+    the host's stderr, from the Tool's event loop)."""
+    run, source = ERROR_HOSTS[host]
+    r = run(tmp_path, source, "async_system_exit", "async_keyboard_interrupt", "echo")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "async_system_exit\terror\tInternalError\tSystemExit: 3",
+        "async_keyboard_interrupt\terror\tInternalError\tKeyboardInterrupt",
+        "echo\t20",
+        "exit"], r.stdout + r.stderr
+    assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("host", sorted(ERROR_HOSTS))

@@ -135,3 +135,19 @@ def system_exit(asi, *values):
 def keyboard_interrupt(asi, *values):
     """As system_exit: InternalError "KeyboardInterrupt"."""
     raise KeyboardInterrupt
+
+
+async def async_system_exit(asi, *values):
+    """As system_exit, from an `async def` step, straight away: InternalError
+    "SystemExit: 3", and nothing printed (the task keeps the exception for
+    the step; before: "Exception ignored in: <_Soon Task…>" on stderr)."""
+    import sys
+    sys.exit(3)
+
+
+async def async_keyboard_interrupt(asi, *values):
+    """As async_system_exit, after an await (a timer of the hosting loop
+    wakes the task): InternalError "KeyboardInterrupt"."""
+    import asyncio
+    await asyncio.sleep(0.001)
+    raise KeyboardInterrupt
