@@ -188,6 +188,19 @@ test)
     -m $planted "$jar" ok "$jar:$ht:$cwd/classes"
   run_in=$cwd installed "planted, an absolute dir/*" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd/lib/*" -- \
     -m $planted "$jar" ok "$jar:$ht:$cwd/lib/planted.jar"
+  # the plug-in found without its jar (FUTOIN_HOST_PATH: a folder holding
+  # the plug-in alone) and no absolute CLASSPATH entry: the class path is
+  # empty, which the JVM takes for the current folder, where the binding's
+  # classes and the step class are planted; the JVM is not started so
+  bare=$inst/bare
+  mkdir -p "$inst/hosts" "$bare"
+  cp "$out/libfutoin_host_java.so" "$inst/hosts/"
+  unzip -qo "$jar" -d "$bare"
+  cp -r "$out/planted/." "$bare/"
+  run_in=$bare installed "planted with the binding, nothing on the class path" PATH=/usr/bin:/bin \
+    "FUTOIN_HOST_PATH=$inst/hosts" "CLASSPATH=." -- \
+    -m $planted "$jar" fail "nothing on the JVM's class path: put futoin-async.jar on CLASSPATH" \
+    "relative or empty CLASSPATH entries left out: '.'"
   rm -rf "$inst"
   echo "polyglot-java: $passed passed, $failed failed"
   [ "$failed" = 0 ]

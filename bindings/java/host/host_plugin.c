@@ -108,6 +108,18 @@ static int create_jvm(create_fn create, JavaVM** vm, JNIEnv** env, char* err,
         fj_copy_str(err, errlen, "java: out of memory");
         return FUTOIN_ENOMEM;
     }
+    if (strcmp(cp, "-Djava.class.path=") == 0) {
+        /* The JVM takes an empty class path for the current folder: the
+         * binding and the steps would come from wherever the program runs
+         * (issue 23). Without the binding's jar nothing could run anyway. */
+        snprintf(err, errlen,
+                 "java: nothing on the JVM's class path: put futoin-async.jar on "
+                 "CLASSPATH (an absolute path)%s%s",
+                 cp_note[0] ? "; " : "", cp_note);
+        free(extra);
+        free(cp);
+        return FUTOIN_EINVAL;
+    }
     opts[n++].optionString = "-Xrs";
     opts[n++].optionString = cp;
     if (extra) {
