@@ -161,27 +161,28 @@ test)
   # a step class planted in the program's current folder, and behind
   # relative CLASSPATH entries (issue 23 item 7): an empty entry (leading,
   # in the middle, trailing), ".", a relative folder, jar and dir/* are
-  # left out, so the step is not found; one run each, from that folder,
-  # so that any one of them followed would find it. Behind the absolute
-  # path of the same folders, it runs.
+  # left out, so the step is not found, and the error names what was
+  # left out; one run each, from that folder, so that any one of them
+  # followed would find it. Behind the absolute path of the same folders,
+  # it runs.
   cwd=$inst/cwd planted=org.futoin.planted.Planted
-  nc="no class '$planted' on the class path"
+  nc="no class '$planted' on the class path" left="relative or empty CLASSPATH entries left out: "
   mkdir -p "$cwd/classes" "$cwd/lib"
   cp -r "$out/planted/." "$cwd/"
   cp -r "$out/planted/." "$cwd/classes/"
   cp "$out/planted.jar" "$cwd/lib/"
   run_in=$cwd installed "planted, an empty entry" PATH=/usr/bin:/bin "CLASSPATH=$jar::$ht" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left''"
   run_in=$cwd installed "planted, leading and trailing ':'" PATH=/usr/bin:/bin "CLASSPATH=:$jar:" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left''"
   run_in=$cwd installed "planted, '.'" PATH=/usr/bin:/bin "CLASSPATH=.:$jar" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left'.'"
   run_in=$cwd installed "planted, a relative folder" PATH=/usr/bin:/bin "CLASSPATH=$jar:classes" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left'classes'"
   run_in=$cwd installed "planted, a relative jar" PATH=/usr/bin:/bin "CLASSPATH=$jar:lib/planted.jar" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left'lib/planted.jar'"
   run_in=$cwd installed "planted, a relative dir/*" PATH=/usr/bin:/bin "CLASSPATH=$jar:lib/*" -- \
-    -m $planted "$jar" fail "$nc"
+    -m $planted "$jar" fail "$nc" "$left'lib/*'"
   run_in=$cwd installed "planted, the folder's absolute path" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd" -- \
     -m $planted "$jar" ok "$jar:$ht:$cwd"
   run_in=$cwd installed "planted, an absolute folder" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd/classes" -- \

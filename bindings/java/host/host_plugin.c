@@ -314,7 +314,18 @@ static int pl_resolve(const char* module, const char* function,
                  function);
         return rc;
     }
-    return inner->api->resolve(module, function, out, err, errlen);
+    rc = inner->api->resolve(module, function, out, err, errlen);
+    if (rc != FUTOIN_OK && strstr(err, "no class '")) {
+        /* a class not found may sit behind a CLASSPATH entry left out
+         * (Polyglot.find() says "no class '...' on the class path"); cp_note
+         * was written by boot() under boot_mx, which ready() took */
+        const char* left = strstr(cp_note, "relative or empty CLASSPATH entries left out");
+        size_t used = strlen(err);
+        if (left && used < errlen) {
+            snprintf(err + used, errlen - used, "; %s", left);
+        }
+    }
+    return rc;
 }
 
 static void pl_stop(void)
