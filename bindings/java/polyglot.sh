@@ -5,7 +5,9 @@
 #       builds the binding (bindings/java/build.sh: futoin-async.jar and the
 #       host plug-in libfutoin_host_java.so, both in OUTDIR), the Java
 #       fragments (tests/polyglot/fragments/java -> OUTDIR/fragments) and
-#       the Java host test (bindings/java/tests/polyglot -> OUTDIR/host-test);
+#       the Java host test (bindings/java/tests/polyglot -> OUTDIR/host-test;
+#       its planted/ -> OUTDIR/planted and OUTDIR/planted.jar, a step class
+#       the tests plant where the plug-in must not look);
 #       prints the environment the other hosts need, one VAR=value a line:
 #         CLASSPATH=OUTDIR/futoin-async.jar   (where the library finds the
 #                                              Java plug-in: the jar's entry)
@@ -23,8 +25,10 @@
 #       (tests/polyglot/hosted_timers.py, .lua; when FUTOIN_POLYGLOT_LANGS,
 #       default "c python lua", names them), then the plug-in
 #       out of the jar in a C program under `env -i` with only PATH,
-#       JAVA_HOME, CLASSPATH and XDG_CACHE_HOME (installed_test.c); last line
-#       "polyglot-java: N passed, M failed".
+#       JAVA_HOME, CLASSPATH and XDG_CACHE_HOME (installed_test.c), also
+#       from a current folder where a step class is planted (issue 23 item
+#       7: not loaded from there nor behind relative or empty CLASSPATH
+#       entries); last line "polyglot-java: N passed, M failed".
 #
 # OUTDIR defaults to $FUTOIN_JAVA_POLYGLOT_OUT, else build/java-polyglot;
 # CORE_BUILD_DIR to $FUTOIN_BUILD_DIR, else build (a meson build of the
@@ -43,12 +47,15 @@ build)
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
   bash "$here/build.sh" "$core" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
-  rm -rf "$out/fragments" "$out/host-test"
-  mkdir -p "$out/fragments" "$out/host-test"
+  rm -rf "$out/fragments" "$out/host-test" "$out/planted" "$out/planted.jar"
+  mkdir -p "$out/fragments" "$out/host-test" "$out/planted"
   "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/fragments" -cp "$out/futoin-async.jar" \
     $(find "$repo/tests/polyglot/fragments/java" -name '*.java')
   "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/host-test" -cp "$out/futoin-async.jar" \
-    $(find "$here/tests/polyglot" -name '*.java')
+    $(find "$here/tests/polyglot" -path "$here/tests/polyglot/planted" -prune -o -name '*.java' -print)
+  "$JAVA_HOME/bin/javac" -encoding UTF-8 --release 17 -Xlint:all -Werror -d "$out/planted" -cp "$out/futoin-async.jar" \
+    $(find "$here/tests/polyglot/planted" -name '*.java')
+  "$JAVA_HOME/bin/jar" cf "$out/planted.jar" -C "$out/planted" .
   core=$(cd "$core" && pwd)
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I"$repo/abi" -I"$repo/tests/include" \
     -o "$out/plugin_test" "$here/tests/polyglot/plugin_test.c" \
@@ -126,11 +133,13 @@ test)
   ln -s "$(readlink -f "$JAVA_HOME/bin/java")" "$inst/bin/java"
   cp "$jar" "$inst/lib/futoin-async.jar"
   installed() { # label, env assignments..., --, installed_test arguments...
+    # (run in the folder $run_in when set)
     local label=$1 envs=() log="$out/installed.log"
     shift
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    env -i XDG_CACHE_HOME="$inst/cache" "${envs[@]}" "$out/installed_test" "$@" >"$log" 2>&1
+    (cd "${run_in:-.}" && exec env -i XDG_CACHE_HOME="$inst/cache" "${envs[@]}" "$out/installed_test" "$@") \
+      >"$log" 2>&1
     tally "installed: $label" polyglot-java-installed "$log" $?
   }
   # java on PATH (Debian's /usr/bin/java, links resolved); relative and
@@ -149,6 +158,50 @@ test)
   # the jar not on CLASSPATH: the error says to put it there
   installed "no jar" PATH=/usr/bin:/bin "CLASSPATH=$frag:$ht" -- \
     "$jar" fail "put futoin-async.jar on CLASSPATH"
+  # a step class planted in the program's current folder, and behind
+  # relative CLASSPATH entries (issue 23 item 7): an empty entry (leading,
+  # in the middle, trailing), ".", a relative folder, jar and dir/* are
+  # left out, so the step is not found, and the error names what was
+  # left out; one run each, from that folder, so that any one of them
+  # followed would find it. Behind the absolute path of the same folders,
+  # it runs.
+  cwd=$inst/cwd planted=org.futoin.planted.Planted
+  nc="no class '$planted' on the class path" left="relative or empty CLASSPATH entries left out: "
+  mkdir -p "$cwd/classes" "$cwd/lib"
+  cp -r "$out/planted/." "$cwd/"
+  cp -r "$out/planted/." "$cwd/classes/"
+  cp "$out/planted.jar" "$cwd/lib/"
+  run_in=$cwd installed "planted, an empty entry" PATH=/usr/bin:/bin "CLASSPATH=$jar::$ht" -- \
+    -m $planted "$jar" fail "$nc" "$left''"
+  run_in=$cwd installed "planted, leading and trailing ':'" PATH=/usr/bin:/bin "CLASSPATH=:$jar:" -- \
+    -m $planted "$jar" fail "$nc" "$left''"
+  run_in=$cwd installed "planted, '.'" PATH=/usr/bin:/bin "CLASSPATH=.:$jar" -- \
+    -m $planted "$jar" fail "$nc" "$left'.'"
+  run_in=$cwd installed "planted, a relative folder" PATH=/usr/bin:/bin "CLASSPATH=$jar:classes" -- \
+    -m $planted "$jar" fail "$nc" "$left'classes'"
+  run_in=$cwd installed "planted, a relative jar" PATH=/usr/bin:/bin "CLASSPATH=$jar:lib/planted.jar" -- \
+    -m $planted "$jar" fail "$nc" "$left'lib/planted.jar'"
+  run_in=$cwd installed "planted, a relative dir/*" PATH=/usr/bin:/bin "CLASSPATH=$jar:lib/*" -- \
+    -m $planted "$jar" fail "$nc" "$left'lib/*'"
+  run_in=$cwd installed "planted, the folder's absolute path" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd" -- \
+    -m $planted "$jar" ok "$jar:$ht:$cwd"
+  run_in=$cwd installed "planted, an absolute folder" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd/classes" -- \
+    -m $planted "$jar" ok "$jar:$ht:$cwd/classes"
+  run_in=$cwd installed "planted, an absolute dir/*" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd/lib/*" -- \
+    -m $planted "$jar" ok "$jar:$ht:$cwd/lib/planted.jar"
+  # the plug-in found without its jar (FUTOIN_HOST_PATH: a folder holding
+  # the plug-in alone) and no absolute CLASSPATH entry: the class path is
+  # empty, which the JVM takes for the current folder, where the binding's
+  # classes and the step class are planted; the JVM is not started so
+  bare=$inst/bare
+  mkdir -p "$inst/hosts" "$bare"
+  cp "$out/libfutoin_host_java.so" "$inst/hosts/"
+  unzip -qo "$jar" -d "$bare"
+  cp -r "$out/planted/." "$bare/"
+  run_in=$bare installed "planted with the binding, nothing on the class path" PATH=/usr/bin:/bin \
+    "FUTOIN_HOST_PATH=$inst/hosts" "CLASSPATH=." -- \
+    -m $planted "$jar" fail "nothing on the JVM's class path: put futoin-async.jar on CLASSPATH" \
+    "relative or empty CLASSPATH entries left out: '.'"
   rm -rf "$inst"
   echo "polyglot-java: $passed passed, $failed failed"
   [ "$failed" = 0 ]

@@ -108,6 +108,18 @@ static int create_jvm(create_fn create, JavaVM** vm, JNIEnv** env, char* err,
         fj_copy_str(err, errlen, "java: out of memory");
         return FUTOIN_ENOMEM;
     }
+    if (strcmp(cp, "-Djava.class.path=") == 0) {
+        /* The JVM takes an empty class path for the current folder: the
+         * binding and the steps would come from wherever the program runs
+         * (issue 23). Without the binding's jar nothing could run anyway. */
+        snprintf(err, errlen,
+                 "java: nothing on the JVM's class path: put futoin-async.jar on "
+                 "CLASSPATH (an absolute path)%s%s",
+                 cp_note[0] ? "; " : "", cp_note);
+        free(extra);
+        free(cp);
+        return FUTOIN_EINVAL;
+    }
     opts[n++].optionString = "-Xrs";
     opts[n++].optionString = cp;
     if (extra) {
@@ -302,7 +314,18 @@ static int pl_resolve(const char* module, const char* function,
                  function);
         return rc;
     }
-    return inner->api->resolve(module, function, out, err, errlen);
+    rc = inner->api->resolve(module, function, out, err, errlen);
+    if (rc != FUTOIN_OK && strstr(err, "no class '")) {
+        /* a class not found may sit behind a CLASSPATH entry left out
+         * (Polyglot.find() says "no class '...' on the class path"); cp_note
+         * was written by boot() under boot_mx, which ready() took */
+        const char* left = strstr(cp_note, "relative or empty CLASSPATH entries left out");
+        size_t used = strlen(err);
+        if (left && used < errlen) {
+            snprintf(err + used, errlen - used, "; %s", left);
+        }
+    }
+    return rc;
 }
 
 static void pl_stop(void)

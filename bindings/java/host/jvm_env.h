@@ -35,7 +35,9 @@ void* fj_open_libjvm(char* err, size_t errlen);
  * (an entry ending in "/" "*" stands for the jars in its folder, as for
  * the java launcher); relative and empty entries are left out (they would
  * name the host program's current folder). `note` says which jar was taken and what was
- * left out, for error messages.
+ * left out, for error messages. With no entry left the option ends in "=":
+ * no JVM may be started with it, as the JVM takes an empty class path for
+ * the current folder too.
  */
 char* fj_class_path_option(char* note, size_t notelen);
 

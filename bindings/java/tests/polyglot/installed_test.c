@@ -10,15 +10,16 @@
  * find the JVM through JAVA_HOME or the `java` on PATH, and make its class
  * path of the jar it came from and CLASSPATH (absolute entries) alone.
  *
- * usage: installed_test JAR ok CLASSPATH_EXPECTED
- *        installed_test JAR fail TEXT
- *   ok:   a Java step echoes 42; the plug-in loaded is the one in the
+ * usage: installed_test [-m MODULE] JAR ok CLASSPATH_EXPECTED
+ *        installed_test [-m MODULE] JAR fail TEXT...
+ *   ok:   a Java step (MODULE.echo; org.futoin.polyglot.Fragments.echo
+ *         without -m) echoes 42; the plug-in loaded is the one in the
  *         cache, with the CRC-32 of JAR's entry; the JVM's java.class.path
  *         is CLASSPATH_EXPECTED; one libfutoin_async and one libuv are
  *         mapped (the JVM's glue bound to this program's runtime by
  *         soname);
- *   fail: the Java step fails with InvalidRequest whose error_info holds
- *         TEXT.
+ *   fail: that Java step fails with InvalidRequest whose error_info holds
+ *         each TEXT.
  * Last line "polyglot-java-installed: N passed, M failed".
  */
 #define _GNU_SOURCE
@@ -127,9 +128,17 @@ int main(int argc, char** argv)
 {
     char which[4096], cache[1024];
     const char* xdg = getenv("XDG_CACHE_HOME");
+    const char* module = "org.futoin.polyglot.Fragments";
     int ok;
-    if (argc != 4 || (strcmp(argv[2], "ok") != 0 && strcmp(argv[2], "fail") != 0)) {
-        fprintf(stderr, "usage: %s JAR ok CLASSPATH | JAR fail TEXT\n", argv[0]);
+    if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+        module = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
+    if (argc < 4 || (strcmp(argv[2], "ok") != 0 && strcmp(argv[2], "fail") != 0)
+        || (strcmp(argv[2], "ok") == 0 && argc != 4)) {
+        fprintf(stderr, "usage: %s [-m MODULE] JAR ok CLASSPATH | JAR fail TEXT...\n",
+                argv[0]);
         return 2;
     }
     ok = strcmp(argv[2], "ok") == 0;
@@ -137,7 +146,7 @@ int main(int argc, char** argv)
     if (futoin_tool_new(&tool, NULL) != FUTOIN_OK) {
         return 2;
     }
-    run("org.futoin.polyglot.Fragments", "echo", 1);
+    run(module, "echo", 1);
     if (ok) {
         CHECK(code[0] == 0 && value == 42, "echo: %lld, error %s %s", (long long)value, code,
               info);
@@ -155,8 +164,11 @@ int main(int argc, char** argv)
         CHECK(is_entry_of(which, argv[1]), "%s is not the plug-in entry of %s", which,
               argv[1]);
     } else {
-        CHECK(strcmp(code, "InvalidRequest") == 0 && strstr(info, argv[3]) != NULL,
-              "expected InvalidRequest with '%s', got '%s': %s", argv[3], code, info);
+        for (int i = 3; i < argc; ++i) {
+            CHECK(strcmp(code, "InvalidRequest") == 0 && strstr(info, argv[i]) != NULL,
+                  "%s.echo: expected InvalidRequest with '%s', got '%s': %s", module,
+                  argv[i], code, info);
+        }
     }
     futoin_host_shutdown();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");
