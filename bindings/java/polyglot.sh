@@ -189,6 +189,14 @@ test)
     -m $planted "$jar" ok "$jar:$ht:$cwd/classes"
   run_in=$cwd installed "planted, an absolute dir/*" PATH=/usr/bin:/bin "CLASSPATH=$jar:$ht:$cwd/lib/*" -- \
     -m $planted "$jar" ok "$jar:$ht:$cwd/lib/planted.jar"
+  # the development overrides follow the same rule: a relative
+  # FUTOIN_JAVA_CLASSPATH entry or FUTOIN_JAVA_JAR is left out and named
+  run_in=$cwd installed "planted, a relative FUTOIN_JAVA_CLASSPATH" PATH=/usr/bin:/bin \
+    "CLASSPATH=$jar:$ht" "FUTOIN_JAVA_CLASSPATH=classes::lib/planted.jar" -- \
+    -m $planted "$jar" fail "$nc" "relative or empty FUTOIN_JAVA_CLASSPATH entries left out: 'classes', '', 'lib/planted.jar'"
+  run_in=$cwd installed "planted, a relative FUTOIN_JAVA_JAR" PATH=/usr/bin:/bin \
+    "CLASSPATH=$jar:$ht" "FUTOIN_JAVA_JAR=lib/planted.jar" -- \
+    -m $planted "$jar" fail "$nc" "FUTOIN_JAVA_JAR 'lib/planted.jar' left out: not an absolute path"
   # the plug-in found without its jar (FUTOIN_HOST_PATH: a folder holding
   # the plug-in alone) and no absolute CLASSPATH entry: the class path is
   # empty, which the JVM takes for the current folder, where the binding's

@@ -316,13 +316,15 @@ static int pl_resolve(const char* module, const char* function,
     }
     rc = inner->api->resolve(module, function, out, err, errlen);
     if (rc != FUTOIN_OK && strstr(err, "no class '")) {
-        /* a class not found may sit behind a CLASSPATH entry left out
-         * (Polyglot.find() says "no class '...' on the class path"); cp_note
-         * was written by boot() under boot_mx, which ready() took */
-        const char* left = strstr(cp_note, "relative or empty CLASSPATH entries left out");
+        /* a class not found may sit behind an entry left out (relative or
+         * empty CLASSPATH / FUTOIN_JAVA_CLASSPATH entries, a relative
+         * FUTOIN_JAVA_JAR; Polyglot.find() says "no class '...' on the
+         * class path"); cp_note says what was left out, and is empty when
+         * nothing was. It was written by boot() under boot_mx, which
+         * ready() took */
         size_t used = strlen(err);
-        if (left && used < errlen) {
-            snprintf(err + used, errlen - used, "; %s", left);
+        if (cp_note[0] && used < errlen) {
+            snprintf(err + used, errlen - used, "; %s", cp_note);
         }
     }
     return rc;

@@ -252,8 +252,18 @@ static void binding_jar(list* out, const list* candidates, char* note, size_t no
     char self[PATH_MAX], next[PATH_MAX + 32];
     struct stat st;
     if (jar && *jar) {
-        list_add(out, jar, strlen(jar));
-        return;
+        /* an override, but still only an absolute path: a relative one
+         * would name a file of whatever folder the program runs in */
+        if (jar[0] == '/') {
+            list_add(out, jar, strlen(jar));
+            return;
+        }
+        {
+            char what[320];
+            snprintf(what, sizeof(what), "FUTOIN_JAVA_JAR '%.256s' left out: not an absolute path",
+                     jar);
+            tried_add(note, notelen, what);
+        }
     }
     if (own_file(self, sizeof(self)) != 0) {
         return;
@@ -286,13 +296,21 @@ char* fj_class_path_option(char* note, size_t notelen)
 {
     static const char prefix[] = "-Djava.class.path=";
     list user = {0}, all = {0};
-    char skipped[1024] = "";
+    char skipped[1024] = "", skipped_dev[1024] = "";
     char* opt = NULL;
     size_t len = sizeof(prefix);
     note[0] = 0;
-    add_entries(&user, getenv("FUTOIN_JAVA_CLASSPATH"), 0, skipped, sizeof(skipped));
+    /* the development override follows the rule of CLASSPATH: absolute
+     * entries only (issue 23 item 7: never the current folder) */
+    add_entries(&user, getenv("FUTOIN_JAVA_CLASSPATH"), 1, skipped_dev, sizeof(skipped_dev));
     add_entries(&user, getenv("CLASSPATH"), 1, skipped, sizeof(skipped));
     binding_jar(&all, &user, note, notelen);
+    if (skipped_dev[0]) {
+        char what[1100];
+        snprintf(what, sizeof(what),
+                 "relative or empty FUTOIN_JAVA_CLASSPATH entries left out: %s", skipped_dev);
+        tried_add(note, notelen, what);
+    }
     for (size_t i = 0; i < user.n; ++i) {
         list_add(&all, user.items[i], strlen(user.items[i]));
     }

@@ -28,10 +28,10 @@ void* fj_open_libjvm(char* err, size_t errlen);
 
 /*
  * The JVM option "-Djava.class.path=..." (malloc'ed; NULL: out of memory):
- * first the binding's jar (FUTOIN_JAVA_JAR; else the jar on CLASSPATH whose
+ * first the binding's jar (FUTOIN_JAVA_JAR when absolute; else the jar on CLASSPATH whose
  * stored plug-in entry is this very plug-in, by CRC-32 and size; else
  * futoin-async.jar next to this plug-in, when it is there), then the
- * entries of FUTOIN_JAVA_CLASSPATH, then the absolute entries of CLASSPATH
+ * absolute entries of FUTOIN_JAVA_CLASSPATH, then those of CLASSPATH
  * (an entry ending in "/" "*" stands for the jars in its folder, as for
  * the java launcher); relative and empty entries are left out (they would
  * name the host program's current folder). `note` says which jar was taken and what was
