@@ -655,6 +655,27 @@ Test(tool, free_drops_pending)
     /* teardown frees with both pending; neither may run */
 }
 
+/* A callback that stops the loop ends the run it runs in, and only that
+ * one: here it runs before the loop turns (futoin_tool_run() runs what is
+ * queued first) and nothing else is left, so libuv's own run, which would
+ * consume the request, is never entered. A binding stops its run() this
+ * way (Python at KeyboardInterrupt in a step). */
+static void tr_then_stop(void* data)
+{
+    tr(data);
+    uv_stop(futoin_tool_uv_loop(T));
+}
+
+Test(tool, uv_stop_before_the_loop_turns_ends_only_that_run)
+{
+    futoin_tool_immediate(T, tr_then_stop, CH('s'));
+    run();
+    assert_trace("s");
+    futoin_tool_deferred(T, 0, tr, CH('d')); /* needs a turn of the loop */
+    run();
+    assert_trace("sd");
+}
+
 static int free_inside_rc;
 static int run_inside_rc;
 

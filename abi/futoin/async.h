@@ -179,6 +179,11 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool);
  * ready) until nothing is, and returns, however many flows still wait for
  * a timer or an event. futoin_tool_advance() moves the clock; to wait for
  * another thread, join it (or wait for its signal) and run again.
+ *
+ * A uv_stop() of the tool's loop from one of its callbacks ends this run
+ * early, and only this one (the request is consumed, as uv_run() does,
+ * also when the callback ran before the loop's first turn): the next run
+ * goes on with what is left.
  * @return FUTOIN_OK, or FUTOIN_EINVAL for an attached (not owned) loop.
  * Threads: any thread, one at a time; the calling thread becomes the loop thread.
  */

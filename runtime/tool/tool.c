@@ -300,6 +300,12 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
     }
     if (uv_loop_alive(tool->loop)) {
         uv_run(tool->loop, UV_RUN_DEFAULT);
+    } else {
+        /* A uv_stop() from those callbacks ends this run, as uv_run()
+         * would have ended (and consumed it): left set, it would end the
+         * next run before its first turn (a binding stops its run() so
+         * at an interrupt in a step). */
+        tool->loop->stop_flag = 0;
     }
     --tool->in_run;
     return FUTOIN_OK;

@@ -123,6 +123,29 @@ def test_system_exit_reraised(tool):
         AsyncSteps(tool).add(step).run()
 
 
+@pytest.mark.parametrize("clock", ["wall", "virtual"])
+@pytest.mark.parametrize("when", ["before the loop turns", "after a timer"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_fatal_exception_stops_only_its_own_run(clock, when, exc):
+    # run() stops its loop for KeyboardInterrupt/SystemExit in a step; a
+    # step that raises before the loop's first turn (run() runs what is
+    # queued first) once left that stop request behind, and the next
+    # run() returned before its timer fired ("the flow did not finish").
+    def fatal(asi):
+        raise exc
+    def after_a_timer(asi, *values):
+        asi.wait_external()
+        asi.tool.call_later(0, asi.success, *values)
+    with Tool(virtual_time=clock == "virtual") as tool:
+        root = AsyncSteps(tool)
+        if when == "after a timer":
+            root.add(after_a_timer)
+        with pytest.raises(exc):
+            root.add(fatal).run()
+        assert AsyncSteps(tool).add(lambda asi: after_a_timer(asi, 5)).run() == 5
+        assert AsyncSteps(tool).add(lambda asi: after_a_timer(asi, 6)).run() == 6
+
+
 def test_state_mapping(tool):
     root = AsyncSteps(tool)
     def s1(asi):
