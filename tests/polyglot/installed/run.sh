@@ -398,5 +398,5 @@ missing python "cannot import futoin_async" "install the wheel for CPython" \
   "-m venv VENV && VENV/bin/pip install futoin_async-*-$cp-*.whl && . VENV/bin/activate"
 missing lua "luarocks --lua-version=5.4 install futoin_async" \
   'eval "$(luarocks --lua-version=5.4 path)"'
-missing java "not on the JVM's class path (empty;" "put futoin-async.jar on CLASSPATH"
+missing java "nothing on the JVM's class path" "put futoin-async.jar on CLASSPATH"
 finish
