@@ -83,12 +83,19 @@ Test(fairness, timeout_ends_a_loop_with_slow_bodies)
     memset(spins, 0, sizeof(spins));
     seen_code = NULL;
     /* How long one body takes here, in bodies per 5 ms: the check must
-     * land within a small multiple of that, whatever the machine. */
-    uint64_t t0 = uv_hrtime();
-    for (int i = 0; i < 20; ++i) {
-        slow_body(NULL, NULL);
+     * land within a small multiple of that, whatever the machine. The
+     * cost is the fastest of several rounds: a round that was preempted
+     * (or, under valgrind, paid for translating the code) reads too slow
+     * and would make the bound too tight. */
+    uint64_t per_body = UINT64_MAX;
+    for (int round = 0; round < 5; ++round) {
+        uint64_t t0 = uv_hrtime();
+        for (int i = 0; i < 20; ++i) {
+            slow_body(NULL, NULL);
+        }
+        uint64_t took = (uv_hrtime() - t0) / 20 + 1;
+        per_body = took < per_body ? took : per_body;
     }
-    uint64_t per_body = (uv_hrtime() - t0) / 20 + 1;
     unsigned long long bodies_in_5ms = 5000000ull / per_body + 1;
     spins[0] = 0;
     API(as)->add(as, (void*)0, slow_loop, record_error);
