@@ -60,6 +60,24 @@ Test(fairness, timeout_ends_a_loop_that_never_waits)
     API(as)->free(as);
 }
 
+/* The cost of one call of fn in ns: the fastest of several rounds of 20
+ * calls. A round that was preempted (once 155 us for a ~3 us callback on a
+ * loaded machine), or that paid for valgrind translating the code, reads
+ * far too slow, and a bound calibrated on it is too tight. */
+static uint64_t fastest_ns_per_call(void (*fn)(void), int rounds)
+{
+    uint64_t per = UINT64_MAX;
+    for (int round = 0; round < rounds; ++round) {
+        uint64_t t0 = uv_hrtime();
+        for (int i = 0; i < 20; ++i) {
+            fn();
+        }
+        uint64_t took = (uv_hrtime() - t0) / 20;
+        per = took < per ? took : per;
+    }
+    return per;
+}
+
 /* A loop body that does real work (about 50 us) is checked after fewer
  * iterations: a 5 ms timeout lands within a few dozen of them, not after
  * thousands (a count-only check every N iterations would wait N bodies). */
@@ -70,6 +88,10 @@ static void slow_body(FutoInAsyncSteps* as, void* d)
         x += i;
     }
     ++spins[0];
+}
+static void one_slow_body(void)
+{
+    slow_body(NULL, NULL);
 }
 static void slow_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
@@ -83,19 +105,8 @@ Test(fairness, timeout_ends_a_loop_with_slow_bodies)
     memset(spins, 0, sizeof(spins));
     seen_code = NULL;
     /* How long one body takes here, in bodies per 5 ms: the check must
-     * land within a small multiple of that, whatever the machine. The
-     * cost is the fastest of several rounds: a round that was preempted
-     * (or, under valgrind, paid for translating the code) reads too slow
-     * and would make the bound too tight. */
-    uint64_t per_body = UINT64_MAX;
-    for (int round = 0; round < 5; ++round) {
-        uint64_t t0 = uv_hrtime();
-        for (int i = 0; i < 20; ++i) {
-            slow_body(NULL, NULL);
-        }
-        uint64_t took = (uv_hrtime() - t0) / 20 + 1;
-        per_body = took < per_body ? took : per_body;
-    }
+     * land within a small multiple of that, whatever the machine. */
+    uint64_t per_body = fastest_ns_per_call(one_slow_body, 5) + 1;
     unsigned long long bodies_in_5ms = 5000000ull / per_body + 1;
     spins[0] = 0;
     API(as)->add(as, (void*)0, slow_loop, record_error);
@@ -319,25 +330,22 @@ static void start_slow_burst(void* d)
     futoin_tool_deferred(T, 2, slow_timer, NULL);
 }
 
+/* One slow callback as the burst runs it (the timer has not fired). */
+static void one_slow_imm(void)
+{
+    slow_timer_fired = false;
+    slow_imm(NULL);
+}
+
 /* Grow slow_spin until one slow callback costs at least 15 us here (about
- * 20 us); returns its cost in ns. The cost is the fastest of several
- * rounds: a round the scheduler preempted reads far too slow (once 155 us
- * for a ~3 us callback on a loaded machine), which stopped the calibration
- * early and made the bound too tight. */
+ * 20 us); returns its cost in ns, the fastest of several rounds
+ * (fastest_ns_per_call() says why: a preempted round once stopped the
+ * calibration early and made the bound too tight). */
 static uint64_t calibrate_slow_callback(void)
 {
-    uint64_t t0, per;
+    uint64_t per;
     for (;;) {
-        per = UINT64_MAX;
-        for (int round = 0; round < 7; ++round) {
-            t0 = uv_hrtime();
-            for (int i = 0; i < 20; ++i) {
-                slow_timer_fired = false;
-                slow_imm(NULL);
-            }
-            uint64_t took = (uv_hrtime() - t0) / 20;
-            per = took < per ? took : per;
-        }
+        per = fastest_ns_per_call(one_slow_imm, 7);
         if (per >= 15000 || slow_spin > (1u << 30)) {
             break;
         }
