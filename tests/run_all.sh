@@ -120,13 +120,15 @@ run_meson_suite() { # name dir
   plain_ok=$(grep -cE '^ *[0-9]+/[0-9]+ headers_[a-z]+ +OK' "$dir.test.log" || true)
   plain_fail=$(grep -cE '^ *[0-9]+/[0-9]+ headers_[a-z]+ +FAIL' "$dir.test.log" || true)
   p=$((p + plain_ok)); f=$((f + plain_fail))
-  if [ $rc -ne 0 ] && [ "$f" = 0 ]; then
-    f=1; grep -E 'FAIL|TIMEOUT' "$dir.test.log" | head -20
-  fi
   if [ $rc -ne 0 ]; then
+    local failed_runs
+    failed_runs=$(grep -E 'FAIL|TIMEOUT' "$dir.test.log")
+    if [ "$f" = 0 ]; then
+      f=1; [ -z "$failed_runs" ] || head -20 <<<"$failed_runs"
+    fi
     sed -n '/Summary of Failures/,$p' "$dir.test.log"
     note_failure "$name" "$(grep -hE '\[(FAIL|----)\]' "$log" | head -8)"
-    note_failure "$name" "$(grep -E 'FAIL|TIMEOUT' "$dir.test.log" | head -4)"
+    note_failure "$name" "$(head -4 <<<"$failed_runs")"
   fi
   record "$name" "$p" "$f"
 }
@@ -184,9 +186,7 @@ part_valgrind() {
     # --fair-sched=yes: valgrind runs one thread at a time, and its default
     # lock lets a busy thread (a fairness test's spinning loop) keep it
     # while a worker that must complete a step waits; round robin gives
-    # every runnable thread its turn. CI saw one valgrind failure (406/1
-    # at 4f6864a) whose test its kept tail did not show; this is the
-    # likeliest cause found, and the digest below now names such a test.
+    # every runnable thread its turn.
     valgrind -q --fair-sched=yes --trace-children=yes --leak-check=full \
       --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
       --error-exitcode=99 "$exe" --jobs 1 >"$log" 2>&1
