@@ -10,6 +10,7 @@
 #include <futoin/ffi.h>
 #include <futoin/steps.h>
 #include <futoin/sys/ext.h>
+#include <futoin/sys/hooks.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 #include <futoin/sys/host.h>
