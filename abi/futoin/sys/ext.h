@@ -22,6 +22,7 @@
 #include <futoin/async.h>
 #include <futoin/sync.h>
 #include <futoin/sys/host.h>
+#include <futoin/sys/hooks.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +47,10 @@ typedef void (*futoin_release_cb)(void* data);
 /** Extension table version 5 (library 0.3.0, later): loop_classed,
  *  repeat_classed, addSync_classed; futoin_step_class.frame. */
 #define FUTOIN_EXT_VERSION_5 5u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_5
+/** Extension table version 6 (library 0.3.0, later): set_hooks
+ *  (futoin/sys/hooks.h). */
+#define FUTOIN_EXT_VERSION_6 6u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_6
 
 typedef struct futoin_async_ext_table
 {
@@ -213,6 +217,15 @@ typedef struct futoin_async_ext_table
                             FutoInAsyncSteps_execute_callback f,
                             FutoInAsyncSteps_error_callback eh,
                             const futoin_step_class* cls);
+
+    /* ---- version 6 ---- */
+
+    /** futoin_tool_set_hooks() on the tool of `bsi` (any live handle of
+     *  ours: root, step or parallel): set its hooks (a copy is kept), or
+     *  clear them (NULL). Returns as futoin_tool_set_hooks();
+     *  FUTOIN_EINVAL for a NULL or stale handle. Threads: loop thread,
+     *  from inside a hook too (futoin/sys/hooks.h). @since 6 */
+    int (*set_hooks)(FutoInAsyncSteps* bsi, const futoin_hooks* hooks);
 } futoin_async_ext_table;
 
 /**
@@ -322,8 +335,9 @@ FUTOIN__EXT_SLOT(17, chain);
 FUTOIN__EXT_SLOT(18, loop_classed);
 FUTOIN__EXT_SLOT(19, repeat_classed);
 FUTOIN__EXT_SLOT(20, addSync_classed);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 21 * sizeof(void*),
-                "ext v5 size");
+FUTOIN__EXT_SLOT(21, set_hooks);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 22 * sizeof(void*),
+                "ext v6 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \
