@@ -14,12 +14,16 @@
  *
  * **Spans.** While a root has a context, every step of it is a span: its
  * span id is fixed when the step is entered (whether the context was set
- * before or during that step) and is never reused within the trace. A
- * step's parent span is the span of the frame it runs under: the step
- * whose sub-step it is, the parallel() step for the level-0 steps of a
- * branch, and the flow's parent span for the level-0 steps of the root.
- * Every iteration of a loop is a span of its own under the loop's span;
- * an addSync() step is a span under its guard's span.
+ * before or during that step) and is never reused within the trace. The
+ * spans are the frames async stacks and the hooks (futoin/sys/hooks.h:
+ * step_entered/step_left) show: steps, the step an addSync() guards, and
+ * every iteration of a loop. A step's parent span is the span of the
+ * nearest of those below it: the step whose sub-step it is, also through
+ * parallel() (a branch's steps run under the step that called parallel())
+ * and loops (an iteration runs under the step that called loop()), else
+ * the flow's parent span. So an exporter built on the hooks meets no
+ * parent it was not told of. Through a parallel() handle, the span is
+ * the one that parallel() runs in.
  * Span ids are a keyed mix of the step record and its generation, with a
  * random key per root: stable for a step's whole life, unique within the
  * trace, and telling nothing about addresses.

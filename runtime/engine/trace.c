@@ -178,18 +178,26 @@ static uint64_t span_of(const struct futoin__trace* t, const futoin__step* s)
     return h ? h : 1; /* W3C: an all-zero span id is invalid */
 }
 
-/* The span `s` runs under: its frame below, the parallel() step of its
- * branch, or the flow's parent span. */
+/* The nearest frame from `s` down that is a span: a step or a loop
+ * iteration, the frames async stacks and hooks show (the engine's own
+ * parallel(), loop and addSync() frames are not spans, so an exporter
+ * that sees only shown frames never meets a parent it was not told of);
+ * NULL below the root's level. */
+static const futoin__step* shown(const futoin__step* s)
+{
+    while (s && !futoin__frame_shown(s)) {
+        s = futoin__frame_below(s);
+    }
+    return s;
+}
+
+/* The span step `s` (shown) runs under: the nearest span below it, across
+ * parallel() into the flow that runs the branch, else the flow's parent. */
 static uint64_t parent_span_of(const struct futoin__trace* t,
                                const futoin__step* s)
 {
-    if (s->parent) {
-        return span_of(t, s->parent);
-    }
-    if (s->flow->par) {
-        return span_of(t, s->flow->par);
-    }
-    return t->parent;
+    const futoin__step* p = shown(futoin__frame_below(s));
+    return p ? span_of(t, p) : t->parent;
 }
 
 /* ---- handles ------------------------------------------------------------- */
@@ -229,8 +237,11 @@ static futoin__root* gate(FutoInAsyncSteps* bsi, const char* what,
     return r;
 }
 
-static uint64_t handle_span(const struct futoin__trace* t, futoin__step* s)
+/* The span of a handle: its step's, or for an engine frame's handle (a
+ * parallel()) the span it runs in; the flow's parent span for the root. */
+static uint64_t handle_span(const struct futoin__trace* t, const futoin__step* s)
 {
+    s = shown(s);
     return s ? span_of(t, s) : t->parent;
 }
 
@@ -322,6 +333,7 @@ FUTOIN_API int futoin_trace_get(FutoInAsyncSteps* bsi, futoin_trace_info* out)
     }
     out->flags = t->flags;
     hex(out->trace_id, t->id, 16);
+    s = (futoin__step*)shown(s);
     hex64(out->span_id, handle_span(t, s));
     if (s) {
         hex64(out->parent_span_id, parent_span_of(t, s));
@@ -344,9 +356,9 @@ void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
     *n = *t;
     n->key[0] = next_key();
     n->key[1] = next_key();
-    n->parent = from->api == &futoin__root_api
-                        ? t->parent
-                        : span_of(t, futoin__as_step(from));
+    n->parent = handle_span(t, from->api == &futoin__root_api
+                                       ? NULL
+                                       : futoin__as_step(from));
     nr->trace = n;
 }
 
