@@ -38,6 +38,7 @@
 /* a failed check names the cell's language: "FAIL [python] c_host.c:..." */
 #define FUTOIN_CHECK_CONTEXT lang
 #include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
+#include "../../examples/trace_export/futoin_trace_jsonl.h"
 
 static const char* lang; /* the fragment language of the cell */
 static const char* cfrag;
@@ -524,10 +525,19 @@ static void cell_trace_chain(void)
     FutoInAsyncSteps* as = futoin_root_new(tool);
     reset();
     trace_c[0][0] = trace_c[1][0] = 0;
+    char* jsonl = NULL;
+    size_t jsonl_len = 0;
+    FILE* out = open_memstream(&jsonl, &jsonl_len);
+    futoin_trace_jsonl* exporter = out ? futoin_trace_jsonl_start(tool, out) : NULL;
+    CHECK(exporter != NULL, "the example exporter did not start");
     FUTOIN_ADD(as, NULL, trace_start, NULL);
     FUTOIN_ADD(as, NULL, trace_after, NULL);
     run_root(as);
     CHECK(unhandled_n == 0, "trace chain: %s %s", err_code, err_info);
+    CHECK(futoin_trace_jsonl_stop(exporter) == 5, "spans exported:\n%s", jsonl);
+    if (out) {
+        fclose(out);
+    }
     seen[0] = span_of_text("c", trace_c[0]);
     for (int i = 0; i < 3; ++i) {
         char name[32];
@@ -554,6 +564,38 @@ static void cell_trace_chain(void)
               "%s runs under %s, not under the %s step's span %s", langs[i - 1],
               seen[i].parent, i == 1 ? "c" : langs[i - 2], seen[i - 1].span);
     }
+    /* The exporter (examples/trace_export, over the hooks) wrote the same
+     * five spans, innermost first as they ended, each naming its origin. */
+    {
+        static const char* const origin[5][2] = {
+                {"c", "trace_start"}, {"python", "trace_nest"}, {"lua", "trace_nest"},
+                {"java", "trace_nest"}, {"c", "trace_after"}};
+        static const int order[5] = {3, 2, 1, 0, 4}; /* line i is span order[i] */
+        const char* line = jsonl ? jsonl : "";
+        for (int n = 0; n < 5; ++n) {
+            const span_seen* sp = &seen[order[n]];
+            char want[256];
+            const char* end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            char text[1024];
+            snprintf(text, sizeof(text), "%.*s", (int)(len < 1000 ? len : 1000), line);
+            snprintf(want, sizeof(want),
+                     "{\"trace_id\":\"%s\",\"span_id\":\"%s\",\"parent_span_id\":\"%s\","
+                     "\"name\":\"",
+                     sp->trace_id, sp->span, sp->parent);
+            CHECK(strncmp(text, want, strlen(want)) == 0, "span line %d: %s\nwanted %s...",
+                  n, text, want);
+            snprintf(want, sizeof(want), "\"origin\":{\"language\":\"%s\",",
+                     origin[order[n]][0]);
+            CHECK(strstr(text, want) != NULL, "span line %d is not of %s: %s", n,
+                  origin[order[n]][0], text);
+            CHECK(strstr(text, origin[order[n]][1]) != NULL, "span line %d does not name %s: %s",
+                  n, origin[order[n]][1], text);
+            CHECK(strstr(text, "\"status\":\"ok\"}") != NULL, "span line %d: %s", n, text);
+            line = end ? end + 1 : line + len;
+        }
+    }
+    free(jsonl);
     as->api->free(as);
 }
 
