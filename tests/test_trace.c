@@ -503,3 +503,81 @@ Test(trace, a_waiting_step_keeps_its_span)
     }
     assert_no_misuse();
 }
+
+/* ---- the extension table -------------------------------------------------- */
+
+Test(trace, ext_table_version_7_reaches_the_same_context)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    futoin_trace_info info = FUTOIN_TRACE_INFO_INIT;
+    cr_assert_geq(x->version, FUTOIN_EXT_VERSION_7);
+    cr_assert_geq(x->size, offsetof(futoin_async_ext_table, trace_get) + sizeof(void*));
+    cr_assert_eq(x->trace_set(as, "nope"), FUTOIN_EINVAL);
+    cr_assert_eq(x->trace_set(as, TP), FUTOIN_OK);
+    cr_assert_eq(futoin_trace_get(as, &info), 1);
+    cr_assert_str_eq(info.traceparent, TP);
+    info = (futoin_trace_info)FUTOIN_TRACE_INFO_INIT;
+    cr_assert_eq(x->trace_get(as, &info), 1);
+    cr_assert_str_eq(info.trace_id, TRACE_ID);
+    cr_assert_eq(x->trace_set(as, NULL), FUTOIN_OK);
+    cr_assert_eq(x->trace_get(as, &info), 0);
+    API(as)->free(as);
+    assert_no_misuse();
+}
+
+/* ---- the example exporter (examples/trace_export, over the hooks) --------- */
+
+#include "../examples/trace_export/futoin_trace_jsonl.h"
+
+static void failing(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ERROR(as, "SomeError");
+}
+static void recover(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    SUCCESS0(as);
+}
+static void outer_fails(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    look(as, "outer");
+    API(as)->add(as, NULL, failing, NULL);
+}
+
+Test(trace, the_example_exporter_writes_a_span_per_step_with_its_status)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    char* text = NULL;
+    size_t len = 0;
+    FILE* out = open_memstream(&text, &len);
+    futoin_trace_jsonl* x = futoin_trace_jsonl_start(T, out);
+    cr_assert_not_null(x);
+    API(as)->add(as, "untraced", see, NULL); /* before the context: no span */
+    API(as)->add(as, TP, set_tp, NULL);
+    API(as)->add(as, NULL, outer_fails, recover);
+    run_root(as);
+    cr_assert_eq(futoin_trace_jsonl_stop(x), 3, "%s", text);
+    fclose(out);
+    char want[512];
+    /* innermost first, as they ended: the failing step, its parent, ... */
+    const char* l1 = text;
+    const char* l2 = strchr(l1, '\n') + 1;
+    const char* l3 = strchr(l2, '\n') + 1;
+    snprintf(want, sizeof(want),
+             "{\"trace_id\":\"" TRACE_ID "\",\"span_id\":\"%.16s\",\"parent_span_id\":\"" PARENT_ID "\",\"name\":\"set_tp\"",
+             find("setter")->info.span_id);
+    cr_assert(strncmp(l1, want, strlen(want)) == 0, "%s\nwanted %s", text, want);
+    cr_assert(strstr(l1, "\"status\":\"ok\"}\n") != NULL, "%s", text);
+    snprintf(want, sizeof(want), "\"parent_span_id\":\"%s\",\"name\":\"failing\"",
+             find("outer")->info.span_id);
+    cr_assert(strstr(l2, want) != NULL && strstr(l2, "\"status\":\"error:SomeError\"}") != NULL,
+              "%s", text);
+    cr_assert(strstr(l2, "\"origin\":{\"language\":\"c\",\"function\":\"failing\"") != NULL,
+              "%s", text);
+    snprintf(want, sizeof(want), "\"span_id\":\"%s\",\"parent_span_id\":\"" PARENT_ID "\",\"name\":\"outer_fails\"",
+             find("outer")->info.span_id);
+    cr_assert(strstr(l3, want) != NULL, "%s", text);
+    cr_assert(strstr(l3, ",\"start\":") != NULL && strstr(l3, ",\"end\":") != NULL, "%s", text);
+    free(text);
+    assert_no_misuse();
+}
