@@ -52,6 +52,7 @@ public class TraceTest {
             asi.add(a -> seen.put("inner", a.trace()));
         });
         root.add(asi -> {
+            seen.put("holder", asi.trace());
             Parallel p = asi.parallel();
             p.add(a -> seen.put("b1", a.trace()));
             p.add(a -> seen.put("b2", a.trace()));
@@ -70,6 +71,8 @@ public class TraceTest {
         assertEquals(PARENT, o.parentSpanId());
         assertEquals(o.spanId(), i.parentSpanId());
         assertEquals("00-" + TRACE_ID + "-" + i.spanId() + "-01", i.traceparent());
+        /* branches run under the step that called parallel() */
+        assertEquals(seen.get("holder").spanId(), seen.get("b1").parentSpanId());
         assertEquals(seen.get("b1").parentSpanId(), seen.get("b2").parentSpanId());
         assertNotEquals(seen.get("b1").spanId(), seen.get("b2").spanId());
         /* newInstance(): the same trace under the starting step's span */
