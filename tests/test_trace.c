@@ -526,9 +526,9 @@ Test(trace, ext_table_version_7_reaches_the_same_context)
     assert_no_misuse();
 }
 
-/* ---- the example exporter (examples/trace_export, over the hooks) --------- */
+/* ---- the example exporter (tests/trace_export, over the hooks) --------- */
 
-#include "../examples/trace_export/futoin_trace_jsonl.h"
+#include "trace_export/futoin_trace_jsonl.h"
 
 static void failing(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {

@@ -38,7 +38,7 @@
 /* a failed check names the cell's language: "FAIL [python] c_host.c:..." */
 #define FUTOIN_CHECK_CONTEXT lang
 #include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
-#include "../../examples/trace_export/futoin_trace_jsonl.h"
+#include "../trace_export/futoin_trace_jsonl.h"
 
 static const char* lang; /* the fragment language of the cell */
 static const char* cfrag;
@@ -564,7 +564,7 @@ static void cell_trace_chain(void)
               "%s runs under %s, not under the %s step's span %s", langs[i - 1],
               seen[i].parent, i == 1 ? "c" : langs[i - 2], seen[i - 1].span);
     }
-    /* The exporter (examples/trace_export, over the hooks) wrote the same
+    /* The exporter (tests/trace_export, over the hooks) wrote the same
      * five spans, innermost first as they ended, each naming its origin. */
     {
         static const char* const origin[5][2] = {
