@@ -53,6 +53,15 @@ function sanityError(info) {
     return new FutoInError(Errors.InternalError, info);
 }
 
+// A call through a handle that is over (or refused by the core): the
+// reference reports it as as.error(InternalError, 'Invalid call (sanity
+// check)'); so do we, into the state, and throw.
+const SANITY = 'Invalid call (sanity check)';
+function deadHandle(root) {
+    root.state.error_info = SANITY;
+    return sanityError(SANITY);
+}
+
 function checkFunc(func) {
     if (isProduction) {
         return;
@@ -107,7 +116,7 @@ class Step {
     _live() {
         const bsi = this._bsi;
         if (!bsi) {
-            throw sanityError('Invalid call (sanity check)');
+            throw deadHandle(this._root);
         }
         return bsi;
     }
@@ -179,11 +188,11 @@ class Step {
     success(...args) {
         const bsi = this._bsi;
         if (!bsi) {
-            throw sanityError('Invalid call (sanity check)');
+            throw deadHandle(this._root);
         }
         const r = native.success(bsi, args.length ? args : undefined);
         if (r < 0 && !this._in_call) {
-            throw sanityError(native.lastMisuse()[1]);
+            throw deadHandle(this._root);
         }
         if (!this._in_call) {
             this._bsi = 0;
@@ -196,7 +205,7 @@ class Step {
         const e = new FutoInError(name);
         const bsi = this._bsi;
         if (!bsi) {
-            throw sanityError('Invalid call (sanity check)');
+            throw deadHandle(this._root);
         }
         state.last_exception = e;
         this._root._js_raised = true;
@@ -229,8 +238,12 @@ class Step {
 
     copyFrom(other) {
         const q = other._queue || [];
-        for (const [f, eh] of q) {
-            native.add(this._live(), new Rec(this._root, f, eh), hasEh(eh));
+        for (const [f, eh, sync] of q) {
+            if (sync) {
+                this.sync(sync, f, eh);
+            } else {
+                native.add(this._live(), new Rec(this._root, f, eh), hasEh(eh));
+            }
         }
         copyState(this._root.state, other.state);
         return this;
@@ -287,7 +300,7 @@ class Parallel {
         checkFunc(func);
         checkOnError(onerror);
         if (!this._owner._bsi) {
-            throw sanityError('Invalid call (sanity check)');
+            throw deadHandle(this._owner._root);
         }
         native.add(this._bsi, new Rec(this._owner._root, func, onerror), hasEh(onerror));
         return this;
@@ -295,6 +308,10 @@ class Parallel {
 
     get state() {
         return this._owner._root.state;
+    }
+
+    isAsyncSteps() {
+        return true;
     }
 }
 
@@ -310,6 +327,10 @@ class ParallelModel {
         checkOnError(onerror);
         this._branches.push([func, onerror]);
         return this;
+    }
+
+    isAsyncSteps() {
+        return true;
     }
 }
 
@@ -415,6 +436,12 @@ class AsyncSteps {
         this._last_wait = null;
         this._on_unhandled = null;
         this._on_end = null;
+        this._cur = null;
+    }
+
+    // What runs now, as the reference's exec stack ends (only its top).
+    get _exec_stack() {
+        return this._cur ? [this._cur] : [];
     }
 
     get _root() {
@@ -456,9 +483,14 @@ class AsyncSteps {
         this._sanity();
         checkFunc(func);
         checkOnError(onerror);
-        this._queue.push([(as) => {
-            as.sync(object, func, onerror);
-        }, undefined]);
+        if (object && object._futoinSync) {
+            this._queue.push([func, onerror, object]);
+        } else {
+            this._queue.push([(as, ...args) => {
+                as.successStep(...args);
+                as.sync(object, func, onerror);
+            }, undefined]);
+        }
         return this;
     }
 
@@ -533,16 +565,19 @@ class AsyncSteps {
         }
         const q = this._queue;
         this._queue = [];
-        if (typeof unhandled_error === 'function') {
-            this._on_unhandled = unhandled_error;
-        }
+        this._on_unhandled = typeof unhandled_error === 'function'
+            ? unhandled_error : this._on_unhandled;
         if (!q.length) {
             return this;
         }
         const tool = this._async_tool._native();
         const bsi = native.rootNew(tool);
-        for (const [f, eh] of q) {
-            native.add(bsi, new Rec(this, f, eh), hasEh(eh));
+        for (const [f, eh, sync] of q) {
+            if (sync) {
+                native.addSync(bsi, sync._futoinSync(tool), new Rec(this, f, eh), hasEh(eh));
+            } else {
+                native.add(bsi, new Rec(this, f, eh), hasEh(eh));
+            }
         }
         this._bsi = bsi;
         this._tool_ptr = tool;
@@ -570,9 +605,15 @@ class AsyncSteps {
                 reject(le instanceof Error && le.message === code ? le : new FutoInError(code));
             };
             this._on_end = () => {
-                if (!done) {
-                    reject(new FutoInError('Cancelled'));
-                }
+                // an unhandled error is reported after the end step's
+                // release (each from its own callback of the loop, with
+                // microtasks in between): decide on the next turn
+                setImmediate(() => {
+                    if (!done) {
+                        done = true;
+                        reject(new FutoInError('Cancelled'));
+                    }
+                });
             };
             this.execute();
         });
@@ -583,7 +624,6 @@ class AsyncSteps {
         this._last_wait = null;
         const f = this._on_end;
         this._on_end = null;
-        this._on_unhandled = null;
         if (f) {
             f();
         }
@@ -595,6 +635,7 @@ class AsyncSteps {
 function callStep(rec, bsi, fn, a1, a2, a3) {
     const root = rec.root;
     const h = new Step(root, bsi);
+    root._cur = fn;
     try {
         fn(h, a1, a2, a3);
     } catch (e) {
@@ -612,6 +653,7 @@ function dispatch(kind, rec, a, b, c) {
     case K_STEP: {
         const root = rec.root;
         const h = new Step(root, a);
+        root._cur = rec.f;
         try {
             if (b === undefined) {
                 rec.f(h);
@@ -633,6 +675,7 @@ function dispatch(kind, rec, a, b, c) {
             root.state.error_info = c;
         }
         root._js_raised = false;
+        root.state.async_stack = [root._cur, rec.eh];
         callStep(rec, a, rec.eh, b);
         break;
     }

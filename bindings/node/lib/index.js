@@ -22,7 +22,7 @@ $as.ISync = ISync;
 $as.Mutex = Mutex;
 $as.Throttle = Throttle;
 $as.Limiter = Limiter;
-$as.coreVersion = native.version;
+Object.defineProperty($as, 'coreVersion', { value: native.version });
 
 $as.installAsyncToolTest = function(install) {
     $as.ActiveAsyncTool = (install === false) ? AsyncTool : AsyncToolTest;

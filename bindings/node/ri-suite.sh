@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The reference's own test suite against this binding (issue 21).
+#
+#   bash bindings/node/ri-suite.sh [--list]
+#
+# Installs futoin-asyncsteps@2.5.5 and what its tests need (mocha 10,
+# chai 4: chai 5 is an ES module that Node 20's require() cannot load,
+# performance-now) from npm into a cache folder (FUTOIN_RI_CACHE, default
+# build/node-ri; installed once), then runs the package's bundled test
+# files es5/test/*test.js UNMODIFIED twice with mocha:
+#   1. against the reference itself (the control);
+#   2. against this binding, through tests/ri/resolve.js, a hook on Node's
+#      module resolution that maps the package's module names to ours.
+# Prints "ri-suite (reference): P passed, F failed" and "ri-suite (futoin):
+# P passed, F failed", and last "ri-suite: P passed, F failed" for this
+# binding. --list names every failing test of this binding (README.md
+# "The reference's suite" says why each fails).
+# Environment: FUTOIN_ASYNC_NODE_ADDON (lib/native.js) to use another build.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+list=
+[ "${1:-}" = "--list" ] && list=1
+cache=${FUTOIN_RI_CACHE:-$repo/build/node-ri}
+pkg=$cache/node_modules/futoin-asyncsteps
+mkdir -p "$cache"
+if [ ! -f "$pkg/package.json" ] || [ ! -x "$cache/node_modules/.bin/mocha" ]; then
+  ( cd "$cache" && { [ -f package.json ] || echo '{"name":"futoin-ri-suite","private":true}' > package.json; } \
+    && npm install --no-audit --no-fund --loglevel=error \
+         futoin-asyncsteps@2.5.5 mocha@10 chai@4 performance-now@2 ) > "$cache/npm.log" 2>&1 || {
+    echo "ri-suite: npm install failed (see $cache/npm.log)" >&2
+    tail -5 "$cache/npm.log" >&2
+    echo "ri-suite: 0 passed, 1 failed"
+    exit 1
+  }
+fi
+mocha=$cache/node_modules/.bin/mocha
+tests=$(cd "$pkg" && ls es5/test/*test.js)
+status=0
+run() { # label report [mocha args...]
+  local label=$1 report=$2; shift 2
+  ( cd "$pkg" && NODE_PATH="$cache/node_modules" timeout 300 "$mocha" --exit --timeout 10000 \
+      --reporter json --reporter-option "output=$report" "$@" $tests ) > "$report.log" 2>&1
+  node "$here/tests/ri/count.js" "$report" "$label" $list || status=1
+}
+run "ri-suite (reference)" "$cache/reference.json"
+ref_status=$status
+status=0
+run "ri-suite (futoin)" "$cache/futoin.json" --require "$here/tests/ri/resolve.js"
+line=$(node "$here/tests/ri/count.js" "$cache/futoin.json" ri-suite 2>/dev/null | tail -1)
+echo "$line"
+[ $ref_status -eq 0 ] && [ $status -eq 0 ]
