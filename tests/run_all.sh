@@ -25,6 +25,12 @@
 #                                                                     (java)
 #  10. the Lua binding: rock (luarocks make, pack, install), busted; the C
 #      glue under ASan+UBSan and under valgrind                      (lua)
+#  10b. the Node.js binding: the addon (meson build) and lib/, node's
+#      built-in test runner over bindings/node/tests/          (node)
+#  10c. futoin-asyncsteps' own test suite (npm, es5/test/*test.js, run
+#      unmodified with mocha) against the reference (the control) and
+#      against the Node.js binding; every test failing here is listed with
+#      its reason (bindings/node/ri-suite.sh)                  (ri-suite)
 #  11. polyglot: every host program (C, Python, Lua, Java) runs steps of
 #      every language in one flow, and the README's demo is checked
 #      (tests/polyglot/run.sh)                                        (polyglot)
@@ -56,7 +62,7 @@ export LC_ALL=C.UTF-8
 status=0
 summary=()
 all_parts=(c asan tsan valgrind symbols abi install consumers debian python python-wheels java
-           lua polyglot polyglot-installed hardening)
+           lua node ri-suite polyglot polyglot-installed hardening)
 
 say() { printf '\n==== %s\n' "$*"; }
 
@@ -323,6 +329,52 @@ part_lua() {
     rm -f "$lua_log"
   done
   record lua "$lp" "$lf"
+}
+
+part_node() {
+  say "Node.js binding (N-API addon on Node's loop; node:test)"
+  # bindings/node/test.sh builds the addon in the normal build and runs
+  # node --test over bindings/node/tests/; last line "node: N passed, M failed".
+  local log sum p f
+  need_core
+  log=$(mktemp)
+  bash bindings/node/test.sh >"$log" 2>&1
+  sum=$(grep -E '^node: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  if [ -z "$sum" ]; then
+    tail -40 "$log"; record node 0 1
+  else
+    read -r p f < <(awk '{print $2, $4}' <<<"$sum")
+    [ "$f" = 0 ] || { grep -E '^not ok' "$log" | head -20; note_failure node "$(grep -E '^not ok' "$log" | head -4)"; }
+    echo "$sum"
+    record node "$p" "$f"
+  fi
+  rm -f "$log"
+}
+
+part_ri-suite() {
+  say "ri-suite: futoin-asyncsteps' own tests, on the reference and on the Node.js binding"
+  # bindings/node/ri-suite.sh installs futoin-asyncsteps@2.5.5, mocha and
+  # chai from npm (once, into build/node-ri) and prints
+  # "ri-suite (reference): P passed, F failed", "ri-suite (futoin): P
+  # passed, F failed" and whether each failure here is a listed one. Both
+  # count lines go into the summary; the part fails when the reference
+  # fails, a test not listed in bindings/node/README.md fails, or a listed
+  # one passes.
+  local log rc ref ours
+  need_core && ninja -C build -j2 bindings/node/futoin_async.node >/dev/null
+  log=$(mktemp)
+  bash bindings/node/ri-suite.sh --list >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  ref=$(grep -E '^ri-suite \(reference\): [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  ours=$(grep -E '^ri-suite \(futoin\): [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  summary+=("${ref:-ri-suite (reference): 0 passed, 1 failed}")
+  summary+=("${ours:-ri-suite (futoin): 0 passed, 1 failed}")
+  if [ $rc -ne 0 ] || [ -z "$ref" ] || [ -z "$ours" ]; then
+    status=1
+    note_failure ri-suite "$(grep -E 'UNEXPECTED|LISTED BUT|npm install failed' "$log" | head -6)"
+  fi
+  rm -f "$log"
 }
 
 part_polyglot() {

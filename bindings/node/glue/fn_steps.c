@@ -1,0 +1,456 @@
+/*
+ * Steps: the trampolines through which the core calls JavaScript step
+ * functions, error handlers, cancel handlers and loop bodies, and the
+ * FTN12 calls JavaScript makes through a step's handle. Every JavaScript
+ * object given to the core as callback data is a napi reference released
+ * exactly once by the core's release hook (fn_release_ref); the
+ * dispatcher (lib/native.js) catches what JavaScript throws, so nothing
+ * unwinds through the core's frames.
+ */
+#include "futoin_node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- trampolines ------------------------------------------------------- */
+
+static napi_value str_or_undef(napi_env env, const char* s)
+{
+    napi_value v;
+    if (s) {
+        napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v);
+    } else {
+        napi_get_undefined(env, &v);
+    }
+    return v;
+}
+
+static void t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[2];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    a[1] = fn_args_to_values(env, args);
+    fn_dispatch_call(scope, FN_STEP, data, 2, a);
+}
+
+static void t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[3];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
+    a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
+    fn_dispatch_call(scope, FN_ERROR, data, 3, a);
+}
+
+static void t_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[3];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
+    a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
+    fn_dispatch_call(scope, FN_UNHANDLED, data, 3, a);
+}
+
+static void t_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[1];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    fn_dispatch_call(scope, FN_CANCEL, data, 1, a);
+}
+
+static void t_loop(FutoInAsyncSteps* bsi, void* data)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[1];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    fn_dispatch_call(scope, FN_LOOP, data, 1, a);
+}
+
+static void t_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    napi_handle_scope scope;
+    napi_env env = fn_dispatch_open(&scope);
+    napi_value a[2];
+    if (!env) {
+        return;
+    }
+    a[0] = fn_ptr(env, bsi);
+    napi_create_double(env, (double)i, &a[1]);
+    fn_dispatch_call(scope, FN_REPEAT, data, 2, a);
+}
+
+/* The last step of every execution: it does nothing, and its release
+ * (after it ran, or when an error or a cancel dropped it) says that the
+ * execution ended. The root is freed by an immediate, never from inside
+ * its own teardown. */
+typedef struct fn_root_end
+{
+    napi_ref rec;
+    FutoInAsyncSteps* root;
+    futoin_tool* tool;
+} fn_root_end;
+
+static void t_end_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)bsi;
+    (void)data;
+    (void)args;
+}
+
+static void root_free_cb(void* data)
+{
+    FutoInAsyncSteps* root = data;
+    root->api->free(root);
+}
+
+static void root_end_release(void* data)
+{
+    fn_root_end* re = data;
+    napi_handle_scope scope;
+    if (fn_dispatch_open(&scope)) {
+        fn_dispatch_call(scope, FN_ROOT_END, re->rec, 0, NULL);
+    }
+    fn_release_ref(re->rec);
+    if (fn_cur && !fn_cur->closing) {
+        futoin_tool_immediate(re->tool, root_free_cb, re->root);
+    }
+    free(re);
+}
+
+/* A waiting step's anchor: its stack() memory holds the reference of the
+ * JavaScript handle; the cleanup, when the step's frame ends however it
+ * ends, tells the handle that it is over. */
+static void anchor_cleanup(void* value)
+{
+    napi_ref rec = *(napi_ref*)value;
+    napi_handle_scope scope;
+    if (fn_dispatch_open(&scope)) {
+        fn_dispatch_call(scope, FN_ENDED, rec, 0, NULL);
+    }
+    fn_release_ref(rec);
+}
+
+/* ---- calls ---------------------------------------------------------------- */
+
+static FutoInAsyncSteps* arg_bsi(napi_env env, size_t argc, napi_value* argv)
+{
+    return argc > 0 ? fn_arg_ptr(env, argv[0]) : NULL;
+}
+
+static napi_ref new_ref(napi_env env, napi_value v)
+{
+    napi_ref r = NULL;
+    napi_create_reference(env, v, 1, &r);
+    return r;
+}
+
+static int truthy(napi_env env, napi_value v)
+{
+    bool b = false;
+    napi_value c;
+    if (napi_coerce_to_bool(env, v, &c) == napi_ok) {
+        napi_get_value_bool(env, c, &b);
+    }
+    return b;
+}
+
+/* A label: a string, or NULL for none. `buf` holds it. */
+static const char* arg_label(napi_env env, size_t argc, napi_value* argv, size_t i,
+                             char* buf, size_t size)
+{
+    napi_valuetype t;
+    if (argc <= i || napi_typeof(env, argv[i], &t) != napi_ok || t != napi_string) {
+        return NULL;
+    }
+    napi_get_value_string_utf8(env, argv[i], buf, size, NULL);
+    return buf;
+}
+
+static napi_value int_value(napi_env env, int64_t n)
+{
+    napi_value v;
+    napi_create_int64(env, n, &v);
+    return v;
+}
+
+FN_FUNC(root_new)
+{
+    FN_ARGS(1);
+    futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
+    FutoInAsyncSteps* root = t ? futoin_root_new(t) : NULL;
+    if (!root) {
+        return fn_throw(env, "rootNew: no tool, another thread or out of memory");
+    }
+    return fn_ptr(env, root);
+}
+
+/* execute(root, rec): the end step, then execute() whose unhandled
+ * error goes to rec too. */
+FN_FUNC(execute)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* root = arg_bsi(env, argc, argv);
+    fn_root_end* re;
+    if (!root || argc < 2) {
+        return fn_throw(env, "execute(root, rec)");
+    }
+    re = calloc(1, sizeof *re);
+    if (!re) {
+        return fn_throw(env, "execute: out of memory");
+    }
+    re->rec = new_ref(env, argv[1]);
+    re->root = root;
+    re->tool = futoin_async_tool(root);
+    futoin_wrap_add(root, re, t_end_step, NULL, root_end_release);
+    futoin_wrap_execute(root, new_ref(env, argv[1]), t_unhandled, fn_release_ref);
+    return NULL;
+}
+
+FN_FUNC(cancel)
+{
+    FN_ARGS(1);
+    FutoInAsyncSteps* root = arg_bsi(env, argc, argv);
+    if (root) {
+        root->api->cancel(root);
+    }
+    return NULL;
+}
+
+/* add(bsi, rec, hasErrorHandler) */
+FN_FUNC(add)
+{
+    FN_ARGS(3);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    if (!bsi || argc < 3) {
+        return fn_throw(env, "add(bsi, rec, eh)");
+    }
+    futoin_wrap_add(bsi, new_ref(env, argv[1]), t_step,
+                    truthy(env, argv[2]) ? t_error : NULL, fn_release_ref);
+    return NULL;
+}
+
+/* parallel(bsi, rec|undefined) -> the parallel's handle */
+FN_FUNC(parallel)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FutoInAsyncSteps* p;
+    if (!bsi) {
+        return fn_throw(env, "parallel(bsi, rec)");
+    }
+    if (argc > 1 && truthy(env, argv[1])) {
+        p = futoin_wrap_parallel(bsi, new_ref(env, argv[1]), t_error, fn_release_ref);
+    } else {
+        p = futoin_wrap_parallel(bsi, NULL, NULL, NULL);
+    }
+    if (!p) {
+        return fn_throw(env, "parallel: refused");
+    }
+    return fn_ptr(env, p);
+}
+
+/* success(bsi, values|undefined) -> 1 taken, 0 late, < 0 misuse */
+FN_FUNC(success)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FutoInArgs a;
+    napi_valuetype t = napi_undefined;
+    if (!bsi) {
+        return int_value(env, FUTOIN_EINVAL);
+    }
+    if (argc > 1) {
+        napi_typeof(env, argv[1], &t);
+    }
+    if (t == napi_object) {
+        fn_values_to_args(env, argv[1], &a);
+        return int_value(env, futoin_wrap_try_success(bsi, &a));
+    }
+    return int_value(env, futoin_wrap_try_success(bsi, NULL));
+}
+
+/* error(bsi, code, info|undefined) -> as success() */
+FN_FUNC(error)
+{
+    FN_ARGS(3);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    char code[256], infobuf[1024];
+    const char* inf;
+    if (!bsi || argc < 2) {
+        return int_value(env, FUTOIN_EINVAL);
+    }
+    if (!arg_label(env, argc, argv, 1, code, sizeof code)) {
+        strcpy(code, FUTOIN_ERR_INTERNAL_ERROR);
+    }
+    inf = arg_label(env, argc, argv, 2, infobuf, sizeof infobuf);
+    return int_value(env, futoin_wrap_try_error(bsi, code, inf));
+}
+
+FN_FUNC(set_timeout)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    double ms = 0;
+    if (bsi && argc > 1) {
+        napi_get_value_double(env, argv[1], &ms);
+        bsi->api->setTimeout(bsi, ms < 0 ? 0 : ms > 4e9 ? 4000000000u : (uint32_t)ms);
+    }
+    return NULL;
+}
+
+FN_FUNC(set_cancel)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    if (bsi && argc > 1) {
+        futoin_wrap_set_cancel(bsi, new_ref(env, argv[1]), t_cancel, fn_release_ref);
+    }
+    return NULL;
+}
+
+FN_FUNC(wait_external)
+{
+    FN_ARGS(1);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    if (bsi) {
+        bsi->api->waitExternal(bsi);
+    }
+    return NULL;
+}
+
+/* anchor(bsi, handleObject): dispatcher(FN_ENDED, handleObject) when the
+ * step ends. */
+FN_FUNC(anchor)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    napi_ref* slot;
+    if (!bsi || argc < 2) {
+        return fn_throw(env, "anchor(bsi, obj)");
+    }
+    slot = bsi->api->stack(bsi, sizeof(napi_ref), anchor_cleanup);
+    if (!slot) {
+        return fn_throw(env, "anchor: refused");
+    }
+    *slot = new_ref(env, argv[1]);
+    return NULL;
+}
+
+/* loop(bsi, rec, label) */
+FN_FUNC(loop)
+{
+    FN_ARGS(3);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    char label[256];
+    if (!bsi || argc < 2) {
+        return fn_throw(env, "loop(bsi, rec, label)");
+    }
+    futoin_wrap_loop(bsi, new_ref(env, argv[1]), t_loop,
+                     arg_label(env, argc, argv, 2, label, sizeof label), fn_release_ref);
+    return NULL;
+}
+
+/* repeat(bsi, rec, count, label) */
+FN_FUNC(repeat)
+{
+    FN_ARGS(4);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    char label[256];
+    double n = 0;
+    if (!bsi || argc < 3) {
+        return fn_throw(env, "repeat(bsi, rec, count, label)");
+    }
+    napi_get_value_double(env, argv[2], &n);
+    futoin_wrap_repeat(bsi, new_ref(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
+                       arg_label(env, argc, argv, 3, label, sizeof label),
+                       fn_release_ref);
+    return NULL;
+}
+
+FN_FUNC(break_loop)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    char label[256];
+    if (bsi) {
+        bsi->api->breakLoop(bsi, arg_label(env, argc, argv, 1, label, sizeof label));
+    }
+    return NULL;
+}
+
+FN_FUNC(continue_loop)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    char label[256];
+    if (bsi) {
+        bsi->api->continueLoop(bsi, arg_label(env, argc, argv, 1, label, sizeof label));
+    }
+    return NULL;
+}
+
+/* addSync(bsi, sync, rec, hasErrorHandler) */
+FN_FUNC(add_sync)
+{
+    FN_ARGS(4);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FutoInSync* s = argc > 1 ? fn_arg_ptr(env, argv[1]) : NULL;
+    if (!bsi || !s || argc < 4) {
+        return fn_throw(env, "addSync(bsi, sync, rec, eh)");
+    }
+    futoin_wrap_add_sync(bsi, s, new_ref(env, argv[2]), t_step,
+                         truthy(env, argv[3]) ? t_error : NULL, fn_release_ref);
+    return NULL;
+}
+
+FN_FUNC(tool_of)
+{
+    FN_ARGS(1);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    return fn_ptr(env, bsi ? futoin_async_tool(bsi) : NULL);
+}
+
+void fn_steps_init(napi_env env, napi_value exports)
+{
+    FN_EXPORT(exports, "rootNew", root_new);
+    FN_EXPORT(exports, "execute", execute);
+    FN_EXPORT(exports, "cancel", cancel);
+    FN_EXPORT(exports, "add", add);
+    FN_EXPORT(exports, "parallel", parallel);
+    FN_EXPORT(exports, "success", success);
+    FN_EXPORT(exports, "error", error);
+    FN_EXPORT(exports, "setTimeout", set_timeout);
+    FN_EXPORT(exports, "setCancel", set_cancel);
+    FN_EXPORT(exports, "waitExternal", wait_external);
+    FN_EXPORT(exports, "anchor", anchor);
+    FN_EXPORT(exports, "loop", loop);
+    FN_EXPORT(exports, "repeat", repeat);
+    FN_EXPORT(exports, "breakLoop", break_loop);
+    FN_EXPORT(exports, "continueLoop", continue_loop);
+    FN_EXPORT(exports, "addSync", add_sync);
+    FN_EXPORT(exports, "toolOf", tool_of);
+}

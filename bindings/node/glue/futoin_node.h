@@ -1,0 +1,116 @@
+/*
+ * The Node.js binding's C glue: an N-API addon (NAPI_VERSION 8) over the
+ * adapter layer (futoin/sys/wrap.h). The JavaScript layer (lib/) holds
+ * everything that is JavaScript (the step functions, the values, the
+ * state); the core holds the flows. One addon instance per JavaScript
+ * thread (the main thread, each Worker): its globals are thread-local.
+ *
+ * JavaScript never sees a C pointer but as a number: a step's handle
+ * (`FutoInAsyncSteps*`), a root, a tool or a sync object is passed as a
+ * double (x86-64 user pointers fit in 53 bits). The JavaScript layer keeps
+ * each number only while the object it names is alive: a step's handle
+ * until the step's callback returns, or, for a step that waits, until the
+ * anchor that fn_anchor() puts on it says the step ended.
+ */
+#ifndef FUTOIN_NODE_H
+#define FUTOIN_NODE_H
+
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <futoin/async.h>
+#include <futoin/sync.h>
+#include <futoin/sys/wrap.h>
+
+/* What a call from the core into JavaScript is about: the first argument
+ * of the dispatcher function the JavaScript layer registered. */
+enum fn_kind
+{
+    FN_STEP = 0,      /* (rec, bsi, values|undefined) */
+    FN_ERROR = 1,     /* (rec, bsi, code) */
+    FN_CANCEL = 2,    /* (rec, bsi) */
+    FN_LOOP = 3,      /* (rec, bsi) */
+    FN_REPEAT = 4,    /* (rec, bsi, i) */
+    FN_UNHANDLED = 5, /* (rec, bsi, code) */
+    FN_TIMER = 6,     /* (rec) */
+    FN_ENDED = 7,     /* (rec): a waiting step's handle ended */
+    FN_ROOT_END = 8,  /* (rec): a root's execution ended */
+};
+
+/* Per JavaScript thread. */
+typedef struct fn_env
+{
+    napi_env env;
+    napi_ref dispatch;     /* the JavaScript dispatcher */
+    napi_async_context actx;
+    int js_depth;          /* > 0 while a native call from JavaScript runs */
+    int closing;           /* the environment is being torn down */
+    futoin_tool* main_tool; /* attached to Node's loop, made on first use */
+    char misuse[256];      /* the last misuse the core reported */
+    size_t misuse_seen;
+} fn_env;
+
+extern _Thread_local fn_env* fn_cur;
+
+/* Call the dispatcher: fn_dispatch_open() opens a handle scope and gives
+ * the env (NULL: no JavaScript to call, the environment is gone), the
+ * caller makes the argument values, fn_dispatch_call() calls
+ * dispatcher(kind, rec, argv...) and closes the scope. */
+napi_env fn_dispatch_open(napi_handle_scope* scope);
+void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
+                      size_t argc, napi_value* argv);
+/* napi_delete_reference() for a release hook (`data` is a napi_ref). */
+void fn_release_ref(void* data);
+/* The misuse callback of every tool we make. */
+void fn_misuse(void* data, const char* code, const char* message);
+
+/* Numbers for pointers. */
+napi_value fn_ptr(napi_env env, const void* p);
+void* fn_arg_ptr(napi_env env, napi_value v);
+
+/* Values: a JavaScript array of a step's results, carried through the core
+ * as one custom FTN12 value (the array's reference), and back. */
+void fn_values_to_args(napi_env env, napi_value arr, FutoInArgs* out);
+napi_value fn_args_to_values(napi_env env, const FutoInArgs* args);
+
+/* Registration of each part's functions on the exports object. */
+void fn_tool_init(napi_env env, napi_value exports);
+void fn_steps_init(napi_env env, napi_value exports);
+void fn_sync_init(napi_env env, napi_value exports);
+
+/* Every exported function is wrapped so that the core knows whether
+ * JavaScript is on the stack (js_depth): a call into JavaScript from a
+ * libuv callback of Node's loop goes through napi_make_callback(), which
+ * then runs the microtasks a plain call would leave waiting. */
+#define FN_FUNC(name)                                                          \
+    static napi_value name##_body(napi_env env, napi_callback_info info);      \
+    static napi_value name(napi_env env, napi_callback_info info)              \
+    {                                                                          \
+        fn_env* e_ = fn_cur;                                                   \
+        if (e_) {                                                              \
+            ++e_->js_depth;                                                    \
+        }                                                                      \
+        napi_value r_ = name##_body(env, info);                                \
+        if (e_) {                                                              \
+            --e_->js_depth;                                                    \
+        }                                                                      \
+        return r_;                                                             \
+    }                                                                          \
+    static napi_value name##_body(napi_env env, napi_callback_info info)
+
+#define FN_EXPORT(exports, name, fn)                                           \
+    do {                                                                       \
+        napi_value f_;                                                         \
+        napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &f_);      \
+        napi_set_named_property(env, exports, name, f_);                       \
+    } while (0)
+
+/* Up to this many arguments of an exported function are read. */
+#define FN_ARGS(n)                                                             \
+    size_t argc = (n);                                                         \
+    napi_value argv[(n) > 0 ? (n) : 1];                                        \
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL)
+
+napi_value fn_throw(napi_env env, const char* msg);
+
+#endif

@@ -1,0 +1,112 @@
+// TypeScript declarations of futoin-async (the API of futoin-asyncsteps 2.5).
+
+export type State = { (): State; error_info?: string; last_exception?: Error; async_stack?: Function[]; [key: string]: any };
+export type ExecFunc = (as: AsyncStepsHandle, ...args: any[]) => void;
+export type ErrorFunc = (as: AsyncStepsHandle, err: string) => void;
+export type CancelFunc = (as: AsyncStepsHandle) => void;
+export type LoopFunc = (as: AsyncStepsHandle) => void;
+export type RepeatFunc = (as: AsyncStepsHandle, i: number) => void;
+export type ForEachFunc = (as: AsyncStepsHandle, key: any, value: any) => void;
+
+export interface ISync {
+    sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
+}
+
+export interface AsyncStepsCommon {
+    readonly state: State;
+    add(func: ExecFunc, onerror?: ErrorFunc): this;
+    parallel(onerror?: ErrorFunc): ParallelStep;
+    sync(object: ISync, func: ExecFunc, onerror?: ErrorFunc): this;
+    successStep(...args: any[]): this;
+    await(promise: PromiseLike<any>, onerror?: ErrorFunc): this;
+    loop(func: LoopFunc, label?: string): this;
+    repeat(count: number, func: RepeatFunc, label?: string): this;
+    forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
+    copyFrom(other: AsyncSteps): this;
+    newInstance(): AsyncSteps;
+    /** Throws an Error whose message is the FTN12 code `name`. */
+    error(name: string, error_info?: string): never;
+    isAsyncSteps(): true;
+}
+
+/** The handle a step function, error handler or loop body gets. */
+export interface AsyncStepsHandle extends AsyncStepsCommon {
+    success(...args: any[]): void;
+    setTimeout(timeout_ms: number): this;
+    setCancel(oncancel: CancelFunc): this;
+    waitExternal(): this;
+    break(label?: string): never;
+    continue(label?: string): never;
+}
+
+export interface ParallelStep {
+    add(func: ExecFunc, onerror?: ErrorFunc): this;
+    isAsyncSteps(): true;
+}
+
+export interface AsyncToolType {
+    callLater(func: () => void, timeout_ms?: number): object;
+    cancelCall(handle: object): void;
+    callImmediate(func: () => void): object;
+    cancelImmediate(handle: object): void;
+    now(): number;
+}
+
+/** The test tool, on the core's virtual time. */
+export interface AsyncToolTestType extends AsyncToolType {
+    nextEvent(): void;
+    hasEvents(): boolean;
+    getEvents(): Array<{ f: () => void; t: number }>;
+    resetEvents(): void;
+    run(): void;
+    advance(ms: number): void;
+    nextDue(): number | undefined;
+}
+
+export class AsyncSteps implements AsyncStepsCommon {
+    constructor(state?: object | null, async_tool?: AsyncToolType | null);
+    readonly state: State;
+    add(func: ExecFunc, onerror?: ErrorFunc): this;
+    parallel(onerror?: ErrorFunc): ParallelStep;
+    sync(object: ISync, func: ExecFunc, onerror?: ErrorFunc): this;
+    successStep(...args: any[]): this;
+    await(promise: PromiseLike<any>, onerror?: ErrorFunc): this;
+    loop(func: LoopFunc, label?: string): this;
+    repeat(count: number, func: RepeatFunc, label?: string): this;
+    forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
+    copyFrom(other: AsyncSteps): this;
+    newInstance(): AsyncSteps;
+    error(name: string, error_info?: string): never;
+    isAsyncSteps(): true;
+    execute(unhandled_error?: (code: string) => void): this;
+    cancel(): this;
+    promise(): Promise<any>;
+}
+
+export class Mutex implements ISync {
+    constructor(max?: number, max_queue?: number | null);
+    sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
+}
+export class Throttle implements ISync {
+    constructor(max: number, period_ms?: number, max_queue?: number | null);
+    sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
+}
+export class Limiter implements ISync {
+    constructor(options?: { concurrent?: number; max_queue?: number; rate?: number; period_ms?: number; burst?: number });
+    sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
+}
+
+export declare const Errors: { readonly [code: string]: string };
+
+declare function $as(): AsyncSteps;
+declare namespace $as {
+    let ActiveAsyncTool: AsyncToolType;
+    const AsyncTool: AsyncToolType;
+    const AsyncToolTest: AsyncToolTestType;
+    const isProduction: boolean;
+    function installAsyncToolTest(install?: boolean): void;
+    function assertAS(as: unknown): void;
+    function testcase(func: ExecFunc, onerror?: ErrorFunc): (done: (err?: any) => void) => void;
+    export { AsyncSteps, Mutex, Throttle, Limiter, Errors, Errors as FutoInError, ISync };
+}
+export default $as;

@@ -1,0 +1,735 @@
+'use strict';
+// The JavaScript face of FTN12 AsyncSteps over the core's flows.
+//
+// - AsyncSteps is a root. Before execute() its steps wait in `_queue`
+//   (plain JavaScript); execute() makes a root of the core on the tool of
+//   the moment (AsyncTool: Node's own loop; AsyncToolTest: virtual time),
+//   hands it the steps and runs it. That root lives for one execution: its
+//   last step's release (native.execute) says the execution ended.
+// - Step is the handle a step function, error handler, cancel handler or
+//   loop body gets. It holds the core's handle (a number) while that is
+//   valid: until the callback returns, or, for a step that waits
+//   (waitExternal, setTimeout, setCancel), until the core says that the
+//   step ended (native.anchor).
+// - Step functions, values and the state stay JavaScript; the core holds
+//   references (released by it exactly once) and runs the flow: order,
+//   errors, timeouts, cancel, parallel, loops, sync objects.
+const native = require('./native');
+const Errors = require('./Errors');
+
+const { FutoInError } = Errors;
+const isProduction = process.env.NODE_ENV === 'production';
+
+// dispatcher kinds (glue/futoin_node.h)
+const K_STEP = 0;
+const K_ERROR = 1;
+const K_CANCEL = 2;
+const K_LOOP = 3;
+const K_REPEAT = 4;
+const K_UNHANDLED = 5;
+const K_TIMER = 6;
+const K_ENDED = 7;
+const K_ROOT_END = 8;
+
+// What break()/continue() and a handled error() throw to leave the
+// callback: the flow already knows.
+const LEAVE = Object.freeze({ futoinLeave: true });
+
+let g_dispatched = 0;
+
+function makeState(init) {
+    const state = function state() {
+        return state;
+    };
+    if (init) {
+        for (const k of Object.keys(init)) {
+            state[k] = init[k];
+        }
+    }
+    return state;
+}
+
+function sanityError(info) {
+    return new FutoInError(Errors.InternalError, info);
+}
+
+// A call through a handle that is over (or refused by the core): the
+// reference reports it as as.error(InternalError, 'Invalid call (sanity
+// check)'); so do we, into the state, and throw.
+const SANITY = 'Invalid call (sanity check)';
+function deadHandle(root) {
+    root.state.error_info = SANITY;
+    return sanityError(SANITY);
+}
+
+function checkFunc(func) {
+    if (isProduction) {
+        return;
+    }
+    if (typeof func !== 'function' || func.length < 1) {
+        throw sanityError('Step function must expect at least AsyncStep interface');
+    }
+}
+
+function checkOnError(onerror) {
+    if (isProduction || onerror === undefined || onerror === null) {
+        return;
+    }
+    if (typeof onerror !== 'function' || onerror.length !== 2) {
+        throw sanityError('Error handler must take exactly two arguments');
+    }
+}
+
+// What the core holds for a step: its functions and its root.
+class Rec {
+    constructor(root, f, eh) {
+        this.root = root;
+        this.f = f;
+        this.eh = eh;
+    }
+}
+
+function hasEh(eh) {
+    return eh !== undefined && eh !== null;
+}
+
+// ---- the handle of a callback ------------------------------------------------
+
+class Step {
+    constructor(root, bsi) {
+        this._root = root;
+        this._bsi = bsi;
+        this._in_call = true;
+        this._waits = false;
+        this._raised = null;
+    }
+
+    // null once the handle is over, as the reference's
+    get state() {
+        return this._bsi ? this._root.state : null;
+    }
+
+    isAsyncSteps() {
+        return true;
+    }
+
+    _live() {
+        const bsi = this._bsi;
+        if (!bsi) {
+            throw deadHandle(this._root);
+        }
+        return bsi;
+    }
+
+    add(func, onerror) {
+        checkFunc(func);
+        checkOnError(onerror);
+        native.add(this._live(), new Rec(this._root, func, onerror), hasEh(onerror));
+        return this;
+    }
+
+    parallel(onerror) {
+        const p = native.parallel(this._live(),
+            hasEh(onerror) ? new Rec(this._root, null, onerror) : undefined);
+        return new Parallel(this, p);
+    }
+
+    sync(object, func, onerror) {
+        checkFunc(func);
+        checkOnError(onerror);
+        const ptr = object && object._futoinSync ? object._futoinSync(this._tool()) : 0;
+        if (ptr) {
+            native.addSync(this._live(), ptr, new Rec(this._root, func, onerror), hasEh(onerror));
+        } else {
+            object.sync(this, func, onerror);
+        }
+        return this;
+    }
+
+    successStep(...args) {
+        const vals = args;
+        native.add(this._live(), new Rec(this._root, (as) => as.success(...vals)), false);
+        return this;
+    }
+
+    await(promise, onerror) {
+        checkOnError(onerror);
+        this.add(awaitStep(promise), onerror);
+        return this;
+    }
+
+    loop(func, label) {
+        native.loop(this._live(), new Rec(this._root, func), label);
+        return this;
+    }
+
+    repeat(count, func, label) {
+        native.repeat(this._live(), new Rec(this._root, func), count, label);
+        return this;
+    }
+
+    forEach(map_or_list, func, label) {
+        forEachOn(this, map_or_list, func, label);
+        return this;
+    }
+
+    break(label) {
+        native.breakLoop(this._live(), label);
+        this._raised = LEAVE;
+        throw LEAVE;
+    }
+
+    continue(label) {
+        native.continueLoop(this._live(), label);
+        this._raised = LEAVE;
+        throw LEAVE;
+    }
+
+    success(...args) {
+        const bsi = this._bsi;
+        if (!bsi) {
+            throw deadHandle(this._root);
+        }
+        const r = native.success(bsi, args.length ? args : undefined);
+        if (r < 0 && !this._in_call) {
+            throw deadHandle(this._root);
+        }
+        if (!this._in_call) {
+            this._bsi = 0;
+        }
+    }
+
+    error(name, error_info) {
+        const state = this._root.state;
+        state.error_info = error_info;
+        const e = new FutoInError(name);
+        const bsi = this._bsi;
+        if (!bsi) {
+            throw deadHandle(this._root);
+        }
+        state.last_exception = e;
+        this._root._js_raised = true;
+        native.error(bsi, String(name), typeof error_info === 'string' ? error_info : undefined);
+        if (this._in_call) {
+            this._raised = e;
+        } else {
+            this._bsi = 0;
+        }
+        throw e;
+    }
+
+    setTimeout(timeout_ms) {
+        native.setTimeout(this._live(), timeout_ms);
+        this._wait();
+        return this;
+    }
+
+    setCancel(oncancel) {
+        native.setCancel(this._live(), new Rec(this._root, oncancel));
+        this._wait();
+        return this;
+    }
+
+    waitExternal() {
+        native.waitExternal(this._live());
+        this._wait();
+        return this;
+    }
+
+    copyFrom(other) {
+        const q = other._queue || [];
+        for (const [f, eh, sync] of q) {
+            if (sync) {
+                this.sync(sync, f, eh);
+            } else {
+                native.add(this._live(), new Rec(this._root, f, eh), hasEh(eh));
+            }
+        }
+        copyState(this._root.state, other.state);
+        return this;
+    }
+
+    newInstance() {
+        return new AsyncSteps(null, this._root._async_tool);
+    }
+
+    _tool() {
+        return this._root._tool_ptr;
+    }
+
+    _wait() {
+        if (!this._waits) {
+            this._waits = true;
+            this._root._last_wait = this;
+            native.anchor(this._bsi, this);
+        }
+    }
+
+    // What a callback threw: the flow's error, unless error(), break() or
+    // continue() already told the flow.
+    _fail(e) {
+        if (e === this._raised && e !== null) {
+            return;
+        }
+        const bsi = this._bsi;
+        if (!bsi) {
+            return;
+        }
+        const state = this._root.state;
+        state.last_exception = e;
+        let code = Errors.InternalError;
+        if (e instanceof Error) {
+            code = e.message;
+        } else if (typeof e === 'string') {
+            code = e;
+        }
+        this._root._js_raised = true;
+        native.error(bsi, String(code), undefined);
+    }
+}
+
+// ---- parallel ------------------------------------------------------------------
+
+class Parallel {
+    constructor(owner, bsi) {
+        this._owner = owner;
+        this._bsi = bsi;
+    }
+
+    add(func, onerror) {
+        checkFunc(func);
+        checkOnError(onerror);
+        if (!this._owner._bsi) {
+            throw deadHandle(this._owner._root);
+        }
+        native.add(this._bsi, new Rec(this._owner._root, func, onerror), hasEh(onerror));
+        return this;
+    }
+
+    get state() {
+        return this._owner._root.state;
+    }
+
+    isAsyncSteps() {
+        return true;
+    }
+}
+
+// A parallel() made on a root before execute(): its branches are recorded
+// and added when the step standing for it runs.
+class ParallelModel {
+    constructor() {
+        this._branches = [];
+    }
+
+    add(func, onerror) {
+        checkFunc(func);
+        checkOnError(onerror);
+        this._branches.push([func, onerror]);
+        return this;
+    }
+
+    isAsyncSteps() {
+        return true;
+    }
+}
+
+// ---- helpers ---------------------------------------------------------------------
+
+function copyState(to, from) {
+    for (const k of Object.keys(from)) {
+        if (!(k in to)) {
+            to[k] = from[k];
+        }
+    }
+}
+
+function forEachOn(asi, map_or_list, func, label) {
+    if (Array.isArray(map_or_list)) {
+        const list = map_or_list;
+        asi.repeat(list.length, (as, i) => func(as, i, list[i]), label);
+    } else if (typeof Map !== 'undefined' && map_or_list instanceof Map) {
+        const entries = Array.from(map_or_list.entries());
+        asi.repeat(entries.length, (as, i) => func(as, entries[i][0], entries[i][1]), label);
+    } else {
+        const obj = map_or_list;
+        const keys = Object.keys(obj);
+        asi.repeat(keys.length, (as, i) => func(as, keys[i], obj[keys[i]]), label);
+    }
+}
+
+// await(): a step that waits for the promise. The promise's handlers are
+// attached at once (no unhandled rejection), the outcome is delivered when
+// both it and the step are there.
+function awaitStep(promise) {
+    let outcome = null;
+    let step = null;
+    const deliver = () => {
+        const as = step;
+        step = null;
+        if (!as._bsi) {
+            return;
+        }
+        try {
+            if (outcome.ok) {
+                as.success(outcome.v);
+            } else {
+                const reason = outcome.v;
+                const state = as.state;
+                let code = 'PromiseReject';
+                if (reason instanceof Error) {
+                    state.last_exception = reason;
+                } else {
+                    code = reason ? String(reason) : code;
+                    state.last_exception = new FutoInError(code);
+                }
+                state.error_info = undefined;
+                as._root._js_raised = true;
+                native.error(as._bsi, code, undefined);
+                as._bsi = 0;
+            }
+        } catch (_) {
+            // the step ended meanwhile (cancel): nothing to deliver
+        }
+    };
+    promise.then(
+        (v) => {
+            outcome = { ok: true, v };
+            if (step) {
+                deliver();
+            }
+        },
+        (v) => {
+            outcome = { ok: false, v };
+            if (step) {
+                deliver();
+            }
+        });
+    return (as) => {
+        as.waitExternal();
+        as.setCancel(() => {
+            step = null;
+            try {
+                promise.cancel();
+            } catch (_) {
+                // not a cancellable promise
+            }
+        });
+        step = as;
+        if (outcome) {
+            // settled before the step ran: deliver after this callback
+            Promise.resolve().then(() => step && deliver());
+        }
+    };
+}
+
+// ---- the root ---------------------------------------------------------------------
+
+class AsyncSteps {
+    constructor(state = null, async_tool = null) {
+        this.state = makeState(state);
+        this._async_tool = async_tool || require('./AsyncTool').AsyncTool;
+        this._queue = [];
+        this._bsi = 0;
+        this._tool_ptr = 0;
+        this._js_raised = false;
+        this._last_wait = null;
+        this._on_unhandled = null;
+        this._on_end = null;
+        this._cur = null;
+    }
+
+    // What runs now, as the reference's exec stack ends (only its top).
+    get _exec_stack() {
+        return this._cur ? [this._cur] : [];
+    }
+
+    get _root() {
+        return this;
+    }
+
+    isAsyncSteps() {
+        return true;
+    }
+
+    _sanity() {
+        if (this._bsi && !isProduction) {
+            throw sanityError('Top level add in execution');
+        }
+    }
+
+    add(func, onerror) {
+        this._sanity();
+        checkFunc(func);
+        checkOnError(onerror);
+        this._queue.push([func, onerror]);
+        return this;
+    }
+
+    parallel(onerror) {
+        this._sanity();
+        checkOnError(onerror);
+        const model = new ParallelModel();
+        this._queue.push([(as) => {
+            const p = as.parallel();
+            for (const [f, eh] of model._branches) {
+                p.add(f, eh);
+            }
+        }, onerror]);
+        return model;
+    }
+
+    sync(object, func, onerror) {
+        this._sanity();
+        checkFunc(func);
+        checkOnError(onerror);
+        if (object && object._futoinSync) {
+            this._queue.push([func, onerror, object]);
+        } else {
+            this._queue.push([(as, ...args) => {
+                as.successStep(...args);
+                as.sync(object, func, onerror);
+            }, undefined]);
+        }
+        return this;
+    }
+
+    successStep(...args) {
+        this._sanity();
+        this._queue.push([(as) => as.success(...args), undefined]);
+        return this;
+    }
+
+    await(promise, onerror) {
+        this._sanity();
+        checkOnError(onerror);
+        this._queue.push([awaitStep(promise), onerror]);
+        return this;
+    }
+
+    loop(func, label) {
+        this._sanity();
+        this._queue.push([(as) => {
+            as.loop(func, label);
+        }, undefined]);
+        return this;
+    }
+
+    repeat(count, func, label) {
+        this._sanity();
+        this._queue.push([(as) => {
+            as.repeat(count, func, label);
+        }, undefined]);
+        return this;
+    }
+
+    forEach(map_or_list, func, label) {
+        this._sanity();
+        this._queue.push([(as) => {
+            as.forEach(map_or_list, func, label);
+        }, undefined]);
+        return this;
+    }
+
+    copyFrom(other) {
+        this._queue.push(...other._queue);
+        copyState(this.state, other.state);
+        return this;
+    }
+
+    newInstance() {
+        return new AsyncSteps(null, this._async_tool);
+    }
+
+    error(name, error_info) {
+        this.state.error_info = error_info;
+        const e = new FutoInError(name);
+        const w = this._last_wait;
+        if (this._bsi) {
+            this.state.last_exception = e;
+            if (w && w._bsi) {
+                this._js_raised = true;
+                native.error(w._bsi, String(name),
+                    typeof error_info === 'string' ? error_info : undefined);
+                w._bsi = 0;
+            } else {
+                this.cancel();
+            }
+        }
+        throw e;
+    }
+
+    execute(unhandled_error) {
+        if (this._bsi) {
+            throw sanityError('Invalid call (sanity check): already executing');
+        }
+        const q = this._queue;
+        this._queue = [];
+        this._on_unhandled = typeof unhandled_error === 'function'
+            ? unhandled_error : this._on_unhandled;
+        if (!q.length) {
+            return this;
+        }
+        const tool = this._async_tool._native();
+        const bsi = native.rootNew(tool);
+        for (const [f, eh, sync] of q) {
+            if (sync) {
+                native.addSync(bsi, sync._futoinSync(tool), new Rec(this, f, eh), hasEh(eh));
+            } else {
+                native.add(bsi, new Rec(this, f, eh), hasEh(eh));
+            }
+        }
+        this._bsi = bsi;
+        this._tool_ptr = tool;
+        native.execute(bsi, this);
+        return this;
+    }
+
+    cancel() {
+        if (this._bsi) {
+            native.cancel(this._bsi);
+        }
+        return this;
+    }
+
+    promise() {
+        return new Promise((resolve, reject) => {
+            let done = false;
+            this.add((as, ...result) => {
+                done = true;
+                resolve(result[0]);
+            });
+            this._on_unhandled = (code) => {
+                done = true;
+                const le = this.state.last_exception;
+                reject(le instanceof Error && le.message === code ? le : new FutoInError(code));
+            };
+            this._on_end = () => {
+                // an unhandled error is reported after the end step's
+                // release (each from its own callback of the loop, with
+                // microtasks in between): decide on the next turn
+                setImmediate(() => {
+                    if (!done) {
+                        done = true;
+                        reject(new FutoInError('Cancelled'));
+                    }
+                });
+            };
+            this.execute();
+        });
+    }
+
+    _ended() {
+        this._bsi = 0;
+        this._last_wait = null;
+        const f = this._on_end;
+        this._on_end = null;
+        if (f) {
+            f();
+        }
+    }
+}
+
+// ---- the dispatcher: every call from the core --------------------------------------
+
+function callStep(rec, bsi, fn, a1, a2, a3) {
+    const root = rec.root;
+    const h = new Step(root, bsi);
+    root._cur = fn;
+    try {
+        fn(h, a1, a2, a3);
+    } catch (e) {
+        h._fail(e);
+    }
+    h._in_call = false;
+    if (!h._waits) {
+        h._bsi = 0;
+    }
+}
+
+function dispatch(kind, rec, a, b, c) {
+    ++g_dispatched;
+    switch (kind) {
+    case K_STEP: {
+        const root = rec.root;
+        const h = new Step(root, a);
+        root._cur = rec.f;
+        try {
+            if (b === undefined) {
+                rec.f(h);
+            } else {
+                rec.f(h, ...b);
+            }
+        } catch (e) {
+            h._fail(e);
+        }
+        h._in_call = false;
+        if (!h._waits) {
+            h._bsi = 0;
+        }
+        break;
+    }
+    case K_ERROR: {
+        const root = rec.root;
+        if (!root._js_raised && c !== undefined) {
+            root.state.error_info = c;
+        }
+        root._js_raised = false;
+        root.state.async_stack = [root._cur, rec.eh];
+        callStep(rec, a, rec.eh, b);
+        break;
+    }
+    case K_CANCEL: {
+        const h = new Step(rec.root, a);
+        try {
+            rec.f(h);
+        } catch (e) {
+            process.emitWarning(`futoin-async: a cancel handler threw: ${e}`);
+        }
+        h._bsi = 0;
+        break;
+    }
+    case K_LOOP:
+        callStep(rec, a, rec.f);
+        break;
+    case K_REPEAT:
+        callStep(rec, a, rec.f, b);
+        break;
+    case K_UNHANDLED: {
+        const root = rec;
+        if (!root._js_raised && c !== undefined) {
+            root.state.error_info = c;
+        }
+        root._js_raised = false;
+        const f = root._on_unhandled;
+        if (f) {
+            try {
+                f(b);
+            } catch (e) {
+                process.nextTick(() => {
+                    throw e;
+                });
+            }
+        }
+        break;
+    }
+    case K_TIMER:
+        rec._fire();
+        break;
+    case K_ENDED:
+        rec._bsi = 0;
+        break;
+    case K_ROOT_END:
+        rec._ended();
+        break;
+    default:
+        break;
+    }
+}
+
+native.setDispatcher(dispatch);
+
+AsyncSteps.Step = Step;
+AsyncSteps.dispatchCount = () => g_dispatched;
+AsyncSteps.isProduction = isProduction;
+module.exports = AsyncSteps;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The reference's own test suite against this binding (issue 21).
+#
+#   bash bindings/node/ri-suite.sh [--list]
+#
+# Installs futoin-asyncsteps@2.5.5 and what its tests need (mocha 10,
+# chai 4: chai 5 is an ES module that Node 20's require() cannot load,
+# performance-now) from npm into a cache folder (FUTOIN_RI_CACHE, default
+# build/node-ri; installed once), then runs the package's bundled test
+# files es5/test/*test.js UNMODIFIED twice with mocha:
+#   1. against the reference itself (the control);
+#   2. against this binding, through tests/ri/resolve.js, a hook on Node's
+#      module resolution that maps the package's module names to ours.
+# Prints "ri-suite (reference): P passed, F failed" and "ri-suite (futoin):
+# P passed, F failed", then "ri-suite: K known failures (README.md), U
+# unexpected, G listed but passing": each test of the reference's that
+# fails here is listed in tests/ri/known-failures.txt and, with the
+# reason, in README.md ("The reference's suite"). The status fails when
+# the reference fails its own suite, a test not listed fails, or a listed
+# one passes (the list must stay true). --list names every failing test.
+# Environment: FUTOIN_ASYNC_NODE_ADDON (lib/native.js) to use another build.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+list=
+[ "${1:-}" = "--list" ] && list=--list
+cache=${FUTOIN_RI_CACHE:-$repo/build/node-ri}
+pkg=$cache/node_modules/futoin-asyncsteps
+mkdir -p "$cache"
+if [ ! -f "$pkg/package.json" ] || [ ! -x "$cache/node_modules/.bin/mocha" ]; then
+  ( cd "$cache" && { [ -f package.json ] || echo '{"name":"futoin-ri-suite","private":true}' > package.json; } \
+    && npm install --no-audit --no-fund --loglevel=error \
+         futoin-asyncsteps@2.5.5 mocha@10 chai@4 performance-now@2 ) > "$cache/npm.log" 2>&1 || {
+    echo "ri-suite: npm install failed (see $cache/npm.log)" >&2
+    tail -5 "$cache/npm.log" >&2
+    echo "ri-suite: 0 passed, 1 failed"
+    exit 1
+  }
+fi
+mocha=$cache/node_modules/.bin/mocha
+tests=$(cd "$pkg" && ls es5/test/*test.js)
+status=0
+run() { # label report known [mocha args...]
+  local label=$1 report=$2 known=$3; shift 3
+  rm -f "$report"
+  ( cd "$pkg" && NODE_PATH="$cache/node_modules" timeout 300 "$mocha" --exit --timeout 10000 \
+      --reporter json --reporter-option "output=$report" "$@" $tests ) > "$report.log" 2>&1
+  node "$here/tests/ri/count.js" "$report" "$label" "${list:---}" $known || status=1
+}
+run "ri-suite (reference)" "$cache/reference.json" ""
+run "ri-suite (futoin)" "$cache/futoin.json" "$here/tests/ri/known-failures.txt" \
+  --require "$here/tests/ri/resolve.js"
+exit $status
