@@ -266,6 +266,8 @@ class Step {
         } else {
             this._bsi = 0;
             if (r === 0) {
+                // the core had ended the step (a race the lib did not see)
+                this._root._js_raised = false;
                 return false;
             }
         }
@@ -487,6 +489,7 @@ class AsyncSteps {
         this._bsi = 0;
         this._tool_ptr = 0;
         this._js_raised = false;
+        this._fresh = false; // a step ran since the last error handler
         this._loop_unwind = false;
         this._on_unhandled = null;
         this._on_end = null;
@@ -695,6 +698,21 @@ function afterLoopUnwind(root, bsi) {
     }
 }
 
+// An error reaches a handler (or the root, unhandled). One the core raised
+// (a Timeout, a loop's break or continue) is shown in the state as the
+// core's accessors show it (and as the reference's on_timeout does); one
+// that JavaScript raised is there already. When no step ran since the last
+// handler, it is the same error unwinding on: what that handler did to the
+// state stays.
+function coreError(root, code, info) {
+    if (!root._js_raised && root._fresh) {
+        root.state.error_info = info;
+        root.state.last_exception = new FutoInError(code);
+    }
+    root._js_raised = false;
+    root._fresh = false;
+}
+
 function callStep(rec, bsi, fn, a1, a2, a3) {
     const root = rec.root;
     const h = new Step(root, bsi);
@@ -718,6 +736,7 @@ function dispatch(kind, rec, a, b, c) {
         if (root._loop_unwind) {
             afterLoopUnwind(root, a);
         }
+        root._fresh = true;
         const h = new Step(root, a);
         root._cur = rec.f;
         try {
@@ -737,10 +756,7 @@ function dispatch(kind, rec, a, b, c) {
     }
     case K_ERROR: {
         const root = rec.root;
-        if (!root._js_raised && c !== undefined) {
-            root.state.error_info = c;
-        }
-        root._js_raised = false;
+        coreError(root, b, c);
         root.state.async_stack = [root._cur, rec.eh];
         callStep(rec, a, rec.eh, b);
         break;
@@ -761,14 +777,12 @@ function dispatch(kind, rec, a, b, c) {
         if (rec.root._loop_unwind) {
             afterLoopUnwind(rec.root, a);
         }
+        rec.root._fresh = true;
         callStep(rec, a, rec.f, b);
         break;
     case K_UNHANDLED: {
         const root = rec;
-        if (!root._js_raised && c !== undefined) {
-            root.state.error_info = c;
-        }
-        root._js_raised = false;
+        coreError(root, b, c);
         const f = root._on_unhandled;
         if (f) {
             try {

@@ -335,6 +335,32 @@ test('the state view of the last error: set where it is raised, undefined again 
     assert.strictEqual(as.state, as.state()); // callable, as futoin-asyncsteps'
 });
 
+test('the state view of an error the core raises (a Timeout): no info, the code\'s error, not the last handled one\'s', () => {
+    const seen = [];
+    const view = (as) => [as.state.error_info,
+        as.state.last_exception instanceof FutoInError && as.state.last_exception.message];
+    const as = vas();
+    as.add((as) => as.error('Handled', 'old info'), (as, code) => {
+        seen.push([code, ...view(as)]);
+        as.success();
+    }).add((as) => {
+        as.add((as) => as.setTimeout(50), (as, code) => {
+            seen.push([code, ...view(as)]);
+        });
+    }, (as, code) => {
+        // the same Timeout unwinding on: the state as the inner handler left it
+        seen.push(['outer', code, ...view(as)]);
+        as.success();
+    });
+    as.execute();
+    T.run();
+    assert.deepStrictEqual(seen, [
+        ['Handled', 'old info', 'Handled'],
+        ['Timeout', undefined, 'Timeout'],
+        ['outer', 'Timeout', undefined, 'Timeout'],
+    ]);
+});
+
 // ---- one version -------------------------------------------------------------------------------
 
 test('one version: the package\'s and the core\'s are the top meson.build\'s', () => {
