@@ -232,8 +232,15 @@ class Step {
             throw deadHandle(this._root);
         }
         const r = native.success(bsi, args.length ? args : undefined);
-        if (r < 0 && !this._in_call) {
-            throw deadHandle(this._root);
+        if (r < 0) {
+            // refused by the core: a second completion (in the callback,
+            // the core raises InternalError at the parent's handler, so
+            // this throw leaves the callback without another error)
+            const e = deadHandle(this._root);
+            if (this._in_call) {
+                this._raised = e;
+            }
+            throw e;
         }
         this._completed = true;
         if (!this._in_call) {

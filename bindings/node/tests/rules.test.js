@@ -86,6 +86,8 @@ test('error() in step code reports, then throws; a try/catch that swallows it ca
         } catch (e) {
             seen.push(['caught', e instanceof FutoInError, e.message]);
         }
+        // the first error wins (the core: not taken, no misuse)
+        seen.push(['success() then', as.success('after all')]);
         // returning normally does not make it a success
     }, (as, err) => {
         seen.push(['handler', err, as.state.error_info]);
@@ -94,6 +96,7 @@ test('error() in step code reports, then throws; a try/catch that swallows it ca
     T.run();
     assert.deepStrictEqual(seen, [
         ['caught', true, 'Reported'],
+        ['success() then', false],
         ['handler', 'Reported', 'the info'],
         ['unhandled', 'Reported'],
     ]);
@@ -250,6 +253,25 @@ test('a second completion, or completing a step that did not wait, throws Intern
     assert.deepStrictEqual(seen, [true, ['next', 'first']]);
     assert.strictEqual(as.state.error_info, undefined);
     assert.strictEqual(as.state.last_exception, undefined);
+});
+
+test('a second success() inside the step throws InternalError there; the core raises InternalError at the parent\'s handler', () => {
+    const seen = [];
+    const as = vas();
+    as.add((as) => {
+        as.add((as) => {
+            as.success(1);
+            const o = outcome(() => as.success(2));
+            seen.push(['second', o.threw && o.threw.code]);
+        });
+    }, (as, err) => seen.push(['parent handler', err, as.state.error_info]));
+    as.execute((code) => seen.push(['unhandled', code]));
+    T.run();
+    assert.deepStrictEqual(seen, [
+        ['second', 'InternalError'],
+        ['parent handler', 'InternalError', 'success() after success()'],
+        ['unhandled', 'InternalError'],
+    ]);
 });
 
 // ---- error codes and strings -------------------------------------------------------------
