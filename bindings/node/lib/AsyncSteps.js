@@ -199,6 +199,7 @@ class Step {
     }
 
     forEach(map_or_list, func, label) {
+        checkLabel('forEach()', label);
         forEachOn(this, map_or_list, func, label);
         return this;
     }
@@ -591,7 +592,7 @@ class AsyncSteps {
 
     forEach(map_or_list, func, label) {
         this._sanity();
-        checkLabel('repeat()', label);
+        checkLabel('forEach()', label);
         this._queue.push([(as) => {
             as.forEach(map_or_list, func, label);
         }, undefined]);

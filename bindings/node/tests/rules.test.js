@@ -313,6 +313,7 @@ test('strings with an embedded NUL are refused: a TypeError naming the argument 
         refused(() => as.loop((_as) => {}, 'L\0M'));
         refused(() => as.repeat(1, (_as) => {}, 'L\0M'));
         refused(() => as.forEach([1], (_as) => {}, 'L\0M'));
+        refused(() => vas().loop((_as) => {}, 'L\0M')); // on a root, before execute()
         as.loop((as) => {
             refused(() => as.break('L\0M'));
             refused(() => as.continue('L\0M'));
@@ -327,7 +328,8 @@ test('strings with an embedded NUL are refused: a TypeError naming the argument 
         'error(): code must be a non-empty string without NUL',
         'loop(): label must be a string without NUL',
         'repeat(): label must be a string without NUL',
-        'repeat(): label must be a string without NUL',
+        'forEach(): label must be a string without NUL',
+        'loop(): label must be a string without NUL',
         'break(): label must be a string without NUL',
         'continue(): label must be a string without NUL',
         'after',
