@@ -24,14 +24,21 @@ export interface AsyncStepsCommon {
     forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
     copyFrom(other: AsyncSteps): this;
     newInstance(): AsyncSteps;
-    /** Throws an Error whose message is the FTN12 code `name`. */
+    /**
+     * Throws a FutoInError whose message is the FTN12 code `name` (a
+     * non-empty string without NUL, else a TypeError). From an external
+     * event on a step that already ended (its timeout, a cancel: a late
+     * completion) it returns false instead and changes nothing; on a root
+     * it is refused with InternalError.
+     */
     error(name: string, error_info?: string): never;
     isAsyncSteps(): true;
 }
 
 /** The handle a step function, error handler or loop body gets. */
 export interface AsyncStepsHandle extends AsyncStepsCommon {
-    success(...args: any[]): void;
+    /** true when taken; false for a late completion (the step had ended meanwhile). */
+    success(...args: any[]): boolean;
     setTimeout(timeout_ms: number): this;
     setCancel(oncancel: CancelFunc): this;
     waitExternal(): this;
