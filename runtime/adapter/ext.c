@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 
 #include <futoin/sys/ext.h>
+#include <futoin/trace.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -443,7 +444,7 @@ static int ext_set_hooks(FutoInAsyncSteps* bsi, const futoin_hooks* hooks)
 
 const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_6,
+        .version = FUTOIN_EXT_VERSION_7,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -466,6 +467,8 @@ const futoin_async_ext_table futoin__ext_tab = {
         .repeat_classed = ext_repeat_classed,
         .addSync_classed = ext_add_sync_classed,
         .set_hooks = ext_set_hooks,
+        .trace_set = futoin_trace_set,
+        .trace_get = futoin_trace_get,
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

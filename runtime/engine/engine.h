@@ -246,6 +246,7 @@ struct futoin__root
     void (*unhandled_release)(void* data);
     FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
     struct futoin__stack* stack; /* async stack of the last error, or NULL */
+    struct futoin__trace* trace; /* trace context (trace.c), or NULL */
     futoin_tool* owner;      /* kept after free: stale handles are reported */
     /* The root's id while it lives; its negation once freed. Other threads
      * read it when they post execute/cancel/free (remote.c), so a call
@@ -568,6 +569,12 @@ FutoInHandle futoin__common_sched_deferred(FutoInAsyncSteps* bsi,
 void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h);
 int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h);
 int futoin__common_is_same_thread(FutoInAsyncSteps* bsi);
+
+/* trace.c: root `nr`, made by newInstance() through `from` (a handle of
+ * traced root `r`), continues the trace under the span of `from`. */
+void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
+                           const futoin__root* r);
+void futoin__trace_free(futoin__root* r);
 
 /* loop.c */
 futoin__step* futoin__loop_add(futoin__step* l, void* data, const char* label);

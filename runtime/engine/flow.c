@@ -415,6 +415,11 @@ static inline __attribute__((always_inline)) void loop_burst(
                             : 1;
     unsigned limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1
                                                     : FUTOIN__LOOP_INPLACE;
+    /* A traced root gives every iteration a frame, hence a span id, of its
+     * own (trace.c): one iteration, then the general path. */
+    if (FUTOIN__UNLIKELY(r->trace != NULL)) {
+        limit = 0;
+    }
     for (;; ++n) {
         if (rep) {
             l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
@@ -432,7 +437,8 @@ static inline __attribute__((always_inline)) void loop_burst(
                              || fl->raise_top || i >= last || n >= limit)) {
             bool over;
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
-                || r->pending || fl->raise_at || fl->raise_top || i >= last) {
+                || r->pending || fl->raise_at || fl->raise_top || i >= last
+                || r->trace) {
                 break; /* a reason other than the clock read */
             }
             over = futoin__tool_busy(tool, n + 1 - counted);

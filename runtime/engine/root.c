@@ -101,12 +101,18 @@ FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
     if (!futoin__on_loop(bsi, "newInstance()")) {
         return NULL;
     }
+    futoin__root* r;
+    FutoInAsyncSteps* n;
     tool = tool_of(bsi);
-    if (!futoin__root_of(bsi)) {
+    if (!(r = futoin__root_of(bsi))) {
         report(bsi, "newInstance() through a stale handle");
         return NULL;
     }
-    return futoin_root_new(tool);
+    n = futoin_root_new(tool);
+    if (n && FUTOIN__UNLIKELY(r->trace != NULL)) {
+        futoin__trace_inherit(futoin__as_root(n), bsi, r);
+    }
+    return n;
 }
 
 FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
@@ -277,6 +283,9 @@ static void root_do_free(futoin__root* r)
     futoin__stack_free(r);
     if (r->error_code || r->error_info) {
         futoin__root_clear_error(r);
+    }
+    if (r->trace) {
+        futoin__trace_free(r);
     }
     r->main.state = FUTOIN__FL_DONE;
     /* Calls other threads posted before this free are dropped when they
