@@ -98,6 +98,16 @@ static void on_event(void* data, const futoin_hook_event* ev)
     lua_settop(L, top);
 }
 
+/* 0 is "no table" (the tool is zeroed when made), never a reference to
+ * give back: fl_unref() ignores only LUA_NOREF and LUA_REFNIL, and would
+ * count (and unref) 0. */
+static void drop_ref(fl_ctx* ctx, int ref)
+{
+    if (ref > 0) {
+        fl_unref(ctx, ref);
+    }
+}
+
 int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
 {
     static const char what[] = "Tool:set_hooks{...}";
@@ -135,9 +145,9 @@ int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
     }
     rc = futoin_tool_set_hooks(ft, t->hooks_ref > 0 ? &h : NULL);
     /* the old table goes after the call: an event during it finds one */
-    fl_unref(t->ctx, old);
+    drop_ref(t->ctx, old);
     if (rc != FUTOIN_OK) {
-        fl_unref(t->ctx, t->hooks_ref);
+        drop_ref(t->ctx, t->hooks_ref);
         t->hooks_ref = 0;
         futoin_tool_set_hooks(ft, NULL);
         return luaL_error(L, "%s: refused (%d)", what, rc);
@@ -147,7 +157,7 @@ int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
 
 void fl_tool_drop_hooks(fl_tool* t)
 {
-    fl_unref(t->ctx, t->hooks_ref);
+    drop_ref(t->ctx, t->hooks_ref);
     t->hooks_ref = 0;
 }
 

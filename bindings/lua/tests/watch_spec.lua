@@ -79,6 +79,24 @@ describe("hooks and the live dump", function()
         root:free()
     end)
 
+    it("holds one registry reference while hooks are set, none otherwise", function()
+        -- a Tool that never had hooks gives nothing back when it goes (a
+        -- 0 taken for a reference made the count -1)
+        local refs0 = fa.refs()
+        fa.Tool { virtual_time = true }:close()
+        assert.are.equal(refs0, (fa.refs()))
+        tool:set_hooks { cancel = function() end }
+        assert.are.equal(refs0 + 1, (fa.refs()))
+        tool:set_hooks { cancel = function() end }
+        assert.are.equal(refs0 + 1, (fa.refs()))
+        tool:set_hooks()
+        assert.are.equal(refs0, (fa.refs()))
+        local t2 = fa.Tool { virtual_time = true }
+        t2:set_hooks { cancel = function() end }
+        t2:close()
+        assert.are.equal(refs0, (fa.refs()))
+    end)
+
     it("refuses unknown events and non-functions", function()
         assert.truthy(tostring(H.raises(tool.set_hooks, tool, { step_started = print }))
             :find("no event 'step_started'", 1, true))
