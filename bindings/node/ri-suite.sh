@@ -27,6 +27,13 @@ list=
 cache=${FUTOIN_RI_CACHE:-$repo/build/node-ri}
 pkg=$cache/node_modules/futoin-asyncsteps
 mkdir -p "$cache"
+# npm trusts the system's CA bundle too (where a registry is reached through
+# a TLS-inspecting proxy, its CA is in the system store, and Debian's npm
+# does not read that store by itself: "self-signed certificate in chain").
+if [ -z "${npm_config_cafile:-}" ] && [ -z "${NODE_EXTRA_CA_CERTS:-}" ] \
+   && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 if [ ! -f "$pkg/package.json" ] || [ ! -x "$cache/node_modules/.bin/mocha" ]; then
   ( cd "$cache" && { [ -f package.json ] || echo '{"name":"futoin-ri-suite","private":true}' > package.json; } \
     && npm install --no-audit --no-fund --loglevel=error \
