@@ -41,7 +41,17 @@ void fn_release_ref(void* data)
      * gone with it: nothing to delete. */
     if (data && e && !e->closing) {
         napi_delete_reference(e->env, (napi_ref)data);
+        --e->live_refs;
     }
+}
+
+napi_ref fn_new_ref(napi_env env, napi_value v)
+{
+    napi_ref r = NULL;
+    if (napi_create_reference(env, v, 1, &r) == napi_ok && fn_cur) {
+        ++fn_cur->live_refs;
+    }
+    return r;
 }
 
 void fn_misuse(void* data, const char* code, const char* message)
@@ -69,9 +79,16 @@ napi_env fn_dispatch_open(napi_handle_scope* scope)
 void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
                       size_t argc, napi_value* argv)
 {
+    fn_dispatch_invoke(kind, rec, argc, argv);
+    napi_close_handle_scope(fn_cur->env, scope);
+}
+
+napi_value fn_dispatch_invoke(enum fn_kind kind, napi_ref rec, size_t argc,
+                              napi_value* argv)
+{
     fn_env* e = fn_cur;
     napi_env env = e->env;
-    napi_value all[6], fn, recv, result;
+    napi_value all[6], fn, recv, result = NULL;
     napi_status st;
     size_t i;
 
@@ -120,8 +137,12 @@ void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
             }
             fprintf(stderr, "futoin_async (node): uncaught in dispatch: %s\n", buf);
         }
+        result = NULL;
     }
-    napi_close_handle_scope(env, scope);
+    if (!result) {
+        napi_get_undefined(env, &result);
+    }
+    return result;
 }
 
 /* setDispatcher(fn): the JavaScript function every call from the core goes
@@ -191,5 +212,6 @@ NAPI_MODULE_INIT()
     fn_tool_init(env, exports);
     fn_steps_init(env, exports);
     fn_sync_init(env, exports);
+    fn_host_init(env, exports);
     return exports;
 }

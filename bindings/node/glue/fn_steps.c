@@ -25,7 +25,7 @@ static napi_value str_or_undef(napi_env env, const char* s)
     return v;
 }
 
-static void t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -38,7 +38,7 @@ static void t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fn_dispatch_call(scope, FN_STEP, data, 2, a);
 }
 
-static void t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -161,12 +161,7 @@ static FutoInAsyncSteps* arg_bsi(napi_env env, size_t argc, napi_value* argv)
     return argc > 0 ? fn_arg_ptr(env, argv[0]) : NULL;
 }
 
-static napi_ref new_ref(napi_env env, napi_value v)
-{
-    napi_ref r = NULL;
-    napi_create_reference(env, v, 1, &r);
-    return r;
-}
+#define new_ref fn_new_ref
 
 static int truthy(napi_env env, napi_value v)
 {
@@ -248,8 +243,8 @@ FN_FUNC(add)
     if (!bsi || argc < 3) {
         return fn_throw(env, "add(bsi, rec, eh)");
     }
-    futoin_wrap_add(bsi, new_ref(env, argv[1]), t_step,
-                    truthy(env, argv[2]) ? t_error : NULL, fn_release_ref);
+    futoin_wrap_add_classed(bsi, new_ref(env, argv[1]), fn_t_step,
+                            truthy(env, argv[2]) ? fn_t_error : NULL, &fn_js_class);
     return NULL;
 }
 
@@ -263,7 +258,7 @@ FN_FUNC(parallel)
         return fn_throw(env, "parallel(bsi, rec)");
     }
     if (argc > 1 && truthy(env, argv[1])) {
-        p = futoin_wrap_parallel(bsi, new_ref(env, argv[1]), t_error, fn_release_ref);
+        p = futoin_wrap_parallel(bsi, new_ref(env, argv[1]), fn_t_error, fn_release_ref);
     } else {
         p = futoin_wrap_parallel(bsi, NULL, NULL, NULL);
     }
@@ -369,8 +364,8 @@ FN_FUNC(loop)
     if (!bsi || argc < 2) {
         return fn_throw(env, "loop(bsi, rec, label)");
     }
-    futoin_wrap_loop(bsi, new_ref(env, argv[1]), t_loop,
-                     arg_label(env, argc, argv, 2, label, sizeof label), fn_release_ref);
+    futoin_wrap_loop_classed(bsi, new_ref(env, argv[1]), t_loop,
+                             arg_label(env, argc, argv, 2, label, sizeof label), &fn_js_class);
     return NULL;
 }
 
@@ -385,9 +380,9 @@ FN_FUNC(repeat)
         return fn_throw(env, "repeat(bsi, rec, count, label)");
     }
     napi_get_value_double(env, argv[2], &n);
-    futoin_wrap_repeat(bsi, new_ref(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
-                       arg_label(env, argc, argv, 3, label, sizeof label),
-                       fn_release_ref);
+    futoin_wrap_repeat_classed(bsi, new_ref(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
+                               arg_label(env, argc, argv, 3, label, sizeof label),
+                               &fn_js_class);
     return NULL;
 }
 
@@ -422,8 +417,8 @@ FN_FUNC(add_sync)
     if (!bsi || !s || argc < 4) {
         return fn_throw(env, "addSync(bsi, sync, rec, eh)");
     }
-    futoin_wrap_add_sync(bsi, s, new_ref(env, argv[2]), t_step,
-                         truthy(env, argv[3]) ? t_error : NULL, fn_release_ref);
+    futoin_wrap_add_sync_classed(bsi, s, new_ref(env, argv[2]), fn_t_step,
+                                 truthy(env, argv[3]) ? fn_t_error : NULL, &fn_js_class);
     return NULL;
 }
 

@@ -16,6 +16,7 @@
 //   errors, timeouts, cancel, parallel, loops, sync objects.
 const native = require('./native');
 const Errors = require('./Errors');
+const polyglot = require('./polyglot');
 
 const { FutoInError } = Errors;
 const isProduction = process.env.NODE_ENV === 'production';
@@ -30,6 +31,8 @@ const K_UNHANDLED = 5;
 const K_TIMER = 6;
 const K_ENDED = 7;
 const K_ROOT_END = 8;
+const K_ORIGIN = 9;
+const K_RESOLVE = 10;
 
 // What break()/continue() and a handled error() throw to leave the
 // callback: the flow already knows.
@@ -37,16 +40,22 @@ const LEAVE = Object.freeze({ futoinLeave: true });
 
 let g_dispatched = 0;
 
-function makeState(init) {
+// The state: a function object (the reference's `as.state()` is callable)
+// behind a Proxy that shares numbers, strings and booleans with the steps
+// of other languages while the root executes (futoin_state_set/get, see
+// polyglot.js); everything else stays JavaScript's.
+function makeState(init, owner) {
+    let proxy = null;
     const state = function state() {
-        return state;
+        return proxy;
     };
     if (init) {
         for (const k of Object.keys(init)) {
             state[k] = init[k];
         }
     }
-    return state;
+    proxy = polyglot.sharedState(state, owner);
+    return proxy;
 }
 
 function sanityError(info) {
@@ -126,6 +135,20 @@ class Step {
         checkOnError(onerror);
         native.add(this._live(), new Rec(this._root, func, onerror), hasEh(onerror));
         return this;
+    }
+
+    addForeign(language, module, func, onerror) {
+        checkOnError(onerror);
+        const g = polyglot.foreignStep(language, module, func, this.addForeign);
+        native.add(this._live(), new Rec(this._root, g, onerror), hasEh(onerror));
+        return this;
+    }
+
+    // The async stack of the flow's last error (an error handler's, or the
+    // one a step of this flow raised): frames {language, function, file,
+    // line}, innermost first, across languages.
+    asyncStack() {
+        return native.asyncStack(this._live());
     }
 
     parallel(onerror) {
@@ -427,7 +450,8 @@ function awaitStep(promise) {
 
 class AsyncSteps {
     constructor(state = null, async_tool = null) {
-        this.state = makeState(state);
+        this._shared = null;
+        this.state = makeState(state, this);
         this._async_tool = async_tool || require('./AsyncTool').AsyncTool;
         this._queue = [];
         this._bsi = 0;
@@ -464,6 +488,19 @@ class AsyncSteps {
         checkOnError(onerror);
         this._queue.push([func, onerror]);
         return this;
+    }
+
+    addForeign(language, module, func, onerror) {
+        this._sanity();
+        checkOnError(onerror);
+        this._queue.push([polyglot.foreignStep(language, module, func, this.addForeign), onerror]);
+        return this;
+    }
+
+    // The async stack of the last error this root did not handle (frames
+    // {language, function, file, line}, innermost first), or null.
+    asyncStack() {
+        return this._bsi ? native.asyncStack(this._bsi) : this._async_stack || null;
     }
 
     parallel(onerror) {
@@ -581,6 +618,8 @@ class AsyncSteps {
         }
         this._bsi = bsi;
         this._tool_ptr = tool;
+        this._async_stack = null;
+        polyglot.pushState(this, bsi);
         native.execute(bsi, this);
         return this;
     }
@@ -602,7 +641,11 @@ class AsyncSteps {
             this._on_unhandled = (code) => {
                 done = true;
                 const le = this.state.last_exception;
-                reject(le instanceof Error && le.message === code ? le : new FutoInError(code));
+                const e = le instanceof Error && le.message === code ? le : new FutoInError(code);
+                if (this._async_stack && e instanceof Error) {
+                    polyglot.attachStack(e, this._async_stack);
+                }
+                reject(e);
             };
             this._on_end = () => {
                 // an unhandled error is reported after the end step's
@@ -620,6 +663,7 @@ class AsyncSteps {
     }
 
     _ended() {
+        polyglot.pullState(this, this._bsi);
         this._bsi = 0;
         this._last_wait = null;
         const f = this._on_end;
@@ -649,6 +693,22 @@ function callStep(rec, bsi, fn, a1, a2, a3) {
 
 function dispatch(kind, rec, a, b, c) {
     ++g_dispatched;
+    // a step of a JavaScript step added by name (polyglot.foreignRoot): its
+    // root reads the shared state through the handle of the moment
+    if (kind <= K_REPEAT && (!rec.root || rec.root._foreign)) {
+        const fr = polyglot.foreignRoot(rec, a);
+        const prev = fr._hbsi;
+        fr._hbsi = a;
+        try {
+            return dispatchTo(kind, rec, a, b, c);
+        } finally {
+            fr._hbsi = prev;
+        }
+    }
+    return dispatchTo(kind, rec, a, b, c);
+}
+
+function dispatchTo(kind, rec, a, b, c) {
     switch (kind) {
     case K_STEP: {
         const root = rec.root;
@@ -697,6 +757,7 @@ function dispatch(kind, rec, a, b, c) {
         break;
     case K_UNHANDLED: {
         const root = rec;
+        root._async_stack = native.asyncStack(a);
         if (!root._js_raised && c !== undefined) {
             root.state.error_info = c;
         }
@@ -722,6 +783,10 @@ function dispatch(kind, rec, a, b, c) {
     case K_ROOT_END:
         rec._ended();
         break;
+    case K_ORIGIN:
+        return polyglot.origin(rec);
+    case K_RESOLVE:
+        return polyglot.resolve(a, b, Rec);
     default:
         break;
     }
