@@ -23,6 +23,10 @@ $as.Mutex = Mutex;
 $as.Throttle = Throttle;
 $as.Limiter = Limiter;
 Object.defineProperty($as, 'coreVersion', { value: native.version });
+// references of JavaScript objects the core holds now (released exactly
+// once each; for leak checks)
+$as.liveRefs = () => native.liveRefs();
+$as.formatAsyncStack = require('./polyglot').formatStack;
 
 $as.installAsyncToolTest = function(install) {
     $as.ActiveAsyncTool = (install === false) ? AsyncTool : AsyncToolTest;
