@@ -211,48 +211,62 @@ for (const F of LANGS) {
         assert.ok(r.error.stack.includes(`    at javascript outer (${THIS_FILE}:`), r.error.stack);
     });
 
-    test(`Node host x ${F}: cancel, the root cancelled while ${F}.wait waits`, async() => {
-        // a parallel: the first branch's F.wait has set its cancel handler
-        // when the second branch cancels the root (no timing involved); a
-        // JavaScript cancel handler further out runs after F's
-        const root = $as();
+    // cancel and timeout on virtual time (AsyncToolTest): run() runs the
+    // flow until nothing is left to do but F.wait's waiting; no clock
+    test(`Node host x ${F}: cancel, the root cancelled while ${F}.wait waits`, () => {
+        const T = $as.AsyncToolTest;
+        const root = new $as.AsyncSteps(null, T);
         let after = false;
         let seen;
+        let unhandled = null;
         root.add((as) => {
+            // a JavaScript cancel handler further out runs after F's
             as.setCancel((as) => {
                 seen = as.state[`cancelled_${F}`];
             });
-            as.parallel()
-                .add((as) => as.addForeign(F, MOD, 'wait'))
-                .add((as) => root.cancel());
+            as.addForeign(F, MOD, 'wait');
         });
         root.add((as) => {
             after = true;
         });
-        const r = await run(root);
-        assert.equal(r.ok, false);
-        assert.equal(r.code, 'Cancelled');
+        root.execute((code) => {
+            unhandled = code;
+        });
+        T.run();
+        assert.equal(seen, undefined); // waiting
+        root.cancel();
+        T.run();
         assert.equal(after, false);
+        assert.equal(unhandled, null);
         assert.equal(seen, true);
         // read in the flow: a name JavaScript shares, kept after the end
         assert.equal(root.state[`cancelled_${F}`], true);
     });
 
-    test(`Node host x ${F}: timeout, a JavaScript step with a timeout around ${F}.wait`, async() => {
-        const root = $as();
+    test(`Node host x ${F}: timeout, a JavaScript step with a timeout around ${F}.wait`, () => {
+        const T = $as.AsyncToolTest;
+        const root = new $as.AsyncSteps(null, T);
         let code;
         let flag;
+        let done = false;
+        const t0 = T.now();
         root.add((as) => {
-            as.setTimeout(30);
+            as.setTimeout(30000);
             as.addForeign(F, MOD, 'wait');
         }, (as, c) => {
             code = c;
             flag = as.state[`cancelled_${F}`];
             as.success();
         });
-        assert.equal((await run(root)).ok, true);
+        root.add((as) => {
+            done = true;
+        });
+        root.execute();
+        T.run();
+        assert.equal(done, true);
         assert.equal(code, 'Timeout');
         assert.equal(flag, true);
+        assert.equal(T.now() - t0, 30000); // virtual
     });
 
     test(`Node host x ${F}: state, JavaScript sets key, ${F} reads it; ${F} sets from_${F}, JavaScript reads it`, async() => {
