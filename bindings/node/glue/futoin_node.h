@@ -52,7 +52,23 @@ typedef struct fn_env
     char misuse[256];      /* the last misuse the core reported */
     size_t misuse_seen;
     long live_refs;        /* references given to the core, not yet released */
+    /* ids of JavaScript records the core released, for JavaScript to drain
+     * (releasedIds()): its table slots are then free for new records */
+    uint32_t* released;
+    size_t n_released, cap_released;
 } fn_env;
+
+/* The data of a step is either a napi_ref (aligned: low bit 0) or the id
+ * of a record in the JavaScript layer's table (lib/AsyncSteps.js), tagged
+ * with the low bit: a step costs no V8 persistent handle (the garbage
+ * collector visits every one of those at each scavenge). */
+#define FN_IS_ID(data) (((uintptr_t)(data)&1u) != 0)
+#define FN_ID_OF(data) ((uint32_t)((uintptr_t)(data) >> 1))
+/* A record given from JavaScript: a number is a table id, anything else
+ * gets a reference. Released by fn_release_ref. */
+void* fn_data_of(napi_env env, napi_value v);
+/* The JavaScript value of step data: the id as a number, or the object. */
+napi_value fn_data_value(napi_env env, void* data);
 
 extern _Thread_local fn_env* fn_cur;
 
@@ -61,15 +77,16 @@ extern _Thread_local fn_env* fn_cur;
  * caller makes the argument values, fn_dispatch_call() calls
  * dispatcher(kind, rec, argv...) and closes the scope. */
 napi_env fn_dispatch_open(napi_handle_scope* scope);
-void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
+void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, void* rec,
                       size_t argc, napi_value* argv);
 /* The same without closing the scope: the dispatcher's result (undefined
  * when it threw), valid until the caller closes `scope`. */
-napi_value fn_dispatch_invoke(enum fn_kind kind, napi_ref rec, size_t argc,
+napi_value fn_dispatch_invoke(enum fn_kind kind, void* rec, size_t argc,
                               napi_value* argv);
 /* A reference the core will release through fn_release_ref (counted). */
 napi_ref fn_new_ref(napi_env env, napi_value v);
-/* napi_delete_reference() for a release hook (`data` is a napi_ref). */
+/* The release hook of step data: napi_delete_reference() of a napi_ref,
+ * or the id noted as released. */
 void fn_release_ref(void* data);
 /* The misuse callback of every tool we make. */
 void fn_misuse(void* data, const char* code, const char* message);

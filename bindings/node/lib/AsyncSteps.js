@@ -95,7 +95,57 @@ class Rec {
         this.root = root;
         this.f = f;
         this.eh = eh;
+        this.guarded = false;
     }
+}
+
+// The step an addSync() guards: never chained from (the runtime releases
+// the sync object when the step completes the usual way).
+function syncRec(root, f, eh) {
+    const r = new Rec(root, f, eh);
+    r.guarded = true;
+    return rid(r);
+}
+
+// The records the core holds, by id: a step's data is its record's id (a
+// number), not a V8 persistent handle each. The core notes the ids it
+// releases; they are drained (native.releasedIds) before the table grows
+// by another 1024 and when an execution ends, and their slots reused.
+const g_recs = [];
+const g_free = [];
+const g_rel = new Uint32Array(4096);
+let g_grown = 0;
+
+function drainReleased() {
+    g_grown = 0;
+    for (;;) {
+        const n = native.releasedIds(g_rel);
+        for (let i = 0; i < n; ++i) {
+            const id = g_rel[i];
+            g_recs[id] = undefined;
+            g_free.push(id);
+        }
+        if (n < g_rel.length) {
+            return;
+        }
+    }
+}
+
+const g_ids = new Uint32Array(1024);
+const g_ehs = new Uint8Array(1024);
+
+function rid(rec) {
+    if (g_free.length === 0 && g_grown >= 1024) {
+        drainReleased();
+    }
+    if (g_free.length !== 0) {
+        const id = g_free.pop();
+        g_recs[id] = rec;
+        return id;
+    }
+    ++g_grown;
+    g_recs.push(rec);
+    return g_recs.length - 1;
 }
 
 function hasEh(eh) {
@@ -105,12 +155,16 @@ function hasEh(eh) {
 // ---- the handle of a callback ------------------------------------------------
 
 class Step {
-    constructor(root, bsi) {
+    constructor(root, bsi, kind = 1) {
         this._root = root;
         this._bsi = bsi;
+        this._kind = kind; // 0: a step's own callback (may keep success())
         this._in_call = true;
         this._waits = false;
         this._raised = null;
+        // a success() kept in the step's own callback (see success())
+        this._pending = undefined;
+        this._touched = false;
     }
 
     // null once the handle is over, as the reference's
@@ -127,20 +181,31 @@ class Step {
         if (!bsi) {
             throw deadHandle(this._root);
         }
+        if (this._pending !== undefined) {
+            this._flush();
+        }
+        this._touched = true; // the step did more than complete: never chained
         return bsi;
+    }
+
+    // the kept success() goes to the runtime before anything else does
+    _flush() {
+        const p = this._pending;
+        this._pending = undefined;
+        native.success(this._bsi, p.length ? p : undefined);
     }
 
     add(func, onerror) {
         checkFunc(func);
         checkOnError(onerror);
-        native.add(this._live(), new Rec(this._root, func, onerror), hasEh(onerror));
+        native.add(this._live(), rid(new Rec(this._root, func, onerror)), hasEh(onerror));
         return this;
     }
 
     addForeign(language, module, func, onerror) {
         checkOnError(onerror);
         const g = polyglot.foreignStep(language, module, func, this.addForeign);
-        native.add(this._live(), new Rec(this._root, g, onerror), hasEh(onerror));
+        native.add(this._live(), rid(new Rec(this._root, g, onerror)), hasEh(onerror));
         return this;
     }
 
@@ -153,7 +218,7 @@ class Step {
 
     parallel(onerror) {
         const p = native.parallel(this._live(),
-            hasEh(onerror) ? new Rec(this._root, null, onerror) : undefined);
+            hasEh(onerror) ? rid(new Rec(this._root, null, onerror)) : undefined);
         return new Parallel(this, p);
     }
 
@@ -162,7 +227,7 @@ class Step {
         checkOnError(onerror);
         const ptr = object && object._futoinSync ? object._futoinSync(this._tool()) : 0;
         if (ptr) {
-            native.addSync(this._live(), ptr, new Rec(this._root, func, onerror), hasEh(onerror));
+            native.addSync(this._live(), ptr, syncRec(this._root, func, onerror), hasEh(onerror));
         } else {
             object.sync(this, func, onerror);
         }
@@ -171,7 +236,7 @@ class Step {
 
     successStep(...args) {
         const vals = args;
-        native.add(this._live(), new Rec(this._root, (as) => as.success(...vals)), false);
+        native.add(this._live(), rid(new Rec(this._root, (as) => as.success(...vals))), false);
         return this;
     }
 
@@ -182,12 +247,12 @@ class Step {
     }
 
     loop(func, label) {
-        native.loop(this._live(), new Rec(this._root, func), label);
+        native.loop(this._live(), rid(new Rec(this._root, func)), label);
         return this;
     }
 
     repeat(count, func, label) {
-        native.repeat(this._live(), new Rec(this._root, func), count, label);
+        native.repeat(this._live(), rid(new Rec(this._root, func)), count, label);
         return this;
     }
 
@@ -208,10 +273,22 @@ class Step {
         throw LEAVE;
     }
 
+    // In the step's own callback, success() is kept: the dispatcher gives
+    // its values to the next JavaScript step itself when the runtime lets
+    // that one run in the same call (native.chain), else hands it to the
+    // runtime when the callback returns; any other call through the handle
+    // hands it over first, so the runtime sees every call in order.
     success(...args) {
         const bsi = this._bsi;
         if (!bsi) {
             throw deadHandle(this._root);
+        }
+        if (this._in_call && !this._waits && this._kind === 0) {
+            if (this._pending === undefined) {
+                this._pending = args;
+                return;
+            }
+            this._flush();
         }
         const r = native.success(bsi, args.length ? args : undefined);
         if (r < 0 && !this._in_call) {
@@ -229,6 +306,9 @@ class Step {
         const bsi = this._bsi;
         if (!bsi) {
             throw deadHandle(this._root);
+        }
+        if (this._pending !== undefined) {
+            this._flush();
         }
         state.last_exception = e;
         this._root._js_raised = true;
@@ -248,7 +328,7 @@ class Step {
     }
 
     setCancel(oncancel) {
-        native.setCancel(this._live(), new Rec(this._root, oncancel));
+        native.setCancel(this._live(), rid(new Rec(this._root, oncancel)));
         this._wait();
         return this;
     }
@@ -265,7 +345,7 @@ class Step {
             if (sync) {
                 this.sync(sync, f, eh);
             } else {
-                native.add(this._live(), new Rec(this._root, f, eh), hasEh(eh));
+                native.add(this._live(), rid(new Rec(this._root, f, eh)), hasEh(eh));
             }
         }
         copyState(this._root.state, other.state);
@@ -298,6 +378,9 @@ class Step {
         if (!bsi) {
             return;
         }
+        if (this._pending !== undefined) {
+            this._flush();
+        }
         const state = this._root.state;
         state.last_exception = e;
         let code = Errors.InternalError;
@@ -325,7 +408,7 @@ class Parallel {
         if (!this._owner._bsi) {
             throw deadHandle(this._owner._root);
         }
-        native.add(this._bsi, new Rec(this._owner._root, func, onerror), hasEh(onerror));
+        native.add(this._bsi, rid(new Rec(this._owner._root, func, onerror)), hasEh(onerror));
         return this;
     }
 
@@ -609,12 +692,31 @@ class AsyncSteps {
         }
         const tool = this._async_tool._native();
         const bsi = native.rootNew(tool);
-        for (const [f, eh, sync] of q) {
+        // runs of plain steps go over in one call each (native.addMany)
+        let n = 0;
+        for (let i = 0; i < q.length; ++i) {
+            const e = q[i];
+            const f = e[0];
+            const eh = e[1];
+            const sync = e[2];
             if (sync) {
-                native.addSync(bsi, sync._futoinSync(tool), new Rec(this, f, eh), hasEh(eh));
-            } else {
-                native.add(bsi, new Rec(this, f, eh), hasEh(eh));
+                if (n) {
+                    native.addMany(bsi, g_ids, n, g_ehs);
+                    n = 0;
+                }
+                native.addSync(bsi, sync._futoinSync(tool), syncRec(this, f, eh), hasEh(eh));
+                continue;
             }
+            if (n === g_ids.length) {
+                native.addMany(bsi, g_ids, n, g_ehs);
+                n = 0;
+            }
+            g_ids[n] = rid(new Rec(this, f, eh));
+            g_ehs[n] = hasEh(eh) ? 1 : 0;
+            ++n;
+        }
+        if (n) {
+            native.addMany(bsi, g_ids, n, g_ehs);
         }
         this._bsi = bsi;
         this._tool_ptr = tool;
@@ -663,6 +765,7 @@ class AsyncSteps {
     }
 
     _ended() {
+        drainReleased();
         polyglot.pullState(this, this._bsi);
         this._bsi = 0;
         this._last_wait = null;
@@ -691,11 +794,73 @@ function callStep(rec, bsi, fn, a1, a2, a3) {
     }
 }
 
+// A step's callback, then the JavaScript steps after it while the runtime
+// lets them run in this call (native.chain): each completes the one
+// before; the values a step kept go to the next one as they are.
+const g_chain_slot = new Float64Array(1); // chain(): the next step's handle
+native.chainInit(g_chain_slot);
+const g_no_chain = !!process.env.FUTOIN_NODE_NO_CHAIN;
+
+function runSteps(rec, bsi, vals) {
+    for (;;) {
+        let root = rec.root;
+        let fr = null;
+        let prev = 0;
+        if (!root || root._foreign) {
+            fr = root = polyglot.foreignRoot(rec, bsi);
+            prev = fr._hbsi;
+            fr._hbsi = bsi;
+        }
+        const h = new Step(root, bsi, 0);
+        root._cur = rec.f;
+        let threw = false;
+        try {
+            if (vals === undefined) {
+                rec.f(h);
+            } else if (vals.length === 1) {
+                rec.f(h, vals[0]);
+            } else {
+                rec.f(h, ...vals);
+            }
+        } catch (e) {
+            threw = true;
+            h._fail(e);
+        }
+        h._in_call = false;
+        if (fr) {
+            fr._hbsi = prev;
+        }
+        if (threw || h._waits) {
+            if (!h._waits) {
+                h._bsi = 0;
+            }
+            return;
+        }
+        const p = h._pending;
+        h._pending = undefined;
+        const nrec = g_no_chain || rec.guarded || h._touched ? undefined : native.chain(bsi);
+        if (nrec === undefined) {
+            if (p !== undefined) {
+                native.success(bsi, p.length ? p : undefined);
+            }
+            h._bsi = 0;
+            return;
+        }
+        h._bsi = 0;
+        rec = typeof nrec === 'number' ? g_recs[nrec] : nrec;
+        bsi = g_chain_slot[0];
+        vals = p !== undefined && p.length ? p : undefined;
+    }
+}
+
 function dispatch(kind, rec, a, b, c) {
     ++g_dispatched;
+    if (typeof rec === 'number') {
+        rec = g_recs[rec];
+    }
     // a step of a JavaScript step added by name (polyglot.foreignRoot): its
     // root reads the shared state through the handle of the moment
-    if (kind <= K_REPEAT && (!rec.root || rec.root._foreign)) {
+    if (kind !== K_STEP && kind <= K_REPEAT && (!rec.root || rec.root._foreign)) {
         const fr = polyglot.foreignRoot(rec, a);
         const prev = fr._hbsi;
         fr._hbsi = a;
@@ -710,25 +875,9 @@ function dispatch(kind, rec, a, b, c) {
 
 function dispatchTo(kind, rec, a, b, c) {
     switch (kind) {
-    case K_STEP: {
-        const root = rec.root;
-        const h = new Step(root, a);
-        root._cur = rec.f;
-        try {
-            if (b === undefined) {
-                rec.f(h);
-            } else {
-                rec.f(h, ...b);
-            }
-        } catch (e) {
-            h._fail(e);
-        }
-        h._in_call = false;
-        if (!h._waits) {
-            h._bsi = 0;
-        }
+    case K_STEP:
+        runSteps(rec, a, b);
         break;
-    }
     case K_ERROR: {
         const root = rec.root;
         if (!root._js_raised && c !== undefined) {

@@ -25,8 +25,9 @@ $as.Limiter = Limiter;
 Object.defineProperty($as, 'coreVersion', { value: native.version });
 // references of JavaScript objects the core holds now (released exactly
 // once each; for leak checks)
-$as.liveRefs = () => native.liveRefs();
-$as.formatAsyncStack = require('./polyglot').formatStack;
+// (not enumerable: the reference's exports are listed by its own tests)
+Object.defineProperty($as, 'liveRefs', { value: () => native.liveRefs() });
+Object.defineProperty($as, 'formatAsyncStack', { value: require('./polyglot').formatStack });
 
 $as.installAsyncToolTest = function(install) {
     $as.ActiveAsyncTool = (install === false) ? AsyncTool : AsyncToolTest;
