@@ -174,6 +174,15 @@ static const futoin_host_api js_host = {
     js_start, js_resolve, js_stop,
 };
 
+/* The host table, for the plug-in libfutoin_host_javascript.so
+ * (host/node_host_plugin.cc) that embeds Node in another host program and
+ * forwards to it once this addon is loaded there. */
+__attribute__((visibility("default"))) const futoin_host_api* futoin_node_host_api(void);
+const futoin_host_api* futoin_node_host_api(void)
+{
+    return &js_host;
+}
+
 /* ---- calls ------------------------------------------------------------------- */
 
 /* A name (language, module, function, state name): a string without NUL,
@@ -260,6 +269,36 @@ FN_FUNC(success_step_ftn)
     }
     futoin_wrap_success_step(bsi, &a);
     return NULL;
+}
+
+/* successFtn(bsi, values) -> as success(): the values (at most 4) as FTN12
+ * values, for whatever language's step comes next (the steps of JavaScript
+ * added by name in another language's flow). */
+FN_FUNC(success_ftn)
+{
+    FN_ARGS(2);
+    FutoInAsyncSteps* bsi = argc ? fn_arg_ptr(env, argv[0]) : NULL;
+    FutoInArgs a;
+    uint32_t n = 0, i;
+    bool is = false;
+    if (!bsi) {
+        return int_value(env, FUTOIN_EINVAL);
+    }
+    memset(&a, 0, sizeof a);
+    if (argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is) {
+        napi_get_array_length(env, argv[1], &n);
+    }
+    if (n > 4) {
+        napi_throw_range_error(env, NULL,
+                               "at most 4 values cross into another language's step");
+        return NULL;
+    }
+    for (i = 0; i < n; ++i) {
+        napi_value x;
+        napi_get_element(env, argv[1], i, &x);
+        fn_js_to_ftn(env, x, &a.args[i]);
+    }
+    return int_value(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
 }
 
 /* stateGet(bsi, name) -> the shared value, or undefined */
@@ -372,6 +411,7 @@ void fn_host_init(napi_env env, napi_value exports)
     (void)futoin_host_register(&js_host);
     FN_EXPORT(exports, "hostAdd", host_add);
     FN_EXPORT(exports, "successStepFtn", success_step_ftn);
+    FN_EXPORT(exports, "successFtn", success_ftn);
     FN_EXPORT(exports, "stateGet", state_get);
     FN_EXPORT(exports, "stateSet", state_set);
     FN_EXPORT(exports, "asyncStack", async_stack);

@@ -283,14 +283,20 @@ class Step {
         if (!bsi) {
             throw deadHandle(this._root);
         }
-        if (this._in_call && !this._waits && this._kind === 0) {
+        if (this._in_call && !this._waits && this._kind === 0 && !this._root._foreign) {
             if (this._pending === undefined) {
                 this._pending = args;
                 return;
             }
             this._flush();
+        } else if (this._pending !== undefined) {
+            this._flush();
         }
-        const r = native.success(bsi, args.length ? args : undefined);
+        // a step of JavaScript in a flow another language hosts passes its
+        // values on as FTN12 values: the next step may be of any language
+        const r = this._root._foreign
+            ? native.successFtn(bsi, args)
+            : native.success(bsi, args.length ? args : undefined);
         if (r < 0 && !this._in_call) {
             throw deadHandle(this._root);
         }
