@@ -864,6 +864,10 @@ function dispatch(kind, rec, a, b, c) {
     if (typeof rec === 'number') {
         rec = g_recs[rec];
     }
+    if (kind === K_REPEAT && !rec.root._foreign) {
+        callStep(rec, a, rec.f, b); // the hot path of loops
+        return undefined;
+    }
     // a step of a JavaScript step added by name (polyglot.foreignRoot): its
     // root reads the shared state through the handle of the moment
     if (kind !== K_STEP && kind <= K_REPEAT && (!rec.root || rec.root._foreign)) {
