@@ -10,7 +10,9 @@
 #include <futoin/errors.h>
 #include <futoin/sync.h>
 #include <futoin/sys/wrap.h>
+#include <futoin/trace.h>
 #include <stdint.h>
+#include <stdio.h>
 %}
 
 %include <stdint.i>
@@ -72,5 +74,39 @@ static uint64_t futoin_bind_unlimited(void) { return (uint64_t)FUTOIN_UNLIMITED;
 static int futoin_bind_is_ours(uintptr_t bsi)
 {
     return futoin_wrap_is_ours((FutoInAsyncSteps*)bsi);
+}
+%}
+
+/* ---- trace context (futoin/trace.h), handles as addresses ---- */
+%inline %{
+/* futoin_trace_set(): `traceparent` NULL clears; FUTOIN_OK or a negative
+ * code. */
+static int futoin_bind_trace_set(uintptr_t bsi, const char* traceparent)
+{
+    return futoin_trace_set((FutoInAsyncSteps*)bsi, traceparent);
+}
+/* Why `traceparent` is not a valid W3C traceparent, or NULL. */
+static const char* futoin_bind_trace_check(const char* traceparent)
+{
+    return futoin_trace_check(traceparent);
+}
+/* The context step `bsi` sees as one string, "<traceparent> <parent span
+ * id>" (the traceparent names the step's own span; the parent is empty
+ * through a root's own handle); "" when the flow has none; NULL when the
+ * handle is refused (misuse, reported). The text lives until the thread's
+ * next call: each binding copies it at once. */
+static const char* futoin_bind_trace_get(uintptr_t bsi)
+{
+    static _Thread_local char buf[FUTOIN_TRACEPARENT_LEN + 18];
+    futoin_trace_info info = FUTOIN_TRACE_INFO_INIT;
+    int rc = futoin_trace_get((FutoInAsyncSteps*)bsi, &info);
+    if (rc < 0) {
+        return NULL;
+    }
+    if (rc == 0) {
+        return "";
+    }
+    snprintf(buf, sizeof(buf), "%s %s", info.traceparent, info.parent_span_id);
+    return buf;
 }
 %}

@@ -32,6 +32,8 @@
 #include <futoin/export.h>
 #include <futoin/ftn12.h>
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -375,6 +377,64 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool);
 
 /** The tool a root or step handle of ours belongs to; NULL if not ours. Threads: any thread, for a live handle. */
 FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi);
+
+/**
+ * A live dump: write to `out` a text report of every live root of `tool`
+ * (created and not freed), what each of its flows waits on, for how long,
+ * where (its async stack), and the root's state variables. For a hung
+ * program: call it from a step, a timer or a signal-handling callback on
+ * the loop thread. Nothing is changed.
+ *
+ * The format is line-oriented and stable (fields are only added at the
+ * end of a line; new line kinds may appear): every line but the first and
+ * the last starts with `root=<id>`, so `grep '^root=7 '` shows one root;
+ * fields are `name=value` with no spaces in a value, except the frame of
+ * an `at=` or `section=` line, which runs to the end of the line. Times are the tool's
+ * (futoin_tool_now(): virtual on a virtual-time tool), in ms. Roots come in
+ * the order of their ids; a root's flows depth first (the main flow is
+ * 0, a parallel() branch names its parallel's flow in `parent=`):
+ *
+ *     futoin-dump version=1 now=<ms> roots=<n>
+ *     root=<id> state=<new|running|done> flows=<n> keys=<n>
+ *     root=<id> flow=<f> [parent=<f>] state=<s>
+ *     root=<id> flow=<f> wait=<kind> since=<ms> waited=<ms> [due=<ms>] ...
+ *     root=<id> flow=<f> at=<i> <language> <function> [(<file>[:<line>])]
+ *     root=<id> flow=<f> section=<language> <function> [(<file>[:<line>])]
+ *     root=<id> flow=<f> elided=<n>
+ *     root=<id> key=<name>
+ *     end roots=<n>
+ *
+ * A flow's state: `waiting` (its top step waits: a `wait=` line follows),
+ * `ready` (scheduled to run), `running` (on the C stack now: the dump was
+ * called from it), `branches` (a parallel() waits for the branch flows
+ * listed after it), `idle` (not started, or finished). The `wait=` kinds
+ * (futoin_wait_kind, futoin/sys/hooks.h):
+ *  - `timer due=<ms>`: only its own setTimeout();
+ *  - `external [due=<ms>]`: waitExternal() or a cancel handler, a timeout
+ *    bounding it when `due` is there;
+ *  - `sync object=<Mutex|Throttle|Limiter|sync> [place=<k> queued=<n>]`:
+ *    queued on a sync object (an addSync()); `place` is its 1-based place
+ *    in that object's queue of `queued` flows (our objects only). The
+ *    waiting step is the object's own; a `section=` line after the wait
+ *    line names the step the object guards (the addSync() call's);
+ *  - `foreign language=<name> [due=<ms>]`: a step of another language
+ *    (its origin's language is not "c"), which that language completes.
+ * `since` is when the wait began; `waited` = now - since. The `at=` lines
+ * are the flow's async stack from its top step down, the frames an error
+ * there would record (futoin/sys/host.h, futoin_async_stack_format()):
+ * innermost first, the innermost FUTOIN_ASYNC_STACK_INNER and the
+ * outermost FUTOIN_ASYNC_STACK_OUTER frames, an `elided=` line for the
+ * ones in between. `key=` lines list the names of the root's state
+ * variables (FTN12 §1.7 stateVariable(), futoin_state_set()), sorted.
+ *
+ * @return the number of roots listed (>= 0); FUTOIN_EINVAL for a NULL tool
+ *         or `out`, or a call from another thread (reported as misuse);
+ *         FUTOIN_ENOMEM (nothing written). Write errors are left in `out`
+ *         (ferror()).
+ * Threads: the loop thread.
+ * @since 0.3.0
+ */
+FUTOIN_API int futoin_tool_dump(futoin_tool* tool, FILE* out);
 
 #ifdef __cplusplus
 }

@@ -36,14 +36,21 @@ export interface AsyncStepsCommon {
      *  "javascript"): `func` of `module`, started in this process on first
      *  use; what cannot be had fails with InvalidRequest. */
     addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
-    /** Throws an Error whose message is the FTN12 code `name`. */
+    /**
+     * Throws a FutoInError whose message is the FTN12 code `name` (a
+     * non-empty string without NUL, else a TypeError). From an external
+     * event on a step that already ended (its timeout, a cancel: a late
+     * completion) it returns false instead and changes nothing; on a root
+     * it is refused with InternalError.
+     */
     error(name: string, error_info?: string): never;
     isAsyncSteps(): true;
 }
 
 /** The handle a step function, error handler or loop body gets. */
 export interface AsyncStepsHandle extends AsyncStepsCommon {
-    success(...args: any[]): void;
+    /** true when taken; false for a late completion (the step had ended meanwhile). */
+    success(...args: any[]): boolean;
     setTimeout(timeout_ms: number): this;
     setCancel(oncancel: CancelFunc): this;
     waitExternal(): this;

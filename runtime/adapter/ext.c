@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 
 #include <futoin/sys/ext.h>
+#include <futoin/trace.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -421,9 +422,29 @@ static FutoInAsyncSteps* ext_chain(FutoInAsyncSteps* bsi,
     return futoin__step_chain(bsi, fns, nfns, data);
 }
 
+/* The tool of any live handle of ours: hooks are per tool. */
+static int ext_set_hooks(FutoInAsyncSteps* bsi, const futoin_hooks* hooks)
+{
+    futoin_tool* tool = futoin_async_tool(bsi);
+    if (!tool) {
+        if (!bsi) {
+            futoin__misuse_null("set_hooks()");
+        }
+        return FUTOIN_EINVAL;
+    }
+    if (!futoin__on_loop(bsi, "set_hooks()")) {
+        return FUTOIN_EINVAL;
+    }
+    if (!futoin__root_of(bsi)) {
+        futoin__tool_misuse(tool, "set_hooks() through a stale handle");
+        return FUTOIN_EINVAL;
+    }
+    return futoin_tool_set_hooks(tool, hooks);
+}
+
 const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_5,
+        .version = FUTOIN_EXT_VERSION_7,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -445,6 +466,9 @@ const futoin_async_ext_table futoin__ext_tab = {
         .loop_classed = ext_loop_classed,
         .repeat_classed = ext_repeat_classed,
         .addSync_classed = ext_add_sync_classed,
+        .set_hooks = ext_set_hooks,
+        .trace_set = futoin_trace_set,
+        .trace_get = futoin_trace_get,
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

@@ -21,6 +21,7 @@
 #include "engine/engine_tool.h"
 #include "engine/recpool.h"
 
+#include <futoin/sys/hooks.h>
 #include <futoin/sys/host.h>
 #include "tool/tool.h"
 
@@ -76,7 +77,8 @@ enum futoin__flag
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
     FUTOIN__F_STASH = 1u << 10,   /* takes its values from parent K_SYNC */
     FUTOIN__F_OWNARGS = 1u << 11, /* `data` is a pooled FutoInArgs it owns */
-    FUTOIN__F_CLASS = 1u << 12    /* rel.cls (not rel.release) describes data */
+    FUTOIN__F_CLASS = 1u << 12,   /* rel.cls (not rel.release) describes data */
+    FUTOIN__F_HELD = 1u << 13     /* K_SYNC: the guarded step started (in) */
 };
 
 /*
@@ -115,7 +117,13 @@ struct futoin__alloc
 struct futoin__step
 {
     FutoInAsyncSteps bsi; /* must be first: the handle is the record */
-    futoin__step* next;   /* queue link, or free-list link */
+    union
+    {
+        futoin__step* next;  /* queue link, or free-list link */
+        /* S_WAIT: the tool's time (ms) the wait began, for the dump. A
+         * frame is off every queue, so its link is free to hold it. */
+        uint64_t wait_since;
+    };
     futoin__step* parent; /* frame below, while executing */
     futoin__flow* flow;   /* flow executing it (NULL while queued) */
     futoin__step* sub_head; /* queue of sub-steps; its tail: futoin__sub_tail */
@@ -238,6 +246,7 @@ struct futoin__root
     void (*unhandled_release)(void* data);
     FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
     struct futoin__stack* stack; /* async stack of the last error, or NULL */
+    struct futoin__trace* trace; /* trace context (trace.c), or NULL */
     futoin_tool* owner;      /* kept after free: stale handles are reported */
     /* The root's id while it lives; its negation once freed. Other threads
      * read it when they post execute/cancel/free (remote.c), so a call
@@ -561,6 +570,12 @@ void futoin__common_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h);
 int futoin__common_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h);
 int futoin__common_is_same_thread(FutoInAsyncSteps* bsi);
 
+/* trace.c: root `nr`, made by newInstance() through `from` (a handle of
+ * traced root `r`), continues the trace under the span of `from`. */
+void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
+                           const futoin__root* r);
+void futoin__trace_free(futoin__root* r);
+
 /* loop.c */
 futoin__step* futoin__loop_add(futoin__step* l, void* data, const char* label);
 void futoin__loop_control(futoin__step* s, const char* label, bool cont);
@@ -573,5 +588,46 @@ void futoin__vars_free(futoin__root* r);
 void* futoin__state_variable(futoin__root* r, void* data, const char* name,
                              void* (*allocate)(void* data),
                              void (*cleanup)(void* data, void* value));
+
+/* ---- hooks (hooks.c; futoin/sys/hooks.h) ---- */
+
+/* The one test of every event: whether `tool` has hooks. The events
+ * themselves are out of line, called only when it does. */
+static inline bool futoin__hooked(futoin_tool* tool)
+{
+    return FUTOIN__UNLIKELY(futoin__eng(tool)->hooks != NULL);
+}
+/* The tool goes: its hook tables are freed (engine_tool.c). */
+void futoin__hooks_close(futoin_tool* tool);
+/* flow_started, cancel; flow_finished with `outcome` and `code`. */
+void futoin__hook_root(futoin__root* r, uint32_t type, int outcome,
+                       const char* code);
+/* step_entered (with sync_acquired first for the step an addSync()
+ * guards). */
+void futoin__hook_enter(futoin__step* s);
+/* Frame `s` leaves (pop_frame): wait_ended when it is cancelled while
+ * waiting, sync_released for a guard that let its flow in, step_left. */
+void futoin__hook_pop(futoin__step* s, bool cancel);
+/* wait_begun / wait_ended of step `s`. */
+void futoin__hook_wait(futoin__step* s, uint32_t type);
+/* error_raised / error_handled (`s` may be NULL: a root-level error). */
+void futoin__hook_error(futoin__root* r, futoin__step* s, uint32_t type,
+                        const char* code, const char* info);
+/* sync_released by guard frame `y` (K_UNLOCK ran). */
+void futoin__hook_unlock(futoin__step* y);
+/* What waiting step `s` waits for (FUTOIN_WAIT_*), its object or language
+ * and its timeout's due time (0: none); `origin` is filled as
+ * futoin__step_origin() does. Shared by the hooks and the dump. */
+int futoin__wait_kind(futoin__step* s, futoin_frame_origin* origin,
+                      FutoInSync** sync, const char** language,
+                      uint64_t* due);
+/* stack.c: where step `s` came from, as its async stack frame would show
+ * it (a C function resolved by name; strings live as long as the step's
+ * class data, or the process). */
+void futoin__step_origin(futoin__step* s, futoin_frame_origin* out);
+/* stack.c: whether frame `s` shows in an async stack, and the frame below
+ * it there (across a branch flow into its parallel() frame). */
+bool futoin__frame_shown(const futoin__step* s);
+futoin__step* futoin__frame_below(const futoin__step* s);
 
 #endif /* FUTOIN_RUNTIME_ENGINE_H */

@@ -35,6 +35,7 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     if (rc != FUTOIN_OK) {
         return rc;
     }
+    futoin__hooks_close(tool);
     futoin__engine_tool_close(tool);
     return futoin__tool_destroy(tool);
 }

@@ -47,6 +47,11 @@ struct futoin__engine_tool
     /* Steps the running flow may still take this turn, for chain(): a
      * chained step counts against the flow's budget like any other. */
     uint32_t chain_budget;
+    /* The hooks (futoin/sys/hooks.h; engine/hooks.c), or NULL: every
+     * event of the engine tests this one field and calls out of line. */
+    const struct futoin_hooks* hooks;
+    struct futoin__hooks_copy* hooks_retired; /* replaced inside a hook */
+    uint32_t hooks_depth;                     /* hooks on the C stack */
     /* The adapter's data of this tool, or NULL; any thread may set it
      * once (compare-and-swap from NULL) and read it. */
     _Atomic(futoin__tool_upper*) upper;

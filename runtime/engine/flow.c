@@ -138,6 +138,12 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
     futoin__root_set_error(fl->root, code, info);
     futoin__stack_capture(fl, s, code);
     s->flags |= FUTOIN__F_ERROR;
+    if (futoin__hooked(fl->root->owner)) {
+        if (s->state == FUTOIN__S_WAIT) {
+            futoin__hook_wait(s, FUTOIN_HOOK_WAIT_ENDED);
+        }
+        futoin__hook_error(fl->root, s, FUTOIN_HOOK_ERROR_RAISED, code, info);
+    }
     if (s->state == FUTOIN__S_EXEC || s->state == FUTOIN__S_ERRH) {
         flow_set_code(fl, code);
         return;
@@ -216,6 +222,9 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     futoin__root* r = fl->root;
     futoin_tool* tool = r->owner;
 
+    if (futoin__hooked(tool)) {
+        futoin__hook_pop(s, cancel);
+    }
     switch (s->kind) {
     case FUTOIN__K_PARALLEL:
         futoin__parallel_cancel(s);
@@ -306,6 +315,10 @@ static void flow_end(futoin__flow* fl, const char* code)
         return;
     }
     root_finish(r);
+    if (futoin__hooked(r->owner)) {
+        futoin__hook_root(r, FUTOIN_HOOK_FLOW_FINISHED,
+                          code ? FUTOIN_HOOK_ERROR : FUTOIN_HOOK_SUCCESS, code);
+    }
     if (code) {
         /* An error no handler took ends the flow, as a cancel does: the
          * steps it did not run are dropped, so executing the root again
@@ -398,6 +411,11 @@ static inline __attribute__((always_inline)) void loop_burst(
                             : 1;
     unsigned limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1
                                                     : FUTOIN__LOOP_INPLACE;
+    /* A traced root gives every iteration a frame, hence a span id, of its
+     * own (trace.c): one iteration, then the general path. */
+    if (FUTOIN__UNLIKELY(r->trace != NULL)) {
+        limit = 0;
+    }
     for (;; ++n) {
         if (rep) {
             l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
@@ -415,7 +433,8 @@ static inline __attribute__((always_inline)) void loop_burst(
                              || fl->raise_top || i >= last || n >= limit)) {
             bool over;
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
-                || r->pending || fl->raise_at || fl->raise_top || i >= last) {
+                || r->pending || fl->raise_at || fl->raise_top || i >= last
+                || r->trace) {
                 break; /* a reason other than the clock read */
             }
             over = futoin__tool_busy(tool, n + 1 - counted);
@@ -433,6 +452,21 @@ static inline __attribute__((always_inline)) void loop_burst(
     /* uncounted iterations: the next futoin__tool_busy() sees them */
     tool->slice_units += n + 1 - counted;
     l->u.l.i = i;
+}
+
+/* With hooks, every iteration of a loop is a frame of its own, entered and
+ * left: no burst runs iterations in place. */
+static FUTOIN__NOINLINE void hooked_body(futoin__flow* fl, futoin__step* s,
+                                         futoin__step* l)
+{
+    futoin__root* r = fl->root;
+    futoin__hook_enter(s);
+    if (l->flags & FUTOIN__F_REPEAT) {
+        FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data, l->u.l.i - 1));
+    } else {
+        FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+    }
+    ++r->owner->slice_units;
 }
 
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
@@ -462,6 +496,9 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         s->state = FUTOIN__S_EXEC;
         if (y->flags & FUTOIN__F_LOCKED) {
             FutoInSync* sync = y->u.y.sync;
+            if (futoin__hooked(tool)) {
+                futoin__hook_unlock(y);
+            }
             y->flags &= (uint16_t)~FUTOIN__F_LOCKED;
             FUTOIN__USER(r, sync->api->unlock(&y->bsi, sync));
         }
@@ -524,6 +561,10 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         /* a body may wait and be completed from another thread */
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
+        if (futoin__hooked(tool)) {
+            hooked_body(fl, s, l);
+            break;
+        }
         ++r->in_cb; /* user code runs between here and the decrement */
         if (l->flags & FUTOIN__F_REPEAT) {
             loop_burst(fl, s, l, true);
@@ -548,6 +589,9 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
          * handle before its callback runs. */
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
+        if (futoin__hooked(tool)) {
+            futoin__hook_enter(s);
+        }
         FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
         for (unsigned i = 0; i < n; ++i) {
             if (in->args[i].type) {
@@ -616,8 +660,9 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     }
     for (i = 0; i < nfns && next->f != fns[i]; ++i) {
     }
+    /* With hooks, each step is entered and left the usual way. */
     if (i == nfns || futoin__eng(r->owner)->chain_budget == 0
-        || futoin__tool_busy(r->owner, 1)) {
+        || futoin__hooked(r->owner) || futoin__tool_busy(r->owner, 1)) {
         return NULL;
     }
     --futoin__eng(r->owner)->chain_budget;
@@ -688,7 +733,12 @@ static bool after_callback(futoin__flow* fl, futoin__step* s)
         return true;
     }
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
+        futoin_tool* tool = fl->root->owner;
         s->state = FUTOIN__S_WAIT;
+        s->wait_since = futoin__tool_time_cached(tool);
+        if (futoin__hooked(tool)) {
+            futoin__hook_wait(s, FUTOIN_HOOK_WAIT_BEGUN);
+        }
         return true;
     }
     /* §1.6 implicit success: nothing added, nothing to wait for. */
@@ -769,12 +819,20 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
                 /* a new code (maybe a break of its own) was stored by
                  * flow_set_code(); unwinding goes on with it */
             } else if (s->flags & FUTOIN__F_ADDED) {
+                if (futoin__hooked(r->owner)) {
+                    futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
+                                       fl->raise_code, NULL);
+                }
                 flow_clear_code(fl);
                 fl->ctl_target = NULL; /* a break ends here */
                 s->flags |= FUTOIN__F_NOEH;
                 s->state = FUTOIN__S_SUBS;
                 return true;
             } else if (s->flags & FUTOIN__F_SUCCESS) {
+                if (futoin__hooked(r->owner)) {
+                    futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
+                                       fl->raise_code, NULL);
+                }
                 flow_clear_code(fl);
                 fl->ctl_target = NULL;
                 futoin__complete(fl, s);
@@ -875,6 +933,9 @@ out:
 void futoin__step_resolve(futoin__step* s)
 {
     futoin__flow* fl = s->flow;
+    if (futoin__hooked(fl->root->owner)) {
+        futoin__hook_wait(s, FUTOIN_HOOK_WAIT_ENDED);
+    }
     stop_timer(fl->root->owner, s);
     /* the external operation finished: nothing is left to cancel, even if
      * the root is cancelled before the flow resumes */

@@ -101,12 +101,18 @@ FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
     if (!futoin__on_loop(bsi, "newInstance()")) {
         return NULL;
     }
+    futoin__root* r;
+    FutoInAsyncSteps* n;
     tool = tool_of(bsi);
-    if (!futoin__root_of(bsi)) {
+    if (!(r = futoin__root_of(bsi))) {
         report(bsi, "newInstance() through a stale handle");
         return NULL;
     }
-    return futoin_root_new(tool);
+    n = futoin_root_new(tool);
+    if (n && FUTOIN__UNLIKELY(r->trace != NULL)) {
+        futoin__trace_inherit(futoin__as_root(n), bsi, r);
+    }
+    return n;
 }
 
 FutoInHandle futoin__common_sched_immediate(FutoInAsyncSteps* bsi, void* data,
@@ -248,7 +254,14 @@ static void root_do_cancel(futoin__root* r)
     }
     futoin__tool_active(r->owner); /* frees records: trimming on idle */
     ++r->in_cb; /* cancel handlers may call cancel()/free() again */
+    if (futoin__hooked(r->owner)) {
+        futoin__hook_root(r, FUTOIN_HOOK_CANCEL, 0, NULL);
+    }
     futoin__flow_cancel(&r->main);
+    if (futoin__hooked(r->owner)) {
+        futoin__hook_root(r, FUTOIN_HOOK_FLOW_FINISHED, FUTOIN_HOOK_CANCELLED,
+                          NULL);
+    }
     --r->in_cb;
     r->state = FUTOIN__R_DONE;
     futoin__tool_unref(r->owner);
@@ -270,6 +283,9 @@ static void root_do_free(futoin__root* r)
     futoin__stack_free(r);
     if (r->error_code || r->error_info) {
         futoin__root_clear_error(r);
+    }
+    if (r->trace) {
+        futoin__trace_free(r);
     }
     r->main.state = FUTOIN__FL_DONE;
     /* Calls other threads posted before this free are dropped when they
@@ -333,6 +349,10 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
     snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
     report(bsi, msg);
     futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
+    if (futoin__hooked(r->owner)) {
+        futoin__hook_error(r, NULL, FUTOIN_HOOK_ERROR_RAISED,
+                           FUTOIN_ERR_INTERNAL_ERROR, msg);
+    }
     futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
 }
 
@@ -603,6 +623,9 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
     r->unhandled_release = release;
     r->state = FUTOIN__R_RUNNING;
     futoin__tool_ref(r->owner);
+    if (futoin__hooked(r->owner)) {
+        futoin__hook_root(r, FUTOIN_HOOK_FLOW_STARTED, 0, NULL);
+    }
     futoin__flow_start(&r->main);
     return true;
 }

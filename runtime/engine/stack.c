@@ -33,7 +33,7 @@ typedef struct frame_src
     void* fn;
 } frame_src;
 
-static bool shown(const futoin__step* s)
+bool futoin__frame_shown(const futoin__step* s)
 {
     /* user code: steps (also the one a sync object guards) and loop
      * bodies; the engine's own frames (loop, parallel, sync, unlock) are
@@ -43,7 +43,7 @@ static bool shown(const futoin__step* s)
 
 /* The frame below `s`: its parent, or past the bottom of a branch flow,
  * the parallel() frame of the flow that runs it. */
-static futoin__step* below(const futoin__step* s)
+futoin__step* futoin__frame_below(const futoin__step* s)
 {
     if (s->parent) {
         return s->parent;
@@ -99,6 +99,20 @@ static void source_of(futoin__step* s, frame_src* out)
     }
 }
 
+void futoin__step_origin(futoin__step* s, futoin_frame_origin* out)
+{
+    frame_src src;
+    source_of(s, &src);
+    *out = src.o;
+    if (src.fn) {
+        futoin__codeinfo ci;
+        futoin__codeinfo_get(src.fn, &ci);
+        out->function = ci.function;
+        out->file = ci.file ? ci.file : ci.object;
+        out->line = ci.file ? ci.line : 0;
+    }
+}
+
 static size_t str_size(const char* s)
 {
     return s ? strlen(s) + 1 : 0;
@@ -140,8 +154,8 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
     if (!at) {
         at = fl->top;
     }
-    for (futoin__step* s = at; s; s = below(s)) {
-        total += shown(s);
+    for (futoin__step* s = at; s; s = futoin__frame_below(s)) {
+        total += futoin__frame_shown(s);
     }
     if (total > MAX) {
         elided = total - MAX;
@@ -149,8 +163,8 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
     /* the innermost INNER frames, then the outermost OUTER ones */
     {
         uint32_t i = 0;
-        for (futoin__step* s = at; s; s = below(s)) {
-            if (!shown(s)) {
+        for (futoin__step* s = at; s; s = futoin__frame_below(s)) {
+            if (!futoin__frame_shown(s)) {
                 continue;
             }
             if (i < FUTOIN_ASYNC_STACK_INNER || i >= FUTOIN_ASYNC_STACK_INNER + elided) {

@@ -344,8 +344,7 @@ static void timeout_cb(void* data)
 {
     futoin__step* s = data;
     futoin__flow* fl = s->flow;
-    s->u.s.timer = NULL;
-    s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
+    bool hooked = futoin__hooked(fl->root->owner);
     if (s->state == FUTOIN__S_WAIT) {
         /* The timeout and a completion race for the step: whoever closes
          * `xs` first wins. A completion that claimed it is on its way to
@@ -354,13 +353,25 @@ static void timeout_cb(void* data)
         if (!atomic_compare_exchange_strong_explicit(
                     &s->xs, &open, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
                     memory_order_acq_rel, memory_order_acquire)) {
+            s->u.s.timer = NULL;
+            s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
             return;
+        }
+        if (hooked) {
+            /* before the timer is forgotten: the wait shows as one */
+            futoin__hook_wait(s, FUTOIN_HOOK_WAIT_ENDED);
         }
         /* a completion arriving from now on lost the race: dropped */
         s->state = FUTOIN__S_DONE;
         s->flags |= FUTOIN__F_ERROR;
     }
+    s->u.s.timer = NULL;
+    s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
     futoin__root_set_error(fl->root, FUTOIN_ERR_TIMEOUT, NULL);
+    if (hooked) {
+        futoin__hook_error(fl->root, s, FUTOIN_HOOK_ERROR_RAISED,
+                           FUTOIN_ERR_TIMEOUT, NULL);
+    }
     futoin__raise_top(fl, FUTOIN_ERR_TIMEOUT);
 }
 

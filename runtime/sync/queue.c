@@ -229,6 +229,39 @@ void futoin__sync_wake(futoin__sync_queue* q)
     }
 }
 
+/* ---- for the live dump ------------------------------------------------------ */
+
+const char* futoin__sync_name(const FutoInSync* sync)
+{
+    if (sync->api == &futoin__mutex_api) {
+        return "Mutex";
+    }
+    if (sync->api == &futoin__throttle_api) {
+        return "Throttle";
+    }
+    if (sync->api == &futoin__limiter_api) {
+        return "Limiter";
+    }
+    return NULL;
+}
+
+bool futoin__sync_wait_place(FutoInAsyncSteps* step,
+                             FutoInAsyncSteps_cancel_callback ch,
+                             void* ch_data, size_t* place, size_t* len)
+{
+    futoin__sync_node* n = ch_data;
+    size_t k = 1;
+    if (ch != wait_cancel || !n || !n->waiting || n->step != step) {
+        return false;
+    }
+    for (futoin__sync_node* i = n->q->head; i && i != n; i = i->next) {
+        ++k;
+    }
+    *place = k;
+    *len = n->q->len;
+    return true;
+}
+
 /* ---- shared entry points -------------------------------------------------- */
 
 void futoin__sync_busy(futoin_tool* tool, const char* what)

@@ -150,6 +150,17 @@ int futoin__mutex_stats(FutoInSync* sync, futoin_sync_stats* out);
 int futoin__throttle_stats(FutoInSync* sync, futoin_sync_stats* out);
 int futoin__limiter_stats(FutoInSync* sync, futoin_sync_stats* out);
 
+/* ---- for the live dump (inspect/dump.c) ---------------------------------- */
+
+/* "Mutex", "Throttle" or "Limiter" for our objects, else NULL. */
+const char* futoin__sync_name(const FutoInSync* sync);
+/* If `step` is a wait step of our sync objects queued now (its cancel
+ * handler `ch` with data `ch_data` as wait_step() set them), its 1-based
+ * place in that queue and the queue's length; else false. */
+bool futoin__sync_wait_place(FutoInAsyncSteps* step,
+                             FutoInAsyncSteps_cancel_callback ch,
+                             void* ch_data, size_t* place, size_t* len);
+
 /* Say why a free was refused: through the tool when there is one. */
 void futoin__sync_busy(futoin_tool* tool, const char* what);
 

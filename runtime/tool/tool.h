@@ -272,6 +272,14 @@ static inline void futoin__tool_slice_reset(futoin_tool* tool)
 }
 
 /* Loop thread only: schedule cb(data) with no handle. The hot path. */
+/* The tool's clock as it last read it (ms): the virtual clock, or libuv's
+ * loop time of this turn, without refreshing it. For bookkeeping that
+ * must cost no clock read (when a step began to wait). */
+static inline uint64_t futoin__tool_time_cached(const futoin_tool* tool)
+{
+    return tool->virtual_time ? tool->vnow : uv_now(tool->loop);
+}
+
 void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or

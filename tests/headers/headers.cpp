@@ -6,7 +6,9 @@
 #include <futoin/sync.h>
 #include <futoin/ffi.h>
 #include <futoin/steps.h>
+#include <futoin/trace.h>
 #include <futoin/sys/ext.h>
+#include <futoin/sys/hooks.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 #include <futoin/sys/host.h>

@@ -17,7 +17,7 @@ DESTDIR="$stage" meson install -C "$build" --quiet --no-rebuild
 root="$stage$prefix"
 pc="$root/$libdir/pkgconfig"
 test -f "$pc/futoin_async.pc" || { echo "install: no futoin_async.pc in $pc"; exit 1; }
-for h in ftn12.h async.h errors.h export.h sync.h ffi.h sys/ext.h sys/wrap.h sys/host.h; do
+for h in ftn12.h async.h errors.h export.h sync.h ffi.h trace.h sys/ext.h sys/wrap.h sys/host.h sys/hooks.h; do
   test -f "$root/include/futoin/$h" || { echo "install: header $h missing"; exit 1; }
 done
 export PKG_CONFIG_SYSROOT_DIR="$stage"

@@ -27,6 +27,7 @@
 #include <futoin/steps.h>
 #include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
+#include <futoin/trace.h>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -37,6 +38,7 @@
 /* a failed check names the cell's language: "FAIL [python] c_host.c:..." */
 #define FUTOIN_CHECK_CONTEXT lang
 #include "../include/futoin_check.h" /* CHECK, futoin_check_summary */
+#include "../trace_export/futoin_trace_jsonl.h"
 
 static const char* lang; /* the fragment language of the cell */
 static const char* cfrag;
@@ -467,6 +469,136 @@ static void cell_state(void)
     as->api->free(as);
 }
 
+/* ---- one trace across the languages ------------------------------------ */
+
+/* C -> Python -> Lua -> Java: a C step sets the trace context and adds
+ * Python's trace_nest under itself, which adds Lua's under itself, which
+ * adds Java's (tests/polyglot/fragments). Each records what it sees in the
+ * shared state "trace_<lang>"; one trace, each span under the one before,
+ * and a C step after the chain is under the flow's parent span again. */
+#define TRACE_TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+#define TRACE_ID "4bf92f3577b34da6a3ce929d0e0e4736"
+#define TRACE_PARENT "00f067aa0ba902b7"
+
+static char trace_c[2][128]; /* the C step that sets it, the C step after */
+
+static void note_trace(FutoInAsyncSteps* as, char* out)
+{
+    futoin_trace_info i = FUTOIN_TRACE_INFO_INIT;
+    if (futoin_trace_get(as, &i) == 1) {
+        snprintf(out, 128, "%s %s %s", i.trace_id, i.span_id, i.parent_span_id);
+    } else {
+        snprintf(out, 128, "none");
+    }
+}
+
+static void trace_start(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    CHECK(futoin_trace_set(as, TRACE_TP) == FUTOIN_OK, "futoin_trace_set refused");
+    note_trace(as, trace_c[0]);
+    FUTOIN_HOST_ADD(as, "python", MODULE, "trace_nest");
+}
+
+static void trace_after(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    note_trace(as, trace_c[1]);
+}
+
+typedef struct span_seen
+{
+    char trace_id[40], span[24], parent[24];
+} span_seen;
+
+static span_seen span_of_text(const char* who, const char* text)
+{
+    span_seen s;
+    memset(&s, 0, sizeof(s));
+    CHECK(sscanf(text, "%39s %23s %23s", s.trace_id, s.span, s.parent) == 3,
+          "%s saw no trace context: '%s'", who, text);
+    return s;
+}
+
+static void cell_trace_chain(void)
+{
+    static const char* const langs[] = {"python", "lua", "java"};
+    span_seen seen[5];
+    FutoInAsyncSteps* as = futoin_root_new(tool);
+    reset();
+    trace_c[0][0] = trace_c[1][0] = 0;
+    char* jsonl = NULL;
+    size_t jsonl_len = 0;
+    FILE* out = open_memstream(&jsonl, &jsonl_len);
+    futoin_trace_jsonl* exporter = out ? futoin_trace_jsonl_start(tool, out) : NULL;
+    CHECK(exporter != NULL, "the example exporter did not start");
+    FUTOIN_ADD(as, NULL, trace_start, NULL);
+    FUTOIN_ADD(as, NULL, trace_after, NULL);
+    run_root(as);
+    CHECK(unhandled_n == 0, "trace chain: %s %s", err_code, err_info);
+    CHECK(futoin_trace_jsonl_stop(exporter) == 5, "spans exported:\n%s", jsonl);
+    if (out) {
+        fclose(out);
+    }
+    seen[0] = span_of_text("c", trace_c[0]);
+    for (int i = 0; i < 3; ++i) {
+        char name[32];
+        const FutoInBinaryValue* v;
+        snprintf(name, sizeof(name), "trace_%s", langs[i]);
+        v = futoin_state_get(as, name);
+        seen[i + 1] = span_of_text(langs[i], v && v->type && v->type->flags == FTN_TYPE_STRING
+                                                     ? v->cstr
+                                                     : "(not set)");
+    }
+    seen[4] = span_of_text("c after", trace_c[1]);
+    CHECK(strcmp(seen[0].parent, TRACE_PARENT) == 0, "c: parent %s", seen[0].parent);
+    CHECK(strcmp(seen[4].parent, TRACE_PARENT) == 0, "c after: parent %s", seen[4].parent);
+    for (int i = 0; i < 5; ++i) {
+        CHECK(strcmp(seen[i].trace_id, TRACE_ID) == 0, "span %d: trace %s", i,
+              seen[i].trace_id);
+        for (int j = i + 1; j < 5; ++j) {
+            CHECK(strcmp(seen[i].span, seen[j].span) != 0, "spans %d and %d: %s", i,
+                  j, seen[i].span);
+        }
+    }
+    for (int i = 1; i < 4; ++i) {
+        CHECK(strcmp(seen[i].parent, seen[i - 1].span) == 0,
+              "%s runs under %s, not under the %s step's span %s", langs[i - 1],
+              seen[i].parent, i == 1 ? "c" : langs[i - 2], seen[i - 1].span);
+    }
+    /* The exporter (tests/trace_export, over the hooks) wrote the same
+     * five spans, innermost first as they ended, each naming its origin. */
+    {
+        static const char* const origin[5][2] = {
+                {"c", "trace_start"}, {"python", "trace_nest"}, {"lua", "trace_nest"},
+                {"java", "trace_nest"}, {"c", "trace_after"}};
+        static const int order[5] = {3, 2, 1, 0, 4}; /* line i is span order[i] */
+        const char* line = jsonl ? jsonl : "";
+        for (int n = 0; n < 5; ++n) {
+            const span_seen* sp = &seen[order[n]];
+            char want[256];
+            const char* end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            char text[1024];
+            snprintf(text, sizeof(text), "%.*s", (int)(len < 1000 ? len : 1000), line);
+            snprintf(want, sizeof(want),
+                     "{\"trace_id\":\"%s\",\"span_id\":\"%s\",\"parent_span_id\":\"%s\","
+                     "\"name\":\"",
+                     sp->trace_id, sp->span, sp->parent);
+            CHECK(strncmp(text, want, strlen(want)) == 0, "span line %d: %s\nwanted %s...",
+                  n, text, want);
+            snprintf(want, sizeof(want), "\"origin\":{\"language\":\"%s\",",
+                     origin[order[n]][0]);
+            CHECK(strstr(text, want) != NULL, "span line %d is not of %s: %s", n,
+                  origin[order[n]][0], text);
+            CHECK(strstr(text, origin[order[n]][1]) != NULL, "span line %d does not name %s: %s",
+                  n, origin[order[n]][1], text);
+            CHECK(strstr(text, "\"status\":\"ok\"}") != NULL, "span line %d: %s", n, text);
+            line = end ? end + 1 : line + len;
+        }
+    }
+    free(jsonl);
+    as->api->free(as);
+}
+
 /* ---- the plug-ins' own counters ---------------------------------------- */
 
 /* What bindings/java/host/fj_host.h calls fj_host_counters (the Java
@@ -730,6 +862,13 @@ int main(void)
         printf("c host x %s: %s\n", lang, failed == before ? "ok" : "FAILED");
     }
     lang = "c";
+    if (!langs || (strstr(langs, "python") && strstr(langs, "lua")
+                   && strstr(langs, "java"))) {
+        int before = failed;
+        cell_trace_chain();
+        printf("c host trace chain c > python > lua > java: %s\n",
+               failed == before ? "ok" : "FAILED");
+    }
     check_one_runtime(langs ? langs : "python lua java");
     futoin_host_shutdown();
     CHECK(futoin_tool_free(tool) == FUTOIN_OK, "tool not freed");

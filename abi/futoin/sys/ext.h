@@ -22,6 +22,8 @@
 #include <futoin/async.h>
 #include <futoin/sync.h>
 #include <futoin/sys/host.h>
+#include <futoin/sys/hooks.h>
+#include <futoin/trace.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +48,13 @@ typedef void (*futoin_release_cb)(void* data);
 /** Extension table version 5 (library 0.3.0, later): loop_classed,
  *  repeat_classed, addSync_classed; futoin_step_class.frame. */
 #define FUTOIN_EXT_VERSION_5 5u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_5
+/** Extension table version 6 (library 0.3.0, later): set_hooks
+ *  (futoin/sys/hooks.h). */
+#define FUTOIN_EXT_VERSION_6 6u
+/** Extension table version 7 (library 0.3.0, later): trace_set,
+ *  trace_get (futoin/trace.h). */
+#define FUTOIN_EXT_VERSION_7 7u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_7
 
 typedef struct futoin_async_ext_table
 {
@@ -213,6 +221,25 @@ typedef struct futoin_async_ext_table
                             FutoInAsyncSteps_execute_callback f,
                             FutoInAsyncSteps_error_callback eh,
                             const futoin_step_class* cls);
+
+    /* ---- version 6 ---- */
+
+    /** futoin_tool_set_hooks() on the tool of `bsi` (any live handle of
+     *  ours: root, step or parallel): set its hooks (a copy is kept), or
+     *  clear them (NULL). Returns as futoin_tool_set_hooks();
+     *  FUTOIN_EINVAL for a NULL or stale handle. Threads: loop thread,
+     *  from inside a hook too (futoin/sys/hooks.h). @since 6 */
+    int (*set_hooks)(FutoInAsyncSteps* bsi, const futoin_hooks* hooks);
+
+    /* ---- version 7 ---- */
+
+    /** futoin_trace_set() (futoin/trace.h): the trace context of the root
+     *  of `bsi` from a W3C traceparent; NULL clears. Threads: loop thread.
+     *  @since 7 */
+    int (*trace_set)(FutoInAsyncSteps* bsi, const char* traceparent);
+    /** futoin_trace_get() (futoin/trace.h): the context as step `bsi`
+     *  sees it. Threads: loop thread. @since 7 */
+    int (*trace_get)(FutoInAsyncSteps* bsi, futoin_trace_info* out);
 } futoin_async_ext_table;
 
 /**
@@ -322,8 +349,11 @@ FUTOIN__EXT_SLOT(17, chain);
 FUTOIN__EXT_SLOT(18, loop_classed);
 FUTOIN__EXT_SLOT(19, repeat_classed);
 FUTOIN__EXT_SLOT(20, addSync_classed);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 21 * sizeof(void*),
-                "ext v5 size");
+FUTOIN__EXT_SLOT(21, set_hooks);
+FUTOIN__EXT_SLOT(22, trace_set);
+FUTOIN__EXT_SLOT(23, trace_get);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 24 * sizeof(void*),
+                "ext v7 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \

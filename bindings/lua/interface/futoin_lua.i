@@ -128,6 +128,19 @@ typedef int fl_nret;
     }
 }
 %typemap(in) fl_steps* self "$1 = fl_check_steps(L, $input, \"$symname\");"
+
+/* The trace context of bindings/futoin_async.i through asi:binary() (a
+ * light userdata here, where Python and Java pass an integer). */
+%inline %{
+static int futoin_bind_trace_set_at(void* address, const char* traceparent)
+{
+    return futoin_bind_trace_set((uintptr_t)address, traceparent);
+}
+static const char* futoin_bind_trace_get_at(void* address)
+{
+    return futoin_bind_trace_get((uintptr_t)address);
+}
+%}
 %typemap(in) fl_tool* self "$1 = fl_check_tool(L, $input, \"$symname\");"
 
 /* ---- AsyncSteps handles ---------------------------------------------------- */

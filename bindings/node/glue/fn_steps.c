@@ -175,16 +175,39 @@ static int truthy(napi_env env, napi_value v)
     return b;
 }
 
-/* A label: a string, or NULL for none. `buf` holds it. */
-static const char* arg_label(napi_env env, size_t argc, napi_value* argv, size_t i,
-                             char* buf, size_t size)
+/* A string argument (an error code or info, a loop label) of any length:
+ * a malloc()ed copy the caller frees, or NULL when argv[i] is no string.
+ * A string with an embedded NUL sets *refused (a C string would end
+ * there, silently naming another code or label): the lib refuses those
+ * before they get here, so this only keeps the glue from truncating. */
+static char* arg_string(napi_env env, size_t argc, napi_value* argv, size_t i,
+                        int* refused)
 {
     napi_valuetype t;
-    if (argc <= i || napi_typeof(env, argv[i], &t) != napi_ok || t != napi_string) {
+    size_t len = 0;
+    char* s;
+    if (argc <= i || napi_typeof(env, argv[i], &t) != napi_ok || t != napi_string
+        || napi_get_value_string_utf8(env, argv[i], NULL, 0, &len) != napi_ok) {
         return NULL;
     }
-    napi_get_value_string_utf8(env, argv[i], buf, size, NULL);
-    return buf;
+    s = malloc(len + 1);
+    if (!s) {
+        *refused = 1;
+        return NULL;
+    }
+    napi_get_value_string_utf8(env, argv[i], s, len + 1, NULL);
+    if (strlen(s) != len) {
+        free(s);
+        *refused = 1;
+        return NULL;
+    }
+    return s;
+}
+
+static napi_value refuse_string(napi_env env, const char* what)
+{
+    napi_throw_type_error(env, NULL, what);
+    return NULL;
 }
 
 static napi_value int_value(napi_env env, int64_t n)
@@ -299,16 +322,24 @@ FN_FUNC(error)
 {
     FN_ARGS(3);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    char code[256], infobuf[1024];
-    const char* inf;
+    int refused = 0;
+    char* code;
+    char* inf;
+    int rc;
     if (!bsi || argc < 2) {
         return int_value(env, FUTOIN_EINVAL);
     }
-    if (!arg_label(env, argc, argv, 1, code, sizeof code)) {
-        strcpy(code, FUTOIN_ERR_INTERNAL_ERROR);
+    code = arg_string(env, argc, argv, 1, &refused);
+    inf = arg_string(env, argc, argv, 2, &refused);
+    if (refused || (code && !*code)) {
+        free(code);
+        free(inf);
+        return refuse_string(env, "error(): code must be a non-empty string without NUL");
     }
-    inf = arg_label(env, argc, argv, 2, infobuf, sizeof infobuf);
-    return int_value(env, futoin_wrap_try_error(bsi, code, inf));
+    rc = futoin_wrap_try_error(bsi, code ? code : FUTOIN_ERR_INTERNAL_ERROR, inf);
+    free(code);
+    free(inf);
+    return int_value(env, rc);
 }
 
 FN_FUNC(set_timeout)
@@ -366,12 +397,17 @@ FN_FUNC(loop)
 {
     FN_ARGS(3);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    char label[256];
+    int refused = 0;
+    char* label;
     if (!bsi || argc < 2) {
         return fn_throw(env, "loop(bsi, rec, label)");
     }
-    futoin_wrap_loop_classed(bsi, fn_data_of(env, argv[1]), t_loop,
-                             arg_label(env, argc, argv, 2, label, sizeof label), &fn_js_class);
+    label = arg_string(env, argc, argv, 2, &refused);
+    if (refused) {
+        return refuse_string(env, "loop(): label must be a string without NUL");
+    }
+    futoin_wrap_loop_classed(bsi, fn_data_of(env, argv[1]), t_loop, label, &fn_js_class);
+    free(label);
     return NULL;
 }
 
@@ -380,15 +416,20 @@ FN_FUNC(repeat)
 {
     FN_ARGS(4);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    char label[256];
+    int refused = 0;
+    char* label;
     double n = 0;
     if (!bsi || argc < 3) {
         return fn_throw(env, "repeat(bsi, rec, count, label)");
     }
+    label = arg_string(env, argc, argv, 3, &refused);
+    if (refused) {
+        return refuse_string(env, "repeat(): label must be a string without NUL");
+    }
     napi_get_value_double(env, argv[2], &n);
     futoin_wrap_repeat_classed(bsi, fn_data_of(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
-                               arg_label(env, argc, argv, 3, label, sizeof label),
-                               &fn_js_class);
+                               label, &fn_js_class);
+    free(label);
     return NULL;
 }
 
@@ -396,10 +437,15 @@ FN_FUNC(break_loop)
 {
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    char label[256];
-    if (bsi) {
-        bsi->api->breakLoop(bsi, arg_label(env, argc, argv, 1, label, sizeof label));
+    int refused = 0;
+    char* label = arg_string(env, argc, argv, 1, &refused);
+    if (refused) {
+        return refuse_string(env, "break(): label must be a string without NUL");
     }
+    if (bsi) {
+        bsi->api->breakLoop(bsi, label);
+    }
+    free(label);
     return NULL;
 }
 
@@ -407,10 +453,15 @@ FN_FUNC(continue_loop)
 {
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    char label[256];
-    if (bsi) {
-        bsi->api->continueLoop(bsi, arg_label(env, argc, argv, 1, label, sizeof label));
+    int refused = 0;
+    char* label = arg_string(env, argc, argv, 1, &refused);
+    if (refused) {
+        return refuse_string(env, "continue(): label must be a string without NUL");
     }
+    if (bsi) {
+        bsi->api->continueLoop(bsi, label);
+    }
+    free(label);
     return NULL;
 }
 
@@ -506,6 +557,23 @@ FN_FUNC(add_many)
     return NULL;
 }
 
+/* errorCode(bsi) -> the flow's last error code (the core's accessor), or
+ * undefined when there is none: the lib asks after a break() or
+ * continue(), whose loop forgets the last error. */
+FN_FUNC(error_code)
+{
+    FN_ARGS(1);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    const char* code = bsi ? futoin_wrap_error_code(bsi) : NULL;
+    napi_value v;
+    if (!code) {
+        napi_get_undefined(env, &v);
+    } else {
+        napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &v);
+    }
+    return v;
+}
+
 FN_FUNC(tool_of)
 {
     FN_ARGS(1);
@@ -535,4 +603,5 @@ void fn_steps_init(napi_env env, napi_value exports)
     FN_EXPORT(exports, "chain", chain);
     FN_EXPORT(exports, "chainInit", chain_init);
     FN_EXPORT(exports, "addMany", add_many);
+    FN_EXPORT(exports, "errorCode", error_code);
 }

@@ -62,13 +62,39 @@ function sanityError(info) {
     return new FutoInError(Errors.InternalError, info);
 }
 
-// A call through a handle that is over (or refused by the core): the
-// reference reports it as as.error(InternalError, 'Invalid call (sanity
-// check)'); so do we, into the state, and throw.
+// A call through a handle that is over (a second completion, completing a
+// step that did not wait, a call after the callback returned): misuse,
+// refused with the reference's InternalError 'Invalid call (sanity
+// check)', with no effect on the flow or its state (the cross-language
+// rule; the reference also raises it into the flow).
 const SANITY = 'Invalid call (sanity check)';
-function deadHandle(root) {
-    root.state.error_info = SANITY;
+function deadHandle(_root) {
     return sanityError(SANITY);
+}
+
+// Error codes and loop labels cross into C strings: one with an embedded
+// NUL would silently name another code or label there (the cross-language
+// rules refuse it in every binding), and a code is never empty.
+function codeOf(what, name) {
+    const code = String(name);
+    if (code === '' || code.includes('\0')) {
+        throw new TypeError(`${what}: code must be a non-empty string without NUL`);
+    }
+    return code;
+}
+
+function checkLabel(what, label) {
+    if (typeof label === 'string' && label.includes('\0')) {
+        throw new TypeError(`${what}: label must be a string without NUL`);
+    }
+}
+
+// The error code of an exception that is not a FutoIn error: its message
+// (as in futoin-asyncsteps), or a string thrown as it is, when that is a
+// code; InternalError otherwise.
+function codeOfException(e) {
+    const m = e instanceof Error ? e.message : e;
+    return typeof m === 'string' && m !== '' && !m.includes('\0') ? m : Errors.InternalError;
 }
 
 function checkFunc(func) {
@@ -165,6 +191,8 @@ class Step {
         // a success() kept in the step's own callback (see success())
         this._pending = undefined;
         this._touched = false;
+        this._completed = false; // by a success()/error() through it
+        this._lost = false; // ended by the core while it waited (timeout, cancel)
     }
 
     // null once the handle is over, as the reference's
@@ -247,32 +275,43 @@ class Step {
     }
 
     loop(func, label) {
+        checkLabel('loop()', label);
         native.loop(this._live(), rid(new Rec(this._root, func)), label);
         return this;
     }
 
     repeat(count, func, label) {
+        checkLabel('repeat()', label);
         native.repeat(this._live(), rid(new Rec(this._root, func)), count, label);
         return this;
     }
 
     forEach(map_or_list, func, label) {
+        checkLabel('forEach()', label);
         forEachOn(this, map_or_list, func, label);
         return this;
     }
 
     break(label) {
+        checkLabel('break()', label);
         native.breakLoop(this._live(), label);
         this._raised = LEAVE;
+        this._root._loop_unwind = true;
         throw LEAVE;
     }
 
     continue(label) {
+        checkLabel('continue()', label);
         native.continueLoop(this._live(), label);
         this._raised = LEAVE;
+        this._root._loop_unwind = true;
         throw LEAVE;
     }
 
+    // true when taken; false when the step had ended meanwhile (its
+    // timeout, a cancel: a late completion, dropped quietly as in every
+    // binding); misuse (a second completion, a step that did not wait)
+    // throws InternalError.
     // In the step's own callback, success() is kept: the dispatcher gives
     // its values to the next JavaScript step itself when the runtime lets
     // that one run in the same call (native.chain), else hands it to the
@@ -281,12 +320,17 @@ class Step {
     success(...args) {
         const bsi = this._bsi;
         if (!bsi) {
+            if (this._lost) {
+                return false;
+            }
             throw deadHandle(this._root);
         }
-        if (this._in_call && !this._waits && this._kind === 0 && !this._root._foreign) {
+        if (this._in_call && !this._waits && this._kind === 0 && !this._completed
+            && !this._root._foreign) {
             if (this._pending === undefined) {
                 this._pending = args;
-                return;
+                this._completed = true;
+                return true;
             }
             this._flush();
         } else if (this._pending !== undefined) {
@@ -297,32 +341,54 @@ class Step {
         const r = this._root._foreign
             ? native.successFtn(bsi, args)
             : native.success(bsi, args.length ? args : undefined);
-        if (r < 0 && !this._in_call) {
-            throw deadHandle(this._root);
+        if (r < 0) {
+            // refused by the core: a second completion (in the callback,
+            // the core raises InternalError at the parent's handler, so
+            // this throw leaves the callback without another error)
+            const e = deadHandle(this._root);
+            if (this._in_call) {
+                this._raised = e;
+            }
+            throw e;
         }
+        this._completed = true;
         if (!this._in_call) {
             this._bsi = 0;
         }
+        return r > 0;
     }
 
+    // Throws the error (FTN12: "throws FutoIn.Error exception
+    // immediately"), also from outside the step; a late one (the step had
+    // ended meanwhile) returns false instead and changes nothing.
     error(name, error_info) {
-        const state = this._root.state;
-        state.error_info = error_info;
-        const e = new FutoInError(name);
+        const code = codeOf('error()', name);
         const bsi = this._bsi;
         if (!bsi) {
+            if (this._lost) {
+                return false;
+            }
             throw deadHandle(this._root);
         }
         if (this._pending !== undefined) {
             this._flush();
         }
+        const state = this._root.state;
+        state.error_info = error_info;
+        const e = new FutoInError(code);
         state.last_exception = e;
         this._root._js_raised = true;
-        native.error(bsi, String(name), typeof error_info === 'string' ? error_info : undefined);
+        const r = native.error(bsi, code, typeof error_info === 'string' ? error_info : undefined);
+        this._completed = true;
         if (this._in_call) {
             this._raised = e;
         } else {
             this._bsi = 0;
+            if (r === 0) {
+                // the core had ended the step (a race the lib did not see)
+                this._root._js_raised = false;
+                return false;
+            }
         }
         throw e;
     }
@@ -369,7 +435,6 @@ class Step {
     _wait() {
         if (!this._waits) {
             this._waits = true;
-            this._root._last_wait = this;
             native.anchor(this._bsi, this);
         }
     }
@@ -389,14 +454,15 @@ class Step {
         }
         const state = this._root.state;
         state.last_exception = e;
-        let code = Errors.InternalError;
-        if (e instanceof Error) {
-            code = e.message;
-        } else if (typeof e === 'string') {
-            code = e;
+        // a FutoInError with its info (the InternalError of a misuse in
+        // this step: a call through a handle that is over) says why
+        let info;
+        if (e instanceof FutoInError && typeof e.info === 'string') {
+            info = e.info;
+            state.error_info = info;
         }
         this._root._js_raised = true;
-        native.error(bsi, String(code), undefined);
+        native.error(bsi, codeOfException(e), info);
     }
 }
 
@@ -546,7 +612,8 @@ class AsyncSteps {
         this._bsi = 0;
         this._tool_ptr = 0;
         this._js_raised = false;
-        this._last_wait = null;
+        this._fresh = false; // a step ran since the last error handler
+        this._loop_unwind = false;
         this._on_unhandled = null;
         this._on_end = null;
         this._cur = null;
@@ -635,6 +702,7 @@ class AsyncSteps {
 
     loop(func, label) {
         this._sanity();
+        checkLabel('loop()', label);
         this._queue.push([(as) => {
             as.loop(func, label);
         }, undefined]);
@@ -643,6 +711,7 @@ class AsyncSteps {
 
     repeat(count, func, label) {
         this._sanity();
+        checkLabel('repeat()', label);
         this._queue.push([(as) => {
             as.repeat(count, func, label);
         }, undefined]);
@@ -651,6 +720,7 @@ class AsyncSteps {
 
     forEach(map_or_list, func, label) {
         this._sanity();
+        checkLabel('forEach()', label);
         this._queue.push([(as) => {
             as.forEach(map_or_list, func, label);
         }, undefined]);
@@ -667,22 +737,15 @@ class AsyncSteps {
         return new AsyncSteps(null, this._async_tool);
     }
 
-    error(name, error_info) {
-        this.state.error_info = error_info;
-        const e = new FutoInError(name);
-        const w = this._last_wait;
-        if (this._bsi) {
-            this.state.last_exception = e;
-            if (w && w._bsi) {
-                this._js_raised = true;
-                native.error(w._bsi, String(name),
-                    typeof error_info === 'string' ? error_info : undefined);
-                w._bsi = 0;
-            } else {
-                this.cancel();
-            }
-        }
-        throw e;
+    // FTN12 §2.2.2: error() belongs to a step's handle (its callback, or an
+    // external event completing the step that waits); a root has the
+    // Control API (execute, cancel, promise). The core refuses
+    // handle_error() on a root as misuse, and so does every binding: it
+    // throws InternalError here and changes nothing (futoin-asyncsteps
+    // instead raises it at the step running now; README, "Deliberate
+    // differences").
+    error(_name, _error_info) {
+        throw sanityError('error() is for a step\'s own handle, not a root');
     }
 
     execute(unhandled_error) {
@@ -774,7 +837,7 @@ class AsyncSteps {
         drainReleased();
         polyglot.pullState(this, this._bsi);
         this._bsi = 0;
-        this._last_wait = null;
+        this._loop_unwind = false;
         const f = this._on_end;
         this._on_end = null;
         if (f) {
@@ -784,6 +847,34 @@ class AsyncSteps {
 }
 
 // ---- the dispatcher: every call from the core --------------------------------------
+
+// After a break() or continue(): once the unwinding reached its loop, the
+// core forgets the flow's last error (last_exception and error_info read
+// as null, as in the reference); the state follows the core's accessor.
+function afterLoopUnwind(root, bsi) {
+    root._loop_unwind = false;
+    if (native.errorCode(bsi) === undefined) {
+        const state = root.state;
+        state.error_info = undefined;
+        state.last_exception = undefined;
+        state.async_stack = undefined;
+    }
+}
+
+// An error reaches a handler (or the root, unhandled). One the core raised
+// (a Timeout, a loop's break or continue) is shown in the state as the
+// core's accessors show it (and as the reference's on_timeout does); one
+// that JavaScript raised is there already. When no step ran since the last
+// handler, it is the same error unwinding on: what that handler did to the
+// state stays.
+function coreError(root, code, info) {
+    if (!root._js_raised && root._fresh) {
+        root.state.error_info = info;
+        root.state.last_exception = new FutoInError(code);
+    }
+    root._js_raised = false;
+    root._fresh = false;
+}
 
 function callStep(rec, bsi, fn, a1, a2, a3) {
     const root = rec.root;
@@ -817,6 +908,10 @@ function runSteps(rec, bsi, vals) {
             prev = fr._hbsi;
             fr._hbsi = bsi;
         }
+        if (root._loop_unwind) {
+            afterLoopUnwind(root, bsi);
+        }
+        root._fresh = true;
         const h = new Step(root, bsi, 0);
         root._cur = rec.f;
         let threw = false;
@@ -864,8 +959,14 @@ function dispatch(kind, rec, a, b, c) {
     if (typeof rec === 'number') {
         rec = g_recs[rec];
     }
-    if (kind === K_REPEAT && !rec.root._foreign) {
-        callStep(rec, a, rec.f, b); // the hot path of loops
+    if ((kind === K_REPEAT || kind === K_LOOP) && !rec.root._foreign) {
+        // the hot path of loops
+        const root = rec.root;
+        if (root._loop_unwind) {
+            afterLoopUnwind(root, a);
+        }
+        root._fresh = true;
+        callStep(rec, a, rec.f, b);
         return undefined;
     }
     // a step of a JavaScript step added by name (polyglot.foreignRoot): its
@@ -890,10 +991,7 @@ function dispatchTo(kind, rec, a, b, c) {
         break;
     case K_ERROR: {
         const root = rec.root;
-        if (!root._js_raised && c !== undefined) {
-            root.state.error_info = c;
-        }
-        root._js_raised = false;
+        coreError(root, b, c);
         root.state.async_stack = [root._cur, rec.eh];
         callStep(rec, a, rec.eh, b);
         break;
@@ -909,18 +1007,18 @@ function dispatchTo(kind, rec, a, b, c) {
         break;
     }
     case K_LOOP:
-        callStep(rec, a, rec.f);
-        break;
     case K_REPEAT:
+        // (error handlers, K_ERROR, run while the unwinding goes on)
+        if (rec.root._loop_unwind) {
+            afterLoopUnwind(rec.root, a);
+        }
+        rec.root._fresh = true;
         callStep(rec, a, rec.f, b);
         break;
     case K_UNHANDLED: {
         const root = rec;
         root._async_stack = native.asyncStack(a);
-        if (!root._js_raised && c !== undefined) {
-            root.state.error_info = c;
-        }
-        root._js_raised = false;
+        coreError(root, b, c);
         const f = root._on_unhandled;
         if (f) {
             try {
@@ -937,7 +1035,12 @@ function dispatchTo(kind, rec, a, b, c) {
         rec._fire();
         break;
     case K_ENDED:
+        // rec: a Step that waited; ended by the core without a completion
+        // through it (a timeout, a cancel), a later one is late, not misuse
         rec._bsi = 0;
+        if (!rec._completed) {
+            rec._lost = true;
+        }
         break;
     case K_ROOT_END:
         rec._ended();

@@ -8,8 +8,8 @@
 -- which later parts extend), I.root_mt, I.sync_objects (the sync objects
 -- asi:sync() accepts; the part "sync" makes them).
 
-local type, pcall, error, setmetatable, getmetatable, tostring =
-    type, pcall, error, setmetatable, getmetatable, tostring
+local type, pcall, error, setmetatable, getmetatable, tostring, tonumber =
+    type, pcall, error, setmetatable, getmetatable, tostring, tonumber
 local unpack = table.unpack
 
 return function(M, core, I)
@@ -133,6 +133,13 @@ return function(M, core, I)
         if not ok2 then
             error(r, 2)
         end
+        -- The engine's newInstance() continues a traced flow under the span
+        -- of this handle (futoin/trace.h); this root is the Tool's own, so
+        -- it continues it the same way: this handle's traceparent.
+        local text = core.futoin_bind_trace_get_at(asi:binary())
+        if text and text ~= "" then
+            core.futoin_bind_trace_set_at(r:binary(), text:sub(1, 55))
+        end
         return r
     end
 
@@ -201,6 +208,56 @@ return function(M, core, I)
             return unpack(r, 2, r.n)
         end
         error(r[2], 2)
+    end
+
+    --- asi:set_trace(traceparent): make `traceparent` (a W3C traceparent
+    -- header value) the trace context of this flow's root, from now on, for
+    -- the steps of every language and for flows started with new_instance();
+    -- nil clears it. A bad value raises an error saying what is wrong and
+    -- leaves the context as it was.
+    function S.set_trace(asi, traceparent)
+        if traceparent ~= nil then
+            if type(traceparent) ~= "string" then
+                error("set_trace(): traceparent must be a string or nil, not "
+                      .. type(traceparent), 2)
+            end
+            local why = traceparent:find("\0", 1, true)
+                and "traceparent contains a NUL character"
+                or core.futoin_bind_trace_check(traceparent)
+            if why then
+                error(("set_trace(%q): %s"):format(traceparent, why), 2)
+            end
+        end
+        local rc = core.futoin_bind_trace_set_at(asi:binary(), traceparent)
+        if rc ~= 0 then
+            error("set_trace(): refused (" .. rc .. "): not a live handle of "
+                  .. "this library on its loop thread", 2)
+        end
+    end
+
+    --- asi:trace(): the flow's trace context as this step sees it, a table
+    -- { trace_id, span_id, parent_span_id, flags, traceparent } (ids in
+    -- lowercase hex; traceparent names this step's own span: send it on to
+    -- a service the step calls), or nil when the flow has none. Through a
+    -- root's own handle span_id is the span the flow continues and
+    -- parent_span_id is nil.
+    function S.trace(asi)
+        local text = core.futoin_bind_trace_get_at(asi:binary())
+        if text == nil then
+            error("trace(): not a live handle of this library on its loop "
+                  .. "thread", 2)
+        end
+        if text == "" then
+            return nil
+        end
+        local parent = text:sub(57)
+        return {
+            trace_id = text:sub(4, 35),
+            span_id = text:sub(37, 52),
+            parent_span_id = parent ~= "" and parent or nil,
+            flags = tonumber(text:sub(54, 55), 16),
+            traceparent = text:sub(1, 55),
+        }
     end
 
     -- Names: FTN12 §1.10 for Lua keywords, and the spec's camelCase

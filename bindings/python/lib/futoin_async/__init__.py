@@ -41,7 +41,7 @@ import asyncio
 import os
 from typing import Any
 
-from . import _awaiting, _core, _errors, _loop, _policy, _stack, _state, _steps, _sync, _tool
+from . import _awaiting, _core, _errors, _loop, _policy, _stack, _state, _steps, _sync, _tool, _trace
 from ._awaiting import _await_step, _future_of
 from ._errors import (CancelledError, CommError, ConnectError, DefenseRejected,
                       Errors, FutoInError, InternalError, InvalidRequest,
@@ -57,11 +57,12 @@ from ._state import State
 from ._steps import AsyncSteps
 from ._sync import Limiter, Mutex, Throttle
 from ._tool import AsyncTool, TimerHandle, Tool, default_tool
+from ._trace import TraceContext
 
 # The package's parts, one concern each: _errors (FutoInError, the class of
 # every code), _stack (async stacks), _state (State), _tool (Tool), _steps
 # (AsyncSteps' methods written in Python), _awaiting (await_()), _sync
-# (Mutex, Throttle, Limiter), _policy (the load policy). What they define names futoin_async as its
+# (Mutex, Throttle, Limiter), _policy (the load policy), _trace (trace context). What they define names futoin_async as its
 # module (_adopt() below).
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "PleaseReconnect", "SecurityError", "Timeout",
     "Mutex", "Throttle", "Limiter", "default_tool", "version", "UNLIMITED",
     "AsyncFrame", "AsyncStack", "host_path", "ToolEventLoop", "set_load_policy",
+    "TraceContext",
 ]
 # NotImplemented (the FTN12 code's class) is left out of __all__ so that
 # "from futoin_async import *" never shadows the builtin; use
@@ -116,7 +118,7 @@ def _adopt(*modules: Any) -> None:
                         fn.__module__ = __name__
 
 
-_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync, _loop, _policy)
+_adopt(_errors, _stack, _state, _tool, _steps, _awaiting, _sync, _loop, _policy, _trace)
 del _adopt
 
 from . import errors  # noqa: E402 - after _error_class, which it uses

@@ -13,6 +13,7 @@ __all__ = [
     "PleaseReconnect", "SecurityError", "Timeout",
     "Mutex", "Throttle", "Limiter", "default_tool", "version", "UNLIMITED",
     "AsyncFrame", "AsyncStack", "host_path", "ToolEventLoop", "set_load_policy",
+    "TraceContext",
 ]
 
 from . import errors as errors
@@ -26,6 +27,13 @@ class AsyncFrame(NamedTuple):
     function: Optional[str]
     file: Optional[str]
     line: int
+
+class TraceContext(NamedTuple):
+    trace_id: str
+    span_id: str
+    parent_span_id: Optional[str]
+    flags: int
+    traceparent: str
 
 class AsyncStack(list[AsyncFrame]):
     code: str
@@ -171,6 +179,9 @@ class AsyncSteps:
     def root_id(self) -> int: ...
     @property
     def tool(self) -> Optional[Tool]: ...
+    @property
+    def trace(self) -> Optional[TraceContext]: ...
+    def set_trace(self, traceparent: Optional[str]) -> None: ...
     def __init__(self, tool: Optional[Tool] = None) -> None: ...
     def __enter__(self: _S) -> _S: ...
     def __exit__(self, *exc: object) -> None: ...

@@ -113,7 +113,14 @@ def new_instance(self: AsyncSteps) -> AsyncSteps:
     loop of the program that hosts the flow)."""
     tool = self.tool if self.is_ours() else None
     if tool is not None:
-        return AsyncSteps(tool)
+        child = AsyncSteps(tool)
+        # The engine's newInstance() continues a traced flow under the
+        # span of this handle (futoin/trace.h); this root is the Tool's
+        # own, so it continues it the same way: this handle's traceparent.
+        text = _core.futoin_bind_trace_get(self.binary())
+        if text:
+            _core.futoin_bind_trace_set(child.binary(), text.partition(" ")[0])
+        return child
     return self._new_instance()
 
 

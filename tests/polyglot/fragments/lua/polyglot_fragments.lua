@@ -111,4 +111,16 @@ function M.catch(asi, language, module, fn)
     end)
 end
 
+--- trace_nest: the C host's trace chain C -> Python -> Lua -> Java:
+-- records the trace context it sees in shared state "trace_lua" ("<trace
+-- id> <span id> <parent span id>", or "none"), then adds Java's trace_nest
+-- under itself.
+function M.trace_nest(asi)
+    local t = asi:trace()
+    asi:state()["trace_" .. LANG] = t
+        and (t.trace_id .. " " .. t.span_id .. " " .. tostring(t.parent_span_id))
+        or "none"
+    asi:add_foreign("java", "org.futoin.polyglot.Fragments", "trace_nest")
+end
+
 return M

@@ -151,3 +151,14 @@ async def async_keyboard_interrupt(asi, *values):
     import asyncio
     await asyncio.sleep(0.001)
     raise KeyboardInterrupt
+
+
+def trace_nest(asi, *values):
+    """The C host's trace chain C -> Python -> Lua -> Java: records the
+    trace context it sees in shared state "trace_python" ("<trace id>
+    <span id> <parent span id>", or "none"), then adds Lua's trace_nest
+    under itself."""
+    t = asi.trace
+    asi.state["trace_" + LANG] = (f"{t.trace_id} {t.span_id} {t.parent_span_id}"
+                                  if t else "none")
+    asi.add_foreign("lua", "polyglot_fragments", "trace_nest")

@@ -786,6 +786,33 @@ public final class AsyncSteps implements AutoCloseable {
         return StateMap.state(this);
     }
 
+    // ---- trace context (Traces) ------------------------------------------
+
+    /**
+     * Makes {@code traceparent} (a W3C {@code traceparent} header value) the
+     * trace context of this flow's root, from now on, for the steps of every
+     * language and for flows started with {@link #newInstance()}; null
+     * clears it. Each step is a span under the span of the frame it runs in
+     * (see {@link #trace()}). Loop thread only.
+     *
+     * @param traceparent e.g. {@code "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, or null
+     * @throws IllegalArgumentException for a bad value, saying what is
+     *         wrong (the context is left as it was)
+     */
+    public void setTrace(String traceparent) {
+        Traces.set(this, traceparent);
+    }
+
+    /**
+     * The flow's trace context as this step sees it: the trace id, this
+     * step's own span id and the span it runs under. Loop thread only.
+     *
+     * @return the context, or null when the flow has none
+     */
+    public TraceContext trace() {
+        return Traces.get(this);
+    }
+
     // ---- polyglot (Polyglot) --------------------------------------------
 
     /**

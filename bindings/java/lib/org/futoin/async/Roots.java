@@ -104,7 +104,16 @@ final class Roots {
          * ours adopted with wrap()); a borrowed Tool makes no roots */
         Tool t = root.tool != null ? root.tool : root.tool();
         if (t != null && !t.isBorrowed()) {
-            return new AsyncSteps(t);
+            AsyncSteps n = new AsyncSteps(t);
+            /* The engine's newInstance() continues a traced flow under the
+             * span of this handle (futoin/trace.h); this root is the Tool's
+             * own, so it continues it the same way: this handle's
+             * traceparent. */
+            String tp = Traces.traceparentOf(b);
+            if (tp != null) {
+                FutoInNative.futoin_bind_trace_set(n.handle(), tp);
+            }
+            return n;
         }
         return new AsyncSteps(FutoInNative.new_instance(b), null, true);
     }

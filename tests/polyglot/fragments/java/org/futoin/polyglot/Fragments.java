@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.futoin.async.AsyncSteps;
+import org.futoin.async.TraceContext;
 
 /**
  * The polyglot fragments in Java (module "org.futoin.polyglot.Fragments"
@@ -114,5 +115,15 @@ public final class Fragments {
         String function = (String) args[2];
         asi.add(a -> a.addForeign(lang, module, function),
                 (a, code) -> a.success("caught " + code + " in java"));
+    }
+
+    /** The C host's trace chain C -> Python -> Lua -> Java, its last link:
+     *  records the trace context it sees in shared state "trace_java"
+     *  ("<trace id> <span id> <parent span id>", or "none"). */
+    public static void trace_nest(AsyncSteps asi, Object... args) {
+        TraceContext t = asi.trace();
+        asi.state().put("trace_java",
+                t == null ? "none" : t.traceId() + " " + t.spanId() + " " + t.parentSpanId());
+        asi.success();
     }
 }
