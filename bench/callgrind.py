@@ -71,6 +71,22 @@ def c_ops(build):
         Op("add128", "C", "step of a root of 128 queued steps (add + run)",
            bench("add128"), 100),
     ]
+    # The same with a counting hook set on the tool (futoin/sys/hooks.h):
+    # what watching the flows costs. Only a bench that knows --hooks.
+    if not sh([fb, "--hooks", "none", "--list"]).returncode:
+        def hooked(test):
+            return lambda n: [fb, "--test", test, "--n", str(n), "--hooks",
+                              "count"]
+        ops += [
+            Op("t1_hooks", "hooks", "T1 with a counting hook set",
+               hooked("t1"), 20000),
+            Op("t3_hooks", "hooks", "T3 with a counting hook set",
+               hooked("t3"), 60000),
+            Op("loop_iter_hooks", "hooks", "loop_iter with a counting hook "
+               "set", hooked("loop_iter"), 100000),
+            Op("immediate_hooks", "hooks", "immediate with a counting hook "
+               "set", hooked("immediate"), 100000),
+        ]
     if os.access(fl, os.X_OK):
         ops += [
             Op("floor_libuv_ring", "floor", "libuv ring: pop + indirect call "

@@ -1,8 +1,11 @@
 /*
  * libfutoin_async's side of the benchmark suite (protocol: bench/README.md).
  * One test per process: `futoin_bench --test NAME [--scale F]`.
+ * `--hooks count` runs it with a hook table set whose every hook counts
+ * its events (futoin/sys/hooks.h): what watching the flows costs.
  */
 #include <futoin/async.h>
+#include <futoin/sys/hooks.h>
 #include <uv.h>
 
 #include "peers/bench_common.h"
@@ -685,9 +688,33 @@ static void vtime(uint64_t n)
     bench_report("futoin", "vtime", n, el, -1);
 }
 
+/* ---- --hooks count: every hook counts its events ---------------------- */
+
+static uint64_t hook_events;
+
+static void count_event(void* data, const futoin_hook_event* ev)
+{
+    (void)data;
+    (void)ev;
+    ++hook_events;
+}
+
+static void set_counting_hooks(void)
+{
+    futoin_hooks h = FUTOIN_HOOKS_INIT;
+    h.flow_started = h.flow_finished = h.step_entered = count_event;
+    h.step_left = h.error_raised = h.error_handled = count_event;
+    h.cancel = h.wait_begun = h.wait_ended = count_event;
+    h.sync_acquired = h.sync_released = count_event;
+    if (futoin_tool_set_hooks(tool, &h) != FUTOIN_OK) {
+        die("futoin_tool_set_hooks failed");
+    }
+}
+
 int main(int argc, char** argv)
 {
     const char* test = NULL;
+    const char* hooks = NULL;
     double scale = 1.0;
     uint64_t exact = 0; /* --n: the op count itself (bench/callgrind.sh) */
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
@@ -710,12 +737,18 @@ int main(int argc, char** argv)
             if (exact == 0) {
                 die("--n needs a count > 0");
             }
+        } else if (!strcmp(argv[i], "--hooks") && i + 1 < argc) {
+            hooks = argv[++i];
+            if (strcmp(hooks, "count") != 0 && strcmp(hooks, "none") != 0) {
+                die("--hooks count|none");
+            }
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
             if (strcmp(argv[++i], "futoin") != 0) {
                 die("only --impl futoin");
             }
         } else {
-            die("usage: futoin_bench --test NAME [--scale F | --n N] | --list");
+            die("usage: futoin_bench --test NAME [--scale F | --n N] "
+                "[--hooks count|none] | --list");
         }
     }
     if (!test) {
@@ -729,6 +762,9 @@ int main(int argc, char** argv)
         }
         if (futoin_tool_new(&tool, &o) != FUTOIN_OK) {
             die("futoin_tool_new failed");
+        }
+        if (hooks && !strcmp(hooks, "count")) {
+            set_counting_hooks();
         }
     }
 /* The count of a test: --n N exactly (the unit of each test: roots, T2
@@ -761,6 +797,10 @@ int main(int argc, char** argv)
         trim(COUNT(1000000, 1000));
     } else {
         die("unknown test");
+    }
+    if (hooks && !strcmp(hooks, "count")) {
+        fprintf(stderr, "hooks: %llu events counted\n",
+                (unsigned long long)hook_events);
     }
     return futoin_tool_free(tool) == FUTOIN_OK ? 0 : 1;
 }

@@ -383,6 +383,36 @@ Test(hooks, every_loop_iteration_is_entered_and_left)
     assert_no_misuse();
 }
 
+static int loop_calls;
+static void breaking_body(FutoInAsyncSteps* as, void* d)
+{
+    (void)d;
+    if (++loop_calls == 2) {
+        as->api->breakLoop(as, NULL);
+    }
+}
+
+Test(hooks, a_loop_break_is_not_an_error)
+{
+    FutoInAsyncSteps* r = futoin_root_new(T);
+    hook_all();
+    loop_calls = 0;
+    FUTOIN_LOOP(r, NULL, breaking_body, NULL);
+    FUTOIN_ADD(r, NULL, step_b, NULL);
+    r->api->execute(r, NULL, on_unhandled);
+    run();
+    assert_trace("flow_started r1 @0\n"
+                 "step_entered r1 breaking_body @0\n"
+                 "step_left r1 breaking_body @0\n"
+                 "step_entered r1 breaking_body @0\n"
+                 "step_left r1 breaking_body @0\n"
+                 "step_entered r1 step_b @0\n"
+                 "step_left r1 step_b @0\n"
+                 "flow_finished r1 success @0\n");
+    free_root(r);
+    assert_no_misuse();
+}
+
 /* ---- setting and clearing from inside a hook ------------------------------ */
 
 static int switch_calls;

@@ -409,16 +409,17 @@ FUTOIN_API futoin_tool* futoin_async_tool(FutoInAsyncSteps* bsi);
  * called from it), `branches` (a parallel() waits for the branch flows
  * listed after it), `idle` (not started, or finished). The `wait=` kinds
  * (futoin_wait_kind, futoin/sys/hooks.h):
- *  - `timer due=<ms>`: only its own setTimeout();
- *  - `external [due=<ms>]`: waitExternal() or a cancel handler, a timeout
- *    bounding it when `due` is there;
+ *  - `timer due=<ms>`: only its own setTimeout() (any language);
+ *  - `external [due=<ms>]`: a C step's waitExternal() or cancel handler,
+ *    a timeout bounding it when `due` is there;
  *  - `sync object=<Mutex|Throttle|Limiter|sync> [place=<k> queued=<n>]`:
  *    queued on a sync object (an addSync()); `place` is its 1-based place
  *    in that object's queue of `queued` flows (our objects only). The
  *    waiting step is the object's own; a `section=` line after the wait
  *    line names the step the object guards (the addSync() call's);
- *  - `foreign language=<name> [due=<ms>]`: a step of another language
- *    (its origin's language is not "c"), which that language completes.
+ *  - `foreign language=<name> [due=<ms>]`: the same wait by a step of
+ *    another language (its origin's language is not "c": a binding's or
+ *    a hosted language's step), which that language's runtime completes.
  * `since` is when the wait began; `waited` = now - since. The `at=` lines
  * are the flow's async stack from its top step down, the frames an error
  * there would record (futoin/sys/host.h, futoin_async_stack_format()):

@@ -304,8 +304,11 @@ static void root_finish(futoin__root* r)
 }
 
 /* The flow ran out of steps (code == NULL) or an error left its bottom
- * frame unhandled. Returns with `fl` possibly released. */
-static void flow_end(futoin__flow* fl, const char* code)
+ * frame unhandled. Returns with `fl` possibly released. Inlined: a flow's
+ * end is on every root's way (T1), and a call here costs more than the
+ * branch of the flow_finished hook did when GCC stopped inlining it. */
+static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
+                                                           const char* code)
 {
     futoin__root* r = fl->root;
     drop_args(fl);
@@ -355,7 +358,8 @@ void futoin__flow_cancel(futoin__flow* fl)
 
 /* ---- running one step ---------------------------------------------------- */
 
-static bool after_callback(futoin__flow* fl, futoin__step* s);
+static inline __attribute__((always_inline)) bool after_callback(
+        futoin__flow* fl, futoin__step* s);
 static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
 /* Move the flow's pending values into the per-tool callback scratch (all
@@ -454,21 +458,6 @@ static inline __attribute__((always_inline)) void loop_burst(
     l->u.l.i = i;
 }
 
-/* With hooks, every iteration of a loop is a frame of its own, entered and
- * left: no burst runs iterations in place. */
-static FUTOIN__NOINLINE void hooked_body(futoin__flow* fl, futoin__step* s,
-                                         futoin__step* l)
-{
-    futoin__root* r = fl->root;
-    futoin__hook_enter(s);
-    if (l->flags & FUTOIN__F_REPEAT) {
-        FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data, l->u.l.i - 1));
-    } else {
-        FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
-    }
-    ++r->owner->slice_units;
-}
-
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
  * must not be touched any more (its root was cancelled or freed from the
  * callback, or the flow ended). */
@@ -561,10 +550,6 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         /* a body may wait and be completed from another thread */
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
-        if (futoin__hooked(tool)) {
-            hooked_body(fl, s, l);
-            break;
-        }
         ++r->in_cb; /* user code runs between here and the decrement */
         if (l->flags & FUTOIN__F_REPEAT) {
             loop_burst(fl, s, l, true);
@@ -604,6 +589,33 @@ static bool exec_frame(futoin__flow* fl, futoin__step* s)
         break;
     }
     }
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return false;
+    }
+    return after_callback(fl, s);
+}
+
+/* exec_frame() of a loop body `s` when the tool has hooks: every
+ * iteration is a frame of its own, entered and left, with no burst of
+ * iterations in place. Out of exec_frame() so that its burst keeps the
+ * registers it had before hooks existed (flow_run() picks this one). */
+static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
+{
+    futoin__root* r = fl->root;
+    futoin__step* l = s->parent;
+    futoin__eng(r->owner)->app_step = NULL;
+    drop_args(fl);
+    s->state = FUTOIN__S_EXEC;
+    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    futoin__hook_enter(s);
+    if (l->flags & FUTOIN__F_REPEAT) {
+        FUTOIN__USER(r, l->u.l.fn.repeat(&s->bsi, l->data, l->u.l.i - 1));
+    } else {
+        FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
+    }
+    ++r->owner->slice_units;
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
         return false;
@@ -717,8 +729,10 @@ static void loop_control(futoin__flow* fl, futoin__step* l)
     }
 }
 
-/* Decide what a frame's callback asked for. */
-static bool after_callback(futoin__flow* fl, futoin__step* s)
+/* Decide what a frame's callback asked for. Inlined into exec_frame(), as
+ * it was before a second caller (hooked_exec_body) came. */
+static inline __attribute__((always_inline)) bool after_callback(
+        futoin__flow* fl, futoin__step* s)
 {
     uint16_t f = s->flags;
     if (f & FUTOIN__F_ERROR) {
@@ -895,9 +909,16 @@ static void flow_run(futoin__flow* fl)
                 next->next = NULL;
             }
             if (next) {
+                bool go_on;
                 push_frame(fl, next, top);
                 futoin__eng(tool)->chain_budget = budget;
-                if (!exec_frame(fl, next)) {
+                if (FUTOIN__UNLIKELY(next->kind == FUTOIN__K_BODY)
+                    && futoin__hooked(tool)) {
+                    go_on = hooked_exec_body(fl, next);
+                } else {
+                    go_on = exec_frame(fl, next);
+                }
+                if (!go_on) {
                     goto out;
                 }
                 budget = futoin__eng(tool)->chain_budget;

@@ -241,15 +241,17 @@ int futoin__wait_kind(futoin__step* s, futoin_frame_origin* origin,
         *sync = p->u.y.sync;
         return FUTOIN_WAIT_SYNC;
     }
+    /* only its own timeout can end it, whatever its language */
+    if ((s->flags & FUTOIN__F_TIMEOUT)
+        && !(s->flags & (FUTOIN__F_WAITEXT | FUTOIN__F_CANCEL))) {
+        return FUTOIN_WAIT_TIMER;
+    }
+    /* a step of another language waits for that language's runtime */
     if (origin->language && strcmp(origin->language, "c") != 0) {
         *language = origin->language;
         return FUTOIN_WAIT_FOREIGN;
     }
-    if (s->flags & (FUTOIN__F_WAITEXT | FUTOIN__F_CANCEL)) {
-        return FUTOIN_WAIT_EXTERNAL;
-    }
-    return (s->flags & FUTOIN__F_TIMEOUT) ? FUTOIN_WAIT_TIMER
-                                          : FUTOIN_WAIT_EXTERNAL;
+    return FUTOIN_WAIT_EXTERNAL;
 }
 
 void futoin__hook_wait(futoin__step* s, uint32_t type)

@@ -157,6 +157,8 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         tool->loop = &tool->own_loop;
         tool->owns_loop = true;
     }
+    /* libuv's loop time is the field uv_now() returns (public in uv.h) */
+    tool->time_src = tool->virtual_time ? &tool->vnow : &tool->loop->time;
 
     uv_idle_init(tool->loop, &tool->idle);
     tool->idle.data = tool;

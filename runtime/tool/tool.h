@@ -123,6 +123,9 @@ struct futoin_tool
      * futoin_tool_advance(); the uv timer is never armed. */
     bool virtual_time;
     uint64_t vnow;
+    /* &vnow, or &loop->time (what uv_now() reads): the clock as last read,
+     * in one load (futoin__tool_time_cached). */
+    const uint64_t* time_src;
 
     /* Time slice of the current burst (futoin__tool_busy). */
     uint32_t slice_units;  /* work since the clock was last read */
@@ -277,7 +280,7 @@ static inline void futoin__tool_slice_reset(futoin_tool* tool)
  * must cost no clock read (when a step began to wait). */
 static inline uint64_t futoin__tool_time_cached(const futoin_tool* tool)
 {
-    return tool->virtual_time ? tool->vnow : uv_now(tool->loop);
+    return *tool->time_src;
 }
 
 void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);

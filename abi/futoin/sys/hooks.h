@@ -72,15 +72,18 @@ typedef enum futoin_hook_outcome
 typedef enum futoin_wait_kind
 {
     FUTOIN_WAIT_NONE = 0,
-    /** Only its own setTimeout(): `due` says when. */
+    /** Only its own setTimeout() (no waitExternal(), no cancel
+     *  handler), in any language: `due` says when. */
     FUTOIN_WAIT_TIMER = 1,
-    /** waitExternal() or a cancel handler: a completion from outside
-     *  (`due` > 0: a timeout bounds the wait). */
+    /** A C step's waitExternal() or cancel handler: a completion from
+     *  outside (`due` > 0: a timeout bounds the wait). */
     FUTOIN_WAIT_EXTERNAL = 2,
-    /** A sync object's queue (addSync): `sync` is the object. */
+    /** A sync object's queue (addSync): `sync` is the object. Checked
+     *  first. */
     FUTOIN_WAIT_SYNC = 3,
-    /** A step of another language (its class's origin language is not
-     *  "c"): `language` names it; that language completes it. */
+    /** The same wait by a step of another language (its class's origin
+     *  language is not "c": a binding's step, a hosted language's):
+     *  `language` names it; that language's runtime completes it. */
     FUTOIN_WAIT_FOREIGN = 4
 } futoin_wait_kind;
 

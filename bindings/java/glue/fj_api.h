@@ -77,6 +77,9 @@ jlong fj_tool_next_due(jlong tool);
 jlong fj_tool_now(jlong tool);
 jboolean fj_tool_is_virtual(jlong tool);
 jboolean fj_core_is_virtual(jlong core);
+/* hooks and the live dump (jni_watch.c) */
+jint fj_tool_set_hooks(jlong tool, jboolean on);
+jbyteArray fj_tool_dump(JNIEnv* env, jlong tool);
 void fj_tool_post(jlong tool);
 jlong fj_tool_schedule(JNIEnv* env, jlong tool, jlong delay_ms, jobject handle);
 void fj_tool_cancel_timer(JNIEnv* env, jlong tool, jlong timer);

@@ -65,6 +65,7 @@ typedef struct fj_cache
     jmethodID d_origin;     /* (Rec) -> long (a futoin_frame_origin*) */
     jmethodID d_resolve;    /* (byte[] module, byte[] function) -> Object */
     jmethodID d_decode;     /* (int tag, long bits, Object) -> Object */
+    jmethodID d_hook;       /* (Object tool, int type, ...) a hook event */
     jclass rec;             /* org.futoin.async.Rec */
     jfieldID rec_notify;    /* Rec.notifyRelease:boolean */
     jfieldID asi_chained;   /* AsyncSteps.chained:long (fj_chain) */

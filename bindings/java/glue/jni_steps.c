@@ -454,8 +454,11 @@ void fj_add_sync(JNIEnv* env, jlong h, jlong sync, jobject rec, jint arity,
         return;
     }
     fj_guard_begin();
-    futoin_wrap_add_sync(BSI(h), (FutoInSync*)(uintptr_t)sync, g, fj_step_tr(arity),
-                         has_eh ? tr_error : NULL, fj_rec_release);
+    /* classed as add() is: the section's frame (async stacks, the dump's
+     * section= line) is the Java step's */
+    futoin_wrap_add_sync_classed(BSI(h), (FutoInSync*)(uintptr_t)sync, g,
+                                 fj_step_tr(arity), has_eh ? tr_error : NULL,
+                                 &fj_step_class);
     fj_guard_end(env);
 }
 

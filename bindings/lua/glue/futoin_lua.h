@@ -577,6 +577,7 @@ struct fl_tool
     int sweep_budget;  /* collections left since a root of it stopped */
     int sweep_listed;  /* in ctx->sweepers */
     fl_tool* sweep_next;
+    int hooks_ref;     /* registry ref of set_hooks{}'s table, or 0 (lua_watch.c) */
 };
 
 extern const char fl_tool_magic;
@@ -602,6 +603,11 @@ int fl_tool_run_nowait(lua_State* L, fl_tool* t);
 int fl_tool_advance(lua_State* L, fl_tool* t, lua_Number ms);
 int fl_tool_next_due(lua_State* L, fl_tool* t);
 int fl_tool_now(lua_State* L, fl_tool* t);
+/* lua_watch.c: tool:set_hooks{...} / tool:dump(); drop_hooks when the tool
+ * is freed. */
+int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table);
+int fl_tool_dump(lua_State* L, fl_tool* t);
+void fl_tool_drop_hooks(fl_tool* t);
 int fl_tool_schedule(lua_State* L, fl_tool* t, lua_Number delay_ms, int fn,
                      int deferred);
 int fl_timer_cancel(lua_State* L);

@@ -401,8 +401,10 @@ int fl_sync(lua_State* L, fl_steps* s, uintptr_t sync, int fn, int eh)
     eh = fl_check_fn(L, eh, 1, "sync(obj, step, onerror)", "onerror");
     r = fl_make_rec(L, s->ctx, fn, eh);
     fl_clear_misuse(s->ctx);
-    futoin_wrap_add_sync(s->bsi, (FutoInSync*)sync, r, fl_tr_step, eh ? fl_tr_error : NULL,
-                         fl_rec_release);
+    /* classed as add() is: the section's frame (async stacks, the dump's
+     * section= line) is the Lua function's */
+    futoin_wrap_add_sync_classed(s->bsi, (FutoInSync*)sync, r, fl_tr_step,
+                                 eh ? fl_tr_error : NULL, &fl_rec_class);
     s->flags |= FL_F_ADDED;
     fl_check_misuse(L, s->ctx, "sync()");
     lua_settop(L, 1);

@@ -511,6 +511,7 @@ static int tool_free(lua_State* L, fl_tool* t)
     }
     if (rc == FUTOIN_OK) {
         t->tool = NULL;
+        fl_tool_drop_hooks(t);
         if (L && !t->ctx->closed && lua_checkstack(L, 4)) {
             tool_list(L, t->ctx, ft, 0);
         }

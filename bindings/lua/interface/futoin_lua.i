@@ -231,6 +231,8 @@ fl_nret fl_shared_set(lua_State* L, fl_steps* self, const char* name,
 %rename(tool_advance) fl_tool_advance;
 %rename(tool_next_due) fl_tool_next_due;
 %rename(tool_now) fl_tool_now;
+%rename(tool_set_hooks) fl_tool_set_hooks;
+%rename(tool_dump) fl_tool_dump;
 %native(timer_cancel) int fl_timer_cancel(lua_State* L);
 %native(timer_pending) int fl_timer_pending(lua_State* L);
 
@@ -242,6 +244,9 @@ fl_nret fl_tool_executing(lua_State* L, fl_tool* self);
 fl_nret fl_tool_advance(lua_State* L, fl_tool* self, lua_Number ms);
 fl_nret fl_tool_next_due(lua_State* L, fl_tool* self);
 fl_nret fl_tool_now(lua_State* L, fl_tool* self);
+/* hooks and the live dump (glue/lua_watch.c) */
+fl_nret fl_tool_set_hooks(lua_State* L, fl_tool* self, fl_idx hooks);
+fl_nret fl_tool_dump(lua_State* L, fl_tool* self);
 
 /* ---- the load policy (glue/lua_policy.c) ------------------------------------ */
 

@@ -111,6 +111,8 @@ typedef struct fpy_tool
     FutoInAsyncSteps* anchor; /* an idle root of the tool while timers or
                                  holds pend: its program cannot free it */
     struct fpy_fdwatch* fdw;  /* fds watched for its event loop (py_poll.c) */
+    PyObject* hooks;   /* {event name: callable} of set_hooks(), or NULL
+                          (py_watch.c) */
 } fpy_tool;
 
 /* ---- py_types.c, py_asyncsteps_type.c, py_toolbase_type.c: the types -- */
@@ -486,6 +488,9 @@ int fpy_borrowed_close(fpy_tool* t);
 int fpy_tool_usable(fpy_tool* t);
 /** t->tool if usable, else NULL with InvalidStateError naming `what`. */
 futoin_tool* fpy_tool_use(fpy_tool* t, const char* what);
+/* py_watch.c: Tool._set_hooks(dict or None), Tool._dump() -> str. */
+PyObject* fpy_tool_set_hooks(fpy_tool* t, PyObject* table);
+PyObject* fpy_tool_dump(fpy_tool* t);
 /** A borrowed tool keeps an idle root of its tool (and itself) while its
  * timers or holds pend, and lets go when they are done. May drop the last
  * reference to `t`: call it last. Loop thread, GIL held. */

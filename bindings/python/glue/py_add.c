@@ -152,13 +152,17 @@ PyObject* fpy_sync(fpy_steps* s, PyObject* obj, PyObject* fn, PyObject* eh)
     }
     if (!eh) {
         fpy_check_begin();
-        futoin_wrap_add_sync(s->bsi, so, Py_NewRef(fn), fpy_tr_fn, NULL, fpy_obj_release);
+        /* classed as add() is: the section's frame (async stacks, the
+         * dump's section= line) is the Python function's */
+        futoin_wrap_add_sync_classed(s->bsi, so, Py_NewRef(fn), fpy_tr_fn, NULL,
+                                     &fpy_fn_class);
     } else {
         if (!(r = fpy_rec_new(fn, eh))) {
             return NULL;
         }
         fpy_check_begin();
-        futoin_wrap_add_sync(s->bsi, so, r, fpy_tr_step, fpy_tr_error, fpy_rec_release);
+        futoin_wrap_add_sync_classed(s->bsi, so, r, fpy_tr_step, fpy_tr_error,
+                                     &fpy_rec_class);
     }
     if (fpy_check_end() < 0) {
         return NULL;

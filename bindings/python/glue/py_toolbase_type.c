@@ -45,6 +45,7 @@ static int tool_traverse(PyObject* self, visitproc visit, void* arg)
     Py_VISIT(TL(self)->apump);
     Py_VISIT(TL(self)->atimer);
     Py_VISIT(TL(self)->tloop);
+    Py_VISIT(TL(self)->hooks);
     return 0;
 }
 
@@ -64,6 +65,7 @@ static int tool_gc_clear(PyObject* self)
     }
     Py_CLEAR(t->failure);
     Py_CLEAR(t->tloop);
+    Py_CLEAR(t->hooks); /* a hook then finds no callable: nothing runs */
     return 0;
 }
 
@@ -89,6 +91,7 @@ static void tool_dealloc(PyObject* self)
     Py_CLEAR(t->done);
     Py_CLEAR(t->apump);
     Py_CLEAR(t->tloop);
+    Py_CLEAR(t->hooks);
     PyErr_Restore(et, ev, etb);
     Py_TYPE(self)->tp_free(self);
 }
@@ -129,6 +132,16 @@ static PyObject* t__next_due_ms(PyObject* self, PyObject* unused)
 static PyObject* t__now_ms(PyObject* self, PyObject* unused)
 {
     return fpy_tool_now(TL(self));
+}
+
+static PyObject* t__set_hooks(PyObject* self, PyObject* table)
+{
+    return fpy_tool_set_hooks(TL(self), table);
+}
+
+static PyObject* t__dump(PyObject* self, PyObject* unused)
+{
+    return fpy_tool_dump(TL(self));
 }
 
 static PyObject* tg_virtual_time(PyObject* self, void* c)
@@ -383,6 +396,11 @@ static PyMethodDef tool_methods[] = {
       "Milliseconds until the next timer (int), or None."),
     M("_now_ms", t__now_ms, METH_NOARGS,
       "_now_ms($self, /)\n--\n\nThe tool's clock in milliseconds (int)."),
+    M("_set_hooks", t__set_hooks, METH_O,
+      "_set_hooks($self, table, /)\n--\n\n"
+      "futoin_tool_set_hooks(): {event name: callable} or None (Tool.set_hooks())."),
+    M("_dump", t__dump, METH_NOARGS,
+      "_dump($self, /)\n--\n\nfutoin_tool_dump() as a str (Tool.dump())."),
     M("run_nowait", t_run_nowait, METH_NOARGS,
       "run_nowait($self, /)\n--\n\n"
       "One non-blocking pass of the loop; True while work remains."),

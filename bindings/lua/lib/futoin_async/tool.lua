@@ -6,8 +6,8 @@
 -- a Tool on luv's loop, which root:run() drives). Uses I.load_policy (the
 -- part "policy").
 
-local type, pcall, error, setmetatable, tostring =
-    type, pcall, error, setmetatable, tostring
+local type, pcall, error, setmetatable, tostring, pairs =
+    type, pcall, error, setmetatable, tostring, pairs
 
 return function(M, core, I)
     local tool_info = setmetatable({}, { __mode = "k" }) -- tool -> { luv = uv }
@@ -30,6 +30,38 @@ return function(M, core, I)
     T.next_due = core.tool_next_due
     T.now = core.tool_now
     T.is_virtual = core.tool_is_virtual
+    -- watching its flows (futoin/sys/hooks.h, futoin_tool_dump())
+    T.dump = core.tool_dump
+    local HOOK_EVENTS = {
+        flow_started = true, flow_finished = true, step_entered = true,
+        step_left = true, error_raised = true, error_handled = true,
+        cancel = true, wait_begun = true, wait_ended = true,
+        sync_acquired = true, sync_released = true,
+    }
+    M.HOOK_EVENTS = HOOK_EVENTS
+
+    --- tool:set_hooks{ step_entered = function(ev) ... end, ... }: call
+    -- each function on the loop thread at its event, with a table (event,
+    -- root_id, now in tool ms, and as the event has them: language,
+    -- ["function"], file, line, code, info, outcome, wait, due,
+    -- wait_language, sync). tool:set_hooks() or set_hooks(nil) clears
+    -- them. Unknown names and non-functions are refused.
+    function T:set_hooks(hooks)
+        if hooks ~= nil then
+            if type(hooks) ~= "table" then
+                error("tool:set_hooks(hooks): a table of functions or nil", 2)
+            end
+            for name, fn in pairs(hooks) do
+                if not HOOK_EVENTS[name] then
+                    error(("tool:set_hooks(): no event '%s'"):format(tostring(name)), 2)
+                end
+                if type(fn) ~= "function" then
+                    error(("tool:set_hooks(): %s must be a function"):format(name), 2)
+                end
+            end
+        end
+        core.tool_set_hooks(self, hooks)
+    end
     -- spec-style names
     T.call_immediate = T.immediate
     T.call_later = T.deferred

@@ -7,7 +7,7 @@ import signal
 import socket
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from . import _core, _policy
 from ._errors import InvalidStateError
@@ -106,6 +106,43 @@ class Tool(_core.ToolBase):
         super().close()
         if loop is not None:
             loop._tool_closed()
+
+    #: The events of set_hooks(), as futoin/sys/hooks.h names them.
+    HOOK_EVENTS = frozenset((
+        "flow_started", "flow_finished", "step_entered", "step_left",
+        "error_raised", "error_handled", "cancel", "wait_begun", "wait_ended",
+        "sync_acquired", "sync_released"))
+
+    def set_hooks(self, hooks: Optional[Mapping[str, Callable[[dict[str, Any]], object]]] = None,
+                  /, **by_name: Callable[[dict[str, Any]], object]) -> None:
+        """Watch this tool's flows (futoin/sys/hooks.h): for each event
+        named (``HOOK_EVENTS``), call ``fn(event)`` on the loop thread at
+        the moment it happens, with a dict: ``event``, ``root_id``, ``now``
+        (tool time, ms) and, when the event has them, ``language``,
+        ``function``, ``file``, ``line`` (the step's origin, as async
+        stacks name it), ``code``, ``info``, ``outcome`` (``"success"``,
+        ``"error"``, ``"cancelled"``), ``wait`` (``"timer"``,
+        ``"external"``, ``"sync"``, ``"foreign"``), ``due``, ``sync``,
+        ``wait_language``. ``set_hooks()`` with nothing (or ``None``)
+        clears them. Any time on the loop thread, from inside a hook too
+        (the new ones serve from the next event). A hook must not change
+        flows; an exception in it is reported as unraisable."""
+        table = dict(hooks or {}, **by_name)
+        for name, fn in table.items():
+            if name not in self.HOOK_EVENTS:
+                raise ValueError(f"set_hooks(): no event {name!r} (one of "
+                                 f"{', '.join(sorted(self.HOOK_EVENTS))})")
+            if not callable(fn):
+                raise TypeError(f"set_hooks(): {name} must be callable, not "
+                                f"{type(fn).__name__}")
+        self._set_hooks(table or None)
+
+    def dump(self) -> str:
+        """A live dump (futoin_tool_dump()): every live root of the tool,
+        what each flow waits on and since when, its async stack and state
+        keys, one ``root=<id> ...`` line each (format: futoin/async.h).
+        On the loop thread."""
+        return self._dump()
 
     def set_load_policy(self, *, allow_languages: Optional[Iterable[str]] = None,
                         allow_modules: Optional[Iterable[str]] = None) -> None:

@@ -211,6 +211,21 @@ final class Dispatch {
         }
     }
 
+    /** A hook event of a Tool (jni_watch.c): to its listener. */
+    static void hook(Object tool, int type, long rootId, long now, String language, String function,
+                     String file, int line, String code, String info, int outcome, int wait, long due,
+                     String waitLanguage, long sync) {
+        try {
+            java.util.function.Consumer<HookEvent> l = ((Tool) tool).hooks;
+            if (l != null) {
+                l.accept(new HookEvent(type, rootId, now, language, function, file, line, code, info,
+                                       outcome, wait, due, waitLanguage, sync));
+            }
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
     /** Misuse the runtime reported outside any Java call on this thread. */
     static void misuse(Object tool, String message) {
         try {

@@ -461,6 +461,44 @@ public final class Tool implements Executor, AutoCloseable {
         return VirtualClock.nowMillis(this);
     }
 
+    /* The listener of setHooks(), or null (read by Dispatch.hook()). */
+    volatile java.util.function.Consumer<HookEvent> hooks;
+
+    /**
+     * Watches this tool's flows (futoin/sys/hooks.h): {@code listener} gets
+     * every event (flow started/finished, step entered/left, error
+     * raised/handled, cancel, wait begun/ended, sync acquired/released) on
+     * the loop thread at the moment it happens, as a {@link HookEvent}.
+     * {@code null} clears it. Any time on the loop thread, from inside the
+     * listener too (the new one serves from the next event). The listener
+     * must not change flows; what it throws goes to the thread's uncaught
+     * exception handler.
+     *
+     * @param listener the events' listener, or null
+     */
+    public void setHooks(java.util.function.Consumer<HookEvent> listener) {
+        refuseBorrowed("setHooks()", "that program sets its hooks");
+        checkLoopThread("setHooks()");
+        hooks = listener;
+        if (FutoInNative.tool_set_hooks(ptr, listener != null) != 0) {
+            hooks = null;
+            throw new IllegalStateException("setHooks(): refused by the runtime");
+        }
+    }
+
+    /**
+     * A live dump (futoin_tool_dump()): every live root of this tool, what
+     * each of its flows waits on and since when, its async stack and state
+     * keys, one {@code root=<id> ...} line each (the format is documented in
+     * futoin/async.h). Loop thread.
+     *
+     * @return the report
+     */
+    public String dump() {
+        checkLoopThread("dump()");
+        return new String(FutoInNative.tool_dump(ptr), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /**
      * Makes the {@link #run()} in progress (on whichever thread) return
      * after the callback it is running, leaving the flows as they are:
