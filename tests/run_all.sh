@@ -31,8 +31,8 @@
 #      unmodified with mocha) against the reference (the control) and
 #      against the Node.js binding; every test failing here is listed with
 #      its reason (bindings/node/ri-suite.sh)                  (ri-suite)
-#  11. polyglot: every host program (C, Python, Lua, Java) runs steps of
-#      every language in one flow, and the README's demo is checked
+#  11. polyglot: every host program (C, Python, Lua, Java, Node.js) runs
+#      steps of every language in one flow, and the README's demo is checked
 #      (tests/polyglot/run.sh)                                        (polyglot)
 #  11b. polyglot from installed packages: .ci/package --reuse (the wheels
 #      and the jar of parts 8 and 9), each package installed outside the
@@ -381,7 +381,7 @@ part_ri-suite() {
 }
 
 part_polyglot() {
-  say "polyglot (C, Python, Lua and Java hosts; the README's demo)"
+  say "polyglot (C, Python, Lua, Java and Node.js hosts; the README's demo)"
   # tests/polyglot/run.sh builds each language's host plug-in and package,
   # runs each host's matrix and the demo; its last line is
   # "polyglot: N passed, M failed".

@@ -21,7 +21,7 @@
 #   CORE_BUILD_DIR  a meson build of the repository (default: build); made
 #                   with `meson setup` when it does not exist (a fresh
 #                   clone), and the core library in it is brought up to
-#                   date (`meson compile futoin_async`) before it is used
+#                   date (`meson compile runtime/futoin_async:shared_library`) before it is used
 #   OUT_DIR         where everything goes (default: CORE_BUILD_DIR/java)
 #
 # The version is the project's, read from the top meson.build (one version,
@@ -56,7 +56,9 @@ fi
 if [ ! -e "$core/build.ninja" ]; then
   meson setup "$core" "$repo" >&2
 fi
-meson compile -C "$core" futoin_async >&2
+# by path and type: the Node.js addon bindings/node/futoin_async.node has
+# the same target name
+meson compile -C "$core" runtime/futoin_async:shared_library >&2
 core=$(cd "$core" && pwd)
 out=${2:-$core/java}
 mkdir -p "$out"

@@ -8,6 +8,14 @@ export type LoopFunc = (as: AsyncStepsHandle) => void;
 export type RepeatFunc = (as: AsyncStepsHandle, i: number) => void;
 export type ForEachFunc = (as: AsyncStepsHandle, key: any, value: any) => void;
 
+/** One frame of an async stack (polyglot flows): innermost first. */
+export interface AsyncStackFrame {
+    language: string;
+    function: string | null;
+    file: string | null;
+    line: number;
+}
+
 export interface ISync {
     sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
 }
@@ -24,6 +32,10 @@ export interface AsyncStepsCommon {
     forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
     copyFrom(other: AsyncSteps): this;
     newInstance(): AsyncSteps;
+    /** A step written in another language ("c", "python", "lua", "java",
+     *  "javascript"): `func` of `module`, started in this process on first
+     *  use; what cannot be had fails with InvalidRequest. */
+    addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
     /**
      * Throws a FutoInError whose message is the FTN12 code `name` (a
      * non-empty string without NUL, else a TypeError). From an external
@@ -44,6 +56,8 @@ export interface AsyncStepsHandle extends AsyncStepsCommon {
     waitExternal(): this;
     break(label?: string): never;
     continue(label?: string): never;
+    /** The async stack of the flow's last error, across languages. */
+    asyncStack(): AsyncStackFrame[] | null;
 }
 
 export interface ParallelStep {
@@ -83,6 +97,9 @@ export class AsyncSteps implements AsyncStepsCommon {
     forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
     copyFrom(other: AsyncSteps): this;
     newInstance(): AsyncSteps;
+    addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
+    /** The async stack of the last error this root did not handle. */
+    asyncStack(): AsyncStackFrame[] | null;
     error(name: string, error_info?: string): never;
     isAsyncSteps(): true;
     execute(unhandled_error?: (code: string) => void): this;
@@ -114,6 +131,10 @@ declare namespace $as {
     function installAsyncToolTest(install?: boolean): void;
     function assertAS(as: unknown): void;
     function testcase(func: ExecFunc, onerror?: ErrorFunc): (done: (err?: any) => void) => void;
+    /** JavaScript records the core holds now (for leak checks). */
+    function liveRefs(): number;
+    /** An async stack as text, one "    at LANGUAGE FUNCTION (FILE:LINE)" a line. */
+    function formatAsyncStack(frames: AsyncStackFrame[] | null): string;
     export { AsyncSteps, Mutex, Throttle, Limiter, Errors, Errors as FutoInError, ISync };
 }
 export default $as;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The polyglot matrix: every host program (C, Python, Lua, Java) runs steps
-# of every other language in one flow (tests/polyglot/README.md).
+# The polyglot matrix: every host program (C, Python, Lua, Java, Node.js)
+# runs steps of every other language in one flow (tests/polyglot/README.md).
 #
 #   tests/polyglot/run.sh [BUILD_DIR]
 #
@@ -15,7 +15,8 @@
 #    (XDG_CACHE_HOME), not the user's;
 # 3. runs each host's matrix with all of that exported:
 #    the C host (tests/polyglot/c_host.c), then `bindings/<lang>/polyglot.sh
-#    test` for each language;
+#    test` for each language, then the Node.js host
+#    (bindings/node/polyglot.sh test: a host program only);
 # 4. runs the C host's matrix again, with the same plug-ins, built with
 #    ASan+UBSan (in BUILD_DIR-asan, the build tests/run_all.sh makes; set
 #    up here if missing) and under valgrind memcheck, with suppressions only
@@ -69,6 +70,19 @@ for lang in "${langs[@]}"; do
   bash "bindings/$lang/polyglot.sh" test >"$work/$lang.test.log" 2>&1
   tally "$work/$lang.test.log"
 done
+# Node.js: a host program only (no plug-in: Node cannot be started inside
+# another host program here, bindings/node/README.md), so it is not among
+# the fragment languages above; its matrix adds C, Python, Lua, Java and
+# JavaScript-by-name steps to JavaScript flows
+if command -v node >/dev/null; then
+  echo "== node host"
+  FUTOIN_POLYGLOT_BUILD="$PWD/$build" bash bindings/node/polyglot.sh test \
+    >"$work/node.test.log" 2>&1
+  tally "$work/node.test.log"
+else
+  echo "FAIL polyglot-node: no node on PATH (.ci/setup installs it)"
+  total_f=$((total_f + 1))
+fi
 
 # ---- the C host under ASan+UBSan and under valgrind ----------------------
 # The same program and the same uninstrumented plug-ins and runtimes

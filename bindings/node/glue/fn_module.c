@@ -39,9 +39,82 @@ void fn_release_ref(void* data)
     fn_env* e = fn_cur;
     /* A reference outliving its environment (a root freed at exit) is
      * gone with it: nothing to delete. */
-    if (data && e && !e->closing) {
-        napi_delete_reference(e->env, (napi_ref)data);
+    if (!data || !e || e->closing) {
+        return;
     }
+    --e->live_refs;
+    if (FN_IS_ID(data)) {
+        if (e->n_released == e->cap_released) {
+            size_t cap = e->cap_released ? e->cap_released * 2 : 1024;
+            uint32_t* r = realloc(e->released, cap * sizeof *r);
+            if (!r) {
+                return; /* the slot stays taken: a leak of one slot, never a reuse too early */
+            }
+            e->released = r;
+            e->cap_released = cap;
+        }
+        e->released[e->n_released++] = FN_ID_OF(data);
+        return;
+    }
+    napi_delete_reference(e->env, (napi_ref)data);
+}
+
+void* fn_data_of(napi_env env, napi_value v)
+{
+    napi_valuetype t = napi_undefined;
+    uint32_t id = 0;
+    napi_typeof(env, v, &t);
+    if (t == napi_number && napi_get_value_uint32(env, v, &id) == napi_ok
+        && id < (UINT32_MAX >> 1)) {
+        if (fn_cur) {
+            ++fn_cur->live_refs;
+        }
+        return (void*)(((uintptr_t)id << 1) | 1u);
+    }
+    return fn_new_ref(env, v);
+}
+
+napi_value fn_data_value(napi_env env, void* data)
+{
+    napi_value v;
+    if (FN_IS_ID(data)) {
+        napi_create_uint32(env, FN_ID_OF(data), &v);
+    } else if (!data || napi_get_reference_value(env, (napi_ref)data, &v) != napi_ok || !v) {
+        napi_get_undefined(env, &v);
+    }
+    return v;
+}
+
+/* releasedIds(buffer: Uint32Array) -> n: the ids the core released since
+ * the last call, at most the buffer's length (the rest next time). */
+FN_FUNC(released_ids)
+{
+    FN_ARGS(1);
+    fn_env* e = fn_cur;
+    napi_typedarray_type tt;
+    size_t len = 0, n, off;
+    void* data = NULL;
+    napi_value ab;
+    if (!e || argc < 1
+        || napi_get_typedarray_info(env, argv[0], &tt, &len, &data, &ab, &off) != napi_ok
+        || tt != napi_uint32_array) {
+        return fn_throw(env, "releasedIds(Uint32Array)");
+    }
+    n = e->n_released < len ? e->n_released : len;
+    e->n_released -= n;
+    memcpy(data, e->released + e->n_released, n * sizeof(uint32_t));
+    napi_value r;
+    napi_create_uint32(env, (uint32_t)n, &r);
+    return r;
+}
+
+napi_ref fn_new_ref(napi_env env, napi_value v)
+{
+    napi_ref r = NULL;
+    if (napi_create_reference(env, v, 1, &r) == napi_ok && fn_cur) {
+        ++fn_cur->live_refs;
+    }
+    return r;
 }
 
 void fn_misuse(void* data, const char* code, const char* message)
@@ -66,19 +139,24 @@ napi_env fn_dispatch_open(napi_handle_scope* scope)
     return e->env;
 }
 
-void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
+void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, void* rec,
                       size_t argc, napi_value* argv)
+{
+    fn_dispatch_invoke(kind, rec, argc, argv);
+    napi_close_handle_scope(fn_cur->env, scope);
+}
+
+napi_value fn_dispatch_invoke(enum fn_kind kind, void* rec, size_t argc,
+                              napi_value* argv)
 {
     fn_env* e = fn_cur;
     napi_env env = e->env;
-    napi_value all[6], fn, recv, result;
+    napi_value all[6], fn, recv, result = NULL;
     napi_status st;
     size_t i;
 
     napi_create_int32(env, (int32_t)kind, &all[0]);
-    if (!rec || napi_get_reference_value(env, rec, &all[1]) != napi_ok || !all[1]) {
-        napi_get_undefined(env, &all[1]);
-    }
+    all[1] = fn_data_value(env, rec);
     for (i = 0; i < argc && i < 4; ++i) {
         all[2 + i] = argv[i];
     }
@@ -120,8 +198,12 @@ void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
             }
             fprintf(stderr, "futoin_async (node): uncaught in dispatch: %s\n", buf);
         }
+        result = NULL;
     }
-    napi_close_handle_scope(env, scope);
+    if (!result) {
+        napi_get_undefined(env, &result);
+    }
+    return result;
 }
 
 /* setDispatcher(fn): the JavaScript function every call from the core goes
@@ -167,6 +249,7 @@ static void env_cleanup(void* arg)
     if (fn_cur == e) {
         fn_cur = NULL;
     }
+    free(e->released);
     free(e);
 }
 
@@ -186,10 +269,12 @@ NAPI_MODULE_INIT()
 
     FN_EXPORT(exports, "setDispatcher", set_dispatcher);
     FN_EXPORT(exports, "lastMisuse", last_misuse);
+    FN_EXPORT(exports, "releasedIds", released_ids);
     napi_create_string_utf8(env, futoin_async_version(), NAPI_AUTO_LENGTH, &v);
     napi_set_named_property(env, exports, "version", v);
     fn_tool_init(env, exports);
     fn_steps_init(env, exports);
     fn_sync_init(env, exports);
+    fn_host_init(env, exports);
     return exports;
 }

@@ -9,6 +9,8 @@
  */
 #include "futoin_node.h"
 
+#include <futoin/sys/ext.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +27,7 @@ static napi_value str_or_undef(napi_env env, const char* s)
     return v;
 }
 
-static void t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -38,7 +40,7 @@ static void t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fn_dispatch_call(scope, FN_STEP, data, 2, a);
 }
 
-static void t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -161,12 +163,7 @@ static FutoInAsyncSteps* arg_bsi(napi_env env, size_t argc, napi_value* argv)
     return argc > 0 ? fn_arg_ptr(env, argv[0]) : NULL;
 }
 
-static napi_ref new_ref(napi_env env, napi_value v)
-{
-    napi_ref r = NULL;
-    napi_create_reference(env, v, 1, &r);
-    return r;
-}
+#define new_ref fn_new_ref
 
 static int truthy(napi_env env, napi_value v)
 {
@@ -271,8 +268,8 @@ FN_FUNC(add)
     if (!bsi || argc < 3) {
         return fn_throw(env, "add(bsi, rec, eh)");
     }
-    futoin_wrap_add(bsi, new_ref(env, argv[1]), t_step,
-                    truthy(env, argv[2]) ? t_error : NULL, fn_release_ref);
+    futoin_wrap_add_classed(bsi, fn_data_of(env, argv[1]), fn_t_step,
+                            truthy(env, argv[2]) ? fn_t_error : NULL, &fn_js_class);
     return NULL;
 }
 
@@ -285,8 +282,12 @@ FN_FUNC(parallel)
     if (!bsi) {
         return fn_throw(env, "parallel(bsi, rec)");
     }
-    if (argc > 1 && truthy(env, argv[1])) {
-        p = futoin_wrap_parallel(bsi, new_ref(env, argv[1]), t_error, fn_release_ref);
+    napi_valuetype t = napi_undefined;
+    if (argc > 1) {
+        napi_typeof(env, argv[1], &t);
+    }
+    if (t != napi_undefined && t != napi_null) { /* a record, or its id (0 too) */
+        p = futoin_wrap_parallel(bsi, fn_data_of(env, argv[1]), fn_t_error, fn_release_ref);
     } else {
         p = futoin_wrap_parallel(bsi, NULL, NULL, NULL);
     }
@@ -358,7 +359,7 @@ FN_FUNC(set_cancel)
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
     if (bsi && argc > 1) {
-        futoin_wrap_set_cancel(bsi, new_ref(env, argv[1]), t_cancel, fn_release_ref);
+        futoin_wrap_set_cancel(bsi, fn_data_of(env, argv[1]), t_cancel, fn_release_ref);
     }
     return NULL;
 }
@@ -405,7 +406,7 @@ FN_FUNC(loop)
     if (refused) {
         return refuse_string(env, "loop(): label must be a string without NUL");
     }
-    futoin_wrap_loop(bsi, new_ref(env, argv[1]), t_loop, label, fn_release_ref);
+    futoin_wrap_loop_classed(bsi, fn_data_of(env, argv[1]), t_loop, label, &fn_js_class);
     free(label);
     return NULL;
 }
@@ -426,8 +427,8 @@ FN_FUNC(repeat)
         return refuse_string(env, "repeat(): label must be a string without NUL");
     }
     napi_get_value_double(env, argv[2], &n);
-    futoin_wrap_repeat(bsi, new_ref(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
-                       label, fn_release_ref);
+    futoin_wrap_repeat_classed(bsi, fn_data_of(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
+                               label, &fn_js_class);
     free(label);
     return NULL;
 }
@@ -473,8 +474,86 @@ FN_FUNC(add_sync)
     if (!bsi || !s || argc < 4) {
         return fn_throw(env, "addSync(bsi, sync, rec, eh)");
     }
-    futoin_wrap_add_sync(bsi, s, new_ref(env, argv[2]), t_step,
-                         truthy(env, argv[3]) ? t_error : NULL, fn_release_ref);
+    futoin_wrap_add_sync_classed(bsi, s, fn_data_of(env, argv[2]), fn_t_step,
+                                 truthy(env, argv[3]) ? fn_t_error : NULL, &fn_js_class);
+    return NULL;
+}
+
+/* JavaScript's consecutive steps in one call from the core (ext chain(),
+ * version 4). chainInit(Float64Array(1)) once: the buffer where chain()
+ * leaves the next step's handle. chain(bsi) -> the next step's record (its
+ * id, or the object), its handle in the buffer; undefined when nothing was
+ * done. Inside the callback of step `bsi`, which kept its success() (or
+ * completes with no values): complete it and start the next step if it is
+ * a JavaScript step of add(); its values never leave JavaScript. */
+static _Thread_local double* g_chain_slot;
+static _Thread_local napi_ref g_chain_buf;
+
+FN_FUNC(chain_init)
+{
+    FN_ARGS(1);
+    napi_typedarray_type tt;
+    size_t len = 0, off;
+    void* data = NULL;
+    napi_value ab;
+    if (argc < 1 || napi_get_typedarray_info(env, argv[0], &tt, &len, &data, &ab, &off) != napi_ok
+        || tt != napi_float64_array || len < 1) {
+        return fn_throw(env, "chainInit(Float64Array)");
+    }
+    if (g_chain_buf) {
+        napi_delete_reference(env, g_chain_buf);
+    }
+    napi_create_reference(env, argv[0], 1, &g_chain_buf);
+    g_chain_slot = data;
+    return NULL;
+}
+
+FN_FUNC(chain)
+{
+    static const FutoInAsyncSteps_execute_callback fns[] = {fn_t_step};
+    FN_ARGS(1);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    const futoin_async_ext_table* x = bsi ? futoin_async_ext(bsi) : NULL;
+    FutoInAsyncSteps* next;
+    void* data = NULL;
+    if (!x || x->version < FUTOIN_EXT_VERSION_4 || !g_chain_slot) {
+        return NULL;
+    }
+    next = x->chain(bsi, fns, 1, &data);
+    if (!next) {
+        return NULL;
+    }
+    *g_chain_slot = (double)(uintptr_t)next;
+    return fn_data_value(env, data);
+}
+
+/* addMany(bsi, ids: Uint32Array, n, ehBits: Uint8Array): add() of n
+ * records by id in one call (execute() hands a root's queued steps over);
+ * ehBits[i] says whether record ids[i] has an error handler. */
+FN_FUNC(add_many)
+{
+    FN_ARGS(4);
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    napi_typedarray_type tt, tt2;
+    size_t len = 0, len2 = 0, off;
+    void *ids = NULL, *ehs = NULL;
+    napi_value ab;
+    uint32_t n = 0, i;
+    if (!bsi || argc < 4
+        || napi_get_typedarray_info(env, argv[1], &tt, &len, &ids, &ab, &off) != napi_ok
+        || tt != napi_uint32_array || napi_get_value_uint32(env, argv[2], &n) != napi_ok
+        || napi_get_typedarray_info(env, argv[3], &tt2, &len2, &ehs, &ab, &off) != napi_ok
+        || tt2 != napi_uint8_array || n > len || n > len2) {
+        return fn_throw(env, "addMany(bsi, ids, n, ehBits)");
+    }
+    for (i = 0; i < n; ++i) {
+        uint32_t id = ((const uint32_t*)ids)[i];
+        if (fn_cur) {
+            ++fn_cur->live_refs;
+        }
+        futoin_wrap_add_classed(bsi, (void*)(((uintptr_t)id << 1) | 1u), fn_t_step,
+                                ((const uint8_t*)ehs)[i] ? fn_t_error : NULL, &fn_js_class);
+    }
     return NULL;
 }
 
@@ -521,5 +600,8 @@ void fn_steps_init(napi_env env, napi_value exports)
     FN_EXPORT(exports, "continueLoop", continue_loop);
     FN_EXPORT(exports, "addSync", add_sync);
     FN_EXPORT(exports, "toolOf", tool_of);
+    FN_EXPORT(exports, "chain", chain);
+    FN_EXPORT(exports, "chainInit", chain_init);
+    FN_EXPORT(exports, "addMany", add_many);
     FN_EXPORT(exports, "errorCode", error_code);
 }

@@ -171,7 +171,7 @@ FN_FUNC(call_later)
         return fn_throw(env, "callLater: out of memory");
     }
     tm->tool = t;
-    napi_create_reference(env, argv[2], 1, &tm->rec);
+    tm->rec = fn_new_ref(env, argv[2]);
     if (ms >= 1) {
         tm->h = futoin_tool_deferred(t, ms > 4e9 ? 4000000000u : (uint32_t)ms,
                                      timer_cb, tm);
@@ -179,7 +179,7 @@ FN_FUNC(call_later)
         tm->h = futoin_tool_immediate(t, timer_cb, tm);
     }
     if (!FUTOIN_HANDLE_QUEUED(tm->h)) {
-        napi_delete_reference(env, tm->rec);
+        fn_release_ref(tm->rec);
         free(tm);
         return fn_throw(env, "callLater: not queued (wrong thread or closing)");
     }
@@ -192,7 +192,7 @@ FN_FUNC(cancel_call)
     fn_timer* tm = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     if (tm) {
         futoin_tool_cancel(tm->tool, &tm->h);
-        napi_delete_reference(env, tm->rec);
+        fn_release_ref(tm->rec);
         free(tm);
     }
     return NULL;

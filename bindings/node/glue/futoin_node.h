@@ -20,6 +20,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
 /* What a call from the core into JavaScript is about: the first argument
@@ -35,6 +36,8 @@ enum fn_kind
     FN_TIMER = 6,     /* (rec) */
     FN_ENDED = 7,     /* (rec): a waiting step's handle ended */
     FN_ROOT_END = 8,  /* (rec): a root's execution ended */
+    FN_ORIGIN = 9,    /* (rec) -> [function, file, line]: a frame's origin */
+    FN_RESOLVE = 10,  /* (undefined, module, function) -> rec | message */
 };
 
 /* Per JavaScript thread. */
@@ -48,7 +51,24 @@ typedef struct fn_env
     futoin_tool* main_tool; /* attached to Node's loop, made on first use */
     char misuse[256];      /* the last misuse the core reported */
     size_t misuse_seen;
+    long live_refs;        /* references given to the core, not yet released */
+    /* ids of JavaScript records the core released, for JavaScript to drain
+     * (releasedIds()): its table slots are then free for new records */
+    uint32_t* released;
+    size_t n_released, cap_released;
 } fn_env;
+
+/* The data of a step is either a napi_ref (aligned: low bit 0) or the id
+ * of a record in the JavaScript layer's table (lib/AsyncSteps.js), tagged
+ * with the low bit: a step costs no V8 persistent handle (the garbage
+ * collector visits every one of those at each scavenge). */
+#define FN_IS_ID(data) (((uintptr_t)(data)&1u) != 0)
+#define FN_ID_OF(data) ((uint32_t)((uintptr_t)(data) >> 1))
+/* A record given from JavaScript: a number is a table id, anything else
+ * gets a reference. Released by fn_release_ref. */
+void* fn_data_of(napi_env env, napi_value v);
+/* The JavaScript value of step data: the id as a number, or the object. */
+napi_value fn_data_value(napi_env env, void* data);
 
 extern _Thread_local fn_env* fn_cur;
 
@@ -57,9 +77,16 @@ extern _Thread_local fn_env* fn_cur;
  * caller makes the argument values, fn_dispatch_call() calls
  * dispatcher(kind, rec, argv...) and closes the scope. */
 napi_env fn_dispatch_open(napi_handle_scope* scope);
-void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, napi_ref rec,
+void fn_dispatch_call(napi_handle_scope scope, enum fn_kind kind, void* rec,
                       size_t argc, napi_value* argv);
-/* napi_delete_reference() for a release hook (`data` is a napi_ref). */
+/* The same without closing the scope: the dispatcher's result (undefined
+ * when it threw), valid until the caller closes `scope`. */
+napi_value fn_dispatch_invoke(enum fn_kind kind, void* rec, size_t argc,
+                              napi_value* argv);
+/* A reference the core will release through fn_release_ref (counted). */
+napi_ref fn_new_ref(napi_env env, napi_value v);
+/* The release hook of step data: napi_delete_reference() of a napi_ref,
+ * or the id noted as released. */
 void fn_release_ref(void* data);
 /* The misuse callback of every tool we make. */
 void fn_misuse(void* data, const char* code, const char* message);
@@ -77,6 +104,24 @@ napi_value fn_args_to_values(napi_env env, const FutoInArgs* args);
 void fn_tool_init(napi_env env, napi_value exports);
 void fn_steps_init(napi_env env, napi_value exports);
 void fn_sync_init(napi_env env, napi_value exports);
+void fn_host_init(napi_env env, napi_value exports);
+
+/* The class of every JavaScript step's data (a napi_ref to its record):
+ * released by fn_release_ref, its origin (function, file:line) asked of
+ * JavaScript when an async stack is recorded (fn_host.c). */
+extern const futoin_step_class fn_js_class;
+/* The trampolines of fn_steps.c, for the steps of the host "javascript". */
+void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code);
+/* One JavaScript value as an FTN12 value (fn_values.c): numbers (INT64
+ * when integral, else DOUBLE), strings, booleans, bigints, Buffers and
+ * Uint8Arrays (ARRAY|UINT8), non-empty arrays of numbers (ARRAY|INT64 or
+ * ARRAY|DOUBLE); anything else a custom value holding its reference. */
+void fn_js_to_ftn(napi_env env, napi_value v, FutoInBinaryValue* out);
+/* Whether the value is one fn_js_to_ftn() makes a plain FTN12 value of,
+ * for the state shared with other languages: numbers, strings, booleans. */
+int fn_js_is_scalar(napi_env env, napi_value v);
+napi_value fn_ftn_to_js(napi_env env, const FutoInBinaryValue* v);
 
 /* Every exported function is wrapped so that the core knows whether
  * JavaScript is on the stack (js_depth): a call into JavaScript from a

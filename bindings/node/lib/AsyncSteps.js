@@ -16,6 +16,7 @@
 //   errors, timeouts, cancel, parallel, loops, sync objects.
 const native = require('./native');
 const Errors = require('./Errors');
+const polyglot = require('./polyglot');
 
 const { FutoInError } = Errors;
 const isProduction = process.env.NODE_ENV === 'production';
@@ -30,6 +31,8 @@ const K_UNHANDLED = 5;
 const K_TIMER = 6;
 const K_ENDED = 7;
 const K_ROOT_END = 8;
+const K_ORIGIN = 9;
+const K_RESOLVE = 10;
 
 // What break()/continue() and a handled error() throw to leave the
 // callback: the flow already knows.
@@ -37,16 +40,22 @@ const LEAVE = Object.freeze({ futoinLeave: true });
 
 let g_dispatched = 0;
 
-function makeState(init) {
+// The state: a function object (the reference's `as.state()` is callable)
+// behind a Proxy that shares numbers, strings and booleans with the steps
+// of other languages while the root executes (futoin_state_set/get, see
+// polyglot.js); everything else stays JavaScript's.
+function makeState(init, owner) {
+    let proxy = null;
     const state = function state() {
-        return state;
+        return proxy;
     };
     if (init) {
         for (const k of Object.keys(init)) {
             state[k] = init[k];
         }
     }
-    return state;
+    proxy = polyglot.sharedState(state, owner);
+    return proxy;
 }
 
 function sanityError(info) {
@@ -112,7 +121,57 @@ class Rec {
         this.root = root;
         this.f = f;
         this.eh = eh;
+        this.guarded = false;
     }
+}
+
+// The step an addSync() guards: never chained from (the runtime releases
+// the sync object when the step completes the usual way).
+function syncRec(root, f, eh) {
+    const r = new Rec(root, f, eh);
+    r.guarded = true;
+    return rid(r);
+}
+
+// The records the core holds, by id: a step's data is its record's id (a
+// number), not a V8 persistent handle each. The core notes the ids it
+// releases; they are drained (native.releasedIds) before the table grows
+// by another 1024 and when an execution ends, and their slots reused.
+const g_recs = [];
+const g_free = [];
+const g_rel = new Uint32Array(4096);
+let g_grown = 0;
+
+function drainReleased() {
+    g_grown = 0;
+    for (;;) {
+        const n = native.releasedIds(g_rel);
+        for (let i = 0; i < n; ++i) {
+            const id = g_rel[i];
+            g_recs[id] = undefined;
+            g_free.push(id);
+        }
+        if (n < g_rel.length) {
+            return;
+        }
+    }
+}
+
+const g_ids = new Uint32Array(1024);
+const g_ehs = new Uint8Array(1024);
+
+function rid(rec) {
+    if (g_free.length === 0 && g_grown >= 1024) {
+        drainReleased();
+    }
+    if (g_free.length !== 0) {
+        const id = g_free.pop();
+        g_recs[id] = rec;
+        return id;
+    }
+    ++g_grown;
+    g_recs.push(rec);
+    return g_recs.length - 1;
 }
 
 function hasEh(eh) {
@@ -122,12 +181,16 @@ function hasEh(eh) {
 // ---- the handle of a callback ------------------------------------------------
 
 class Step {
-    constructor(root, bsi) {
+    constructor(root, bsi, kind = 1) {
         this._root = root;
         this._bsi = bsi;
+        this._kind = kind; // 0: a step's own callback (may keep success())
         this._in_call = true;
         this._waits = false;
         this._raised = null;
+        // a success() kept in the step's own callback (see success())
+        this._pending = undefined;
+        this._touched = false;
         this._completed = false; // by a success()/error() through it
         this._lost = false; // ended by the core while it waited (timeout, cancel)
     }
@@ -146,19 +209,44 @@ class Step {
         if (!bsi) {
             throw deadHandle(this._root);
         }
+        if (this._pending !== undefined) {
+            this._flush();
+        }
+        this._touched = true; // the step did more than complete: never chained
         return bsi;
+    }
+
+    // the kept success() goes to the runtime before anything else does
+    _flush() {
+        const p = this._pending;
+        this._pending = undefined;
+        native.success(this._bsi, p.length ? p : undefined);
     }
 
     add(func, onerror) {
         checkFunc(func);
         checkOnError(onerror);
-        native.add(this._live(), new Rec(this._root, func, onerror), hasEh(onerror));
+        native.add(this._live(), rid(new Rec(this._root, func, onerror)), hasEh(onerror));
         return this;
+    }
+
+    addForeign(language, module, func, onerror) {
+        checkOnError(onerror);
+        const g = polyglot.foreignStep(language, module, func, this.addForeign);
+        native.add(this._live(), rid(new Rec(this._root, g, onerror)), hasEh(onerror));
+        return this;
+    }
+
+    // The async stack of the flow's last error (an error handler's, or the
+    // one a step of this flow raised): frames {language, function, file,
+    // line}, innermost first, across languages.
+    asyncStack() {
+        return native.asyncStack(this._live());
     }
 
     parallel(onerror) {
         const p = native.parallel(this._live(),
-            hasEh(onerror) ? new Rec(this._root, null, onerror) : undefined);
+            hasEh(onerror) ? rid(new Rec(this._root, null, onerror)) : undefined);
         return new Parallel(this, p);
     }
 
@@ -167,7 +255,7 @@ class Step {
         checkOnError(onerror);
         const ptr = object && object._futoinSync ? object._futoinSync(this._tool()) : 0;
         if (ptr) {
-            native.addSync(this._live(), ptr, new Rec(this._root, func, onerror), hasEh(onerror));
+            native.addSync(this._live(), ptr, syncRec(this._root, func, onerror), hasEh(onerror));
         } else {
             object.sync(this, func, onerror);
         }
@@ -176,7 +264,7 @@ class Step {
 
     successStep(...args) {
         const vals = args;
-        native.add(this._live(), new Rec(this._root, (as) => as.success(...vals)), false);
+        native.add(this._live(), rid(new Rec(this._root, (as) => as.success(...vals))), false);
         return this;
     }
 
@@ -188,13 +276,13 @@ class Step {
 
     loop(func, label) {
         checkLabel('loop()', label);
-        native.loop(this._live(), new Rec(this._root, func), label);
+        native.loop(this._live(), rid(new Rec(this._root, func)), label);
         return this;
     }
 
     repeat(count, func, label) {
         checkLabel('repeat()', label);
-        native.repeat(this._live(), new Rec(this._root, func), count, label);
+        native.repeat(this._live(), rid(new Rec(this._root, func)), count, label);
         return this;
     }
 
@@ -224,6 +312,11 @@ class Step {
     // timeout, a cancel: a late completion, dropped quietly as in every
     // binding); misuse (a second completion, a step that did not wait)
     // throws InternalError.
+    // In the step's own callback, success() is kept: the dispatcher gives
+    // its values to the next JavaScript step itself when the runtime lets
+    // that one run in the same call (native.chain), else hands it to the
+    // runtime when the callback returns; any other call through the handle
+    // hands it over first, so the runtime sees every call in order.
     success(...args) {
         const bsi = this._bsi;
         if (!bsi) {
@@ -232,7 +325,22 @@ class Step {
             }
             throw deadHandle(this._root);
         }
-        const r = native.success(bsi, args.length ? args : undefined);
+        if (this._in_call && !this._waits && this._kind === 0 && !this._completed
+            && !this._root._foreign) {
+            if (this._pending === undefined) {
+                this._pending = args;
+                this._completed = true;
+                return true;
+            }
+            this._flush();
+        } else if (this._pending !== undefined) {
+            this._flush();
+        }
+        // a step of JavaScript in a flow another language hosts passes its
+        // values on as FTN12 values: the next step may be of any language
+        const r = this._root._foreign
+            ? native.successFtn(bsi, args)
+            : native.success(bsi, args.length ? args : undefined);
         if (r < 0) {
             // refused by the core: a second completion (in the callback,
             // the core raises InternalError at the parent's handler, so
@@ -262,6 +370,9 @@ class Step {
             }
             throw deadHandle(this._root);
         }
+        if (this._pending !== undefined) {
+            this._flush();
+        }
         const state = this._root.state;
         state.error_info = error_info;
         const e = new FutoInError(code);
@@ -289,7 +400,7 @@ class Step {
     }
 
     setCancel(oncancel) {
-        native.setCancel(this._live(), new Rec(this._root, oncancel));
+        native.setCancel(this._live(), rid(new Rec(this._root, oncancel)));
         this._wait();
         return this;
     }
@@ -306,7 +417,7 @@ class Step {
             if (sync) {
                 this.sync(sync, f, eh);
             } else {
-                native.add(this._live(), new Rec(this._root, f, eh), hasEh(eh));
+                native.add(this._live(), rid(new Rec(this._root, f, eh)), hasEh(eh));
             }
         }
         copyState(this._root.state, other.state);
@@ -338,6 +449,9 @@ class Step {
         if (!bsi) {
             return;
         }
+        if (this._pending !== undefined) {
+            this._flush();
+        }
         const state = this._root.state;
         state.last_exception = e;
         // a FutoInError with its info (the InternalError of a misuse in
@@ -366,7 +480,7 @@ class Parallel {
         if (!this._owner._bsi) {
             throw deadHandle(this._owner._root);
         }
-        native.add(this._bsi, new Rec(this._owner._root, func, onerror), hasEh(onerror));
+        native.add(this._bsi, rid(new Rec(this._owner._root, func, onerror)), hasEh(onerror));
         return this;
     }
 
@@ -491,7 +605,8 @@ function awaitStep(promise) {
 
 class AsyncSteps {
     constructor(state = null, async_tool = null) {
-        this.state = makeState(state);
+        this._shared = null;
+        this.state = makeState(state, this);
         this._async_tool = async_tool || require('./AsyncTool').AsyncTool;
         this._queue = [];
         this._bsi = 0;
@@ -529,6 +644,19 @@ class AsyncSteps {
         checkOnError(onerror);
         this._queue.push([func, onerror]);
         return this;
+    }
+
+    addForeign(language, module, func, onerror) {
+        this._sanity();
+        checkOnError(onerror);
+        this._queue.push([polyglot.foreignStep(language, module, func, this.addForeign), onerror]);
+        return this;
+    }
+
+    // The async stack of the last error this root did not handle (frames
+    // {language, function, file, line}, innermost first), or null.
+    asyncStack() {
+        return this._bsi ? native.asyncStack(this._bsi) : this._async_stack || null;
     }
 
     parallel(onerror) {
@@ -633,15 +761,36 @@ class AsyncSteps {
         }
         const tool = this._async_tool._native();
         const bsi = native.rootNew(tool);
-        for (const [f, eh, sync] of q) {
+        // runs of plain steps go over in one call each (native.addMany)
+        let n = 0;
+        for (let i = 0; i < q.length; ++i) {
+            const e = q[i];
+            const f = e[0];
+            const eh = e[1];
+            const sync = e[2];
             if (sync) {
-                native.addSync(bsi, sync._futoinSync(tool), new Rec(this, f, eh), hasEh(eh));
-            } else {
-                native.add(bsi, new Rec(this, f, eh), hasEh(eh));
+                if (n) {
+                    native.addMany(bsi, g_ids, n, g_ehs);
+                    n = 0;
+                }
+                native.addSync(bsi, sync._futoinSync(tool), syncRec(this, f, eh), hasEh(eh));
+                continue;
             }
+            if (n === g_ids.length) {
+                native.addMany(bsi, g_ids, n, g_ehs);
+                n = 0;
+            }
+            g_ids[n] = rid(new Rec(this, f, eh));
+            g_ehs[n] = hasEh(eh) ? 1 : 0;
+            ++n;
+        }
+        if (n) {
+            native.addMany(bsi, g_ids, n, g_ehs);
         }
         this._bsi = bsi;
         this._tool_ptr = tool;
+        this._async_stack = null;
+        polyglot.pushState(this, bsi);
         native.execute(bsi, this);
         return this;
     }
@@ -663,7 +812,11 @@ class AsyncSteps {
             this._on_unhandled = (code) => {
                 done = true;
                 const le = this.state.last_exception;
-                reject(le instanceof Error && le.message === code ? le : new FutoInError(code));
+                const e = le instanceof Error && le.message === code ? le : new FutoInError(code);
+                if (this._async_stack && e instanceof Error) {
+                    polyglot.attachStack(e, this._async_stack);
+                }
+                reject(e);
             };
             this._on_end = () => {
                 // an unhandled error is reported after the end step's
@@ -681,6 +834,8 @@ class AsyncSteps {
     }
 
     _ended() {
+        drainReleased();
+        polyglot.pullState(this, this._bsi);
         this._bsi = 0;
         this._loop_unwind = false;
         const f = this._on_end;
@@ -736,32 +891,104 @@ function callStep(rec, bsi, fn, a1, a2, a3) {
     }
 }
 
+// A step's callback, then the JavaScript steps after it while the runtime
+// lets them run in this call (native.chain): each completes the one
+// before; the values a step kept go to the next one as they are.
+const g_chain_slot = new Float64Array(1); // chain(): the next step's handle
+native.chainInit(g_chain_slot);
+const g_no_chain = !!process.env.FUTOIN_NODE_NO_CHAIN;
+
+function runSteps(rec, bsi, vals) {
+    for (;;) {
+        let root = rec.root;
+        let fr = null;
+        let prev = 0;
+        if (!root || root._foreign) {
+            fr = root = polyglot.foreignRoot(rec, bsi);
+            prev = fr._hbsi;
+            fr._hbsi = bsi;
+        }
+        if (root._loop_unwind) {
+            afterLoopUnwind(root, bsi);
+        }
+        root._fresh = true;
+        const h = new Step(root, bsi, 0);
+        root._cur = rec.f;
+        let threw = false;
+        try {
+            if (vals === undefined) {
+                rec.f(h);
+            } else if (vals.length === 1) {
+                rec.f(h, vals[0]);
+            } else {
+                rec.f(h, ...vals);
+            }
+        } catch (e) {
+            threw = true;
+            h._fail(e);
+        }
+        h._in_call = false;
+        if (fr) {
+            fr._hbsi = prev;
+        }
+        if (threw || h._waits) {
+            if (!h._waits) {
+                h._bsi = 0;
+            }
+            return;
+        }
+        const p = h._pending;
+        h._pending = undefined;
+        const nrec = g_no_chain || rec.guarded || h._touched ? undefined : native.chain(bsi);
+        if (nrec === undefined) {
+            if (p !== undefined) {
+                native.success(bsi, p.length ? p : undefined);
+            }
+            h._bsi = 0;
+            return;
+        }
+        h._bsi = 0;
+        rec = typeof nrec === 'number' ? g_recs[nrec] : nrec;
+        bsi = g_chain_slot[0];
+        vals = p !== undefined && p.length ? p : undefined;
+    }
+}
+
 function dispatch(kind, rec, a, b, c) {
     ++g_dispatched;
-    switch (kind) {
-    case K_STEP: {
+    if (typeof rec === 'number') {
+        rec = g_recs[rec];
+    }
+    if ((kind === K_REPEAT || kind === K_LOOP) && !rec.root._foreign) {
+        // the hot path of loops
         const root = rec.root;
         if (root._loop_unwind) {
             afterLoopUnwind(root, a);
         }
         root._fresh = true;
-        const h = new Step(root, a);
-        root._cur = rec.f;
-        try {
-            if (b === undefined) {
-                rec.f(h);
-            } else {
-                rec.f(h, ...b);
-            }
-        } catch (e) {
-            h._fail(e);
-        }
-        h._in_call = false;
-        if (!h._waits) {
-            h._bsi = 0;
-        }
-        break;
+        callStep(rec, a, rec.f, b);
+        return undefined;
     }
+    // a step of a JavaScript step added by name (polyglot.foreignRoot): its
+    // root reads the shared state through the handle of the moment
+    if (kind !== K_STEP && kind <= K_REPEAT && (!rec.root || rec.root._foreign)) {
+        const fr = polyglot.foreignRoot(rec, a);
+        const prev = fr._hbsi;
+        fr._hbsi = a;
+        try {
+            return dispatchTo(kind, rec, a, b, c);
+        } finally {
+            fr._hbsi = prev;
+        }
+    }
+    return dispatchTo(kind, rec, a, b, c);
+}
+
+function dispatchTo(kind, rec, a, b, c) {
+    switch (kind) {
+    case K_STEP:
+        runSteps(rec, a, b);
+        break;
     case K_ERROR: {
         const root = rec.root;
         coreError(root, b, c);
@@ -790,6 +1017,7 @@ function dispatch(kind, rec, a, b, c) {
         break;
     case K_UNHANDLED: {
         const root = rec;
+        root._async_stack = native.asyncStack(a);
         coreError(root, b, c);
         const f = root._on_unhandled;
         if (f) {
@@ -817,6 +1045,10 @@ function dispatch(kind, rec, a, b, c) {
     case K_ROOT_END:
         rec._ended();
         break;
+    case K_ORIGIN:
+        return polyglot.origin(rec);
+    case K_RESOLVE:
+        return polyglot.resolve(a, b, Rec);
     default:
         break;
     }

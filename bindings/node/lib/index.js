@@ -23,6 +23,11 @@ $as.Mutex = Mutex;
 $as.Throttle = Throttle;
 $as.Limiter = Limiter;
 Object.defineProperty($as, 'coreVersion', { value: native.version });
+// references of JavaScript objects the core holds now (released exactly
+// once each; for leak checks)
+// (not enumerable: the reference's exports are listed by its own tests)
+Object.defineProperty($as, 'liveRefs', { value: () => native.liveRefs() });
+Object.defineProperty($as, 'formatAsyncStack', { value: require('./polyglot').formatStack });
 
 $as.installAsyncToolTest = function(install) {
     $as.ActiveAsyncTool = (install === false) ? AsyncTool : AsyncToolTest;
