@@ -16,6 +16,47 @@ export interface AsyncStackFrame {
     line: number;
 }
 
+/** A flow's W3C trace context as one step sees it (ids in lowercase hex). */
+export interface TraceContext {
+    traceId: string;
+    /** this step's span (through a root: the span the flow goes on under) */
+    spanId: string;
+    /** the span this step runs under; null through a root */
+    parentSpanId: string | null;
+    /** trace flags (bit 0: sampled) */
+    flags: number;
+    /** "00-<traceId>-<spanId>-<flags>": send it on to a service this step calls */
+    traceparent: string;
+}
+
+/** One event of a tool's flows (futoin/sys/hooks.h), for setHooks(). */
+export interface HookEvent {
+    event: 'flow_started' | 'flow_finished' | 'step_entered' | 'step_left' | 'error_raised'
+        | 'error_handled' | 'cancel' | 'wait_begun' | 'wait_ended' | 'sync_acquired' | 'sync_released';
+    rootId: number;
+    /** the tool's clock, ms */
+    now: number;
+    /** step_* and wait_*: where the step came from, as async stacks name it */
+    language: string | null;
+    function: string | null;
+    file: string | null;
+    line: number;
+    /** error_*: the code; flow_finished: the unhandled one */
+    code: string | null;
+    /** error_raised: error_info */
+    info: string | null;
+    /** flow_finished */
+    outcome: 'success' | 'error' | 'cancelled' | null;
+    /** wait_* */
+    waitKind: 'timer' | 'external' | 'sync' | 'foreign' | null;
+    /** wait_*: when the step's timeout is due (tool ms), or 0 */
+    due: number;
+    /** wait_* of a foreign wait: the step's language */
+    waitLanguage: string | null;
+    /** wait_* of a sync wait, sync_*: the object's address, or 0 */
+    sync: number;
+}
+
 export interface ISync {
     sync(as: AsyncStepsHandle, func: ExecFunc, onerror?: ErrorFunc): void;
 }
@@ -36,6 +77,12 @@ export interface AsyncStepsCommon {
      *  "javascript"): `func` of `module`, started in this process on first
      *  use; what cannot be had fails with InvalidRequest. */
     addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
+    /** Makes `traceparent` (W3C) the trace context of this flow's root from
+     *  now on (every language's steps, newInstance()); null clears. A bad
+     *  value throws a TypeError saying why and changes nothing. */
+    setTrace(traceparent: string | null): this;
+    /** The trace context as this step (or root) sees it, or null. */
+    trace(): TraceContext | null;
     /**
      * Throws a FutoInError whose message is the FTN12 code `name` (a
      * non-empty string without NUL, else a TypeError). From an external
@@ -71,6 +118,10 @@ export interface AsyncToolType {
     callImmediate(func: () => void): object;
     cancelImmediate(handle: object): void;
     now(): number;
+    /** Every event of this tool's flows to `listener`; null clears. */
+    setHooks(listener: ((ev: HookEvent) => void) | null): void;
+    /** A live dump of this tool's roots (futoin_tool_dump()). */
+    dump(): string;
 }
 
 /** The test tool, on the core's virtual time. */
@@ -98,6 +149,8 @@ export class AsyncSteps implements AsyncStepsCommon {
     copyFrom(other: AsyncSteps): this;
     newInstance(): AsyncSteps;
     addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
+    setTrace(traceparent: string | null): this;
+    trace(): TraceContext | null;
     /** The async stack of the last error this root did not handle. */
     asyncStack(): AsyncStackFrame[] | null;
     error(name: string, error_info?: string): never;

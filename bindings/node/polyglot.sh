@@ -54,6 +54,9 @@ run_test() {
     while IFS= read -r line; do export "${line?}"; done <"$tmp/env"
   fi
   export NODE_PATH="$repo/tests/polyglot/fragments/javascript${NODE_PATH:+:$NODE_PATH}"
+  # the addon of the build the matrix runs on (lib/native.js of a checkout
+  # would load build/'s, whichever build this is)
+  export FUTOIN_ASYNC_NODE_ADDON=${FUTOIN_ASYNC_NODE_ADDON:-$build/bindings/node/futoin_async.node}
   log=$(mktemp /tmp/futoin-node-polyglot-log.XXXXXX)
   (cd "$here" && node --expose-gc --test --test-reporter=tap tests/polyglot/host_matrix.js) >"$log" 2>&1
   rc=$?

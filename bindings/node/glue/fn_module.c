@@ -276,5 +276,6 @@ NAPI_MODULE_INIT()
     fn_steps_init(env, exports);
     fn_sync_init(env, exports);
     fn_host_init(env, exports);
+    fn_watch_init(env, exports);
     return exports;
 }

@@ -38,6 +38,7 @@ enum fn_kind
     FN_ROOT_END = 8,  /* (rec): a root's execution ended */
     FN_ORIGIN = 9,    /* (rec) -> [function, file, line]: a frame's origin */
     FN_RESOLVE = 10,  /* (undefined, module, function) -> rec | message */
+    FN_HOOK = 11,     /* (undefined, tool, event): a hook of tool.setHooks() */
 };
 
 /* Per JavaScript thread. */
@@ -105,6 +106,7 @@ void fn_tool_init(napi_env env, napi_value exports);
 void fn_steps_init(napi_env env, napi_value exports);
 void fn_sync_init(napi_env env, napi_value exports);
 void fn_host_init(napi_env env, napi_value exports);
+void fn_watch_init(napi_env env, napi_value exports);
 
 /* The class of every JavaScript step's data (a napi_ref to its record):
  * released by fn_release_ref, its origin (function, file:line) asked of

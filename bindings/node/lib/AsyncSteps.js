@@ -33,6 +33,7 @@ const K_ENDED = 7;
 const K_ROOT_END = 8;
 const K_ORIGIN = 9;
 const K_RESOLVE = 10;
+const K_HOOK = 11;
 
 // What break()/continue() and a handled error() throw to leave the
 // callback: the flow already knows.
@@ -86,6 +87,54 @@ function codeOf(what, name) {
 function checkLabel(what, label) {
     if (typeof label === 'string' && label.includes('\0')) {
         throw new TypeError(`${what}: label must be a string without NUL`);
+    }
+}
+
+// ---- trace context (futoin/trace.h): per root, in the core ----------------------
+
+// A W3C traceparent for setTrace(): null/undefined clears; anything else
+// that is not a valid one is refused with a TypeError saying why (a NUL
+// would end the C string: refused here, by name).
+function checkTrace(traceparent) {
+    if (traceparent === null || traceparent === undefined) {
+        return null;
+    }
+    if (typeof traceparent !== 'string') {
+        throw new TypeError(`setTrace(): traceparent must be a string or null, not ${typeof traceparent}`);
+    }
+    const why = traceparent.includes('\0') ? 'traceparent contains a NUL character'
+        : native.traceCheck(traceparent);
+    if (why !== null) {
+        throw new TypeError(`setTrace(${JSON.stringify(traceparent)}): ${why}`);
+    }
+    return traceparent;
+}
+
+// native.traceGet()'s "<traceparent> <parent span id>" as the object
+// trace() returns: {traceId, spanId, parentSpanId, flags, traceparent},
+// or null when the flow has no context.
+function traceOf(text) {
+    if (text === null) {
+        throw sanityError('trace(): not a live handle of this library');
+    }
+    if (text === '') {
+        return null;
+    }
+    const tp = text.slice(0, 55);
+    const parent = text.slice(56);
+    return {
+        traceId: tp.slice(3, 35),
+        spanId: tp.slice(36, 52),
+        parentSpanId: parent === '' ? null : parent,
+        flags: parseInt(tp.slice(53, 55), 16),
+        traceparent: tp,
+    };
+}
+
+function setTraceOn(bsi, tp) {
+    const rc = native.traceSet(bsi, tp);
+    if (rc !== 0) {
+        throw sanityError(`setTrace(): refused by the runtime (${rc})`);
     }
 }
 
@@ -242,6 +291,20 @@ class Step {
     // line}, innermost first, across languages.
     asyncStack() {
         return native.asyncStack(this._live());
+    }
+
+    // The flow's trace context from now on (a W3C traceparent; null
+    // clears): its root's, for the steps of every language and the roots
+    // newInstance() makes; each step is a span under the one it runs in.
+    setTrace(traceparent) {
+        setTraceOn(this._live(), checkTrace(traceparent));
+        return this;
+    }
+
+    // The trace context as this step sees it: {traceId, spanId (this
+    // step's), parentSpanId, flags, traceparent (to send on)}, or null.
+    trace() {
+        return traceOf(native.traceGet(this._live()));
     }
 
     parallel(onerror) {
@@ -424,8 +487,15 @@ class Step {
         return this;
     }
 
+    // A new root on the same tool; a traced flow goes on in it under the
+    // span of this step (as the core's newInstance()).
     newInstance() {
-        return new AsyncSteps(null, this._root._async_tool);
+        const child = new AsyncSteps(null, this._root._async_tool);
+        if (this._bsi) {
+            const t = native.traceGet(this._bsi);
+            child._traceparent = t ? t.slice(0, 55) : null;
+        }
+        return child;
     }
 
     _tool() {
@@ -617,6 +687,9 @@ class AsyncSteps {
         this._on_unhandled = null;
         this._on_end = null;
         this._cur = null;
+        // the trace context while no core root holds it (before execute(),
+        // after the execution): a traceparent naming the flow's parent span
+        this._traceparent = null;
     }
 
     // What runs now, as the reference's exec stack ends (only its top).
@@ -734,7 +807,31 @@ class AsyncSteps {
     }
 
     newInstance() {
-        return new AsyncSteps(null, this._async_tool);
+        const child = new AsyncSteps(null, this._async_tool);
+        const t = this.trace();
+        child._traceparent = t ? t.traceparent : null;
+        return child;
+    }
+
+    // The trace context of this root (see Step's setTrace()): held by the
+    // core root while it executes, else here until execute() gives it one.
+    setTrace(traceparent) {
+        const tp = checkTrace(traceparent);
+        if (this._bsi) {
+            setTraceOn(this._bsi, tp);
+        }
+        this._traceparent = tp;
+        return this;
+    }
+
+    // Through the root's own handle: spanId is the span the flow goes on
+    // under, parentSpanId null.
+    trace() {
+        if (this._bsi) {
+            return traceOf(native.traceGet(this._bsi));
+        }
+        const tp = this._traceparent;
+        return tp ? traceOf(`00-${tp.slice(3, 35)}-${tp.slice(36, 52)}-${tp.slice(53, 55)} `) : null;
     }
 
     // FTN12 §2.2.2: error() belongs to a step's handle (its callback, or an
@@ -787,6 +884,9 @@ class AsyncSteps {
         if (n) {
             native.addMany(bsi, g_ids, n, g_ehs);
         }
+        if (this._traceparent) {
+            setTraceOn(bsi, this._traceparent);
+        }
         this._bsi = bsi;
         this._tool_ptr = tool;
         this._async_stack = null;
@@ -836,6 +936,10 @@ class AsyncSteps {
     _ended() {
         drainReleased();
         polyglot.pullState(this, this._bsi);
+        const t = native.traceGet(this._bsi);
+        if (t !== null) {
+            this._traceparent = t ? t.slice(0, 55) : null;
+        }
         this._bsi = 0;
         this._loop_unwind = false;
         const f = this._on_end;
@@ -1049,6 +1153,9 @@ function dispatchTo(kind, rec, a, b, c) {
         return polyglot.origin(rec);
     case K_RESOLVE:
         return polyglot.resolve(a, b, Rec);
+    case K_HOOK:
+        require('./AsyncTool')._hook(a, b);
+        break;
     default:
         break;
     }

@@ -11,6 +11,9 @@
 // the tool aside (its flows never run again) and starting a new one.
 const native = require('./native');
 
+// the tools whose hooks are set, by their core tool's pointer
+const g_hooked = new Map();
+
 class Event {
     constructor(tool, f, t) {
         this.f = f;
@@ -38,11 +41,59 @@ function makeTool(name, virtual) {
         _error: null,
         _set_aside: [],
 
+        _hooks: null,
+
         _native() {
             if (!this._ptr) {
                 this._ptr = virtual ? native.toolNewVirtual() : native.toolMain();
+                if (this._hooks) {
+                    // a new core tool (resetEvents()): the same listener
+                    this._applyHooks();
+                }
             }
             return this._ptr;
+        },
+
+        _applyHooks() {
+            const ptr = this._ptr;
+            if (this._hooks) {
+                g_hooked.set(ptr, this);
+            }
+            if (native.toolSetHooks(ptr, !!this._hooks) !== 0) {
+                this._hooks = null;
+                g_hooked.delete(ptr);
+                throw new Error(`${name}.setHooks(): refused by the runtime`);
+            }
+            if (!this._hooks) {
+                g_hooked.delete(ptr);
+            }
+        },
+
+        // Watches this tool's flows (futoin/sys/hooks.h): `listener` gets
+        // every event (flow_started/finished, step_entered/left,
+        // error_raised/handled, cancel, wait_begun/ended,
+        // sync_acquired/released) at the moment it happens, as one object
+        // {event, rootId, now, language, function, file, line, code, info,
+        // outcome, waitKind, due, waitLanguage, sync} (null / 0 for the
+        // fields an event has not). null clears it. Any time, from inside
+        // the listener too (the new one serves from the next event). The
+        // listener must not change flows; what it throws is thrown as an
+        // uncaught exception (AsyncToolTest: from run()/nextEvent()).
+        setHooks(listener) {
+            if (listener !== null && listener !== undefined && typeof listener !== 'function') {
+                throw new TypeError(`${name}.setHooks(): listener must be a function or null`);
+            }
+            this._hooks = listener || null;
+            this._native();
+            this._applyHooks();
+        },
+
+        // A live dump (futoin_tool_dump()): every live root of this tool,
+        // what each of its flows waits on and since when, its async stack
+        // and state keys; one "root=<id> ..." line each (format:
+        // futoin/async.h).
+        dump() {
+            return native.toolDump(this._native());
         },
 
         _fired(ev) {
@@ -140,6 +191,7 @@ function makeTool(name, virtual) {
                 }
                 this._events = [];
                 if (this._ptr) {
+                    g_hooked.delete(this._ptr);
                     // flows still on it stay there, never to run again
                     if (native.toolFree(this._ptr) !== 0) {
                         this._set_aside.push(this._ptr);
@@ -184,6 +236,19 @@ function makeTool(name, virtual) {
     }
     return tool;
 }
+
+// A hook event of the tool at `ptr` (the dispatcher's K_HOOK).
+exports._hook = function(ptr, ev) {
+    const tool = g_hooked.get(ptr);
+    const f = tool && tool._hooks;
+    if (f) {
+        try {
+            f(ev);
+        } catch (e) {
+            tool._thrown(e);
+        }
+    }
+};
 
 exports.AsyncTool = makeTool('AsyncTool', false);
 exports.AsyncToolTest = makeTool('AsyncToolTest', true);
