@@ -198,7 +198,6 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
                           memory_order_relaxed);
     r->main.root = r;
     r->main.state = FUTOIN__FL_IDLE;
-    ++futoin__eng(tool)->live_roots;
     return &r->bsi;
 }
 
@@ -272,15 +271,30 @@ static void root_do_free(futoin__root* r)
     futoin_tool* tool = r->owner;
     futoin__tool_active(tool); /* frees records: trimming on idle */
     root_do_cancel(r);
-    ++r->in_cb;
-    futoin__queue_free(tool, r->main.head);
+    /* Each part is released only if it is there: a root that ran its
+     * steps to the end without state, stack() memory, an error or an
+     * execute() release hook (the common case) calls nothing here. */
+    if (r->main.head || r->vars || r->allocs) {
+        ++r->in_cb;
+        futoin__queue_free(tool, r->main.head);
+        if (r->vars) {
+            futoin__vars_free(r);
+        }
+        if (r->allocs) {
+            futoin__alloc_free_all(&r->allocs);
+        }
+        --r->in_cb;
+    }
     r->main.head = r->main.tail = NULL;
-    futoin__vars_free(r);
-    futoin__alloc_free_all(&r->allocs);
-    --r->in_cb;
-    futoin__root_drop_unhandled(r);
-    futoin__root_set_exception(r, NULL);
-    futoin__stack_free(r);
+    if (r->unhandled_release || r->unhandled || r->unhandled_data) {
+        futoin__root_drop_unhandled(r);
+    }
+    if (r->last_exc) {
+        futoin__root_set_exception(r, NULL);
+    }
+    if (r->stack) {
+        futoin__stack_free(r);
+    }
     if (r->error_code || r->error_info) {
         futoin__root_clear_error(r);
     }
@@ -293,7 +307,6 @@ static void root_do_free(futoin__root* r)
     atomic_store_explicit(
             &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
             memory_order_release);
-    --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
 }
 
