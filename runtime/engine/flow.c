@@ -250,8 +250,10 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         }
         break;
     }
-    futoin__queue_free(tool, s->sub_head);
-    s->sub_head = NULL;
+    if (s->sub_head) {
+        futoin__queue_free(tool, s->sub_head);
+        s->sub_head = NULL;
+    }
     if (s->allocs) {
         FUTOIN__USER(r, futoin__alloc_free_all(&s->allocs));
     }
