@@ -347,8 +347,15 @@ static inline void futoin__move_slots(FutoInArgs* dst, FutoInArgs* src,
     }
 }
 
-/* A container for a flow's pending values (all slots empty): the tool's
- * hot buffer if free, else a pooled one; NULL when out of memory. */
+/*
+ * A container for a flow's pending values: the tool's hot buffer if free,
+ * else a pooled one; NULL when out of memory. Only its first fl->nvals
+ * slots are ever read (they are moved in by futoin__flow_set_vals_n and
+ * moved or reset out again), so a pooled one is neither cleared when taken
+ * nor scanned when given back: its other slots may hold anything, e.g. the
+ * pool's free-list link in slot 0 (a pooled record meant for any other use
+ * comes from futoin__args_alloc, which clears it).
+ */
 static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
@@ -356,17 +363,18 @@ static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
         e->hot_busy = 1;
         return &e->hot_args;
     }
-    return futoin__args_alloc(tool);
+    return futoin__recpool_get(&e->args);
 }
 
-/* Give back a container from futoin__vals_get() whose slots are empty. */
+/* Give back a container from futoin__vals_get() whose first slots (those
+ * that held values) are empty. */
 static inline void futoin__vals_put(futoin_tool* tool, FutoInArgs* a)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     if (a == &e->hot_args) {
         e->hot_busy = 0;
     } else {
-        futoin__args_release(tool, a);
+        futoin__recpool_put(&e->args, a);
     }
 }
 
