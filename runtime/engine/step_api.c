@@ -275,12 +275,28 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
          * complete_own() would decide, without the way there). */
         /* The thread first: another thread must not read the step beyond
          * its `xs` word (step_complete), or it races with the loop. */
-        if (futoin__tool_on_thread(futoin__recpool_tool(s))
-            && s->state == FUTOIN__S_EXEC
-            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))) {
-            futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
-            s->flags |= FUTOIN__F_SUCCESS;
-            return 1;
+        if (futoin__tool_on_thread(futoin__recpool_tool(s))) {
+            if (s->state == FUTOIN__S_EXEC
+                && !(s->flags
+                     & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))) {
+                futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
+                s->flags |= FUTOIN__F_SUCCESS;
+                return 1;
+            }
+            if (s->state == FUTOIN__S_WAIT) {
+                /* The other usual one: a loop-thread event completes a
+                 * waiting step (what step_complete() and
+                 * futoin__step_apply() would do, with `n` counted once). */
+                int claim = futoin__xs_claim(s, "success()");
+                if (claim != 1) {
+                    drop_values(args);
+                    return claim;
+                }
+                futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
+                s->flags |= FUTOIN__F_SUCCESS;
+                futoin__step_resolve(s);
+                return 1;
+            }
         }
     } else if (args && !code
                && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {
