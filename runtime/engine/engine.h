@@ -313,7 +313,38 @@ futoin__step* futoin__sub_tail(futoin__step* s);
 futoin__step* futoin__step_alloc(futoin_tool* tool);
 /* A queued step of `kind` for flow `fl` with the step table, or NULL. */
 futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind);
-void futoin__step_release(futoin_tool* tool, futoin__step* s);
+/* futoin__step_release() of a step that holds something to release. */
+void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
+
+/* The end of every release: the record goes back to the pool. */
+static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
+{
+    /* A step that ended normally takes no completion any more (misuse); one
+     * that was aborted keeps saying so, for completions that lost the race
+     * (above). Nothing but a misusing thread can race with this store. */
+    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
+        != FUTOIN__XS_ABORTED) {
+        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
+                              memory_order_relaxed);
+    }
+    s->state = FUTOIN__S_FREE;
+    futoin__recpool_put(&futoin__eng(tool)->steps, s);
+}
+
+/* Give a step record back: what it still holds (successStep() values, a
+ * release hook of its data, a cancel handler's data) is released first,
+ * out of line; a plain step (the usual one) goes straight to the pool. */
+static inline void futoin__step_release(futoin_tool* tool, futoin__step* s)
+{
+    if (FUTOIN__UNLIKELY((s->flags & FUTOIN__F_OWNARGS) || s->rel.release
+                         || ((s->kind == FUTOIN__K_STEP
+                              || s->kind == FUTOIN__K_BODY)
+                             && s->u.s.cancel_release))) {
+        futoin__step_release_slow(tool, s);
+        return;
+    }
+    futoin__step_retire(tool, s);
+}
 futoin__flow* futoin__flow_alloc(futoin_tool* tool);
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl);
 FutoInArgs* futoin__args_alloc(futoin_tool* tool);

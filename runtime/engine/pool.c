@@ -139,7 +139,7 @@ NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
     return s;
 }
 
-void futoin__step_release(futoin_tool* tool, futoin__step* s)
+void futoin__step_release_slow(futoin_tool* tool, futoin__step* s)
 {
     if (s->flags & FUTOIN__F_OWNARGS) {
         /* successStep() values that were never consumed */
@@ -161,16 +161,7 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
         s->u.s.cancel_release = NULL;
         FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
     }
-    /* A step that ended normally takes no completion any more (misuse); one
-     * that was aborted keeps saying so, for completions that lost the race
-     * (engine.h). Nothing but a misusing thread can race with this store. */
-    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
-        != FUTOIN__XS_ABORTED) {
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
-                              memory_order_relaxed);
-    }
-    s->state = FUTOIN__S_FREE;
-    futoin__recpool_put(&futoin__eng(tool)->steps, s);
+    futoin__step_retire(tool, s);
 }
 
 futoin__step* futoin__sub_tail(futoin__step* s)
