@@ -870,23 +870,24 @@ static void flow_run(futoin__flow* fl)
 
     fl->state = FUTOIN__FL_RUNNING;
     ++futoin__eng(tool)->running;
-    while (budget-- > 0) {
+    /* `budget` counts this iteration's step too: at most
+     * FUTOIN__FLOW_BUDGET steps run. The slice is checked between steps
+     * (a `continue` goes to the test), not before the first one: a flow
+     * whose turn comes runs at least one step, so it never falls behind
+     * immediates queued after it. */
+    do {
         futoin__step* top;
-        /* Not before the first step: a flow whose turn comes runs at least
-         * one step, so it never falls behind immediates queued after it. */
-        if (FUTOIN__UNLIKELY(budget != FUTOIN__FLOW_BUDGET - 1
-                             && futoin__tool_busy(tool, 1))) {
-            break; /* the slice is used up: libuv gets its turn */
-        }
-        if (fl->raise_top && !fl->raise_at) {
-            fl->raise_at = fl->top;
-        }
-        fl->raise_top = 0;
-        if (fl->raise_at) {
-            if (!unwind_error(fl, fl->raise_at)) {
-                goto out;
+        if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
+            if (fl->raise_top && !fl->raise_at) {
+                fl->raise_at = fl->top;
             }
-            continue;
+            fl->raise_top = 0;
+            if (fl->raise_at) {
+                if (!unwind_error(fl, fl->raise_at)) {
+                    goto out;
+                }
+                continue;
+            }
         }
         top = fl->top;
         if (!top) {
@@ -896,11 +897,11 @@ static void flow_run(futoin__flow* fl)
                 goto out;
             }
             push_frame(fl, next, NULL);
-            futoin__eng(tool)->chain_budget = budget;
+            futoin__eng(tool)->chain_budget = budget - 1;
             if (!exec_frame(fl, next)) {
                 goto out;
             }
-            budget = futoin__eng(tool)->chain_budget;
+            budget = futoin__eng(tool)->chain_budget + 1;
             continue;
         }
         switch (top->state) {
@@ -913,7 +914,7 @@ static void flow_run(futoin__flow* fl)
             if (next) {
                 bool go_on;
                 push_frame(fl, next, top);
-                futoin__eng(tool)->chain_budget = budget;
+                futoin__eng(tool)->chain_budget = budget - 1;
                 if (FUTOIN__UNLIKELY(next->kind == FUTOIN__K_BODY)
                     && futoin__hooked(tool)) {
                     go_on = hooked_exec_body(fl, next);
@@ -923,7 +924,7 @@ static void flow_run(futoin__flow* fl)
                 if (!go_on) {
                     goto out;
                 }
-                budget = futoin__eng(tool)->chain_budget;
+                budget = futoin__eng(tool)->chain_budget + 1;
             } else if (top->kind == FUTOIN__K_LOOP) {
                 futoin__loop_iterate(top);
             } else {
@@ -942,7 +943,8 @@ static void flow_run(futoin__flow* fl)
             futoin__root_settle(r);
             goto out;
         }
-    }
+        /* the slice used up: libuv gets its turn */
+    } while (--budget != 0 && !futoin__tool_busy(tool, 1));
     /* Budget or slice used up: yield to the other flows on this tool. */
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);
