@@ -287,10 +287,17 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                 /* The other usual one: a loop-thread event completes a
                  * waiting step (what step_complete() and
                  * futoin__step_apply() would do, with `n` counted once). */
-                int claim = futoin__xs_claim(s, "success()");
-                if (claim != 1) {
-                    drop_values(args);
-                    return claim;
+                uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
+                if (FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
+                    || !atomic_compare_exchange_strong_explicit(
+                            &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                            memory_order_acq_rel, memory_order_acquire)) {
+                    /* lost a race or misuse: as futoin__xs_claim decides */
+                    int claim = futoin__xs_claim(s, "success()");
+                    if (claim != 1) {
+                        drop_values(args);
+                        return claim;
+                    }
                 }
                 futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
                 s->flags |= FUTOIN__F_SUCCESS;
