@@ -366,6 +366,21 @@ void futoin__step_error(
 
 /* args.c */
 void futoin__args_clear(FutoInArgs* a);
+/* Move all four values of `src` into `dst` (ownership moves, nothing is
+ * cleaned up), leaving `src` empty. */
+void futoin__args_move(FutoInArgs* dst, FutoInArgs* src);
+
+/* GCC turns a loop of zero stores into memset(), and memset() of these
+ * small fixed sizes into `rep stos`, whose start-up cost dominates at this
+ * size (issue 22). An `optimize` attribute applies to the body of the
+ * function that carries it, not to what it inlines: every function that
+ * clears records with such a loop, directly or inlined, carries this. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FUTOIN__NO_MEMSET_PATTERN                                              \
+    __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define FUTOIN__NO_MEMSET_PATTERN
+#endif
 
 /* Move the first `n` values of `src` into `dst`, leaving them empty in
  * `src` (ownership moves; nothing is cleaned up). */

@@ -384,8 +384,7 @@ static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
 static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
 {
     if (*src) {
-        memcpy(in, *src, sizeof(*in));
-        memset(*src, 0, sizeof(**src));
+        futoin__args_move(in, *src);
         futoin__args_release(fl->root->owner, *src);
         *src = NULL;
     }

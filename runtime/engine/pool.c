@@ -65,11 +65,7 @@ void futoin__engine_tool_close(futoin_tool* tool)
  * it was lost (the loop became `rep stos` again in futoin__root_alloc,
  * issue 22). So every function that inlines zero_words() carries it:
  * NO_MEMSET_PATTERN. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMSET_PATTERN __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#else
-#define NO_MEMSET_PATTERN
-#endif
+#define NO_MEMSET_PATTERN FUTOIN__NO_MEMSET_PATTERN /* engine.h */
 static inline __attribute__((always_inline)) void zero_words(void* rec,
                                                              size_t from,
                                                              size_t to)
