@@ -736,6 +736,12 @@ static inline __attribute__((always_inline)) bool after_callback(
         futoin__flow* fl, futoin__step* s)
 {
     uint16_t f = s->flags;
+    if (!(f & (FUTOIN__F_ERROR | FUTOIN__F_ADDED | FUTOIN__F_TIMEOUT
+               | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
+        /* the usual outcome, success() or none, in one test: as below */
+        futoin__complete(fl, s);
+        return true;
+    }
     if (f & FUTOIN__F_ERROR) {
         return unwind_error(fl, s);
     }
