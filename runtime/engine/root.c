@@ -401,24 +401,31 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
     return r ? root_queue_step(bsi, r, what, kind) : NULL;
 }
 
-futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
-                               FutoInAsyncSteps_execute_callback f,
-                               FutoInAsyncSteps_error_callback eh)
+/* add() once `bsi` and `f` were checked (on the loop thread). */
+static inline __attribute__((always_inline)) futoin__step* root_add_step(
+        FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh)
 {
-    futoin__step* s;
-    futoin__root* r;
-    if (!f) {
-        report(bsi, "add(): the execute callback is NULL");
-        return NULL;
-    }
-    r = not_freed(bsi, "add()");
-    s = r ? root_queue_step(bsi, r, "add()", FUTOIN__K_STEP) : NULL;
+    futoin__root* r = not_freed(bsi, "add()");
+    futoin__step* s = r ? root_queue_step(bsi, r, "add()", FUTOIN__K_STEP)
+                        : NULL;
     if (s) {
         s->f = f;
         s->eh = eh;
         s->data = data;
     }
     return s;
+}
+
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh)
+{
+    if (!f) {
+        report(bsi, "add(): the execute callback is NULL");
+        return NULL;
+    }
+    return root_add_step(bsi, data, f, eh);
 }
 
 static void root_add(FutoInAsyncSteps* bsi, void* data,
@@ -434,7 +441,7 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
         return;
     }
     if (futoin__on_loop(bsi, "add()")) {
-        futoin__root_add(bsi, data, f, eh);
+        root_add_step(bsi, data, f, eh);
     }
 }
 
