@@ -697,7 +697,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
 
 /* Complete top frame `s` with success: its values stay in fl->args for the
  * next step. */
-void futoin__complete(futoin__flow* fl, futoin__step* s)
+static FUTOIN__NOINLINE void complete_frame(futoin__flow* fl, futoin__step* s)
 {
     /* No values come out of parallel() or a loop, unless its error handler
      * (or steps that handler added) supplied them. */
@@ -706,6 +706,26 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
         drop_args(fl);
     }
     pop_frame(fl, s, false);
+}
+
+void futoin__complete(futoin__flow* fl, futoin__step* s)
+{
+    /* The usual frame, a step or loop body that holds nothing (no timer,
+     * sub-steps, stack() memory, pending raise or loop control aimed at
+     * it, nothing to release): what pop_frame() and futoin__step_release()
+     * would do comes down to this, with no call, so no register needs
+     * saving. Anything else takes the general path. */
+    if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
+        && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
+        && !s->sub_head && !s->allocs && !s->rel.release
+        && !s->u.s.cancel_release && fl->raise_at != s
+        && fl->ctl_target != s
+        && !futoin__hooked(fl->root->owner)) { /* hooks: step_left there */
+        fl->top = s->parent;
+        futoin__step_retire(fl->root->owner, s);
+        return;
+    }
+    complete_frame(fl, s);
 }
 
 /* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
