@@ -459,10 +459,8 @@ static inline __attribute__((always_inline)) void loop_burst(
     l->u.l.i = i;
 }
 
-/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
- * must not be touched any more (its root was cancelled or freed from the
- * callback, or the flow ended). */
-static bool exec_frame(futoin__flow* fl, futoin__step* s)
+/* exec_frame() of any frame but a plain step. */
+static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = r->owner;
@@ -617,6 +615,44 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
         FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
     }
     ++r->owner->slice_units;
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return false;
+    }
+    return after_callback(fl, s);
+}
+
+/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
+ * must not be touched any more (its root was cancelled or freed from the
+ * callback, or the flow ended). A plain step, the usual frame, is run here
+ * (as exec_frame_other() would), the rest there. */
+static inline bool exec_frame(futoin__flow* fl, futoin__step* s)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    FutoInArgs* in;
+    unsigned n;
+    if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
+        || futoin__hooked(tool)) {
+        return exec_frame_other(fl, s); /* with hooks: step_entered there */
+    }
+    in = &futoin__eng(tool)->args_in;
+    /* sub-steps were consumed since the last callback: forget the cursor */
+    futoin__eng(tool)->app_step = NULL;
+    n = take_args(fl, in);
+    s->state = FUTOIN__S_EXEC;
+    /* completions may claim it from now on (see exec_frame_other) */
+    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
+    for (unsigned i = 0; i < n; ++i) {
+        if (in->args[i].type) {
+            futoin_reset_binval(&in->args[i]);
+        }
+    }
+    if (FUTOIN__UNLIKELY(fl->top != s)) {
+        s = fl->top; /* the callback chained on (futoin__step_chain) */
+    }
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
         return false;
