@@ -313,6 +313,12 @@ futoin__step* futoin__sub_tail(futoin__step* s);
 futoin__step* futoin__step_alloc(futoin_tool* tool);
 /* A queued step of `kind` for flow `fl` with the step table, or NULL. */
 futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind);
+/* The same for an add(): a K_STEP with its callbacks and data set (the
+ * caller keeps nothing live across the call). */
+futoin__step* futoin__step_new_plain(futoin__flow* fl,
+                                     FutoInAsyncSteps_execute_callback f,
+                                     FutoInAsyncSteps_error_callback eh,
+                                     void* data);
 /* futoin__step_release() of a step that holds something to release. */
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
 

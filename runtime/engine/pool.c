@@ -135,6 +135,25 @@ NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
     return s;
 }
 
+NO_MEMSET_PATTERN futoin__step* futoin__step_new_plain(
+        futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh, void* data)
+{
+    futoin__step* s = step_alloc(fl->root->owner);
+    if (s) {
+        if (s->bsi.api != &futoin__step_api) {
+            futoin__set_api(&s->bsi, &futoin__step_api);
+        }
+        s->kind = FUTOIN__K_STEP;
+        s->state = FUTOIN__S_QUEUED;
+        s->flow = fl;
+        s->f = f;
+        s->eh = eh;
+        s->data = data;
+    }
+    return s;
+}
+
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s)
 {
     if (s->flags & FUTOIN__F_OWNARGS) {

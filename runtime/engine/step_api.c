@@ -113,12 +113,13 @@ static void step_add(FutoInAsyncSteps* bsi, void* data,
                            "add(): the execute callback is NULL");
         return;
     }
-    n = new_sub(s, FUTOIN__K_STEP);
-    if (n) {
-        n->f = f;
-        n->eh = eh;
-        n->data = data;
+    n = futoin__step_new_plain(s->flow, f, eh, data);
+    if (!n) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+        return;
     }
+    s->flags |= FUTOIN__F_ADDED;
+    futoin__sub_append(s, n); /* as new_sub(), last: nothing to keep */
 }
 
 static FutoInAsyncSteps* step_parallel(FutoInAsyncSteps* bsi, void* data,
