@@ -266,7 +266,7 @@ static void root_do_cancel(futoin__root* r)
     futoin__tool_unref(r->owner);
 }
 
-static void root_do_free(futoin__root* r)
+static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
 {
     futoin_tool* tool = r->owner;
     futoin__tool_active(tool); /* frees records: trimming on idle */
@@ -308,6 +308,32 @@ static void root_do_free(futoin__root* r)
             &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
             memory_order_release);
     futoin__root_release(tool, r);
+}
+
+/* The usual root at its free ran to its end (or never ran) and holds
+ * nothing: no queued steps, state, stack() memory, execute() hook,
+ * exception, async stack, error or trace context. What root_do_free_all()
+ * does for it comes down to these stores, with no call but a rare last one
+ * (arming the idle trim), so no register needs saving. */
+static void root_do_free(futoin__root* r)
+{
+    futoin_tool* tool = r->owner;
+    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->vars || r->allocs
+        || r->unhandled_release || r->unhandled || r->unhandled_data
+        || r->last_exc || r->stack || r->error_code || r->error_info
+        || r->trace) {
+        root_do_free_all(r);
+        return;
+    }
+    r->pending &= (uint8_t)~FUTOIN__P_CANCEL; /* as root_do_cancel() */
+    r->main.tail = NULL;
+    r->main.state = FUTOIN__FL_DONE;
+    atomic_store_explicit(
+            &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
+            memory_order_release);
+    r->state = FUTOIN__R_FREED; /* futoin__root_release() */
+    futoin__recpool_put(&futoin__eng(tool)->roots, r);
+    futoin__tool_active(tool); /* frees records: trimming on idle */
 }
 
 void futoin__root_settle(futoin__root* r)
