@@ -744,19 +744,33 @@ static FUTOIN__NOINLINE void complete_frame(futoin__flow* fl, futoin__step* s)
     pop_frame(fl, s, false);
 }
 
+/* futoin__complete() of the usual frame that has a release hook (the
+ * bindings' steps): the same pop, then the hook (futoin__step_release). */
+static FUTOIN__NOINLINE void complete_released(futoin__flow* fl,
+                                               futoin__step* s)
+{
+    fl->top = s->parent;
+    futoin__step_release_slow(fl->root->owner, s);
+}
+
 void futoin__complete(futoin__flow* fl, futoin__step* s)
 {
     /* The usual frame, a step or loop body that holds nothing (no timer,
      * sub-steps, stack() memory, pending raise or loop control aimed at
      * it, nothing to release): what pop_frame() and futoin__step_release()
      * would do comes down to this, with no call, so no register needs
-     * saving. Anything else takes the general path. */
+     * saving; one whose data has a release hook (a binding's step) only
+     * adds that (complete_released). Anything else takes the general
+     * path. */
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
-        && !s->sub_head && !s->allocs && !s->rel.release
-        && !s->u.s.cancel_release && fl->raise_at != s
-        && fl->ctl_target != s
+        && !s->sub_head && !s->allocs && !s->u.s.cancel_release
+        && fl->raise_at != s && fl->ctl_target != s
         && !futoin__hooked(fl->root->owner)) { /* hooks: step_left there */
+        if (s->rel.release) {
+            complete_released(fl, s);
+            return;
+        }
         fl->top = s->parent;
         futoin__step_retire(fl->root->owner, s);
         return;
