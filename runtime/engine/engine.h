@@ -448,8 +448,8 @@ static inline void futoin__flow_drop_vals(futoin__flow* fl)
 /* Move the first `n` slots of `args` (the rest are empty) in as the flow's
  * pending values, dropping the previous ones; the caller's copy is reset.
  * Out of memory, the values are dropped (their cleanup runs). */
-static inline void futoin__flow_set_vals_n(futoin__flow* fl, FutoInArgs* args,
-                                           unsigned n)
+static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
+        futoin__flow* fl, FutoInArgs* args, unsigned n)
 {
     FutoInArgs* a;
     if (fl->args) {

@@ -626,7 +626,8 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
  * must not be touched any more (its root was cancelled or freed from the
  * callback, or the flow ended). A plain step, the usual frame, is run here
  * (as exec_frame_other() would), the rest there. */
-static inline bool exec_frame(futoin__flow* fl, futoin__step* s)
+static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
+                                                           futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = r->owner;
