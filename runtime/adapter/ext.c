@@ -266,8 +266,7 @@ static void ext_success_step(FutoInAsyncSteps* bsi, FutoInArgs* args)
         return;
     }
     if (args) {
-        memcpy(own, args, sizeof(*own));
-        memset(args, 0, sizeof(*args));
+        futoin__args_move(own, args);
     }
     bsi->api->add(bsi, own, success_step_cb, NULL);
     after = queue_tail(bsi);

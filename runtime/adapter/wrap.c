@@ -195,8 +195,7 @@ FUTOIN_API void futoin_wrap_success_step(FutoInAsyncSteps* bsi,
         return;
     }
     if (args) {
-        memcpy(&v->args, args, sizeof(*args));
-        memset(args, 0, sizeof(*args));
+        futoin__args_move(&v->args, args);
     }
     bsi->api->add(bsi, v, success_from_values, NULL);
 }

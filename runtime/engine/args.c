@@ -15,6 +15,25 @@ void futoin__args_clear(FutoInArgs* a)
     }
 }
 
+_Static_assert(sizeof(FutoInArgs) % 8 == 0, "FutoInArgs is whole words");
+
+/* Word by word: memcpy() + memset() of a FutoInArgs compiled to `rep stos`
+ * (see FUTOIN__NO_MEMSET_PATTERN). */
+FUTOIN__NO_MEMSET_PATTERN void futoin__args_move(FutoInArgs* dst,
+                                                 FutoInArgs* src)
+{
+    typedef uint64_t __attribute__((may_alias)) word;
+    word* d = (word*)(void*)dst;
+    word* s = (word*)(void*)src;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 16
+#endif
+    for (size_t i = 0; i < sizeof(*dst) / 8; ++i) {
+        d[i] = s[i];
+        s[i] = 0;
+    }
+}
+
 /* Values are handed on to code in other languages and to C functions
  * through libffi, which trust their type: a value whose flags name no
  * FTN12 type, or a string or array whose pointer is NULL, is refused

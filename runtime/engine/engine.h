@@ -313,7 +313,44 @@ futoin__step* futoin__sub_tail(futoin__step* s);
 futoin__step* futoin__step_alloc(futoin_tool* tool);
 /* A queued step of `kind` for flow `fl` with the step table, or NULL. */
 futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind);
-void futoin__step_release(futoin_tool* tool, futoin__step* s);
+/* The same for an add(): a K_STEP with its callbacks and data set (the
+ * caller keeps nothing live across the call). */
+futoin__step* futoin__step_new_plain(futoin__flow* fl,
+                                     FutoInAsyncSteps_execute_callback f,
+                                     FutoInAsyncSteps_error_callback eh,
+                                     void* data);
+/* futoin__step_release() of a step that holds something to release. */
+void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
+
+/* The end of every release: the record goes back to the pool. */
+static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
+{
+    /* A step that ended normally takes no completion any more (misuse); one
+     * that was aborted keeps saying so, for completions that lost the race
+     * (above). Nothing but a misusing thread can race with this store. */
+    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
+        != FUTOIN__XS_ABORTED) {
+        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
+                              memory_order_relaxed);
+    }
+    s->state = FUTOIN__S_FREE;
+    futoin__recpool_put(&futoin__eng(tool)->steps, s);
+}
+
+/* Give a step record back: what it still holds (successStep() values, a
+ * release hook of its data, a cancel handler's data) is released first,
+ * out of line; a plain step (the usual one) goes straight to the pool. */
+static inline void futoin__step_release(futoin_tool* tool, futoin__step* s)
+{
+    if (FUTOIN__UNLIKELY((s->flags & FUTOIN__F_OWNARGS) || s->rel.release
+                         || ((s->kind == FUTOIN__K_STEP
+                              || s->kind == FUTOIN__K_BODY)
+                             && s->u.s.cancel_release))) {
+        futoin__step_release_slow(tool, s);
+        return;
+    }
+    futoin__step_retire(tool, s);
+}
 futoin__flow* futoin__flow_alloc(futoin_tool* tool);
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl);
 FutoInArgs* futoin__args_alloc(futoin_tool* tool);
@@ -335,6 +372,21 @@ void futoin__step_error(
 
 /* args.c */
 void futoin__args_clear(FutoInArgs* a);
+/* Move all four values of `src` into `dst` (ownership moves, nothing is
+ * cleaned up), leaving `src` empty. */
+void futoin__args_move(FutoInArgs* dst, FutoInArgs* src);
+
+/* GCC turns a loop of zero stores into memset(), and memset() of these
+ * small fixed sizes into `rep stos`, whose start-up cost dominates at this
+ * size (issue 22). An `optimize` attribute applies to the body of the
+ * function that carries it, not to what it inlines: every function that
+ * clears records with such a loop, directly or inlined, carries this. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FUTOIN__NO_MEMSET_PATTERN                                              \
+    __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define FUTOIN__NO_MEMSET_PATTERN
+#endif
 
 /* Move the first `n` values of `src` into `dst`, leaving them empty in
  * `src` (ownership moves; nothing is cleaned up). */
@@ -347,8 +399,15 @@ static inline void futoin__move_slots(FutoInArgs* dst, FutoInArgs* src,
     }
 }
 
-/* A container for a flow's pending values (all slots empty): the tool's
- * hot buffer if free, else a pooled one; NULL when out of memory. */
+/*
+ * A container for a flow's pending values: the tool's hot buffer if free,
+ * else a pooled one; NULL when out of memory. Only its first fl->nvals
+ * slots are ever read (they are moved in by futoin__flow_set_vals_n and
+ * moved or reset out again), so a pooled one is neither cleared when taken
+ * nor scanned when given back: its other slots may hold anything, e.g. the
+ * pool's free-list link in slot 0 (a pooled record meant for any other use
+ * comes from futoin__args_alloc, which clears it).
+ */
 static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
@@ -356,17 +415,18 @@ static inline FutoInArgs* futoin__vals_get(futoin_tool* tool)
         e->hot_busy = 1;
         return &e->hot_args;
     }
-    return futoin__args_alloc(tool);
+    return futoin__recpool_get(&e->args);
 }
 
-/* Give back a container from futoin__vals_get() whose slots are empty. */
+/* Give back a container from futoin__vals_get() whose first slots (those
+ * that held values) are empty. */
 static inline void futoin__vals_put(futoin_tool* tool, FutoInArgs* a)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     if (a == &e->hot_args) {
         e->hot_busy = 0;
     } else {
-        futoin__args_release(tool, a);
+        futoin__recpool_put(&e->args, a);
     }
 }
 
@@ -388,8 +448,8 @@ static inline void futoin__flow_drop_vals(futoin__flow* fl)
 /* Move the first `n` slots of `args` (the rest are empty) in as the flow's
  * pending values, dropping the previous ones; the caller's copy is reset.
  * Out of memory, the values are dropped (their cleanup runs). */
-static inline void futoin__flow_set_vals_n(futoin__flow* fl, FutoInArgs* args,
-                                           unsigned n)
+static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
+        futoin__flow* fl, FutoInArgs* args, unsigned n)
 {
     FutoInArgs* a;
     if (fl->args) {

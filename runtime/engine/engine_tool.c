@@ -28,7 +28,7 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     if (!tool) {
         return FUTOIN_EINVAL;
     }
-    if (futoin__eng(tool)->live_roots > 0) {
+    if (futoin__eng(tool)->roots.live > 0) {
         return FUTOIN_EBUSY;
     }
     rc = futoin__tool_check_free(tool);
@@ -57,7 +57,7 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
     out->misuse = futoin_tool_misuse_count(tool);
     out->late_completions =
             atomic_load_explicit(&e->late_completions, memory_order_relaxed);
-    out->live_roots = e->live_roots;
+    out->live_roots = e->roots.live;
     out->live_steps = e->steps.live;
     out->pool_bytes = futoin__recpool_mapped(&e->steps)
                       + futoin__recpool_mapped(&e->flows)

@@ -25,8 +25,7 @@ struct futoin__engine_tool
     futoin__recpool steps;
     futoin__recpool flows;
     futoin__recpool args;
-    futoin__recpool roots;
-    size_t live_roots;
+    futoin__recpool roots; /* roots.live: the live roots */
     /* Completions dropped because they lost a race against their step's
      * timeout or cancel (remote.c); written from any thread. */
     _Atomic(size_t) late_completions;

@@ -250,8 +250,10 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         }
         break;
     }
-    futoin__queue_free(tool, s->sub_head);
-    s->sub_head = NULL;
+    if (s->sub_head) {
+        futoin__queue_free(tool, s->sub_head);
+        s->sub_head = NULL;
+    }
     if (s->allocs) {
         FUTOIN__USER(r, futoin__alloc_free_all(&s->allocs));
     }
@@ -382,8 +384,7 @@ static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
 static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
 {
     if (*src) {
-        memcpy(in, *src, sizeof(*in));
-        memset(*src, 0, sizeof(**src));
+        futoin__args_move(in, *src);
         futoin__args_release(fl->root->owner, *src);
         *src = NULL;
     }
@@ -458,10 +459,8 @@ static inline __attribute__((always_inline)) void loop_burst(
     l->u.l.i = i;
 }
 
-/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
- * must not be touched any more (its root was cancelled or freed from the
- * callback, or the flow ended). */
-static bool exec_frame(futoin__flow* fl, futoin__step* s)
+/* exec_frame() of any frame but a plain step. */
+static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = r->owner;
@@ -623,6 +622,45 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
     return after_callback(fl, s);
 }
 
+/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
+ * must not be touched any more (its root was cancelled or freed from the
+ * callback, or the flow ended). A plain step, the usual frame, is run here
+ * (as exec_frame_other() would), the rest there. */
+static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
+                                                           futoin__step* s)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = r->owner;
+    FutoInArgs* in;
+    unsigned n;
+    if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
+        || futoin__hooked(tool)) {
+        return exec_frame_other(fl, s); /* with hooks: step_entered there */
+    }
+    in = &futoin__eng(tool)->args_in;
+    /* sub-steps were consumed since the last callback: forget the cursor */
+    futoin__eng(tool)->app_step = NULL;
+    n = take_args(fl, in);
+    s->state = FUTOIN__S_EXEC;
+    /* completions may claim it from now on (see exec_frame_other) */
+    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
+    for (unsigned i = 0; i < n; ++i) {
+        if (in->args[i].type) {
+            futoin_reset_binval(&in->args[i]);
+        }
+    }
+    if (FUTOIN__UNLIKELY(fl->top != s)) {
+        s = fl->top; /* the callback chained on (futoin__step_chain) */
+    }
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return false;
+    }
+    return after_callback(fl, s);
+}
+
 /*
  * ext chain(): inside the execute callback of step `bsi`, complete it as
  * success() with no values would, and start the step that runs next, if
@@ -696,7 +734,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
 
 /* Complete top frame `s` with success: its values stay in fl->args for the
  * next step. */
-void futoin__complete(futoin__flow* fl, futoin__step* s)
+static FUTOIN__NOINLINE void complete_frame(futoin__flow* fl, futoin__step* s)
 {
     /* No values come out of parallel() or a loop, unless its error handler
      * (or steps that handler added) supplied them. */
@@ -705,6 +743,40 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
         drop_args(fl);
     }
     pop_frame(fl, s, false);
+}
+
+/* futoin__complete() of the usual frame that has a release hook (the
+ * bindings' steps): the same pop, then the hook (futoin__step_release). */
+static FUTOIN__NOINLINE void complete_released(futoin__flow* fl,
+                                               futoin__step* s)
+{
+    fl->top = s->parent;
+    futoin__step_release_slow(fl->root->owner, s);
+}
+
+void futoin__complete(futoin__flow* fl, futoin__step* s)
+{
+    /* The usual frame, a step or loop body that holds nothing (no timer,
+     * sub-steps, stack() memory, pending raise or loop control aimed at
+     * it, nothing to release): what pop_frame() and futoin__step_release()
+     * would do comes down to this, with no call, so no register needs
+     * saving; one whose data has a release hook (a binding's step) only
+     * adds that (complete_released). Anything else takes the general
+     * path. */
+    if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
+        && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
+        && !s->sub_head && !s->allocs && !s->u.s.cancel_release
+        && fl->raise_at != s && fl->ctl_target != s
+        && !futoin__hooked(fl->root->owner)) { /* hooks: step_left there */
+        if (s->rel.release) {
+            complete_released(fl, s);
+            return;
+        }
+        fl->top = s->parent;
+        futoin__step_retire(fl->root->owner, s);
+        return;
+    }
+    complete_frame(fl, s);
 }
 
 /* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
@@ -735,6 +807,12 @@ static inline __attribute__((always_inline)) bool after_callback(
         futoin__flow* fl, futoin__step* s)
 {
     uint16_t f = s->flags;
+    if (!(f & (FUTOIN__F_ERROR | FUTOIN__F_ADDED | FUTOIN__F_TIMEOUT
+               | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
+        /* the usual outcome, success() or none, in one test: as below */
+        futoin__complete(fl, s);
+        return true;
+    }
     if (f & FUTOIN__F_ERROR) {
         return unwind_error(fl, s);
     }
@@ -868,23 +946,24 @@ static void flow_run(futoin__flow* fl)
 
     fl->state = FUTOIN__FL_RUNNING;
     ++futoin__eng(tool)->running;
-    while (budget-- > 0) {
+    /* `budget` counts this iteration's step too: at most
+     * FUTOIN__FLOW_BUDGET steps run. The slice is checked between steps
+     * (a `continue` goes to the test), not before the first one: a flow
+     * whose turn comes runs at least one step, so it never falls behind
+     * immediates queued after it. */
+    do {
         futoin__step* top;
-        /* Not before the first step: a flow whose turn comes runs at least
-         * one step, so it never falls behind immediates queued after it. */
-        if (FUTOIN__UNLIKELY(budget != FUTOIN__FLOW_BUDGET - 1
-                             && futoin__tool_busy(tool, 1))) {
-            break; /* the slice is used up: libuv gets its turn */
-        }
-        if (fl->raise_top && !fl->raise_at) {
-            fl->raise_at = fl->top;
-        }
-        fl->raise_top = 0;
-        if (fl->raise_at) {
-            if (!unwind_error(fl, fl->raise_at)) {
-                goto out;
+        if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
+            if (fl->raise_top && !fl->raise_at) {
+                fl->raise_at = fl->top;
             }
-            continue;
+            fl->raise_top = 0;
+            if (fl->raise_at) {
+                if (!unwind_error(fl, fl->raise_at)) {
+                    goto out;
+                }
+                continue;
+            }
         }
         top = fl->top;
         if (!top) {
@@ -894,11 +973,11 @@ static void flow_run(futoin__flow* fl)
                 goto out;
             }
             push_frame(fl, next, NULL);
-            futoin__eng(tool)->chain_budget = budget;
+            futoin__eng(tool)->chain_budget = budget - 1;
             if (!exec_frame(fl, next)) {
                 goto out;
             }
-            budget = futoin__eng(tool)->chain_budget;
+            budget = futoin__eng(tool)->chain_budget + 1;
             continue;
         }
         switch (top->state) {
@@ -911,7 +990,7 @@ static void flow_run(futoin__flow* fl)
             if (next) {
                 bool go_on;
                 push_frame(fl, next, top);
-                futoin__eng(tool)->chain_budget = budget;
+                futoin__eng(tool)->chain_budget = budget - 1;
                 if (FUTOIN__UNLIKELY(next->kind == FUTOIN__K_BODY)
                     && futoin__hooked(tool)) {
                     go_on = hooked_exec_body(fl, next);
@@ -921,7 +1000,7 @@ static void flow_run(futoin__flow* fl)
                 if (!go_on) {
                     goto out;
                 }
-                budget = futoin__eng(tool)->chain_budget;
+                budget = futoin__eng(tool)->chain_budget + 1;
             } else if (top->kind == FUTOIN__K_LOOP) {
                 futoin__loop_iterate(top);
             } else {
@@ -940,7 +1019,8 @@ static void flow_run(futoin__flow* fl)
             futoin__root_settle(r);
             goto out;
         }
-    }
+        /* the slice used up: libuv gets its turn */
+    } while (--budget != 0 && !futoin__tool_busy(tool, 1));
     /* Budget or slice used up: yield to the other flows on this tool. */
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);

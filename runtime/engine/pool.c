@@ -65,11 +65,7 @@ void futoin__engine_tool_close(futoin_tool* tool)
  * it was lost (the loop became `rep stos` again in futoin__root_alloc,
  * issue 22). So every function that inlines zero_words() carries it:
  * NO_MEMSET_PATTERN. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMSET_PATTERN __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#else
-#define NO_MEMSET_PATTERN
-#endif
+#define NO_MEMSET_PATTERN FUTOIN__NO_MEMSET_PATTERN /* engine.h */
 static inline __attribute__((always_inline)) void zero_words(void* rec,
                                                              size_t from,
                                                              size_t to)
@@ -104,18 +100,24 @@ _Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
 _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
 
+/* A record fresh from the pool, cleared (but for api and xs, see above). */
+static inline __attribute__((always_inline)) void step_clear(futoin__step* s)
+{
+    uint32_t gen = s->gen + 1;
+    zero_words(s, 1, 11);
+    s->flags = 0;
+    s->kind = 0;
+    s->state = FUTOIN__S_FREE;
+    zero_words(s, 12, 16);
+    s->gen = gen;
+}
+
 static inline __attribute__((always_inline)) futoin__step* step_alloc(
         futoin_tool* tool)
 {
     futoin__step* s = futoin__recpool_get(&futoin__eng(tool)->steps);
     if (s) {
-        uint32_t gen = s->gen + 1;
-        zero_words(s, 1, 11);
-        s->flags = 0;
-        s->kind = 0;
-        s->state = FUTOIN__S_FREE;
-        zero_words(s, 12, 16);
-        s->gen = gen;
+        step_clear(s);
     }
     return s;
 }
@@ -125,21 +127,74 @@ NO_MEMSET_PATTERN futoin__step* futoin__step_alloc(futoin_tool* tool)
     return step_alloc(tool);
 }
 
-NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+/* A cleared record becomes a queued step of `kind` in `fl`. */
+static inline __attribute__((always_inline)) void step_queue_init(
+        futoin__step* s, futoin__flow* fl, uint8_t kind)
 {
-    futoin__step* s = step_alloc(fl->root->owner);
+    if (s->bsi.api != &futoin__step_api) {
+        futoin__set_api(&s->bsi, &futoin__step_api);
+    }
+    s->kind = kind;
+    s->state = FUTOIN__S_QUEUED;
+    s->flow = fl;
+}
+
+/* futoin__step_new() when the free list is within its quarantine: a
+ * record carved fresh (rare, and a call, out of the way of the others). */
+static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
+        futoin__flow* fl, uint8_t kind)
+{
+    futoin__step* s = futoin__recpool_carve(&futoin__eng(fl->root->owner)->steps);
     if (s) {
-        if (s->bsi.api != &futoin__step_api) {
-            futoin__set_api(&s->bsi, &futoin__step_api);
-        }
-        s->kind = kind;
-        s->state = FUTOIN__S_QUEUED;
-        s->flow = fl;
+        step_clear(s);
+        step_queue_init(s, fl, kind);
     }
     return s;
 }
 
-void futoin__step_release(futoin_tool* tool, futoin__step* s)
+/* The usual record comes off the free list with no call, so nothing is
+ * kept in saved registers (step_new_carved() takes the rest). */
+NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+{
+    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->steps);
+    if (FUTOIN__UNLIKELY(!s)) {
+        return step_new_carved(fl, kind);
+    }
+    step_clear(s);
+    step_queue_init(s, fl, kind);
+    return s;
+}
+
+static FUTOIN__NOINLINE futoin__step* step_new_plain_carved(
+        futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh, void* data)
+{
+    futoin__step* s = step_new_carved(fl, FUTOIN__K_STEP);
+    if (s) {
+        s->f = f;
+        s->eh = eh;
+        s->data = data;
+    }
+    return s;
+}
+
+NO_MEMSET_PATTERN futoin__step* futoin__step_new_plain(
+        futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh, void* data)
+{
+    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->steps);
+    if (FUTOIN__UNLIKELY(!s)) {
+        return step_new_plain_carved(fl, f, eh, data);
+    }
+    step_clear(s);
+    step_queue_init(s, fl, FUTOIN__K_STEP);
+    s->f = f;
+    s->eh = eh;
+    s->data = data;
+    return s;
+}
+
+void futoin__step_release_slow(futoin_tool* tool, futoin__step* s)
 {
     if (s->flags & FUTOIN__F_OWNARGS) {
         /* successStep() values that were never consumed */
@@ -161,16 +216,7 @@ void futoin__step_release(futoin_tool* tool, futoin__step* s)
         s->u.s.cancel_release = NULL;
         FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
     }
-    /* A step that ended normally takes no completion any more (misuse); one
-     * that was aborted keeps saying so, for completions that lost the race
-     * (engine.h). Nothing but a misusing thread can race with this store. */
-    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
-        != FUTOIN__XS_ABORTED) {
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
-                              memory_order_relaxed);
-    }
-    s->state = FUTOIN__S_FREE;
-    futoin__recpool_put(&futoin__eng(tool)->steps, s);
+    futoin__step_retire(tool, s);
 }
 
 futoin__step* futoin__sub_tail(futoin__step* s)

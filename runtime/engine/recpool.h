@@ -83,17 +83,17 @@ void futoin__recpool_init(futoin__recpool* p, struct futoin_tool* tool,
 /* Unmap everything. Records must not be used any more. */
 void futoin__recpool_close(futoin__recpool* p);
 
-/* The slow paths of the two below. */
+/* The slow path of futoin__recpool_get() below. */
 void* futoin__recpool_carve(futoin__recpool* p);
 
-/* A record (contents unspecified: the caller initialises it), or NULL.
- * Taken from the free list once it holds more than the quarantine, else
- * carved fresh. Inline: a step costs two of these. */
-static inline void* futoin__recpool_get(futoin__recpool* p)
+/* A record off the free list (contents unspecified), or NULL while it
+ * holds no more than the quarantine: then futoin__recpool_carve(). No call,
+ * so a caller's fast path need not save registers. */
+static inline void* futoin__recpool_take(futoin__recpool* p)
 {
     void* rec;
     if (p->count <= p->quarantine) {
-        return futoin__recpool_carve(p);
+        return NULL;
     }
     rec = p->head;
     p->head = *(void**)((char*)rec + p->link_off);
@@ -103,6 +103,15 @@ static inline void* futoin__recpool_get(futoin__recpool* p)
     --p->count;
     ++p->live;
     return rec;
+}
+
+/* A record (contents unspecified: the caller initialises it), or NULL.
+ * Taken from the free list once it holds more than the quarantine, else
+ * carved fresh. Inline: a step costs two of these. */
+static inline void* futoin__recpool_get(futoin__recpool* p)
+{
+    void* rec = futoin__recpool_take(p);
+    return rec ? rec : futoin__recpool_carve(p);
 }
 
 static inline void futoin__recpool_put(futoin__recpool* p, void* rec)

@@ -165,8 +165,7 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
     c->s = s;
     c->gen = w >> 2;
     if (args) {
-        memcpy(&c->args, args, sizeof(c->args));
-        memset(args, 0, sizeof(*args));
+        futoin__args_move(&c->args, args);
     } else {
         memset(&c->args, 0, sizeof(c->args));
     }

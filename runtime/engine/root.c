@@ -198,7 +198,6 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
                           memory_order_relaxed);
     r->main.root = r;
     r->main.state = FUTOIN__FL_IDLE;
-    ++futoin__eng(tool)->live_roots;
     return &r->bsi;
 }
 
@@ -267,20 +266,35 @@ static void root_do_cancel(futoin__root* r)
     futoin__tool_unref(r->owner);
 }
 
-static void root_do_free(futoin__root* r)
+static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
 {
     futoin_tool* tool = r->owner;
     futoin__tool_active(tool); /* frees records: trimming on idle */
     root_do_cancel(r);
-    ++r->in_cb;
-    futoin__queue_free(tool, r->main.head);
+    /* Each part is released only if it is there: a root that ran its
+     * steps to the end without state, stack() memory, an error or an
+     * execute() release hook (the common case) calls nothing here. */
+    if (r->main.head || r->vars || r->allocs) {
+        ++r->in_cb;
+        futoin__queue_free(tool, r->main.head);
+        if (r->vars) {
+            futoin__vars_free(r);
+        }
+        if (r->allocs) {
+            futoin__alloc_free_all(&r->allocs);
+        }
+        --r->in_cb;
+    }
     r->main.head = r->main.tail = NULL;
-    futoin__vars_free(r);
-    futoin__alloc_free_all(&r->allocs);
-    --r->in_cb;
-    futoin__root_drop_unhandled(r);
-    futoin__root_set_exception(r, NULL);
-    futoin__stack_free(r);
+    if (r->unhandled_release || r->unhandled || r->unhandled_data) {
+        futoin__root_drop_unhandled(r);
+    }
+    if (r->last_exc) {
+        futoin__root_set_exception(r, NULL);
+    }
+    if (r->stack) {
+        futoin__stack_free(r);
+    }
     if (r->error_code || r->error_info) {
         futoin__root_clear_error(r);
     }
@@ -293,8 +307,33 @@ static void root_do_free(futoin__root* r)
     atomic_store_explicit(
             &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
             memory_order_release);
-    --futoin__eng(tool)->live_roots;
     futoin__root_release(tool, r);
+}
+
+/* The usual root at its free ran to its end (or never ran) and holds
+ * nothing: no queued steps, state, stack() memory, execute() hook,
+ * exception, async stack, error or trace context. What root_do_free_all()
+ * does for it comes down to these stores, with no call but a rare last one
+ * (arming the idle trim), so no register needs saving. */
+static void root_do_free(futoin__root* r)
+{
+    futoin_tool* tool = r->owner;
+    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->vars || r->allocs
+        || r->unhandled_release || r->unhandled || r->unhandled_data
+        || r->last_exc || r->stack || r->error_code || r->error_info
+        || r->trace) {
+        root_do_free_all(r);
+        return;
+    }
+    r->pending &= (uint8_t)~FUTOIN__P_CANCEL; /* as root_do_cancel() */
+    r->main.tail = NULL;
+    r->main.state = FUTOIN__FL_DONE;
+    atomic_store_explicit(
+            &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
+            memory_order_release);
+    r->state = FUTOIN__R_FREED; /* futoin__root_release() */
+    futoin__recpool_put(&futoin__eng(tool)->roots, r);
+    futoin__tool_active(tool); /* frees records: trimming on idle */
 }
 
 void futoin__root_settle(futoin__root* r)
@@ -388,24 +427,31 @@ static futoin__step* root_new_step(FutoInAsyncSteps* bsi, const char* what,
     return r ? root_queue_step(bsi, r, what, kind) : NULL;
 }
 
-futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
-                               FutoInAsyncSteps_execute_callback f,
-                               FutoInAsyncSteps_error_callback eh)
+/* add() once `bsi` and `f` were checked (on the loop thread). */
+static inline __attribute__((always_inline)) futoin__step* root_add_step(
+        FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh)
 {
-    futoin__step* s;
-    futoin__root* r;
-    if (!f) {
-        report(bsi, "add(): the execute callback is NULL");
-        return NULL;
-    }
-    r = not_freed(bsi, "add()");
-    s = r ? root_queue_step(bsi, r, "add()", FUTOIN__K_STEP) : NULL;
+    futoin__root* r = not_freed(bsi, "add()");
+    futoin__step* s = r ? root_queue_step(bsi, r, "add()", FUTOIN__K_STEP)
+                        : NULL;
     if (s) {
         s->f = f;
         s->eh = eh;
         s->data = data;
     }
     return s;
+}
+
+futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
+                               FutoInAsyncSteps_execute_callback f,
+                               FutoInAsyncSteps_error_callback eh)
+{
+    if (!f) {
+        report(bsi, "add(): the execute callback is NULL");
+        return NULL;
+    }
+    return root_add_step(bsi, data, f, eh);
 }
 
 static void root_add(FutoInAsyncSteps* bsi, void* data,
@@ -421,7 +467,7 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
         return;
     }
     if (futoin__on_loop(bsi, "add()")) {
-        futoin__root_add(bsi, data, f, eh);
+        root_add_step(bsi, data, f, eh);
     }
 }
 

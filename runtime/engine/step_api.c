@@ -113,12 +113,13 @@ static void step_add(FutoInAsyncSteps* bsi, void* data,
                            "add(): the execute callback is NULL");
         return;
     }
-    n = new_sub(s, FUTOIN__K_STEP);
-    if (n) {
-        n->f = f;
-        n->eh = eh;
-        n->data = data;
+    n = futoin__step_new_plain(s->flow, f, eh, data);
+    if (!n) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+        return;
     }
+    s->flags |= FUTOIN__F_ADDED;
+    futoin__sub_append(s, n); /* as new_sub(), last: nothing to keep */
 }
 
 static FutoInAsyncSteps* step_parallel(FutoInAsyncSteps* bsi, void* data,
@@ -275,12 +276,35 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
          * complete_own() would decide, without the way there). */
         /* The thread first: another thread must not read the step beyond
          * its `xs` word (step_complete), or it races with the loop. */
-        if (futoin__tool_on_thread(futoin__recpool_tool(s))
-            && s->state == FUTOIN__S_EXEC
-            && !(s->flags & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))) {
-            futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
-            s->flags |= FUTOIN__F_SUCCESS;
-            return 1;
+        if (futoin__tool_on_thread(futoin__recpool_tool(s))) {
+            if (s->state == FUTOIN__S_EXEC
+                && !(s->flags
+                     & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED))) {
+                futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
+                s->flags |= FUTOIN__F_SUCCESS;
+                return 1;
+            }
+            if (s->state == FUTOIN__S_WAIT) {
+                /* The other usual one: a loop-thread event completes a
+                 * waiting step (what step_complete() and
+                 * futoin__step_apply() would do, with `n` counted once). */
+                uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
+                if (FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
+                    || !atomic_compare_exchange_strong_explicit(
+                            &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                            memory_order_acq_rel, memory_order_acquire)) {
+                    /* lost a race or misuse: as futoin__xs_claim decides */
+                    int claim = futoin__xs_claim(s, "success()");
+                    if (claim != 1) {
+                        drop_values(args);
+                        return claim;
+                    }
+                }
+                futoin__flow_set_vals_n(s->flow, args, (unsigned)n);
+                s->flags |= FUTOIN__F_SUCCESS;
+                futoin__step_resolve(s);
+                return 1;
+            }
         }
     } else if (args && !code
                && FUTOIN__UNLIKELY(!futoin__args_check(args, NULL, NULL, 0))) {

@@ -69,7 +69,7 @@ static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return true;
 }
 
-void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+void futoin__tool_imm_slow(futoin_tool* tool, futoin__cb cb, void* data)
 {
     imm_push(tool, cb, data);
 }

@@ -274,7 +274,6 @@ static inline void futoin__tool_slice_reset(futoin_tool* tool)
     }
 }
 
-/* Loop thread only: schedule cb(data) with no handle. The hot path. */
 /* The tool's clock as it last read it (ms): the virtual clock, or libuv's
  * loop time of this turn, without refreshing it. For bookkeeping that
  * must cost no clock read (when a step began to wait). */
@@ -283,7 +282,24 @@ static inline uint64_t futoin__tool_time_cached(const futoin_tool* tool)
     return *tool->time_src;
 }
 
-void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data);
+/* Loop thread only: schedule cb(data) with no handle. The hot path: the
+ * ring push inline, a full ring or an idle handle to start in
+ * immediate.c. */
+void futoin__tool_imm_slow(futoin_tool* tool, futoin__cb cb, void* data);
+static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    uint64_t seq = tool->ring_tail;
+    struct futoin__imm* slot;
+    if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
+        || FUTOIN__UNLIKELY(!tool->idle_active && !tool->lazy)) {
+        futoin__tool_imm_slow(tool, cb, data);
+        return;
+    }
+    slot = &tool->ring[seq & tool->ring_mask];
+    slot->cb = cb;
+    slot->data = data;
+    tool->ring_tail = seq + 1;
+}
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
  * NULL on out-of-memory. Stop it with futoin__tool_timer_stop(). */
