@@ -40,7 +40,8 @@ void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fn_dispatch_call(scope, FN_STEP, data, 2, a);
 }
 
-void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+/* An error handler's call, or a root's unhandled error: (bsi, code, info). */
+static void t_error_call(enum fn_kind kind, FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -51,45 +52,40 @@ void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
     a[0] = fn_ptr(env, bsi);
     a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
     a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
-    fn_dispatch_call(scope, FN_ERROR, data, 3, a);
+    fn_dispatch_call(scope, kind, data, 3, a);
+}
+
+void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    t_error_call(FN_ERROR, bsi, data, code);
 }
 
 static void t_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
+    t_error_call(FN_UNHANDLED, bsi, data, code);
+}
+
+/* A cancel handler's or a loop body's call: (bsi) only. */
+static void t_bsi_call(enum fn_kind kind, FutoInAsyncSteps* bsi, void* data)
+{
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
-    napi_value a[3];
+    napi_value a[1];
     if (!env) {
         return;
     }
     a[0] = fn_ptr(env, bsi);
-    a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
-    a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
-    fn_dispatch_call(scope, FN_UNHANDLED, data, 3, a);
+    fn_dispatch_call(scope, kind, data, 1, a);
 }
 
 static void t_cancel(FutoInAsyncSteps* bsi, void* data)
 {
-    napi_handle_scope scope;
-    napi_env env = fn_dispatch_open(&scope);
-    napi_value a[1];
-    if (!env) {
-        return;
-    }
-    a[0] = fn_ptr(env, bsi);
-    fn_dispatch_call(scope, FN_CANCEL, data, 1, a);
+    t_bsi_call(FN_CANCEL, bsi, data);
 }
 
 static void t_loop(FutoInAsyncSteps* bsi, void* data)
 {
-    napi_handle_scope scope;
-    napi_env env = fn_dispatch_open(&scope);
-    napi_value a[1];
-    if (!env) {
-        return;
-    }
-    a[0] = fn_ptr(env, bsi);
-    fn_dispatch_call(scope, FN_LOOP, data, 1, a);
+    t_bsi_call(FN_LOOP, bsi, data);
 }
 
 static void t_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
@@ -208,6 +204,20 @@ static napi_value refuse_string(napi_env env, const char* what)
 {
     napi_throw_type_error(env, NULL, what);
     return NULL;
+}
+
+/* A loop label argument: 0 with *label set (NULL: none given, else a
+ * copy the caller frees), or -1 with a TypeError thrown. */
+static int arg_label(napi_env env, size_t argc, napi_value* argv, size_t i,
+                     const char* what, char** label)
+{
+    int refused = 0;
+    *label = arg_string(env, argc, argv, i, &refused);
+    if (refused) {
+        refuse_string(env, what);
+        return -1;
+    }
+    return 0;
 }
 
 static napi_value int_value(napi_env env, int64_t n)
@@ -397,14 +407,12 @@ FN_FUNC(loop)
 {
     FN_ARGS(3);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
     char* label;
     if (!bsi || argc < 2) {
         return fn_throw(env, "loop(bsi, rec, label)");
     }
-    label = arg_string(env, argc, argv, 2, &refused);
-    if (refused) {
-        return refuse_string(env, "loop(): label must be a string without NUL");
+    if (arg_label(env, argc, argv, 2, "loop(): label must be a string without NUL", &label)) {
+        return NULL;
     }
     futoin_wrap_loop_classed(bsi, fn_data_of(env, argv[1]), t_loop, label, &fn_js_class);
     free(label);
@@ -416,15 +424,13 @@ FN_FUNC(repeat)
 {
     FN_ARGS(4);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
     char* label;
     double n = 0;
     if (!bsi || argc < 3) {
         return fn_throw(env, "repeat(bsi, rec, count, label)");
     }
-    label = arg_string(env, argc, argv, 3, &refused);
-    if (refused) {
-        return refuse_string(env, "repeat(): label must be a string without NUL");
+    if (arg_label(env, argc, argv, 3, "repeat(): label must be a string without NUL", &label)) {
+        return NULL;
     }
     napi_get_value_double(env, argv[2], &n);
     futoin_wrap_repeat_classed(bsi, fn_data_of(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
@@ -433,36 +439,36 @@ FN_FUNC(repeat)
     return NULL;
 }
 
-FN_FUNC(break_loop)
+/* breakLoop(bsi, label) and continueLoop(bsi, label): the same but for
+ * the core call. */
+static napi_value loop_jump(napi_env env, napi_callback_info info, int is_continue,
+                            const char* what)
 {
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
-    char* label = arg_string(env, argc, argv, 1, &refused);
-    if (refused) {
-        return refuse_string(env, "break(): label must be a string without NUL");
+    char* label;
+    if (arg_label(env, argc, argv, 1, what, &label)) {
+        return NULL;
     }
-    if (bsi) {
+    if (bsi && is_continue) {
+        bsi->api->continueLoop(bsi, label);
+    } else if (bsi) {
         bsi->api->breakLoop(bsi, label);
     }
     free(label);
     return NULL;
 }
 
+FN_FUNC(break_loop)
+{
+    return loop_jump(env, info, 0,
+                     "break(): label must be a string without NUL");
+}
+
 FN_FUNC(continue_loop)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
-    char* label = arg_string(env, argc, argv, 1, &refused);
-    if (refused) {
-        return refuse_string(env, "continue(): label must be a string without NUL");
-    }
-    if (bsi) {
-        bsi->api->continueLoop(bsi, label);
-    }
-    free(label);
-    return NULL;
+    return loop_jump(env, info, 1,
+                     "continue(): label must be a string without NUL");
 }
 
 /* addSync(bsi, sync, rec, hasErrorHandler) */
@@ -564,14 +570,7 @@ FN_FUNC(error_code)
 {
     FN_ARGS(1);
     FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    const char* code = bsi ? futoin_wrap_error_code(bsi) : NULL;
-    napi_value v;
-    if (!code) {
-        napi_get_undefined(env, &v);
-    } else {
-        napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &v);
-    }
-    return v;
+    return str_or_undef(env, bsi ? futoin_wrap_error_code(bsi) : NULL);
 }
 
 FN_FUNC(tool_of)
