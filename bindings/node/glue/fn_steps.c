@@ -159,6 +159,12 @@ static FutoInAsyncSteps* arg_bsi(napi_env env, size_t argc, napi_value* argv)
     return argc > 0 ? fn_arg_ptr(env, argv[0]) : NULL;
 }
 
+/* The prologue of a call on a step's handle: up to n arguments, the
+ * first the handle (`bsi`, NULL when it is none). */
+#define FN_BSI_ARGS(n)                                                         \
+    FN_ARGS(n);                                                                \
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv)
+
 #define new_ref fn_new_ref
 
 static int truthy(napi_env env, napi_value v)
@@ -262,10 +268,9 @@ FN_FUNC(execute)
 
 FN_FUNC(cancel)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* root = arg_bsi(env, argc, argv);
-    if (root) {
-        root->api->cancel(root);
+    FN_BSI_ARGS(1);
+    if (bsi) {
+        bsi->api->cancel(bsi);
     }
     return NULL;
 }
@@ -273,8 +278,7 @@ FN_FUNC(cancel)
 /* add(bsi, rec, hasErrorHandler) */
 FN_FUNC(add)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(3);
     if (!bsi || argc < 3) {
         return fn_throw(env, "add(bsi, rec, eh)");
     }
@@ -286,8 +290,7 @@ FN_FUNC(add)
 /* parallel(bsi, rec|undefined) -> the parallel's handle */
 FN_FUNC(parallel)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     FutoInAsyncSteps* p;
     if (!bsi) {
         return fn_throw(env, "parallel(bsi, rec)");
@@ -310,8 +313,7 @@ FN_FUNC(parallel)
 /* success(bsi, values|undefined) -> 1 taken, 0 late, < 0 misuse */
 FN_FUNC(success)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     FutoInArgs a;
     napi_valuetype t = napi_undefined;
     if (!bsi) {
@@ -330,8 +332,7 @@ FN_FUNC(success)
 /* error(bsi, code, info|undefined) -> as success() */
 FN_FUNC(error)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(3);
     int refused = 0;
     char* code;
     char* inf;
@@ -354,8 +355,7 @@ FN_FUNC(error)
 
 FN_FUNC(set_timeout)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     double ms = 0;
     if (bsi && argc > 1) {
         napi_get_value_double(env, argv[1], &ms);
@@ -366,8 +366,7 @@ FN_FUNC(set_timeout)
 
 FN_FUNC(set_cancel)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     if (bsi && argc > 1) {
         futoin_wrap_set_cancel(bsi, fn_data_of(env, argv[1]), t_cancel, fn_release_ref);
     }
@@ -376,8 +375,7 @@ FN_FUNC(set_cancel)
 
 FN_FUNC(wait_external)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     if (bsi) {
         bsi->api->waitExternal(bsi);
     }
@@ -388,8 +386,7 @@ FN_FUNC(wait_external)
  * step ends. */
 FN_FUNC(anchor)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     napi_ref* slot;
     if (!bsi || argc < 2) {
         return fn_throw(env, "anchor(bsi, obj)");
@@ -405,8 +402,7 @@ FN_FUNC(anchor)
 /* loop(bsi, rec, label) */
 FN_FUNC(loop)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(3);
     char* label;
     if (!bsi || argc < 2) {
         return fn_throw(env, "loop(bsi, rec, label)");
@@ -422,8 +418,7 @@ FN_FUNC(loop)
 /* repeat(bsi, rec, count, label) */
 FN_FUNC(repeat)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(4);
     char* label;
     double n = 0;
     if (!bsi || argc < 3) {
@@ -444,8 +439,7 @@ FN_FUNC(repeat)
 static napi_value loop_jump(napi_env env, napi_callback_info info, int is_continue,
                             const char* what)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     char* label;
     if (arg_label(env, argc, argv, 1, what, &label)) {
         return NULL;
@@ -474,8 +468,7 @@ FN_FUNC(continue_loop)
 /* addSync(bsi, sync, rec, hasErrorHandler) */
 FN_FUNC(add_sync)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(4);
     FutoInSync* s = argc > 1 ? fn_arg_ptr(env, argv[1]) : NULL;
     if (!bsi || !s || argc < 4) {
         return fn_throw(env, "addSync(bsi, sync, rec, eh)");
@@ -517,8 +510,7 @@ FN_FUNC(chain_init)
 FN_FUNC(chain)
 {
     static const FutoInAsyncSteps_execute_callback fns[] = {fn_t_step};
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     const futoin_async_ext_table* x = bsi ? futoin_async_ext(bsi) : NULL;
     FutoInAsyncSteps* next;
     void* data = NULL;
@@ -538,8 +530,7 @@ FN_FUNC(chain)
  * ehBits[i] says whether record ids[i] has an error handler. */
 FN_FUNC(add_many)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(4);
     napi_typedarray_type tt, tt2;
     size_t len = 0, len2 = 0, off;
     void *ids = NULL, *ehs = NULL;
@@ -568,15 +559,13 @@ FN_FUNC(add_many)
  * continue(), whose loop forgets the last error. */
 FN_FUNC(error_code)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     return str_or_undef(env, bsi ? futoin_wrap_error_code(bsi) : NULL);
 }
 
 FN_FUNC(tool_of)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     return fn_ptr(env, bsi ? futoin_async_tool(bsi) : NULL);
 }
 
