@@ -555,6 +555,29 @@ static char* dump(int expect_roots)
     cr_assert_not_null(strstr((text), (line)), "no line\n%s\nin:\n%s", (line), \
                        (text))
 
+/* The names every binding gives the numbers come from the library: each
+ * number's name as this file spells it, NULL out of range. */
+Test(hooks, the_names_of_the_numbers)
+{
+    static const char* const outcomes[] = {"success", "error", "cancelled"};
+    cr_assert_null(futoin_hook_name(0));
+    cr_assert_null(futoin_hook_name(-1));
+    cr_assert_null(futoin_hook_name(FUTOIN_HOOK_SYNC_RELEASED + 1));
+    for (int i = FUTOIN_HOOK_FLOW_STARTED; i <= FUTOIN_HOOK_SYNC_RELEASED; ++i) {
+        cr_assert_str_eq(futoin_hook_name(i), event_names[i]);
+    }
+    cr_assert_null(futoin_hook_outcome_name(-1));
+    cr_assert_null(futoin_hook_outcome_name(FUTOIN_HOOK_CANCELLED + 1));
+    for (int i = FUTOIN_HOOK_SUCCESS; i <= FUTOIN_HOOK_CANCELLED; ++i) {
+        cr_assert_str_eq(futoin_hook_outcome_name(i), outcomes[i]);
+    }
+    cr_assert_null(futoin_wait_kind_name(-1));
+    cr_assert_null(futoin_wait_kind_name(FUTOIN_WAIT_FOREIGN + 1));
+    for (int i = FUTOIN_WAIT_NONE; i <= FUTOIN_WAIT_FOREIGN; ++i) {
+        cr_assert_str_eq(futoin_wait_kind_name(i), wait_names[i]);
+    }
+}
+
 Test(dump, an_empty_tool)
 {
     char* d = dump(0);

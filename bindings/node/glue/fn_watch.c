@@ -17,13 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char* const k_events[] = {
-        NULL,         "flow_started",  "flow_finished", "step_entered",
-        "step_left",  "error_raised",  "error_handled", "cancel",
-        "wait_begun", "wait_ended",    "sync_acquired", "sync_released"};
-static const char* const k_waits[] = {NULL, "timer", "external", "sync", "foreign"};
-static const char* const k_outcomes[] = {"success", "error", "cancelled"};
-
 static void set_str(napi_env env, napi_value o, const char* name, const char* s)
 {
     napi_value v;
@@ -50,13 +43,13 @@ static void on_event(void* data, const futoin_hook_event* ev)
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
     const futoin_frame_origin* o = ev->origin;
+    const char* name = futoin_hook_name((int)ev->type);
     napi_value argv[2], obj;
     if (!env) {
         return;
     }
     napi_create_object(env, &obj);
-    set_str(env, obj, "event", ev->type < sizeof(k_events) / sizeof(*k_events)
-                                       ? k_events[ev->type] : "?");
+    set_str(env, obj, "event", name ? name : "?");
     set_num(env, obj, "rootId", (double)ev->root_id);
     set_num(env, obj, "now", (double)ev->now);
     set_str(env, obj, "language", o ? o->language : NULL);
@@ -66,10 +59,10 @@ static void on_event(void* data, const futoin_hook_event* ev)
     set_str(env, obj, "code", ev->code);
     set_str(env, obj, "info", ev->info);
     set_str(env, obj, "outcome",
-            ev->type == FUTOIN_HOOK_FLOW_FINISHED && ev->outcome >= 0 && ev->outcome < 3
-                    ? k_outcomes[ev->outcome] : NULL);
+            ev->type == FUTOIN_HOOK_FLOW_FINISHED ? futoin_hook_outcome_name(ev->outcome)
+                                                  : NULL);
     set_str(env, obj, "waitKind",
-            ev->wait > 0 && ev->wait < 5 ? k_waits[ev->wait] : NULL);
+            ev->wait != FUTOIN_WAIT_NONE ? futoin_wait_kind_name(ev->wait) : NULL);
     set_num(env, obj, "due", (double)ev->due);
     set_str(env, obj, "waitLanguage", ev->language);
     set_num(env, obj, "sync", (double)(uintptr_t)ev->sync);
