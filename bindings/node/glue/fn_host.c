@@ -243,6 +243,29 @@ FN_FUNC(host_add)
     return r;
 }
 
+/* The values of a successFtn() or successStepFtn() (a JavaScript array,
+ * or NULL for none) as FTN12 values in *a: their count, or -1 with a
+ * RangeError thrown for more than 4. */
+static int values_to_ftn(napi_env env, napi_value arr, FutoInArgs* a)
+{
+    uint32_t n = 0, i;
+    memset(a, 0, sizeof *a);
+    if (arr) {
+        napi_get_array_length(env, arr, &n);
+    }
+    if (n > 4) {
+        napi_throw_range_error(env, NULL,
+                               "at most 4 values cross into another language's step");
+        return -1;
+    }
+    for (i = 0; i < n; ++i) {
+        napi_value x;
+        napi_get_element(env, arr, i, &x);
+        fn_js_to_ftn(env, x, &a->args[i]);
+    }
+    return (int)n;
+}
+
 /* successStepFtn(bsi, values): a step that passes `values` (at most 4) on
  * as FTN12 values, for a step of another language. */
 FN_FUNC(success_step_ftn)
@@ -250,22 +273,12 @@ FN_FUNC(success_step_ftn)
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     FutoInArgs a;
-    uint32_t n = 0, i;
     bool is = false;
     if (!bsi || argc < 2 || napi_is_array(env, argv[1], &is) != napi_ok || !is) {
         return fn_throw(env, "successStepFtn(bsi, values)");
     }
-    memset(&a, 0, sizeof a);
-    napi_get_array_length(env, argv[1], &n);
-    if (n > 4) {
-        napi_throw_range_error(env, NULL,
-                               "at most 4 values cross into another language's step");
+    if (values_to_ftn(env, argv[1], &a) < 0) {
         return NULL;
-    }
-    for (i = 0; i < n; ++i) {
-        napi_value x;
-        napi_get_element(env, argv[1], i, &x);
-        fn_js_to_ftn(env, x, &a.args[i]);
     }
     futoin_wrap_success_step(bsi, &a);
     return NULL;
@@ -279,24 +292,16 @@ FN_FUNC(success_ftn)
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     FutoInArgs a;
-    uint32_t n = 0, i;
+    int n;
     bool is = false;
     if (!bsi) {
         return int_value(env, FUTOIN_EINVAL);
     }
-    memset(&a, 0, sizeof a);
-    if (argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is) {
-        napi_get_array_length(env, argv[1], &n);
-    }
-    if (n > 4) {
-        napi_throw_range_error(env, NULL,
-                               "at most 4 values cross into another language's step");
+    n = values_to_ftn(env, argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is
+                                   ? argv[1] : NULL,
+                      &a);
+    if (n < 0) {
         return NULL;
-    }
-    for (i = 0; i < n; ++i) {
-        napi_value x;
-        napi_get_element(env, argv[1], i, &x);
-        fn_js_to_ftn(env, x, &a.args[i]);
     }
     return int_value(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
 }
