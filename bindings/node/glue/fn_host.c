@@ -214,13 +214,6 @@ static char* arg_name(napi_env env, size_t argc, napi_value* argv, size_t i, con
     return s;
 }
 
-static napi_value int_value(napi_env env, int64_t n)
-{
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
-}
-
 /* hostAdd(bsi, language, module, function) -> FUTOIN_OK or FUTOIN_E* (a
  * failing step was added all the same) */
 FN_FUNC(host_add)
@@ -235,7 +228,7 @@ FN_FUNC(host_add)
     if ((lang = arg_name(env, argc, argv, 1, "addForeign(): language"))
         && (mod = arg_name(env, argc, argv, 2, "addForeign(): module"))
         && (fn = arg_name(env, argc, argv, 3, "addForeign(): function"))) {
-        r = int_value(env, futoin_host_add(bsi, lang, mod, fn));
+        r = fn_int(env, futoin_host_add(bsi, lang, mod, fn));
     }
     free(lang);
     free(mod);
@@ -295,7 +288,7 @@ FN_FUNC(success_ftn)
     int n;
     bool is = false;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     n = values_to_ftn(env, argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is
                                    ? argv[1] : NULL,
@@ -303,7 +296,7 @@ FN_FUNC(success_ftn)
     if (n < 0) {
         return NULL;
     }
-    return int_value(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
+    return fn_int(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
 }
 
 /* stateGet(bsi, name) -> the shared value, or undefined */
@@ -341,7 +334,7 @@ FN_FUNC(state_set)
     if (!bsi || argc < 2
         || napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len) != napi_ok
         || len + 1 >= sizeof name || strlen(name) != len) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 2 && fn_js_is_scalar(env, argv[2])) {
         FutoInBinaryValue v;
@@ -353,7 +346,7 @@ FN_FUNC(state_set)
     } else {
         rc = FUTOIN_OK;
     }
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 static napi_value str_or_null(napi_env env, const char* s)
@@ -406,7 +399,7 @@ FN_FUNC(async_stack)
 FN_FUNC(live_refs)
 {
     (void)info;
-    return int_value(env, fn_cur ? fn_cur->live_refs : 0);
+    return fn_int(env, fn_cur ? fn_cur->live_refs : 0);
 }
 
 void fn_host_init(napi_env env, napi_value exports)

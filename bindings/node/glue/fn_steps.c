@@ -226,13 +226,6 @@ static int arg_label(napi_env env, size_t argc, napi_value* argv, size_t i,
     return 0;
 }
 
-static napi_value int_value(napi_env env, int64_t n)
-{
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
-}
-
 FN_FUNC(root_new)
 {
     FN_ARGS(1);
@@ -317,16 +310,16 @@ FN_FUNC(success)
     FutoInArgs a;
     napi_valuetype t = napi_undefined;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_typeof(env, argv[1], &t);
     }
     if (t == napi_object) {
         fn_values_to_args(env, argv[1], &a);
-        return int_value(env, futoin_wrap_try_success(bsi, &a));
+        return fn_int(env, futoin_wrap_try_success(bsi, &a));
     }
-    return int_value(env, futoin_wrap_try_success(bsi, NULL));
+    return fn_int(env, futoin_wrap_try_success(bsi, NULL));
 }
 
 /* error(bsi, code, info|undefined) -> as success() */
@@ -338,7 +331,7 @@ FN_FUNC(error)
     char* inf;
     int rc;
     if (!bsi || argc < 2) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     code = arg_string(env, argc, argv, 1, &refused);
     inf = arg_string(env, argc, argv, 2, &refused);
@@ -350,7 +343,7 @@ FN_FUNC(error)
     rc = futoin_wrap_try_error(bsi, code ? code : FUTOIN_ERR_INTERNAL_ERROR, inf);
     free(code);
     free(inf);
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 FN_FUNC(set_timeout)

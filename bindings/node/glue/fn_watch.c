@@ -71,13 +71,6 @@ static void on_event(void* data, const futoin_hook_event* ev)
     fn_dispatch_call(scope, FN_HOOK, NULL, 2, argv);
 }
 
-static napi_value int_value(napi_env env, int64_t n)
-{
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
-}
-
 /* toolSetHooks(tool, on) -> the runtime's code: on, every event goes to
  * the dispatcher (the listener sees every event); off, cleared. */
 FN_FUNC(tool_set_hooks)
@@ -87,19 +80,19 @@ FN_FUNC(tool_set_hooks)
     bool on = false;
     futoin_hooks h = FUTOIN_HOOKS_INIT;
     if (!t) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_get_value_bool(env, argv[1], &on);
     }
     if (!on) {
-        return int_value(env, futoin_tool_set_hooks(t, NULL));
+        return fn_int(env, futoin_tool_set_hooks(t, NULL));
     }
     h.data = t;
     h.flow_started = h.flow_finished = h.step_entered = h.step_left = on_event;
     h.error_raised = h.error_handled = h.cancel = on_event;
     h.wait_begun = h.wait_ended = h.sync_acquired = h.sync_released = on_event;
-    return int_value(env, futoin_tool_set_hooks(t, &h));
+    return fn_int(env, futoin_tool_set_hooks(t, &h));
 }
 
 /* toolDump(tool) -> string (futoin_tool_dump()), or throws. */
@@ -175,21 +168,21 @@ FN_FUNC(trace_set)
     char* tp;
     int rc;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_typeof(env, argv[1], &t);
     }
     if (t != napi_string) {
-        return int_value(env, futoin_trace_set(bsi, NULL));
+        return fn_int(env, futoin_trace_set(bsi, NULL));
     }
     tp = dup_string(env, argv[1]);
     if (!tp) {
-        return int_value(env, FUTOIN_ENOMEM);
+        return fn_int(env, FUTOIN_ENOMEM);
     }
     rc = futoin_trace_set(bsi, tp);
     free(tp);
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 /* traceGet(bsi) -> "<traceparent> <parent span id>" ("" for none, the
