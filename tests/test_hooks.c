@@ -124,6 +124,29 @@ static void free_root(FutoInAsyncSteps* r)
     r->api->free(r);
 }
 
+/* A root of T, then every hook recording (the test adds its steps). */
+static FutoInAsyncSteps* hooked_root(void)
+{
+    FutoInAsyncSteps* r = futoin_root_new(T);
+    hook_all();
+    return r;
+}
+
+/* execute() with the recorder of unhandled errors, then the loop until it
+ * has nothing ready. */
+static void execute_run(FutoInAsyncSteps* r)
+{
+    r->api->execute(r, NULL, on_unhandled);
+    run();
+}
+
+/* The end of a test's one root: freed, and no misuse reported. */
+static void free_root_clean(FutoInAsyncSteps* r)
+{
+    free_root(r);
+    assert_no_misuse();
+}
+
 /* ---- steps --------------------------------------------------------------- */
 
 static void step_b(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
@@ -187,12 +210,10 @@ static void complete_waiting(void* d)
 
 Test(hooks, plain_chain)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, step_a, NULL);
     FUTOIN_ADD(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 step_a @0\n"
                  "step_entered r1 inner @0\n"
@@ -201,18 +222,15 @@ Test(hooks, plain_chain)
                  "step_entered r1 step_b @0\n"
                  "step_left r1 step_b @0\n"
                  "flow_finished r1 success @0\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 Test(hooks, error_handled_by_onerror)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, fail_step, take_error);
     FUTOIN_ADD(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 fail_step @0\n"
                  "error_raised r1 step MyError it broke @0\n"
@@ -221,35 +239,29 @@ Test(hooks, error_handled_by_onerror)
                  "step_entered r1 step_b @0\n"
                  "step_left r1 step_b @0\n"
                  "flow_finished r1 success @0\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 Test(hooks, unhandled_error)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, fail_step, pass_error);
     FUTOIN_ADD(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 fail_step @0\n"
                  "error_raised r1 step MyError it broke @0\n"
                  "step_left r1 fail_step @0\n"
                  "flow_finished r1 error MyError @0\n"
                  "unhandled MyError\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 Test(hooks, cancel)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, wait_ext, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     advance(7);
     r->api->cancel(r);
     assert_trace("flow_started r1 @0\n"
@@ -259,17 +271,14 @@ Test(hooks, cancel)
                  "wait_ended r1 wait_ext external @7\n"
                  "step_left r1 wait_ext @7\n"
                  "flow_finished r1 cancelled @7\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 Test(hooks, timeout)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, sleepy, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     advance(99);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 sleepy @0\n"
@@ -283,17 +292,14 @@ Test(hooks, timeout)
                  "step_left r1 sleepy @100\n"
                  "flow_finished r1 error Timeout @100\n"
                  "unhandled Timeout\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 Test(hooks, wait_external_completed_from_the_loop)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_ADD(r, NULL, wait_ext, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     futoin_tool_deferred(T, 30, complete_waiting, NULL);
     advance(30);
     assert_trace("flow_started r1 @0\n"
@@ -302,8 +308,7 @@ Test(hooks, wait_external_completed_from_the_loop)
                  "wait_ended r1 wait_ext external @30\n"
                  "step_left r1 wait_ext @30\n"
                  "flow_finished r1 success @30\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 static FutoInAsyncSteps* guarded_at[3];
@@ -366,11 +371,9 @@ static void body(FutoInAsyncSteps* as, void* d, size_t i)
 
 Test(hooks, every_loop_iteration_is_entered_and_left)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     FUTOIN_REPEAT(r, NULL, 2, body, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 body @0\n"
                  "body 0\n"
@@ -379,8 +382,7 @@ Test(hooks, every_loop_iteration_is_entered_and_left)
                  "body 1\n"
                  "step_left r1 body @0\n"
                  "flow_finished r1 success @0\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 static int loop_calls;
@@ -394,13 +396,11 @@ static void breaking_body(FutoInAsyncSteps* as, void* d)
 
 Test(hooks, a_loop_break_is_not_an_error)
 {
-    FutoInAsyncSteps* r = futoin_root_new(T);
-    hook_all();
+    FutoInAsyncSteps* r = hooked_root();
     loop_calls = 0;
     FUTOIN_LOOP(r, NULL, breaking_body, NULL);
     FUTOIN_ADD(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 breaking_body @0\n"
                  "step_left r1 breaking_body @0\n"
@@ -409,8 +409,7 @@ Test(hooks, a_loop_break_is_not_an_error)
                  "step_entered r1 step_b @0\n"
                  "step_left r1 step_b @0\n"
                  "flow_finished r1 success @0\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 /* ---- setting and clearing from inside a hook ------------------------------ */
@@ -447,8 +446,7 @@ Test(hooks, set_and_cleared_from_inside_a_hook)
     cr_assert_eq(futoin_tool_set_hooks(T, &a), FUTOIN_OK);
     FUTOIN_ADD(r, NULL, step_a, NULL);
     FUTOIN_ADD(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 step_a @0\n"
                  "B:step_entered r1 inner @0\n"
@@ -456,14 +454,12 @@ Test(hooks, set_and_cleared_from_inside_a_hook)
     cr_assert_eq(switch_calls, 1);
     /* cleared: a second flow reports nothing */
     r->api->add(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("flow_started r1 @0\n"
                  "step_entered r1 step_a @0\n"
                  "B:step_entered r1 inner @0\n"
                  "B:step_left r1 inner @0\n");
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 /* ---- misuse ----------------------------------------------------------------- */
@@ -499,8 +495,7 @@ Test(hooks, misuse_is_refused_with_a_code)
 
     /* none of those set anything */
     r->api->add(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     assert_trace("");
 
     /* the extension table's slot, through a live handle and a stale one */
@@ -530,11 +525,9 @@ Test(hooks, a_newer_and_larger_table_is_accepted)
     prefix = "";
     cr_assert_eq(futoin_tool_set_hooks(T, &big.h), FUTOIN_OK);
     r->api->add(r, NULL, step_b, NULL);
-    r->api->execute(r, NULL, on_unhandled);
-    run();
+    execute_run(r);
     cr_assert_not_null(strstr(trace_buf, "flow_finished r1 success @0\n"));
-    free_root(r);
-    assert_no_misuse();
+    free_root_clean(r);
 }
 
 /* ---- the live dump ---------------------------------------------------------- */
@@ -554,6 +547,29 @@ static char* dump(int expect_roots)
 #define assert_has(text, line)                                                 \
     cr_assert_not_null(strstr((text), (line)), "no line\n%s\nin:\n%s", (line), \
                        (text))
+
+/* The names every binding gives the numbers come from the library: each
+ * number's name as this file spells it, NULL out of range. */
+Test(hooks, the_names_of_the_numbers)
+{
+    static const char* const outcomes[] = {"success", "error", "cancelled"};
+    cr_assert_null(futoin_hook_name(0));
+    cr_assert_null(futoin_hook_name(-1));
+    cr_assert_null(futoin_hook_name(FUTOIN_HOOK_SYNC_RELEASED + 1));
+    for (int i = FUTOIN_HOOK_FLOW_STARTED; i <= FUTOIN_HOOK_SYNC_RELEASED; ++i) {
+        cr_assert_str_eq(futoin_hook_name(i), event_names[i]);
+    }
+    cr_assert_null(futoin_hook_outcome_name(-1));
+    cr_assert_null(futoin_hook_outcome_name(FUTOIN_HOOK_CANCELLED + 1));
+    for (int i = FUTOIN_HOOK_SUCCESS; i <= FUTOIN_HOOK_CANCELLED; ++i) {
+        cr_assert_str_eq(futoin_hook_outcome_name(i), outcomes[i]);
+    }
+    cr_assert_null(futoin_wait_kind_name(-1));
+    cr_assert_null(futoin_wait_kind_name(FUTOIN_WAIT_FOREIGN + 1));
+    for (int i = FUTOIN_WAIT_NONE; i <= FUTOIN_WAIT_FOREIGN; ++i) {
+        cr_assert_str_eq(futoin_wait_kind_name(i), wait_names[i]);
+    }
+}
 
 Test(dump, an_empty_tool)
 {

@@ -81,6 +81,14 @@ static void assert_traced(const seen* s, const char* trace_id,
     cr_assert_str_eq(s->info.parent_span_id, parent, "%s: parent", s->name);
 }
 
+/* A root of T whose context is TP. */
+static FutoInAsyncSteps* traced_root(void)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    return as;
+}
+
 static void assert_distinct_spans(void)
 {
     for (size_t i = 0; i < nseen; ++i) {
@@ -272,8 +280,7 @@ static void par_probe(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(trace, parallel_branches_each_get_spans_under_the_step_that_forked)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, NULL, par, NULL);
     API(as)->add(as, "after", par_probe, NULL);
     run_root(as);
@@ -311,8 +318,7 @@ static void par2(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(trace, a_parallel_handle_shows_the_span_parallel_runs_in)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, NULL, par2, NULL);
     run_root(as);
     assert_traced(find("parallel"), TRACE_ID, PARENT_ID);
@@ -338,20 +344,26 @@ static void looper(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->repeat(as, d, 5, body, NULL);
 }
 
-Test(trace, every_loop_iteration_is_a_span_of_its_own)
+/* Iterations `from` to 4 of looper's repeat() are traced under `parent`,
+ * and no two steps share a span. */
+static void assert_iterations_traced(int from, const char* parent)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
-    API(as)->add(as, NULL, looper, NULL);
-    run_root(as);
-    for (int i = 0; i < 5; ++i) {
+    for (int i = from; i < 5; ++i) {
         char n[8];
         snprintf(n, sizeof(n), "iter%d", i);
-        /* all under the step that called repeat() (the loop frame is the
-         * engine's, not a span) */
-        assert_traced(find(n), TRACE_ID, find("holder")->info.span_id);
+        assert_traced(find(n), TRACE_ID, parent);
     }
     assert_distinct_spans();
+}
+
+Test(trace, every_loop_iteration_is_a_span_of_its_own)
+{
+    FutoInAsyncSteps* as = traced_root();
+    API(as)->add(as, NULL, looper, NULL);
+    run_root(as);
+    /* all under the step that called repeat() (the loop frame is the
+     * engine's, not a span) */
+    assert_iterations_traced(0, find("holder")->info.span_id);
     assert_no_misuse();
 }
 
@@ -361,12 +373,7 @@ Test(trace, a_context_set_inside_a_burst_of_iterations_still_splits_spans)
     API(as)->add(as, "set-in-iteration-1", looper, NULL);
     run_root(as);
     cr_assert_eq(find("iter0")->rc, 0);
-    for (int i = 1; i < 5; ++i) {
-        char n[8];
-        snprintf(n, sizeof(n), "iter%d", i);
-        assert_traced(find(n), TRACE_ID, find("iter1")->info.parent_span_id);
-    }
-    assert_distinct_spans();
+    assert_iterations_traced(1, find("iter1")->info.parent_span_id);
     assert_no_misuse();
 }
 
@@ -386,8 +393,7 @@ static void start_child(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(trace, new_instance_continues_the_trace_under_the_starting_step)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, NULL, start_child, NULL);
     run_root(as);
     API(child)->free(child);
@@ -438,8 +444,7 @@ static void replace(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(trace, a_new_context_replaces_the_old_and_span_ids_stay)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, NULL, replace, NULL);
     API(as)->add(as, "next", see, NULL);
     run_root(as);
@@ -455,8 +460,7 @@ Test(trace, a_new_context_replaces_the_old_and_span_ids_stay)
 
 Test(trace, a_cleared_context_is_gone_for_the_rest_of_the_flow)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, "traced", see, NULL);
     API(as)->add(as, NULL, set_tp, NULL); /* NULL: clear */
     API(as)->add(as, "untraced", see, NULL);
@@ -487,8 +491,7 @@ static void complete_later(void* d)
 
 Test(trace, a_waiting_step_keeps_its_span)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    cr_assert_eq(futoin_trace_set(as, TP), FUTOIN_OK);
+    FutoInAsyncSteps* as = traced_root();
     API(as)->add(as, NULL, wait_step, NULL);
     API(as)->add(as, "after", see, NULL);
     API(as)->execute(as, NULL, on_unhandled);

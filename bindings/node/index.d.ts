@@ -135,26 +135,14 @@ export interface AsyncToolTestType extends AsyncToolType {
     nextDue(): number | undefined;
 }
 
-export class AsyncSteps implements AsyncStepsCommon {
+/* The root's members of AsyncStepsCommon, declared once there: an
+ * interface merged with the class (TypeScript's declaration merging). */
+export interface AsyncSteps extends AsyncStepsCommon {}
+
+export class AsyncSteps {
     constructor(state?: object | null, async_tool?: AsyncToolType | null);
-    readonly state: State;
-    add(func: ExecFunc, onerror?: ErrorFunc): this;
-    parallel(onerror?: ErrorFunc): ParallelStep;
-    sync(object: ISync, func: ExecFunc, onerror?: ErrorFunc): this;
-    successStep(...args: any[]): this;
-    await(promise: PromiseLike<any>, onerror?: ErrorFunc): this;
-    loop(func: LoopFunc, label?: string): this;
-    repeat(count: number, func: RepeatFunc, label?: string): this;
-    forEach(map_or_list: any[] | Map<any, any> | object, func: ForEachFunc, label?: string): this;
-    copyFrom(other: AsyncSteps): this;
-    newInstance(): AsyncSteps;
-    addForeign(language: string, module: string, func: string, onerror?: ErrorFunc): this;
-    setTrace(traceparent: string | null): this;
-    trace(): TraceContext | null;
     /** The async stack of the last error this root did not handle. */
     asyncStack(): AsyncStackFrame[] | null;
-    error(name: string, error_info?: string): never;
-    isAsyncSteps(): true;
     execute(unhandled_error?: (code: string) => void): this;
     cancel(): this;
     promise(): Promise<any>;

@@ -121,8 +121,6 @@ static void print_stack(dump_ctx* c, unsigned flow, futoin__step* top)
 
 static void print_wait(dump_ctx* c, unsigned flow, futoin__step* s)
 {
-    static const char* const kinds[] = {"none", "timer", "external", "sync",
-                                        "foreign"};
     futoin_frame_origin o;
     FutoInSync* sync;
     const char* language;
@@ -130,7 +128,7 @@ static void print_wait(dump_ctx* c, unsigned flow, futoin__step* s)
     int kind = futoin__wait_kind(s, &o, &sync, &language, &due);
     uint64_t since = s->wait_since;
     fprintf(c->out, "root=%td flow=%u wait=%s since=%" PRIu64 " waited=%" PRIu64,
-            c->id, flow, kinds[kind], since, c->now > since ? c->now - since : 0);
+            c->id, flow, futoin_wait_kind_name(kind), since, c->now > since ? c->now - since : 0);
     if (due) {
         fprintf(c->out, " due=%" PRIu64, due);
     }

@@ -194,6 +194,20 @@ typedef struct futoin_hooks
 FUTOIN_API int futoin_tool_set_hooks(futoin_tool* tool,
                                      const futoin_hooks* hooks);
 
+/**
+ * The names every binding gives a hook event's numbers, one table for all
+ * of them (and the dump's `wait=`). Static strings; NULL for a number out
+ * of range.
+ */
+/** futoin_hook_type: its futoin_hooks member name ("flow_started", ...,
+ *  "sync_released"). @since 0.3.0 */
+FUTOIN_API const char* futoin_hook_name(int type);
+/** futoin_hook_outcome: "success", "error" or "cancelled". @since 0.3.0 */
+FUTOIN_API const char* futoin_hook_outcome_name(int outcome);
+/** futoin_wait_kind: "none", "timer", "external", "sync" or "foreign".
+ *  @since 0.3.0 */
+FUTOIN_API const char* futoin_wait_kind_name(int kind);
+
 /* ---- Frozen layout ------------------------------------------------------- */
 
 FUTOIN__SASSERT(offsetof(futoin_hooks, data) == 8, "hooks data moved");

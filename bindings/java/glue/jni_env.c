@@ -277,7 +277,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_origin, "origin", "(" REC ")J");
     SM(d_resolve, "resolve", "([B[B)" OBJ);
     SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);
-    SM(d_hook, "hook", "(" OBJ "IJJ" STR STR STR "I" STR STR "IIJ" STR "J)V");
+    SM(d_hook, "hook", "(" OBJ STR "JJ" STR STR STR "I" STR STR STR STR "J" STR "J)V");
 #undef SM
     if (!fj.rec_notify || !fj.rec || !fj.asi_chained) {
         return JNI_ERR;

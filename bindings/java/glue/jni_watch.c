@@ -27,10 +27,15 @@ static void on_event(void* data, const futoin_hook_event* ev)
     fj_tool* t = data;
     JNIEnv* env = fj_env();
     jobject jtool = fj_tool_jobject(t);
-    jstring lang, fn, file, code, info, wlang;
-    if (!env || !jtool || (*env)->PushLocalFrame(env, 8) != 0) {
+    const char* name = futoin_hook_name((int)ev->type);
+    jstring event, lang, fn, file, code, info, outcome, wait, wlang;
+    if (!env || !jtool || (*env)->PushLocalFrame(env, 12) != 0) {
         return;
     }
+    event = str(env, name ? name : "?");
+    outcome = str(env, ev->type == FUTOIN_HOOK_FLOW_FINISHED
+                               ? futoin_hook_outcome_name(ev->outcome) : NULL);
+    wait = str(env, ev->wait != FUTOIN_WAIT_NONE ? futoin_wait_kind_name(ev->wait) : NULL);
     lang = str(env, ev->origin ? ev->origin->language : NULL);
     fn = str(env, ev->origin ? ev->origin->function : NULL);
     file = str(env, ev->origin ? ev->origin->file : NULL);
@@ -38,10 +43,10 @@ static void on_event(void* data, const futoin_hook_event* ev)
     info = str(env, ev->info);
     wlang = str(env, ev->language);
     (*env)->CallStaticVoidMethod(
-            env, fj.dispatch, fj.d_hook, jtool, (jint)ev->type,
+            env, fj.dispatch, fj.d_hook, jtool, event,
             (jlong)ev->root_id, (jlong)ev->now, lang, fn, file,
             (jint)(ev->origin ? ev->origin->line : 0), code, info,
-            (jint)ev->outcome, (jint)ev->wait, (jlong)ev->due, wlang,
+            outcome, wait, (jlong)ev->due, wlang,
             (jlong)(uintptr_t)ev->sync);
     fj_upcall_failed(env);
     (*env)->PopLocalFrame(env, NULL);

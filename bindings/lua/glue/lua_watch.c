@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* By futoin_hook_type; the Lua names are the C member names. */
-static const char* const hook_names[] = {
-        NULL,          "flow_started", "flow_finished", "step_entered",
-        "step_left",   "error_raised", "error_handled", "cancel",
-        "wait_begun",  "wait_ended",   "sync_acquired", "sync_released"};
-static const char* const wait_names[] = {NULL, "timer", "external", "sync",
-                                         "foreign"};
-static const char* const outcome_names[] = {"success", "error", "cancelled"};
-
 static void set_str(lua_State* L, const char* key, const char* v)
 {
     if (v) {
@@ -40,8 +31,9 @@ static void set_int(lua_State* L, const char* key, lua_Integer v)
  * when the event has them. */
 static void push_event(lua_State* L, const futoin_hook_event* ev)
 {
+    const char* wait = ev->wait != FUTOIN_WAIT_NONE ? futoin_wait_kind_name(ev->wait) : NULL;
     lua_createtable(L, 0, 12);
-    set_str(L, "event", hook_names[ev->type]);
+    set_str(L, "event", futoin_hook_name((int)ev->type));
     set_int(L, "root_id", (lua_Integer)ev->root_id);
     set_int(L, "now", (lua_Integer)ev->now);
     if (ev->origin) {
@@ -53,10 +45,10 @@ static void push_event(lua_State* L, const futoin_hook_event* ev)
     set_str(L, "code", ev->code);
     set_str(L, "info", ev->info);
     if (ev->type == FUTOIN_HOOK_FLOW_FINISHED) {
-        set_str(L, "outcome", outcome_names[ev->outcome]);
+        set_str(L, "outcome", futoin_hook_outcome_name(ev->outcome));
     }
-    if (ev->wait > 0 && ev->wait <= FUTOIN_WAIT_FOREIGN) {
-        set_str(L, "wait", wait_names[ev->wait]);
+    if (wait) {
+        set_str(L, "wait", wait);
         if (ev->due) {
             set_int(L, "due", (lua_Integer)ev->due);
         }
@@ -74,9 +66,10 @@ static void on_event(void* data, const futoin_hook_event* ev)
 {
     fl_tool* t = data;
     fl_ctx* ctx = t->ctx;
+    const char* name = futoin_hook_name((int)ev->type);
     lua_State* L;
     int top;
-    if (ctx->closed || t->hooks_ref <= 0) {
+    if (ctx->closed || t->hooks_ref <= 0 || !name) {
         return;
     }
     L = fl_ctx_state(ctx);
@@ -86,12 +79,12 @@ static void on_event(void* data, const futoin_hook_event* ev)
     top = lua_gettop(L);
     lua_pushcfunction(L, fl_msgh);
     lua_rawgeti(L, LUA_REGISTRYINDEX, t->hooks_ref);
-    lua_getfield(L, -1, hook_names[ev->type]);
+    lua_getfield(L, -1, name);
     if (lua_isfunction(L, -1)) {
         push_event(L, ev);
         if (lua_pcall(L, 1, 0, top + 1) != LUA_OK) {
             fprintf(stderr, "futoin_async: error in a Tool hook (%s): %s\n",
-                    hook_names[ev->type],
+                    name,
                     lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
         }
     }
@@ -135,7 +128,7 @@ int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
     t->hooks_ref = 0;
     if (lua_istable(L, table)) {
         for (size_t i = 1; i < sizeof(slots) / sizeof(slots[0]); ++i) {
-            if (lua_getfield(L, table, hook_names[i]) == LUA_TFUNCTION) {
+            if (lua_getfield(L, table, futoin_hook_name((int)i)) == LUA_TFUNCTION) {
                 *slots[i] = on_event;
             }
             lua_pop(L, 1);

@@ -214,13 +214,6 @@ static char* arg_name(napi_env env, size_t argc, napi_value* argv, size_t i, con
     return s;
 }
 
-static napi_value int_value(napi_env env, int64_t n)
-{
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
-}
-
 /* hostAdd(bsi, language, module, function) -> FUTOIN_OK or FUTOIN_E* (a
  * failing step was added all the same) */
 FN_FUNC(host_add)
@@ -235,12 +228,35 @@ FN_FUNC(host_add)
     if ((lang = arg_name(env, argc, argv, 1, "addForeign(): language"))
         && (mod = arg_name(env, argc, argv, 2, "addForeign(): module"))
         && (fn = arg_name(env, argc, argv, 3, "addForeign(): function"))) {
-        r = int_value(env, futoin_host_add(bsi, lang, mod, fn));
+        r = fn_int(env, futoin_host_add(bsi, lang, mod, fn));
     }
     free(lang);
     free(mod);
     free(fn);
     return r;
+}
+
+/* The values of a successFtn() or successStepFtn() (a JavaScript array,
+ * or NULL for none) as FTN12 values in *a: their count, or -1 with a
+ * RangeError thrown for more than 4. */
+static int values_to_ftn(napi_env env, napi_value arr, FutoInArgs* a)
+{
+    uint32_t n = 0, i;
+    memset(a, 0, sizeof *a);
+    if (arr) {
+        napi_get_array_length(env, arr, &n);
+    }
+    if (n > 4) {
+        napi_throw_range_error(env, NULL,
+                               "at most 4 values cross into another language's step");
+        return -1;
+    }
+    for (i = 0; i < n; ++i) {
+        napi_value x;
+        napi_get_element(env, arr, i, &x);
+        fn_js_to_ftn(env, x, &a->args[i]);
+    }
+    return (int)n;
 }
 
 /* successStepFtn(bsi, values): a step that passes `values` (at most 4) on
@@ -250,22 +266,12 @@ FN_FUNC(success_step_ftn)
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     FutoInArgs a;
-    uint32_t n = 0, i;
     bool is = false;
     if (!bsi || argc < 2 || napi_is_array(env, argv[1], &is) != napi_ok || !is) {
         return fn_throw(env, "successStepFtn(bsi, values)");
     }
-    memset(&a, 0, sizeof a);
-    napi_get_array_length(env, argv[1], &n);
-    if (n > 4) {
-        napi_throw_range_error(env, NULL,
-                               "at most 4 values cross into another language's step");
+    if (values_to_ftn(env, argv[1], &a) < 0) {
         return NULL;
-    }
-    for (i = 0; i < n; ++i) {
-        napi_value x;
-        napi_get_element(env, argv[1], i, &x);
-        fn_js_to_ftn(env, x, &a.args[i]);
     }
     futoin_wrap_success_step(bsi, &a);
     return NULL;
@@ -279,26 +285,18 @@ FN_FUNC(success_ftn)
     FN_ARGS(2);
     FutoInAsyncSteps* bsi = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     FutoInArgs a;
-    uint32_t n = 0, i;
+    int n;
     bool is = false;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
-    memset(&a, 0, sizeof a);
-    if (argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is) {
-        napi_get_array_length(env, argv[1], &n);
-    }
-    if (n > 4) {
-        napi_throw_range_error(env, NULL,
-                               "at most 4 values cross into another language's step");
+    n = values_to_ftn(env, argc > 1 && napi_is_array(env, argv[1], &is) == napi_ok && is
+                                   ? argv[1] : NULL,
+                      &a);
+    if (n < 0) {
         return NULL;
     }
-    for (i = 0; i < n; ++i) {
-        napi_value x;
-        napi_get_element(env, argv[1], i, &x);
-        fn_js_to_ftn(env, x, &a.args[i]);
-    }
-    return int_value(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
+    return fn_int(env, futoin_wrap_try_success(bsi, n ? &a : NULL));
 }
 
 /* stateGet(bsi, name) -> the shared value, or undefined */
@@ -336,7 +334,7 @@ FN_FUNC(state_set)
     if (!bsi || argc < 2
         || napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len) != napi_ok
         || len + 1 >= sizeof name || strlen(name) != len) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 2 && fn_js_is_scalar(env, argv[2])) {
         FutoInBinaryValue v;
@@ -348,7 +346,7 @@ FN_FUNC(state_set)
     } else {
         rc = FUTOIN_OK;
     }
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 static napi_value str_or_null(napi_env env, const char* s)
@@ -401,7 +399,7 @@ FN_FUNC(async_stack)
 FN_FUNC(live_refs)
 {
     (void)info;
-    return int_value(env, fn_cur ? fn_cur->live_refs : 0);
+    return fn_int(env, fn_cur ? fn_cur->live_refs : 0);
 }
 
 void fn_host_init(napi_env env, napi_value exports)

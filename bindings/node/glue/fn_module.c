@@ -25,6 +25,13 @@ napi_value fn_ptr(napi_env env, const void* p)
     return v;
 }
 
+napi_value fn_int(napi_env env, int64_t n)
+{
+    napi_value v;
+    napi_create_int64(env, n, &v);
+    return v;
+}
+
 void* fn_arg_ptr(napi_env env, napi_value v)
 {
     double d = 0;

@@ -40,7 +40,8 @@ void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fn_dispatch_call(scope, FN_STEP, data, 2, a);
 }
 
-void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+/* An error handler's call, or a root's unhandled error: (bsi, code, info). */
+static void t_error_call(enum fn_kind kind, FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
@@ -51,45 +52,40 @@ void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
     a[0] = fn_ptr(env, bsi);
     a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
     a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
-    fn_dispatch_call(scope, FN_ERROR, data, 3, a);
+    fn_dispatch_call(scope, kind, data, 3, a);
+}
+
+void fn_t_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    t_error_call(FN_ERROR, bsi, data, code);
 }
 
 static void t_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
+    t_error_call(FN_UNHANDLED, bsi, data, code);
+}
+
+/* A cancel handler's or a loop body's call: (bsi) only. */
+static void t_bsi_call(enum fn_kind kind, FutoInAsyncSteps* bsi, void* data)
+{
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
-    napi_value a[3];
+    napi_value a[1];
     if (!env) {
         return;
     }
     a[0] = fn_ptr(env, bsi);
-    a[1] = str_or_undef(env, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
-    a[2] = str_or_undef(env, futoin_wrap_error_info(bsi));
-    fn_dispatch_call(scope, FN_UNHANDLED, data, 3, a);
+    fn_dispatch_call(scope, kind, data, 1, a);
 }
 
 static void t_cancel(FutoInAsyncSteps* bsi, void* data)
 {
-    napi_handle_scope scope;
-    napi_env env = fn_dispatch_open(&scope);
-    napi_value a[1];
-    if (!env) {
-        return;
-    }
-    a[0] = fn_ptr(env, bsi);
-    fn_dispatch_call(scope, FN_CANCEL, data, 1, a);
+    t_bsi_call(FN_CANCEL, bsi, data);
 }
 
 static void t_loop(FutoInAsyncSteps* bsi, void* data)
 {
-    napi_handle_scope scope;
-    napi_env env = fn_dispatch_open(&scope);
-    napi_value a[1];
-    if (!env) {
-        return;
-    }
-    a[0] = fn_ptr(env, bsi);
-    fn_dispatch_call(scope, FN_LOOP, data, 1, a);
+    t_bsi_call(FN_LOOP, bsi, data);
 }
 
 static void t_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
@@ -163,6 +159,12 @@ static FutoInAsyncSteps* arg_bsi(napi_env env, size_t argc, napi_value* argv)
     return argc > 0 ? fn_arg_ptr(env, argv[0]) : NULL;
 }
 
+/* The prologue of a call on a step's handle: up to n arguments, the
+ * first the handle (`bsi`, NULL when it is none). */
+#define FN_BSI_ARGS(n)                                                         \
+    FN_ARGS(n);                                                                \
+    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv)
+
 #define new_ref fn_new_ref
 
 static int truthy(napi_env env, napi_value v)
@@ -210,11 +212,18 @@ static napi_value refuse_string(napi_env env, const char* what)
     return NULL;
 }
 
-static napi_value int_value(napi_env env, int64_t n)
+/* A loop label argument: 0 with *label set (NULL: none given, else a
+ * copy the caller frees), or -1 with a TypeError thrown. */
+static int arg_label(napi_env env, size_t argc, napi_value* argv, size_t i,
+                     const char* what, char** label)
 {
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
+    int refused = 0;
+    *label = arg_string(env, argc, argv, i, &refused);
+    if (refused) {
+        refuse_string(env, what);
+        return -1;
+    }
+    return 0;
 }
 
 FN_FUNC(root_new)
@@ -252,10 +261,9 @@ FN_FUNC(execute)
 
 FN_FUNC(cancel)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* root = arg_bsi(env, argc, argv);
-    if (root) {
-        root->api->cancel(root);
+    FN_BSI_ARGS(1);
+    if (bsi) {
+        bsi->api->cancel(bsi);
     }
     return NULL;
 }
@@ -263,8 +271,7 @@ FN_FUNC(cancel)
 /* add(bsi, rec, hasErrorHandler) */
 FN_FUNC(add)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(3);
     if (!bsi || argc < 3) {
         return fn_throw(env, "add(bsi, rec, eh)");
     }
@@ -276,8 +283,7 @@ FN_FUNC(add)
 /* parallel(bsi, rec|undefined) -> the parallel's handle */
 FN_FUNC(parallel)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     FutoInAsyncSteps* p;
     if (!bsi) {
         return fn_throw(env, "parallel(bsi, rec)");
@@ -300,34 +306,32 @@ FN_FUNC(parallel)
 /* success(bsi, values|undefined) -> 1 taken, 0 late, < 0 misuse */
 FN_FUNC(success)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     FutoInArgs a;
     napi_valuetype t = napi_undefined;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_typeof(env, argv[1], &t);
     }
     if (t == napi_object) {
         fn_values_to_args(env, argv[1], &a);
-        return int_value(env, futoin_wrap_try_success(bsi, &a));
+        return fn_int(env, futoin_wrap_try_success(bsi, &a));
     }
-    return int_value(env, futoin_wrap_try_success(bsi, NULL));
+    return fn_int(env, futoin_wrap_try_success(bsi, NULL));
 }
 
 /* error(bsi, code, info|undefined) -> as success() */
 FN_FUNC(error)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(3);
     int refused = 0;
     char* code;
     char* inf;
     int rc;
     if (!bsi || argc < 2) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     code = arg_string(env, argc, argv, 1, &refused);
     inf = arg_string(env, argc, argv, 2, &refused);
@@ -339,13 +343,12 @@ FN_FUNC(error)
     rc = futoin_wrap_try_error(bsi, code ? code : FUTOIN_ERR_INTERNAL_ERROR, inf);
     free(code);
     free(inf);
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 FN_FUNC(set_timeout)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     double ms = 0;
     if (bsi && argc > 1) {
         napi_get_value_double(env, argv[1], &ms);
@@ -356,8 +359,7 @@ FN_FUNC(set_timeout)
 
 FN_FUNC(set_cancel)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     if (bsi && argc > 1) {
         futoin_wrap_set_cancel(bsi, fn_data_of(env, argv[1]), t_cancel, fn_release_ref);
     }
@@ -366,8 +368,7 @@ FN_FUNC(set_cancel)
 
 FN_FUNC(wait_external)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     if (bsi) {
         bsi->api->waitExternal(bsi);
     }
@@ -378,8 +379,7 @@ FN_FUNC(wait_external)
  * step ends. */
 FN_FUNC(anchor)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(2);
     napi_ref* slot;
     if (!bsi || argc < 2) {
         return fn_throw(env, "anchor(bsi, obj)");
@@ -395,16 +395,13 @@ FN_FUNC(anchor)
 /* loop(bsi, rec, label) */
 FN_FUNC(loop)
 {
-    FN_ARGS(3);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
+    FN_BSI_ARGS(3);
     char* label;
     if (!bsi || argc < 2) {
         return fn_throw(env, "loop(bsi, rec, label)");
     }
-    label = arg_string(env, argc, argv, 2, &refused);
-    if (refused) {
-        return refuse_string(env, "loop(): label must be a string without NUL");
+    if (arg_label(env, argc, argv, 2, "loop(): label must be a string without NUL", &label)) {
+        return NULL;
     }
     futoin_wrap_loop_classed(bsi, fn_data_of(env, argv[1]), t_loop, label, &fn_js_class);
     free(label);
@@ -414,17 +411,14 @@ FN_FUNC(loop)
 /* repeat(bsi, rec, count, label) */
 FN_FUNC(repeat)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
+    FN_BSI_ARGS(4);
     char* label;
     double n = 0;
     if (!bsi || argc < 3) {
         return fn_throw(env, "repeat(bsi, rec, count, label)");
     }
-    label = arg_string(env, argc, argv, 3, &refused);
-    if (refused) {
-        return refuse_string(env, "repeat(): label must be a string without NUL");
+    if (arg_label(env, argc, argv, 3, "repeat(): label must be a string without NUL", &label)) {
+        return NULL;
     }
     napi_get_value_double(env, argv[2], &n);
     futoin_wrap_repeat_classed(bsi, fn_data_of(env, argv[1]), n > 0 ? (size_t)n : 0, t_repeat,
@@ -433,43 +427,41 @@ FN_FUNC(repeat)
     return NULL;
 }
 
-FN_FUNC(break_loop)
+/* breakLoop(bsi, label) and continueLoop(bsi, label): the same but for
+ * the core call. */
+static napi_value loop_jump(napi_env env, napi_callback_info info, int is_continue,
+                            const char* what)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
-    char* label = arg_string(env, argc, argv, 1, &refused);
-    if (refused) {
-        return refuse_string(env, "break(): label must be a string without NUL");
+    FN_BSI_ARGS(2);
+    char* label;
+    if (arg_label(env, argc, argv, 1, what, &label)) {
+        return NULL;
     }
-    if (bsi) {
+    if (bsi && is_continue) {
+        bsi->api->continueLoop(bsi, label);
+    } else if (bsi) {
         bsi->api->breakLoop(bsi, label);
     }
     free(label);
     return NULL;
 }
 
+FN_FUNC(break_loop)
+{
+    return loop_jump(env, info, 0,
+                     "break(): label must be a string without NUL");
+}
+
 FN_FUNC(continue_loop)
 {
-    FN_ARGS(2);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    int refused = 0;
-    char* label = arg_string(env, argc, argv, 1, &refused);
-    if (refused) {
-        return refuse_string(env, "continue(): label must be a string without NUL");
-    }
-    if (bsi) {
-        bsi->api->continueLoop(bsi, label);
-    }
-    free(label);
-    return NULL;
+    return loop_jump(env, info, 1,
+                     "continue(): label must be a string without NUL");
 }
 
 /* addSync(bsi, sync, rec, hasErrorHandler) */
 FN_FUNC(add_sync)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(4);
     FutoInSync* s = argc > 1 ? fn_arg_ptr(env, argv[1]) : NULL;
     if (!bsi || !s || argc < 4) {
         return fn_throw(env, "addSync(bsi, sync, rec, eh)");
@@ -511,8 +503,7 @@ FN_FUNC(chain_init)
 FN_FUNC(chain)
 {
     static const FutoInAsyncSteps_execute_callback fns[] = {fn_t_step};
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     const futoin_async_ext_table* x = bsi ? futoin_async_ext(bsi) : NULL;
     FutoInAsyncSteps* next;
     void* data = NULL;
@@ -532,8 +523,7 @@ FN_FUNC(chain)
  * ehBits[i] says whether record ids[i] has an error handler. */
 FN_FUNC(add_many)
 {
-    FN_ARGS(4);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(4);
     napi_typedarray_type tt, tt2;
     size_t len = 0, len2 = 0, off;
     void *ids = NULL, *ehs = NULL;
@@ -562,22 +552,13 @@ FN_FUNC(add_many)
  * continue(), whose loop forgets the last error. */
 FN_FUNC(error_code)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
-    const char* code = bsi ? futoin_wrap_error_code(bsi) : NULL;
-    napi_value v;
-    if (!code) {
-        napi_get_undefined(env, &v);
-    } else {
-        napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &v);
-    }
-    return v;
+    FN_BSI_ARGS(1);
+    return str_or_undef(env, bsi ? futoin_wrap_error_code(bsi) : NULL);
 }
 
 FN_FUNC(tool_of)
 {
-    FN_ARGS(1);
-    FutoInAsyncSteps* bsi = arg_bsi(env, argc, argv);
+    FN_BSI_ARGS(1);
     return fn_ptr(env, bsi ? futoin_async_tool(bsi) : NULL);
 }
 

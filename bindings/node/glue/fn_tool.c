@@ -63,32 +63,28 @@ FN_FUNC(tool_new_virtual)
     return fn_ptr(env, t);
 }
 
-static napi_value int_value(napi_env env, int64_t n)
+/* toolFree(tool), toolRun(tool), toolRunNowait(tool) -> the runtime's
+ * code: the same but for the call. */
+static napi_value tool_call(napi_env env, napi_callback_info info, int (*call)(futoin_tool*))
 {
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
+    FN_ARGS(1);
+    futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
+    return fn_int(env, t ? call(t) : FUTOIN_EINVAL);
 }
 
 FN_FUNC(tool_free)
 {
-    FN_ARGS(1);
-    futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
-    return int_value(env, t ? futoin_tool_free(t) : FUTOIN_EINVAL);
+    return tool_call(env, info, futoin_tool_free);
 }
 
 FN_FUNC(tool_run)
 {
-    FN_ARGS(1);
-    futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
-    return int_value(env, t ? futoin_tool_run(t) : FUTOIN_EINVAL);
+    return tool_call(env, info, futoin_tool_run);
 }
 
 FN_FUNC(tool_run_nowait)
 {
-    FN_ARGS(1);
-    futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
-    return int_value(env, t ? futoin_tool_run_nowait(t) : FUTOIN_EINVAL);
+    return tool_call(env, info, futoin_tool_run_nowait);
 }
 
 FN_FUNC(tool_advance)
@@ -100,9 +96,9 @@ FN_FUNC(tool_advance)
         napi_get_value_double(env, argv[1], &ms);
     }
     if (!t || ms < 0) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
-    return int_value(env, futoin_tool_advance(t, (uint64_t)ms));
+    return fn_int(env, futoin_tool_advance(t, (uint64_t)ms));
 }
 
 /* nextDue(tool): ms until the next timer, or -1 when none is pending. */
@@ -112,16 +108,16 @@ FN_FUNC(tool_next_due)
     uint64_t ms = 0;
     futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
     if (!t || futoin_tool_next_due(t, &ms) != 1) {
-        return int_value(env, -1);
+        return fn_int(env, -1);
     }
-    return int_value(env, (int64_t)ms);
+    return fn_int(env, (int64_t)ms);
 }
 
 FN_FUNC(tool_now)
 {
     FN_ARGS(1);
     futoin_tool* t = argc ? fn_arg_ptr(env, argv[0]) : NULL;
-    return int_value(env, t ? (int64_t)futoin_tool_now(t) : 0);
+    return fn_int(env, t ? (int64_t)futoin_tool_now(t) : 0);
 }
 
 FN_FUNC(tool_stats)
@@ -134,11 +130,11 @@ FN_FUNC(tool_stats)
         return fn_throw(env, "toolStats: not a tool");
     }
     napi_create_object(env, &o);
-    napi_set_named_property(env, o, "misuse", int_value(env, (int64_t)s.misuse));
+    napi_set_named_property(env, o, "misuse", fn_int(env, (int64_t)s.misuse));
     napi_set_named_property(env, o, "lateCompletions",
-                            int_value(env, (int64_t)s.late_completions));
-    napi_set_named_property(env, o, "liveRoots", int_value(env, (int64_t)s.live_roots));
-    napi_set_named_property(env, o, "liveSteps", int_value(env, (int64_t)s.live_steps));
+                            fn_int(env, (int64_t)s.late_completions));
+    napi_set_named_property(env, o, "liveRoots", fn_int(env, (int64_t)s.live_roots));
+    napi_set_named_property(env, o, "liveSteps", fn_int(env, (int64_t)s.live_steps));
     return o;
 }
 

@@ -17,13 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char* const k_events[] = {
-        NULL,         "flow_started",  "flow_finished", "step_entered",
-        "step_left",  "error_raised",  "error_handled", "cancel",
-        "wait_begun", "wait_ended",    "sync_acquired", "sync_released"};
-static const char* const k_waits[] = {NULL, "timer", "external", "sync", "foreign"};
-static const char* const k_outcomes[] = {"success", "error", "cancelled"};
-
 static void set_str(napi_env env, napi_value o, const char* name, const char* s)
 {
     napi_value v;
@@ -50,13 +43,13 @@ static void on_event(void* data, const futoin_hook_event* ev)
     napi_handle_scope scope;
     napi_env env = fn_dispatch_open(&scope);
     const futoin_frame_origin* o = ev->origin;
+    const char* name = futoin_hook_name((int)ev->type);
     napi_value argv[2], obj;
     if (!env) {
         return;
     }
     napi_create_object(env, &obj);
-    set_str(env, obj, "event", ev->type < sizeof(k_events) / sizeof(*k_events)
-                                       ? k_events[ev->type] : "?");
+    set_str(env, obj, "event", name ? name : "?");
     set_num(env, obj, "rootId", (double)ev->root_id);
     set_num(env, obj, "now", (double)ev->now);
     set_str(env, obj, "language", o ? o->language : NULL);
@@ -66,23 +59,16 @@ static void on_event(void* data, const futoin_hook_event* ev)
     set_str(env, obj, "code", ev->code);
     set_str(env, obj, "info", ev->info);
     set_str(env, obj, "outcome",
-            ev->type == FUTOIN_HOOK_FLOW_FINISHED && ev->outcome >= 0 && ev->outcome < 3
-                    ? k_outcomes[ev->outcome] : NULL);
+            ev->type == FUTOIN_HOOK_FLOW_FINISHED ? futoin_hook_outcome_name(ev->outcome)
+                                                  : NULL);
     set_str(env, obj, "waitKind",
-            ev->wait > 0 && ev->wait < 5 ? k_waits[ev->wait] : NULL);
+            ev->wait != FUTOIN_WAIT_NONE ? futoin_wait_kind_name(ev->wait) : NULL);
     set_num(env, obj, "due", (double)ev->due);
     set_str(env, obj, "waitLanguage", ev->language);
     set_num(env, obj, "sync", (double)(uintptr_t)ev->sync);
     argv[0] = fn_ptr(env, data);
     argv[1] = obj;
     fn_dispatch_call(scope, FN_HOOK, NULL, 2, argv);
-}
-
-static napi_value int_value(napi_env env, int64_t n)
-{
-    napi_value v;
-    napi_create_int64(env, n, &v);
-    return v;
 }
 
 /* toolSetHooks(tool, on) -> the runtime's code: on, every event goes to
@@ -94,19 +80,19 @@ FN_FUNC(tool_set_hooks)
     bool on = false;
     futoin_hooks h = FUTOIN_HOOKS_INIT;
     if (!t) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_get_value_bool(env, argv[1], &on);
     }
     if (!on) {
-        return int_value(env, futoin_tool_set_hooks(t, NULL));
+        return fn_int(env, futoin_tool_set_hooks(t, NULL));
     }
     h.data = t;
     h.flow_started = h.flow_finished = h.step_entered = h.step_left = on_event;
     h.error_raised = h.error_handled = h.cancel = on_event;
     h.wait_begun = h.wait_ended = h.sync_acquired = h.sync_released = on_event;
-    return int_value(env, futoin_tool_set_hooks(t, &h));
+    return fn_int(env, futoin_tool_set_hooks(t, &h));
 }
 
 /* toolDump(tool) -> string (futoin_tool_dump()), or throws. */
@@ -182,21 +168,21 @@ FN_FUNC(trace_set)
     char* tp;
     int rc;
     if (!bsi) {
-        return int_value(env, FUTOIN_EINVAL);
+        return fn_int(env, FUTOIN_EINVAL);
     }
     if (argc > 1) {
         napi_typeof(env, argv[1], &t);
     }
     if (t != napi_string) {
-        return int_value(env, futoin_trace_set(bsi, NULL));
+        return fn_int(env, futoin_trace_set(bsi, NULL));
     }
     tp = dup_string(env, argv[1]);
     if (!tp) {
-        return int_value(env, FUTOIN_ENOMEM);
+        return fn_int(env, FUTOIN_ENOMEM);
     }
     rc = futoin_trace_set(bsi, tp);
     free(tp);
-    return int_value(env, rc);
+    return fn_int(env, rc);
 }
 
 /* traceGet(bsi) -> "<traceparent> <parent span id>" ("" for none, the

@@ -95,6 +95,8 @@ void fn_misuse(void* data, const char* code, const char* message);
 /* Numbers for pointers. */
 napi_value fn_ptr(napi_env env, const void* p);
 void* fn_arg_ptr(napi_env env, napi_value v);
+/* A JavaScript number of an integer (a runtime code, a count, ms). */
+napi_value fn_int(napi_env env, int64_t n);
 
 /* Values: a JavaScript array of a step's results, carried through the core
  * as one custom FTN12 value (the array's reference), and back. */

@@ -12,15 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* By futoin_hook_type; the Python names are the C member names. */
-static const char* const hook_names[] = {
-        NULL,          "flow_started", "flow_finished", "step_entered",
-        "step_left",   "error_raised", "error_handled", "cancel",
-        "wait_begun",  "wait_ended",   "sync_acquired", "sync_released"};
-static const char* const wait_names[] = {NULL, "timer", "external", "sync",
-                                         "foreign"};
-static const char* const outcome_names[] = {"success", "error", "cancelled"};
-
 static int put(PyObject* d, const char* key, PyObject* v)
 {
     int rc = v ? PyDict_SetItemString(d, key, v) : -1;
@@ -39,11 +30,12 @@ static int put_str(PyObject* d, const char* key, const char* s)
  * rest when the event has them. */
 static PyObject* event_dict(const futoin_hook_event* ev)
 {
+    const char* wait = ev->wait != FUTOIN_WAIT_NONE ? futoin_wait_kind_name(ev->wait) : NULL;
     PyObject* d = PyDict_New();
     if (!d) {
         return NULL;
     }
-    if (put_str(d, "event", hook_names[ev->type]) < 0
+    if (put_str(d, "event", futoin_hook_name((int)ev->type)) < 0
         || put(d, "root_id", PyLong_FromSsize_t(ev->root_id)) < 0
         || put(d, "now", PyLong_FromUnsignedLongLong(ev->now)) < 0) {
         goto fail;
@@ -59,11 +51,11 @@ static PyObject* event_dict(const futoin_hook_event* ev)
         goto fail;
     }
     if (ev->type == FUTOIN_HOOK_FLOW_FINISHED
-        && put_str(d, "outcome", outcome_names[ev->outcome]) < 0) {
+        && put_str(d, "outcome", futoin_hook_outcome_name(ev->outcome)) < 0) {
         goto fail;
     }
-    if (ev->wait > 0 && ev->wait <= FUTOIN_WAIT_FOREIGN
-        && (put_str(d, "wait", wait_names[ev->wait]) < 0
+    if (wait
+        && (put_str(d, "wait", wait) < 0
             || put(d, "due", ev->due ? PyLong_FromUnsignedLongLong(ev->due)
                                      : Py_NewRef(Py_None)) < 0)) {
         goto fail;
@@ -90,8 +82,9 @@ static void on_event(void* data, const futoin_hook_event* ev)
     fpy_tool* t = data;
     fpy_gil g;
     PyObject* fn;
+    const char* name = futoin_hook_name((int)ev->type);
     fpy_gil_enter(&g);
-    fn = t->hooks ? PyDict_GetItemString(t->hooks, hook_names[ev->type]) : NULL;
+    fn = t->hooks && name ? PyDict_GetItemString(t->hooks, name) : NULL;
     if (fn) {
         PyObject* d;
         PyObject* res;
@@ -142,7 +135,7 @@ PyObject* fpy_tool_set_hooks(fpy_tool* t, PyObject* table)
     h.data = t;
     if (table != Py_None) {
         for (size_t i = 1; i < sizeof(slots) / sizeof(slots[0]); ++i) {
-            if (PyDict_GetItemString(table, hook_names[i])) {
+            if (PyDict_GetItemString(table, futoin_hook_name((int)i))) {
                 *slots[i] = on_event;
             }
         }

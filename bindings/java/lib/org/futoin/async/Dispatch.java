@@ -212,14 +212,14 @@ final class Dispatch {
     }
 
     /** A hook event of a Tool (jni_watch.c): to its listener. */
-    static void hook(Object tool, int type, long rootId, long now, String language, String function,
-                     String file, int line, String code, String info, int outcome, int wait, long due,
-                     String waitLanguage, long sync) {
+    static void hook(Object tool, String event, long rootId, long now, String language, String function,
+                     String file, int line, String code, String info, String outcome, String waitKind,
+                     long due, String waitLanguage, long sync) {
         try {
             java.util.function.Consumer<HookEvent> l = ((Tool) tool).hooks;
             if (l != null) {
-                l.accept(new HookEvent(type, rootId, now, language, function, file, line, code, info,
-                                       outcome, wait, due, waitLanguage, sync));
+                l.accept(new HookEvent(event, rootId, now, language, function, file, line, code, info,
+                                       outcome, waitKind, due, waitLanguage, sync));
             }
         } catch (Throwable t) {
             Tool.uncaught(t);

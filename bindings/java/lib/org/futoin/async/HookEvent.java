@@ -7,12 +7,8 @@ package org.futoin.async;
  * {@code null} / 0. Valid after the call (a copy).
  */
 public final class HookEvent {
-    /** The C names of the events, by their number. */
-    static final String[] NAMES = {null, "flow_started", "flow_finished", "step_entered", "step_left",
-        "error_raised", "error_handled", "cancel", "wait_begun", "wait_ended", "sync_acquired",
-        "sync_released"};
-    private static final String[] WAITS = {null, "timer", "external", "sync", "foreign"};
-    private static final String[] OUTCOMES = {"success", "error", "cancelled"};
+    /* The names come from the library (futoin_hook_name() and the others,
+     * futoin/sys/hooks.h), as in every binding. */
 
     /** flow_started, flow_finished, step_entered, step_left, error_raised, error_handled, cancel,
      *  wait_begun, wait_ended, sync_acquired or sync_released. */
@@ -44,9 +40,10 @@ public final class HookEvent {
     /** wait_* of a sync wait, sync_*: the object's address, or 0. */
     public final long sync;
 
-    HookEvent(int type, long rootId, long now, String language, String function, String file, int line,
-              String code, String info, int outcome, int wait, long due, String waitLanguage, long sync) {
-        this.event = type > 0 && type < NAMES.length ? NAMES[type] : "?";
+    HookEvent(String event, long rootId, long now, String language, String function, String file, int line,
+              String code, String info, String outcome, String waitKind, long due, String waitLanguage,
+              long sync) {
+        this.event = event;
         this.rootId = rootId;
         this.now = now;
         this.language = language;
@@ -55,8 +52,8 @@ public final class HookEvent {
         this.line = line;
         this.code = code;
         this.info = info;
-        this.outcome = type == 2 && outcome >= 0 && outcome < OUTCOMES.length ? OUTCOMES[outcome] : null;
-        this.waitKind = wait > 0 && wait < WAITS.length ? WAITS[wait] : null;
+        this.outcome = outcome;
+        this.waitKind = waitKind;
         this.due = due;
         this.waitLanguage = waitLanguage;
         this.sync = sync;

@@ -4,8 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
 
-import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /**
@@ -13,19 +11,7 @@ import org.junit.Test;
  * Java steps: custom values of each side cross the other unharmed and are
  * released exactly once.
  */
-public class InteropTest {
-    private Tool tool;
-
-    @Before
-    public void setUp() {
-        tool = new Tool();
-    }
-
-    @After
-    public void tearDown() {
-        tool.close();
-    }
-
+public class InteropTest extends ToolFixture {
     @Test
     public void foreignCustomValuePassesThroughJava() {
         int cleaned = FutoInNative.test_foreign_cleanups();

@@ -12,24 +12,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
-import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /** Bad input gives a clear Java exception at the call site, never a crash. */
-public class MisuseTest {
-    private Tool tool;
-
-    @Before
-    public void setUp() {
-        tool = new Tool();
-    }
-
-    @After
-    public void tearDown() {
-        tool.close();
-    }
-
+public class MisuseTest extends ToolFixture {
     private interface Call {
         void run() throws Exception;
     }

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /**
@@ -24,9 +23,7 @@ import org.junit.Test;
  * Java steps, and state() over the store every language shares. The
  * matrix with Python and Lua is bindings/java/tests/polyglot (polyglot.sh).
  */
-public class PolyglotTest {
-    private Tool tool;
-
+public class PolyglotTest extends ToolFixture {
     /** Named steps: public static void name(AsyncSteps, Object...). */
     public static final class Steps {
         private Steps() {
@@ -55,15 +52,9 @@ public class PolyglotTest {
 
     private static final String STEPS = "org.futoin.async.PolyglotTest$Steps";
 
-    @Before
-    public void setUp() {
-        tool = new Tool();
-    }
-
     @After
-    public void tearDown() {
+    public void noMisuse() {
         assertEquals("misuse reports", 0, tool.misuseCount());
-        tool.close();
     }
 
     private static FutoInError runFailing(AsyncSteps root) {

@@ -13,28 +13,20 @@ import java.util.Map;
 import java.util.Set;
 
 import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /**
  * Trace context (futoin/trace.h) from Java: {@link AsyncSteps#setTrace} and
  * {@link AsyncSteps#trace} over the library's per-root context.
  */
-public class TraceTest {
+public class TraceTest extends ToolFixture {
     static final String TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
     static final String PARENT = "00f067aa0ba902b7";
-    private Tool tool;
-
-    @Before
-    public void setUp() {
-        tool = new Tool();
-    }
 
     @After
-    public void tearDown() {
+    public void noMisuse() {
         assertEquals("misuse reports", 0, tool.misuseCount());
-        tool.close();
     }
 
     @Test

@@ -11,24 +11,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /** Java values <-> FTN12 binary values, through real steps (and C steps). */
-public class ValuesTest {
-    private Tool tool;
-
-    @Before
-    public void setUp() {
-        tool = new Tool();
-    }
-
-    @After
-    public void tearDown() {
-        tool.close();
-    }
-
+public class ValuesTest extends ToolFixture {
     /** `v` passed from one Java step to the next (and through a C step). */
     private Object roundTrip(Object v, boolean viaC) {
         Object[] got = new Object[1];
