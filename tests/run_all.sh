@@ -430,7 +430,7 @@ part_polyglot-installed() {
 }
 
 part_hardening() {
-  say "hardened ELFs (readelf): the library, the wheel, the rock, the jar"
+  say "hardened ELFs (readelf): the library, the wheel, the rock, the jar, the npm tarball"
   # Every shipped ELF where the parts above built it: what `meson install`
   # of build/ installs, build/python/*.whl, bindings/lua/build-rock/ (the
   # rock's files), build/java/ (the jar and the plug-in next to it). The

@@ -16,7 +16,8 @@
 #       the core library of BUILD_DIR only (runtime/libfutoin_async.so.X.Y.Z),
 #       or one ELF file as it is (the bindings' own tests check theirs so)
 #   tests/abi/check_hardening.sh --shipped BUILD_DIR [--fortify]
-#       every shipped ELF, where the test command (tests/run_all.sh) builds it:
+#       every shipped ELF, where the test command (tests/run_all.sh) builds it
+#       (the npm tarball is packed here, from BUILD_DIR's addon):
 #         C        what `meson install` of BUILD_DIR installs (the library,
 #                  the host plug-ins in <libdir>/futoin_async/futoin-hosts/,
 #                  and any program that starts being installed)
@@ -28,6 +29,9 @@
 #         Java     every ELF under native/ in BUILD_DIR/java/futoin-async.jar
 #                  (libfutoin_java.so, the bundled core) and the plug-in
 #                  BUILD_DIR/java/libfutoin_host_java.so next to it
+#         Node.js  every ELF under native/ in the npm tarball that
+#                  bindings/node/build.sh packs from BUILD_DIR's addon
+#                  (futoin_async.node, the bundled core)
 #       An artifact that is not there counts as a failure: run it after the
 #       bindings are built (tests/run_all.sh does).
 #   tests/abi/check_hardening.sh --files [--fortify] ELF...
@@ -189,6 +193,18 @@ shipped)
   fi
   if need "$build/java/libfutoin_host_java.so" "[java] libfutoin_host_java.so"; then
     check_elf "$build/java/libfutoin_host_java.so" "[java] libfutoin_host_java.so" $fortify
+  fi
+
+  # Node.js: the npm tarball's native files (the addon and its library),
+  # packed from this build as bindings/node/build.sh packs it for users
+  if need "$build/bindings/node/futoin_async.node" "[node package] futoin_async.node"; then
+    mkdir -p "$tmp/npm"
+    tgz=$(bash "$repo/bindings/node/build.sh" "$tmp/npm/dist" 2>"$tmp/npm.log" | sed -n 's/^node: built //p')
+    if [ -n "$tgz" ] && tar -xzf "$tgz" -C "$tmp/npm" && [ -d "$tmp/npm/package/native" ]; then
+      check_tree "$tmp/npm/package" "[node package]" $fortify
+    else
+      bad "[node package]: the tarball does not build or has no native/"; tail -5 "$tmp/npm.log"
+    fi
   fi
   ;;
 esac
