@@ -96,20 +96,9 @@ void futoin__hooks_close(futoin_tool* tool)
 
 static futoin_hook_cb pick(const futoin_hooks* h, uint32_t type)
 {
-    switch (type) {
-    case FUTOIN_HOOK_FLOW_STARTED: return h->flow_started;
-    case FUTOIN_HOOK_FLOW_FINISHED: return h->flow_finished;
-    case FUTOIN_HOOK_STEP_ENTERED: return h->step_entered;
-    case FUTOIN_HOOK_STEP_LEFT: return h->step_left;
-    case FUTOIN_HOOK_ERROR_RAISED: return h->error_raised;
-    case FUTOIN_HOOK_ERROR_HANDLED: return h->error_handled;
-    case FUTOIN_HOOK_CANCEL: return h->cancel;
-    case FUTOIN_HOOK_WAIT_BEGUN: return h->wait_begun;
-    case FUTOIN_HOOK_WAIT_ENDED: return h->wait_ended;
-    case FUTOIN_HOOK_SYNC_ACQUIRED: return h->sync_acquired;
-    case FUTOIN_HOOK_SYNC_RELEASED: return h->sync_released;
-    default: return NULL;
-    }
+    /* read only: the member is never written through */
+    futoin_hook_cb* m = futoin_hooks_member((futoin_hooks*)h, (int)type);
+    return m ? *m : NULL;
 }
 
 /* An event record for root `r` with the fields every event has. */

@@ -180,6 +180,31 @@ typedef struct futoin_hooks
     }
 
 /**
+ * The member of `h` that events of `type` call (&h->flow_started for
+ * FUTOIN_HOOK_FLOW_STARTED, ..., &h->sync_released), or NULL for a type
+ * this header does not know: one mapping from event numbers (and, with
+ * futoin_hook_name(), names) to members for the library and the bindings.
+ * Inline, so no symbol. @since 0.3.0
+ */
+static inline futoin_hook_cb* futoin_hooks_member(futoin_hooks* h, int type)
+{
+    switch (type) {
+    case FUTOIN_HOOK_FLOW_STARTED: return &h->flow_started;
+    case FUTOIN_HOOK_FLOW_FINISHED: return &h->flow_finished;
+    case FUTOIN_HOOK_STEP_ENTERED: return &h->step_entered;
+    case FUTOIN_HOOK_STEP_LEFT: return &h->step_left;
+    case FUTOIN_HOOK_ERROR_RAISED: return &h->error_raised;
+    case FUTOIN_HOOK_ERROR_HANDLED: return &h->error_handled;
+    case FUTOIN_HOOK_CANCEL: return &h->cancel;
+    case FUTOIN_HOOK_WAIT_BEGUN: return &h->wait_begun;
+    case FUTOIN_HOOK_WAIT_ENDED: return &h->wait_ended;
+    case FUTOIN_HOOK_SYNC_ACQUIRED: return &h->sync_acquired;
+    case FUTOIN_HOOK_SYNC_RELEASED: return &h->sync_released;
+    default: return NULL;
+    }
+}
+
+/**
  * Set the hooks of `tool` (a copy of `hooks` is kept), or clear them
  * (`hooks` NULL). Any time, on the loop thread; from inside a hook too: the
  * new table serves from the next event on.

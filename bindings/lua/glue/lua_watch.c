@@ -105,11 +105,6 @@ int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
 {
     static const char what[] = "Tool:set_hooks{...}";
     futoin_hooks h = FUTOIN_HOOKS_INIT;
-    futoin_hook_cb* slots[] = {NULL,            &h.flow_started, &h.flow_finished,
-                               &h.step_entered, &h.step_left,    &h.error_raised,
-                               &h.error_handled, &h.cancel,      &h.wait_begun,
-                               &h.wait_ended,   &h.sync_acquired,
-                               &h.sync_released};
     futoin_tool* ft = fl_tool_get(L, t, what);
     int old = t->hooks_ref;
     int rc;
@@ -127,9 +122,9 @@ int fl_tool_set_hooks(lua_State* L, fl_tool* t, int table)
     h.data = t;
     t->hooks_ref = 0;
     if (lua_istable(L, table)) {
-        for (size_t i = 1; i < sizeof(slots) / sizeof(slots[0]); ++i) {
-            if (lua_getfield(L, table, futoin_hook_name((int)i)) == LUA_TFUNCTION) {
-                *slots[i] = on_event;
+        for (int i = FUTOIN_HOOK_FLOW_STARTED; i <= FUTOIN_HOOK_SYNC_RELEASED; ++i) {
+            if (lua_getfield(L, table, futoin_hook_name(i)) == LUA_TFUNCTION) {
+                *futoin_hooks_member(&h, i) = on_event;
             }
             lua_pop(L, 1);
         }

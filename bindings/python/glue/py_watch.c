@@ -108,11 +108,6 @@ static void on_event(void* data, const futoin_hook_event* ev)
 PyObject* fpy_tool_set_hooks(fpy_tool* t, PyObject* table)
 {
     futoin_hooks h = FUTOIN_HOOKS_INIT;
-    futoin_hook_cb* slots[] = {NULL,           &h.flow_started, &h.flow_finished,
-                               &h.step_entered, &h.step_left,   &h.error_raised,
-                               &h.error_handled, &h.cancel,     &h.wait_begun,
-                               &h.wait_ended,   &h.sync_acquired,
-                               &h.sync_released};
     int rc;
     if (!fpy_tool_use(t, "set_hooks()")) {
         return NULL;
@@ -134,9 +129,9 @@ PyObject* fpy_tool_set_hooks(fpy_tool* t, PyObject* table)
     }
     h.data = t;
     if (table != Py_None) {
-        for (size_t i = 1; i < sizeof(slots) / sizeof(slots[0]); ++i) {
-            if (PyDict_GetItemString(table, futoin_hook_name((int)i))) {
-                *slots[i] = on_event;
+        for (int i = FUTOIN_HOOK_FLOW_STARTED; i <= FUTOIN_HOOK_SYNC_RELEASED; ++i) {
+            if (PyDict_GetItemString(table, futoin_hook_name(i))) {
+                *futoin_hooks_member(&h, i) = on_event;
             }
         }
     }
