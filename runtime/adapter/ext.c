@@ -195,7 +195,7 @@ static const char* ext_error_info(FutoInAsyncSteps* bsi)
         return NULL;
     }
     futoin__root* r = futoin__root_of(bsi);
-    return r ? r->error_info : NULL;
+    return r ? FUTOIN__RARE(r, error_info) : NULL;
 }
 
 static const char* ext_error_code(FutoInAsyncSteps* bsi)
@@ -205,7 +205,7 @@ static const char* ext_error_code(FutoInAsyncSteps* bsi)
         return NULL;
     }
     futoin__root* r = futoin__root_of(bsi);
-    return r ? r->error_code : NULL;
+    return r ? FUTOIN__RARE(r, error_code) : NULL;
 }
 
 static void ext_set_last_exception(FutoInAsyncSteps* bsi, FutoInBinaryValue* v)
@@ -232,7 +232,7 @@ static const FutoInBinaryValue* ext_last_exception(FutoInAsyncSteps* bsi)
         return NULL;
     }
     futoin__root* r = futoin__root_of(bsi);
-    return r ? r->last_exc : NULL;
+    return r ? FUTOIN__RARE(r, last_exc) : NULL;
 }
 
 /* successStep(): the values ride in a pooled FutoInArgs owned by the step

@@ -233,11 +233,16 @@ struct futoin__statevar
     char name[];
 };
 
-struct futoin__root
+/*
+ * The parts of a root that most roots never use: a record of their own,
+ * taken from its pool on first use (futoin__root_rare_get) and given back
+ * with the root (issue 22: every waiting flow holds a root, and these
+ * 11 words made it 200 bytes instead of 128). Loop thread only; nothing
+ * keeps a pointer to it but its root, so it needs no quarantine.
+ */
+typedef struct futoin__root_rare
 {
-    FutoInAsyncSteps bsi; /* must be first */
-    futoin__flow main;
-    futoin__statevar* vars;
+    futoin__statevar* vars;  /* first: the pool's free-list link */
     futoin__alloc* allocs;   /* stack() on the root: lives with the root */
     char* error_info;        /* owned copy, or NULL */
     const char* error_code;  /* the last error code, or NULL (error_owned) */
@@ -247,6 +252,17 @@ struct futoin__root
     FutoInBinaryValue* last_exc; /* ext: a binding's exception object */
     struct futoin__stack* stack; /* async stack of the last error, or NULL */
     struct futoin__trace* trace; /* trace context (trace.c), or NULL */
+    uint8_t error_owned; /* error_code is a malloc'd copy */
+    /* last_exc was attached before the error it belongs to was raised
+     * (futoin__root_attach_exception): the next error keeps it. */
+    uint8_t exc_pending;
+} futoin__root_rare;
+
+struct futoin__root
+{
+    FutoInAsyncSteps bsi; /* must be first */
+    futoin__flow main;    /* main.next: the root pool's free-list link */
+    futoin__root_rare* rare; /* NULL until a rare part is first set */
     futoin_tool* owner;      /* kept after free: stale handles are reported */
     /* The root's id while it lives; its negation once freed. Other threads
      * read it when they post execute/cancel/free (remote.c), so a call
@@ -256,11 +272,18 @@ struct futoin__root
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
-    uint8_t error_owned; /* error_code is a malloc'd copy */
-    /* last_exc was attached before the error it belongs to was raised
-     * (futoin__root_attach_exception): the next error keeps it. */
-    uint8_t exc_pending;
+    /* rare->trace is set: the one test of the hot paths (flow.c, root.c)
+     * stays a byte of the root, with no second load. */
+    uint8_t traced;
 };
+
+/* A rare part of root `r` for reading: its value, or 0/NULL when the root
+ * has no rare record. */
+#define FUTOIN__RARE(r, field) ((r)->rare ? (r)->rare->field : 0)
+
+/* pool.c: the rare record of `r`, taken (cleared) if it has none; NULL
+ * when out of memory. */
+futoin__root_rare* futoin__root_rare_get(futoin__root* r);
 
 extern const FutoInAsyncStepsAPI futoin__step_api;
 extern const FutoInAsyncStepsAPI futoin__root_api;

@@ -62,7 +62,8 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
     out->pool_bytes = futoin__recpool_mapped(&e->steps)
                       + futoin__recpool_mapped(&e->flows)
                       + futoin__recpool_mapped(&e->args)
-                      + futoin__recpool_mapped(&e->roots);
+                      + futoin__recpool_mapped(&e->roots)
+                      + futoin__recpool_mapped(&e->rares);
     out->trimmed_bytes = e->trimmed_bytes;
     return FUTOIN_OK;
 }
@@ -75,6 +76,7 @@ static size_t engine_trim(futoin_tool* tool)
     size_t n;
     n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->flows)
         + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
+        + futoin__recpool_trim(&e->rares)
         + futoin__tool_trim_loop(tool);
     e->trimmed_bytes += n;
 #if defined(__GLIBC__)
@@ -95,6 +97,7 @@ static bool engine_trim_idle(futoin_tool* tool)
              && futoin__recpool_at_rest(&e->flows)
              && futoin__recpool_at_rest(&e->args)
              && futoin__recpool_at_rest(&e->roots)
+             && futoin__recpool_at_rest(&e->rares)
              && futoin__tool_loop_at_rest(tool));
 }
 

@@ -26,6 +26,7 @@ struct futoin__engine_tool
     futoin__recpool flows;
     futoin__recpool args;
     futoin__recpool roots; /* roots.live: the live roots */
+    futoin__recpool rares; /* futoin__root_rare: what few roots use */
     /* Completions dropped because they lost a race against their step's
      * timeout or cancel (remote.c); written from any thread. */
     _Atomic(size_t) late_completions;

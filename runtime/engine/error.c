@@ -31,33 +31,45 @@ const char* futoin__static_code(const char* code)
 
 void futoin__root_clear_error(futoin__root* r)
 {
-    if (r->error_owned) {
-        free((char*)r->error_code);
+    futoin__root_rare* x = r->rare;
+    if (!x) {
+        return;
     }
-    free(r->error_info);
-    r->error_code = NULL;
-    r->error_info = NULL;
-    r->error_owned = 0;
+    if (x->error_owned) {
+        free((char*)x->error_code);
+    }
+    free(x->error_info);
+    x->error_code = NULL;
+    x->error_info = NULL;
+    x->error_owned = 0;
 }
 
 void futoin__root_set_error(
         futoin__root* r, const char* code, const char* info)
 {
     /* Standard and loop codes are kept as their static strings: a loop
-     * ended by breakLoop() costs no allocation here. */
-    const char* keep = futoin__static_code(code);
-    char* ninfo = info ? strdup(info) : NULL;
-    char* ncode = keep ? NULL : strdup(code ? code : "");
+     * ended by breakLoop() costs no allocation here (but for the root's
+     * rare record, the first time). */
+    futoin__root_rare* x = futoin__root_rare_get(r);
+    const char* keep;
+    char* ninfo;
+    char* ncode;
+    if (!x) {
+        return; /* out of memory: the error unwinds, unrecorded */
+    }
+    keep = futoin__static_code(code);
+    ninfo = info ? strdup(info) : NULL;
+    ncode = keep ? NULL : strdup(code ? code : "");
     futoin__root_clear_error(r);
-    r->error_code = keep ? keep : ncode;
-    r->error_owned = keep ? 0 : 1;
-    r->error_info = ninfo;
+    x->error_code = keep ? keep : ncode;
+    x->error_owned = keep ? 0 : 1;
+    x->error_info = ninfo;
     /* A new error replaces the language exception of the last one, unless
      * the binding attached one for this error just before raising it: an
      * error raised with none (a Timeout, a C step's error) must not show
      * an older, handled exception as its own. */
-    if (r->last_exc && !r->exc_pending) {
+    if (x->last_exc && !x->exc_pending) {
         futoin__root_set_exception(r, NULL);
     }
-    r->exc_pending = 0;
+    x->exc_pending = 0;
 }

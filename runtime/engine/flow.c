@@ -333,12 +333,14 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
         futoin__queue_free(r->owner, fl->head);
         fl->head = fl->tail = NULL;
     }
-    if (code && r->unhandled) {
-        FUTOIN__USER(r, r->unhandled(&r->bsi, r->unhandled_data, code));
+    if (code && FUTOIN__RARE(r, unhandled)) {
+        FUTOIN__USER(r, r->rare->unhandled(&r->bsi, r->rare->unhandled_data,
+                                           code));
     } else if (code) {
+        const char* info = FUTOIN__RARE(r, error_info);
         fprintf(stderr, "futoin: unhandled error in root %td: %s (%s)\n",
                 atomic_load_explicit(&r->id, memory_order_relaxed), code,
-                r->error_info ? r->error_info : "");
+                info ? info : "");
     }
     flow_clear_code(fl);
 }
@@ -418,7 +420,7 @@ static inline __attribute__((always_inline)) void loop_burst(
                                                     : FUTOIN__LOOP_INPLACE;
     /* A traced root gives every iteration a frame, hence a span id, of its
      * own (trace.c): one iteration, then the general path. */
-    if (FUTOIN__UNLIKELY(r->trace != NULL)) {
+    if (FUTOIN__UNLIKELY(r->traced)) {
         limit = 0;
     }
     for (;; ++n) {
@@ -439,7 +441,7 @@ static inline __attribute__((always_inline)) void loop_burst(
             bool over;
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
                 || r->pending || fl->raise_at || fl->raise_top || i >= last
-                || r->trace) {
+                || r->traced) {
                 break; /* a reason other than the clock read */
             }
             over = futoin__tool_busy(tool, n + 1 - counted);

@@ -37,7 +37,10 @@ void futoin__engine_tool_init(futoin_tool* tool)
     futoin__recpool_init(&e->args, tool, sizeof(FutoInArgs), 0, 0, NULL);
     /* Roots are quarantined too: a call through a freed root is caught. */
     futoin__recpool_init(&e->roots, tool, sizeof(futoin__root),
-                         offsetof(futoin__root, vars), 256, &root_template);
+                         offsetof(futoin__root, main.next), 256,
+                         &root_template);
+    futoin__recpool_init(&e->rares, tool, sizeof(futoin__root_rare),
+                         offsetof(futoin__root_rare, vars), 0, NULL);
     e->next_root_id = 1;
 }
 
@@ -49,6 +52,7 @@ void futoin__engine_tool_close(futoin_tool* tool)
     futoin__recpool_close(&e->flows);
     futoin__recpool_close(&e->args);
     futoin__recpool_close(&e->roots);
+    futoin__recpool_close(&e->rares);
     {
         futoin__tool_upper* up = atomic_load_explicit(&e->upper, memory_order_acquire);
         if (up) {
@@ -99,6 +103,10 @@ _Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
 _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
+/* Every waiting flow holds a root: 16 words, its rare parts aside
+ * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
+_Static_assert(sizeof(futoin__root) <= 128, "a root is at most 16 words");
+_Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 
 /* A record fresh from the pool, cleared (but for api and xs, see above). */
 static inline __attribute__((always_inline)) void step_clear(futoin__step* s)
@@ -291,9 +299,30 @@ NO_MEMSET_PATTERN futoin__root* futoin__root_alloc(futoin_tool* tool)
     return r;
 }
 
+/* Out of line: the first rare part a root gets. */
+NO_MEMSET_PATTERN futoin__root_rare* futoin__root_rare_get(futoin__root* r)
+{
+    futoin__root_rare* x = r->rare;
+    if (x) {
+        return x;
+    }
+    x = futoin__recpool_get(&futoin__eng(r->owner)->rares);
+    if (x) {
+        zero_words(x, 0, sizeof(*x) / 8);
+        r->rare = x;
+    }
+    return x;
+}
+
 void futoin__root_release(futoin_tool* tool, futoin__root* r)
 {
-    /* A freed root is marked so stale calls are recognised. */
+    /* A freed root is marked so stale calls are recognised. Its rare
+     * record (its parts were released by now) goes back with it. */
     r->state = FUTOIN__R_FREED;
+    if (r->rare) {
+        futoin__recpool_put(&futoin__eng(tool)->rares, r->rare);
+        r->rare = NULL;
+        r->traced = 0;
+    }
     futoin__recpool_put(&futoin__eng(tool)->roots, r);
 }

@@ -109,7 +109,7 @@ FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
         return NULL;
     }
     n = futoin_root_new(tool);
-    if (n && FUTOIN__UNLIKELY(r->trace != NULL)) {
+    if (n && FUTOIN__UNLIKELY(r->traced)) {
         futoin__trace_inherit(futoin__as_root(n), bsi, r);
     }
     return n;
@@ -204,27 +204,33 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
 /* Release what execute() was given (ext: execute with a release hook). */
 void futoin__root_drop_unhandled(futoin__root* r)
 {
-    void (*rel)(void*) = r->unhandled_release;
-    r->unhandled_release = NULL;
-    r->unhandled = NULL;
-    if (rel) {
-        FUTOIN__USER(r, rel(r->unhandled_data));
+    futoin__root_rare* x = r->rare;
+    void (*rel)(void*);
+    if (!x) {
+        return;
     }
-    r->unhandled_data = NULL;
+    rel = x->unhandled_release;
+    x->unhandled_release = NULL;
+    x->unhandled = NULL;
+    if (rel) {
+        FUTOIN__USER(r, rel(x->unhandled_data));
+    }
+    x->unhandled_data = NULL;
 }
 
 /* Replace the root's exception object (moves `v`; NULL just clears). */
 void futoin__root_set_exception(futoin__root* r, FutoInBinaryValue* v)
 {
-    if (r->last_exc) {
-        FUTOIN__USER(r, futoin_reset_binval(r->last_exc));
-        free(r->last_exc);
-        r->last_exc = NULL;
+    futoin__root_rare* x = r->rare;
+    if (x && x->last_exc) {
+        FUTOIN__USER(r, futoin_reset_binval(x->last_exc));
+        free(x->last_exc);
+        x->last_exc = NULL;
     }
     if (v && v->type) {
-        r->last_exc = malloc(sizeof(*r->last_exc));
-        if (r->last_exc) {
-            *r->last_exc = *v;
+        x = futoin__root_rare_get(r);
+        if (x && (x->last_exc = malloc(sizeof(*x->last_exc))) != NULL) {
+            *x->last_exc = *v;
         } else {
             futoin_reset_binval(v);
         }
@@ -241,7 +247,9 @@ void futoin__root_attach_exception(futoin__root* r, FutoInAsyncSteps* bsi,
     bool raised = !is_root(bsi)
                   && (futoin__as_step(bsi)->flags & FUTOIN__F_ERROR) != 0;
     futoin__root_set_exception(r, v);
-    r->exc_pending = r->last_exc != NULL && !raised;
+    if (r->rare) {
+        r->rare->exc_pending = r->rare->last_exc != NULL && !raised;
+    }
 }
 
 /* Cancel a running root now: every flow unwinds innermost first. */
@@ -274,32 +282,37 @@ static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
     /* Each part is released only if it is there: a root that ran its
      * steps to the end without state, stack() memory, an error or an
      * execute() release hook (the common case) calls nothing here. */
-    if (r->main.head || r->vars || r->allocs) {
+    futoin__root_rare* x = r->rare;
+    if (r->main.head || (x && (x->vars || x->allocs))) {
         ++r->in_cb;
         futoin__queue_free(tool, r->main.head);
-        if (r->vars) {
+        if (x && x->vars) {
             futoin__vars_free(r);
         }
-        if (r->allocs) {
-            futoin__alloc_free_all(&r->allocs);
+        if (x && x->allocs) {
+            futoin__alloc_free_all(&x->allocs);
         }
         --r->in_cb;
     }
     r->main.head = r->main.tail = NULL;
-    if (r->unhandled_release || r->unhandled || r->unhandled_data) {
-        futoin__root_drop_unhandled(r);
-    }
-    if (r->last_exc) {
-        futoin__root_set_exception(r, NULL);
-    }
-    if (r->stack) {
-        futoin__stack_free(r);
-    }
-    if (r->error_code || r->error_info) {
-        futoin__root_clear_error(r);
-    }
-    if (r->trace) {
-        futoin__trace_free(r);
+    /* The rare record of a root is kept as long as the root: no callback
+     * above frees it (root_release() does, below). */
+    if (x) {
+        if (x->unhandled_release || x->unhandled || x->unhandled_data) {
+            futoin__root_drop_unhandled(r);
+        }
+        if (x->last_exc) {
+            futoin__root_set_exception(r, NULL);
+        }
+        if (x->stack) {
+            futoin__stack_free(r);
+        }
+        if (x->error_code || x->error_info) {
+            futoin__root_clear_error(r);
+        }
+        if (x->trace) {
+            futoin__trace_free(r);
+        }
     }
     r->main.state = FUTOIN__FL_DONE;
     /* Calls other threads posted before this free are dropped when they
@@ -318,10 +331,7 @@ static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
 static void root_do_free(futoin__root* r)
 {
     futoin_tool* tool = r->owner;
-    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->vars || r->allocs
-        || r->unhandled_release || r->unhandled || r->unhandled_data
-        || r->last_exc || r->stack || r->error_code || r->error_info
-        || r->trace) {
+    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->rare) {
         root_do_free_all(r);
         return;
     }
@@ -565,7 +575,8 @@ static void* root_stack(FutoInAsyncSteps* bsi, size_t size,
                         void (*cleanup)(void* value))
 {
     futoin__root* r = live_root(bsi, "stack()");
-    return r ? futoin__alloc_push(&r->allocs, size, cleanup) : NULL;
+    futoin__root_rare* x = r ? futoin__root_rare_get(r) : NULL;
+    return x ? futoin__alloc_push(&x->allocs, size, cleanup) : NULL;
 }
 
 static void root_not_in_step(FutoInAsyncSteps* bsi, const char* what)
@@ -660,13 +671,25 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
         }
         return false;
     }
-    futoin__root_drop_unhandled(r);
-    if (r->stack) {
-        futoin__stack_free(r); /* it belonged to the previous run */
+    if (r->rare) {
+        futoin__root_drop_unhandled(r);
+        if (r->rare->stack) {
+            futoin__stack_free(r); /* it belonged to the previous run */
+        }
     }
-    r->unhandled = unhandled;
-    r->unhandled_data = data;
-    r->unhandled_release = release;
+    if (unhandled || data || release) {
+        futoin__root_rare* x = futoin__root_rare_get(r);
+        if (FUTOIN__UNLIKELY(!x)) {
+            report(bsi, "execute(): out of memory");
+            if (release) {
+                release(data); /* refused: the runtime holds nothing */
+            }
+            return false;
+        }
+        x->unhandled = unhandled;
+        x->unhandled_data = data;
+        x->unhandled_release = release;
+    }
     r->state = FUTOIN__R_RUNNING;
     futoin__tool_ref(r->owner);
     if (futoin__hooked(r->owner)) {

@@ -133,8 +133,10 @@ static const char* str_copy(char** at, const char* s)
 
 void futoin__stack_free(futoin__root* r)
 {
-    free(r->stack);
-    r->stack = NULL;
+    if (r->rare) {
+        free(r->rare->stack);
+        r->rare->stack = NULL;
+    }
 }
 
 void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
@@ -179,9 +181,8 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
     bytes = sizeof(*st) + sizeof(futoin_async_stack)
             + n * sizeof(futoin_frame_origin) + n * sizeof(void*)
             + n * sizeof(*st->names) + strings;
-    st = malloc(bytes);
     futoin__stack_free(r);
-    if (!st) {
+    if (!futoin__root_rare_get(r) || !(st = malloc(bytes))) {
         return; /* no stack for this error: it still unwinds */
     }
     st->pub = (futoin_async_stack*)(st + 1);
@@ -202,12 +203,12 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
         st->fns[i] = src[i].fn;
         st->unresolved += src[i].fn != NULL;
     }
-    r->stack = st;
+    r->rare->stack = st;
 }
 
 const futoin_async_stack* futoin__stack_get(futoin__root* r)
 {
-    struct futoin__stack* st = r->stack;
+    struct futoin__stack* st = FUTOIN__RARE(r, stack);
     if (!st) {
         return NULL;
     }

@@ -49,8 +49,8 @@ void futoin__alloc_free_all(futoin__alloc** list)
 void futoin__vars_free(futoin__root* r)
 {
     futoin__statevar* v;
-    while ((v = r->vars) != NULL) {
-        r->vars = v->next;
+    while ((v = r->rare->vars) != NULL) {
+        r->rare->vars = v->next;
         if (v->cleanup) {
             FUTOIN__USER(r, v->cleanup(v->data, v->value));
         }
@@ -70,20 +70,20 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
         return NULL;
     }
     if (strcmp(name, "error_info") == 0) {
-        return r->error_info;
+        return FUTOIN__RARE(r, error_info);
     }
     if (strcmp(name, "last_exception") == 0) {
-        return (void*)r->error_code;
+        return (void*)FUTOIN__RARE(r, error_code);
     }
     if (strcmp(name, "async_stack") == 0) {
         return (void*)futoin__stack_get(r);
     }
-    for (v = r->vars; v; v = v->next) {
+    for (v = FUTOIN__RARE(r, vars); v; v = v->next) {
         if (strcmp(v->name, name) == 0) {
             return v->value;
         }
     }
-    if (!allocate) {
+    if (!allocate || !futoin__root_rare_get(r)) {
         return NULL;
     }
     len = strlen(name);
@@ -100,8 +100,8 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
         free(v);
         return NULL;
     }
-    v->next = r->vars;
-    r->vars = v;
+    v->next = r->rare->vars;
+    r->rare->vars = v;
     return v->value;
 }
 
@@ -268,7 +268,13 @@ FUTOIN_API int futoin_state_set(FutoInAsyncSteps* bsi, const char* name,
             return rc;
         }
     }
-    for (pv = &r->vars; *pv; pv = &(*pv)->next) {
+    if (!futoin__root_rare_get(r)) {
+        if (kept) {
+            shared_cleanup(NULL, kept);
+        }
+        return FUTOIN_ENOMEM;
+    }
+    for (pv = &r->rare->vars; *pv; pv = &(*pv)->next) {
         if (strcmp((*pv)->name, name) == 0) {
             break;
         }
@@ -304,8 +310,8 @@ FUTOIN_API int futoin_state_set(FutoInAsyncSteps* bsi, const char* name,
     v->value = kept;
     v->cleanup = shared_cleanup;
     v->data = NULL;
-    v->next = r->vars;
-    r->vars = v;
+    v->next = r->rare->vars;
+    r->rare->vars = v;
     return FUTOIN_OK;
 }
 
@@ -320,7 +326,7 @@ FUTOIN_API const FutoInBinaryValue* futoin_state_get(FutoInAsyncSteps* bsi,
     if (!r || !name) {
         return NULL;
     }
-    for (futoin__statevar* v = r->vars; v; v = v->next) {
+    for (futoin__statevar* v = FUTOIN__RARE(r, vars); v; v = v->next) {
         if (strcmp(v->name, name) == 0) {
             return v->cleanup == shared_cleanup ? v->value : NULL;
         }

@@ -267,22 +267,21 @@ FUTOIN_API int futoin_trace_set(FutoInAsyncSteps* bsi, const char* traceparent)
         return FUTOIN_EINVAL;
     }
     if (!traceparent) {
-        free(r->trace);
-        r->trace = NULL;
+        futoin__trace_free(r);
         return FUTOIN_OK;
     }
     if (parse(traceparent, &p)) {
         return FUTOIN_EINVAL;
     }
-    t = r->trace;
+    t = FUTOIN__RARE(r, trace);
     if (!t) {
-        t = malloc(sizeof(*t));
-        if (!t) {
+        if (!futoin__root_rare_get(r) || !(t = malloc(sizeof(*t)))) {
             return FUTOIN_ENOMEM;
         }
         t->key[0] = next_key();
         t->key[1] = next_key();
-        r->trace = t;
+        r->rare->trace = t;
+        r->traced = 1;
         end_burst(s);
     }
     memcpy(t->id, p.id, sizeof(t->id));
@@ -327,7 +326,7 @@ FUTOIN_API int futoin_trace_get(FutoInAsyncSteps* bsi, futoin_trace_info* out)
     }
     memset(out, 0, sizeof(*out));
     out->size = sizeof(*out);
-    t = r->trace;
+    t = FUTOIN__RARE(r, trace);
     if (!t) {
         return 0;
     }
@@ -348,9 +347,9 @@ FUTOIN_API int futoin_trace_get(FutoInAsyncSteps* bsi, futoin_trace_info* out)
 void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
                            const futoin__root* r)
 {
-    const struct futoin__trace* t = r->trace;
-    struct futoin__trace* n = malloc(sizeof(*n));
-    if (!n) {
+    const struct futoin__trace* t = r->rare->trace;
+    struct futoin__trace* n;
+    if (!futoin__root_rare_get(nr) || !(n = malloc(sizeof(*n)))) {
         return; /* the new flow is simply not traced */
     }
     *n = *t;
@@ -359,11 +358,15 @@ void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
     n->parent = handle_span(t, from->api == &futoin__root_api
                                        ? NULL
                                        : futoin__as_step(from));
-    nr->trace = n;
+    nr->rare->trace = n;
+    nr->traced = 1;
 }
 
 void futoin__trace_free(futoin__root* r)
 {
-    free(r->trace);
-    r->trace = NULL;
+    if (r->rare) {
+        free(r->rare->trace);
+        r->rare->trace = NULL;
+    }
+    r->traced = 0;
 }

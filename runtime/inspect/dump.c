@@ -214,7 +214,7 @@ static void print_root(dump_ctx* c, futoin__root* r)
     futoin__statevar** keys;
     c->id = atomic_load_explicit(&r->id, memory_order_relaxed);
     c->next_flow = 0;
-    for (futoin__statevar* v = r->vars; v; v = v->next) {
+    for (futoin__statevar* v = FUTOIN__RARE(r, vars); v; v = v->next) {
         ++nkeys;
     }
     fprintf(c->out, "root=%td state=%s flows=%u keys=%zu\n", c->id,
@@ -223,7 +223,7 @@ static void print_root(dump_ctx* c, futoin__root* r)
     keys = nkeys ? malloc(nkeys * sizeof(*keys)) : NULL;
     if (keys) {
         size_t i = 0;
-        for (futoin__statevar* v = r->vars; v; v = v->next) {
+        for (futoin__statevar* v = FUTOIN__RARE(r, vars); v; v = v->next) {
             keys[i++] = v;
         }
         qsort(keys, nkeys, sizeof(*keys), by_name);
