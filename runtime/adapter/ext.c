@@ -110,9 +110,9 @@ static void ext_set_cancel(FutoInAsyncSteps* bsi, void* data,
     }
     if (bsi->api == &futoin__step_api && s->state == FUTOIN__S_EXEC
         && (s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
-        && (s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel == ch
-        && s->u.s.cancel_data == data) {
-        s->u.s.cancel_release = release;
+        && (s->flags & FUTOIN__F_CANCEL) && FUTOIN__RARE(s, cancel) == ch
+        && s->rare->cancel_data == data) {
+        s->rare->cancel_release = release;
     } else {
         release(data);
     }

@@ -114,6 +114,30 @@ struct futoin__alloc
     max_align_t payload[];
 };
 
+/*
+ * What few steps use: stack() memory, a cancel handler (setCancel), a
+ * timeout (setTimeout). A record of its own, taken on first use
+ * (futoin__step_rare_get) and given back with the step, so that a plain
+ * step is 96 bytes (issue 22: a waiting flow holds two steps). Loop
+ * thread only; nothing but its step points to it.
+ */
+typedef struct futoin__step_rare
+{
+    futoin__alloc* allocs; /* first: the pool's free-list link */
+    FutoInAsyncSteps_cancel_callback cancel;
+    void* cancel_data;
+    void (*cancel_release)(void* data);
+    futoin__timer* timer;
+} futoin__step_rare;
+
+/*
+ * Two record sizes: a step, a loop body and addSync()'s unlock step (the
+ * kinds that run a callback of their own) end at `u` (96 bytes, pool
+ * `steps`); a loop, parallel() or addSync() frame has `u` too (128 bytes,
+ * pool `frames`). A record never changes its size class: its kind is
+ * known when it is taken (futoin__step_new). Code must not touch `u` of a
+ * small one.
+ */
 struct futoin__step
 {
     FutoInAsyncSteps bsi; /* must be first: the handle is the record */
@@ -135,22 +159,15 @@ struct futoin__step
         void (*release)(void* data);    /* runs once */
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
     } rel;
-    futoin__alloc* allocs;
+    futoin__step_rare* rare; /* NULL until a rare part is first set */
     uint32_t gen;
-    uint32_t timer_gen; /* K_STEP/K_BODY: generation of u.s.timer */
+    uint32_t timer_gen; /* generation of rare->timer */
     uint16_t flags;
     uint8_t kind;
     uint8_t state;
     _Atomic(uint32_t) xs; /* enum futoin__xs, the only cross-thread field */
-    union
+    union /* frames (futoin__step_big) only */
     {
-        struct /* K_STEP, K_BODY, K_UNLOCK */
-        {
-            FutoInAsyncSteps_cancel_callback cancel;
-            void* cancel_data;
-            void (*cancel_release)(void* data);
-            futoin__timer* timer;
-        } s;
         struct /* K_LOOP */
         {
             union
@@ -176,6 +193,15 @@ struct futoin__step
         } y;
     } u;
 };
+
+/* The size of a step record of the small class, and whether `kind` is
+ * of the large one. */
+#define FUTOIN__STEP_SMALL offsetof(futoin__step, u)
+static inline bool futoin__step_big(uint8_t kind)
+{
+    return kind == FUTOIN__K_LOOP || kind == FUTOIN__K_PARALLEL
+           || kind == FUTOIN__K_SYNC;
+}
 
 enum futoin__flow_state
 {
@@ -333,9 +359,19 @@ void futoin__sub_append(futoin__step* s, futoin__step* n);
 futoin__step* futoin__sub_tail(futoin__step* s);
 
 /* pool.c */
-futoin__step* futoin__step_alloc(futoin_tool* tool);
-/* A queued step of `kind` for flow `fl` with the step table, or NULL. */
-futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind);
+/* The rare record of step `s`, taken (cleared) if it has none; NULL when
+ * out of memory. */
+futoin__step_rare* futoin__step_rare_get(futoin__step* s);
+/* A queued step of `kind` for flow `fl` with the step table, or NULL:
+ * futoin__step_new() below, for a kind of each size class. */
+futoin__step* futoin__step_new_small(futoin__flow* fl, uint8_t kind);
+futoin__step* futoin__step_new_frame(futoin__flow* fl, uint8_t kind);
+/* Inline, so that a constant `kind` picks its pool with no test. */
+static inline futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+{
+    return futoin__step_big(kind) ? futoin__step_new_frame(fl, kind)
+                                  : futoin__step_new_small(fl, kind);
+}
 /* The same for an add(): a K_STEP with its callbacks and data set (the
  * caller keeps nothing live across the call). */
 futoin__step* futoin__step_new_plain(futoin__flow* fl,
@@ -357,18 +393,18 @@ static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
                               memory_order_relaxed);
     }
     s->state = FUTOIN__S_FREE;
-    futoin__recpool_put(&futoin__eng(tool)->steps, s);
+    /* its pool (steps or frames) is named in its block's header */
+    (void)tool;
+    futoin__recpool_put(futoin__recpool_of(s), s);
 }
 
 /* Give a step record back: what it still holds (successStep() values, a
- * release hook of its data, a cancel handler's data) is released first,
- * out of line; a plain step (the usual one) goes straight to the pool. */
+ * release hook of its data, its rare record) is released first, out of
+ * line; a plain step (the usual one) goes straight to the pool. */
 static inline void futoin__step_release(futoin_tool* tool, futoin__step* s)
 {
     if (FUTOIN__UNLIKELY((s->flags & FUTOIN__F_OWNARGS) || s->rel.release
-                         || ((s->kind == FUTOIN__K_STEP
-                              || s->kind == FUTOIN__K_BODY)
-                             && s->u.s.cancel_release))) {
+                         || s->rare)) {
         futoin__step_release_slow(tool, s);
         return;
     }

@@ -58,8 +58,10 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
     out->late_completions =
             atomic_load_explicit(&e->late_completions, memory_order_relaxed);
     out->live_roots = e->roots.live;
-    out->live_steps = e->steps.live;
+    out->live_steps = e->steps.live + e->frames.live;
     out->pool_bytes = futoin__recpool_mapped(&e->steps)
+                      + futoin__recpool_mapped(&e->frames)
+                      + futoin__recpool_mapped(&e->step_rares)
                       + futoin__recpool_mapped(&e->flows)
                       + futoin__recpool_mapped(&e->args)
                       + futoin__recpool_mapped(&e->roots)
@@ -74,7 +76,8 @@ static size_t engine_trim(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     size_t n;
-    n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->flows)
+    n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->frames)
+        + futoin__recpool_trim(&e->step_rares) + futoin__recpool_trim(&e->flows)
         + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
         + futoin__recpool_trim(&e->rares)
         + futoin__tool_trim_loop(tool);
@@ -94,6 +97,8 @@ static bool engine_trim_idle(futoin_tool* tool)
     struct futoin__engine_tool* e = futoin__eng(tool);
     engine_trim(tool);
     return !(futoin__recpool_at_rest(&e->steps)
+             && futoin__recpool_at_rest(&e->frames)
+             && futoin__recpool_at_rest(&e->step_rares)
              && futoin__recpool_at_rest(&e->flows)
              && futoin__recpool_at_rest(&e->args)
              && futoin__recpool_at_rest(&e->roots)

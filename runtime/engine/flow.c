@@ -158,9 +158,9 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
 
 static void stop_timer(futoin_tool* tool, futoin__step* s)
 {
-    if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
-        futoin__tool_timer_stop(tool, s->u.s.timer, s->timer_gen);
-        s->u.s.timer = NULL;
+    if ((s->flags & FUTOIN__F_TIMEOUT) && FUTOIN__RARE(s, timer)) {
+        futoin__tool_timer_stop(tool, s->rare->timer, s->timer_gen);
+        s->rare->timer = NULL;
     }
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
 }
@@ -180,9 +180,9 @@ void futoin__queue_free(futoin_tool* tool, futoin__step* head)
         default:
             break;
         }
-        if (head->allocs) {
+        if (FUTOIN__RARE(head, allocs)) {
             FUTOIN__USER(head->flow->root,
-                         futoin__alloc_free_all(&head->allocs));
+                         futoin__alloc_free_all(&head->rare->allocs));
         }
         futoin__step_release(tool, head);
         head = next;
@@ -206,11 +206,11 @@ static void run_cancel_handler(futoin__root* r, futoin__step* s)
 {
     atomic_exchange_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
                              memory_order_acq_rel);
-    if ((s->flags & FUTOIN__F_CANCEL) && s->u.s.cancel) {
-        FutoInAsyncSteps_cancel_callback ch = s->u.s.cancel;
-        s->u.s.cancel = NULL;
+    if ((s->flags & FUTOIN__F_CANCEL) && FUTOIN__RARE(s, cancel)) {
+        FutoInAsyncSteps_cancel_callback ch = s->rare->cancel;
+        s->rare->cancel = NULL;
         s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
-        FUTOIN__USER(r, ch(&s->bsi, s->u.s.cancel_data));
+        FUTOIN__USER(r, ch(&s->bsi, s->rare->cancel_data));
     }
 }
 
@@ -254,8 +254,8 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         futoin__queue_free(tool, s->sub_head);
         s->sub_head = NULL;
     }
-    if (s->allocs) {
-        FUTOIN__USER(r, futoin__alloc_free_all(&s->allocs));
+    if (FUTOIN__RARE(s, allocs)) {
+        FUTOIN__USER(r, futoin__alloc_free_all(&s->rare->allocs));
     }
     if (fl->raise_at == s) {
         fl->raise_at = NULL;
@@ -436,10 +436,10 @@ static inline __attribute__((always_inline)) void loop_burst(
             s->flags = 0; /* success(): values of a body are dropped */
             drop_args(fl);
         }
-        if (FUTOIN__UNLIKELY(s->allocs || r->pending || fl->raise_at
+        if (FUTOIN__UNLIKELY(s->rare || r->pending || fl->raise_at
                              || fl->raise_top || i >= last || n >= limit)) {
             bool over;
-            if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->allocs
+            if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->rare
                 || r->pending || fl->raise_at || fl->raise_top || i >= last
                 || r->traced) {
                 break; /* a reason other than the clock read */
@@ -767,7 +767,7 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
      * path. */
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
-        && !s->sub_head && !s->allocs && !s->u.s.cancel_release
+        && !s->sub_head && !s->rare
         && fl->raise_at != s && fl->ctl_target != s
         && !futoin__hooked(fl->root->owner)) { /* hooks: step_left there */
         if (s->rel.release) {

@@ -220,8 +220,8 @@ int futoin__wait_kind(futoin__step* s, futoin_frame_origin* origin,
     *sync = NULL;
     *language = NULL;
     *due = 0;
-    if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
-        *due = s->u.s.timer->due;
+    if ((s->flags & FUTOIN__F_TIMEOUT) && FUTOIN__RARE(s, timer)) {
+        *due = s->rare->timer->due;
     }
     /* A step a sync object's lock() added in front of the guarded one:
      * its queue (sync/queue.c); the guarded step itself is F_STASH. */

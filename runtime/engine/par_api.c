@@ -121,7 +121,10 @@ static void* par_stack(FutoInAsyncSteps* bsi, size_t size,
         par_live(p, "stack()");
         return NULL;
     }
-    return futoin__alloc_push(&p->allocs, size, cleanup);
+    if (!futoin__step_rare_get(p)) {
+        return NULL;
+    }
+    return futoin__alloc_push(&p->rare->allocs, size, cleanup);
 }
 
 static void par_success(FutoInAsyncSteps* bsi, FutoInArgs* args)

@@ -29,9 +29,14 @@ void futoin__engine_tool_init(futoin_tool* tool)
 {
     struct futoin__engine_tool* e = futoin__eng(tool);
     memset(e, 0, sizeof(*e));
-    futoin__recpool_init(&e->steps, tool, sizeof(futoin__step),
+    futoin__recpool_init(&e->steps, tool, FUTOIN__STEP_SMALL,
                          offsetof(futoin__step, next), FUTOIN__STEP_QUARANTINE,
                          &step_template);
+    futoin__recpool_init(&e->frames, tool, sizeof(futoin__step),
+                         offsetof(futoin__step, next), FUTOIN__STEP_QUARANTINE,
+                         &step_template);
+    futoin__recpool_init(&e->step_rares, tool, sizeof(futoin__step_rare),
+                         offsetof(futoin__step_rare, allocs), 0, NULL);
     futoin__recpool_init(&e->flows, tool, sizeof(futoin__flow),
                          offsetof(futoin__flow, next), 0, NULL);
     futoin__recpool_init(&e->args, tool, sizeof(FutoInArgs), 0, 0, NULL);
@@ -49,6 +54,8 @@ void futoin__engine_tool_close(futoin_tool* tool)
     struct futoin__engine_tool* e = futoin__eng(tool);
     futoin__args_clear(&e->args_in);
     futoin__recpool_close(&e->steps);
+    futoin__recpool_close(&e->frames);
+    futoin__recpool_close(&e->step_rares);
     futoin__recpool_close(&e->flows);
     futoin__recpool_close(&e->args);
     futoin__recpool_close(&e->roots);
@@ -98,7 +105,10 @@ _Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
 _Static_assert(offsetof(futoin__step, flags) == 88
                        && offsetof(futoin__step, xs) == 92,
                "flags, kind, state and xs share word 11");
-_Static_assert(sizeof(futoin__step) == 128, "a step is 16 words");
+_Static_assert(sizeof(futoin__step) == 128, "a frame is 16 words");
+/* Every waiting flow holds two steps (bench T2): grow it knowingly. */
+_Static_assert(FUTOIN__STEP_SMALL == 96, "a step is 12 words");
+_Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
 _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
@@ -108,31 +118,27 @@ _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
 _Static_assert(sizeof(futoin__root) <= 128, "a root is at most 16 words");
 _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 
-/* A record fresh from the pool, cleared (but for api and xs, see above). */
-static inline __attribute__((always_inline)) void step_clear(futoin__step* s)
+/* A record fresh from the pool, cleared (but for api and xs, see above);
+ * the union only in a frame (`big`): a small record has none. */
+static inline __attribute__((always_inline)) void step_clear(futoin__step* s,
+                                                             bool big)
 {
     uint32_t gen = s->gen + 1;
     zero_words(s, 1, 11);
     s->flags = 0;
     s->kind = 0;
     s->state = FUTOIN__S_FREE;
-    zero_words(s, 12, 16);
+    if (big) {
+        zero_words(s, 12, 16);
+    }
     s->gen = gen;
 }
 
-static inline __attribute__((always_inline)) futoin__step* step_alloc(
-        futoin_tool* tool)
+/* The pool of records of `kind`. */
+static inline futoin__recpool* step_pool(futoin_tool* tool, uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_get(&futoin__eng(tool)->steps);
-    if (s) {
-        step_clear(s);
-    }
-    return s;
-}
-
-NO_MEMSET_PATTERN futoin__step* futoin__step_alloc(futoin_tool* tool)
-{
-    return step_alloc(tool);
+    struct futoin__engine_tool* e = futoin__eng(tool);
+    return futoin__step_big(kind) ? &e->frames : &e->steps;
 }
 
 /* A cleared record becomes a queued step of `kind` in `fl`. */
@@ -152,9 +158,9 @@ static inline __attribute__((always_inline)) void step_queue_init(
 static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
         futoin__flow* fl, uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_carve(&futoin__eng(fl->root->owner)->steps);
+    futoin__step* s = futoin__recpool_carve(step_pool(fl->root->owner, kind));
     if (s) {
-        step_clear(s);
+        step_clear(s, futoin__step_big(kind));
         step_queue_init(s, fl, kind);
     }
     return s;
@@ -162,13 +168,26 @@ static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
 
 /* The usual record comes off the free list with no call, so nothing is
  * kept in saved registers (step_new_carved() takes the rest). */
-NO_MEMSET_PATTERN futoin__step* futoin__step_new(futoin__flow* fl, uint8_t kind)
+NO_MEMSET_PATTERN futoin__step* futoin__step_new_small(futoin__flow* fl,
+                                                       uint8_t kind)
 {
     futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->steps);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_carved(fl, kind);
     }
-    step_clear(s);
+    step_clear(s, false);
+    step_queue_init(s, fl, kind);
+    return s;
+}
+
+NO_MEMSET_PATTERN futoin__step* futoin__step_new_frame(futoin__flow* fl,
+                                                       uint8_t kind)
+{
+    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->frames);
+    if (FUTOIN__UNLIKELY(!s)) {
+        return step_new_carved(fl, kind);
+    }
+    step_clear(s, true);
     step_queue_init(s, fl, kind);
     return s;
 }
@@ -194,7 +213,7 @@ NO_MEMSET_PATTERN futoin__step* futoin__step_new_plain(
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_plain_carved(fl, f, eh, data);
     }
-    step_clear(s);
+    step_clear(s, false);
     step_queue_init(s, fl, FUTOIN__K_STEP);
     s->f = f;
     s->eh = eh;
@@ -218,13 +237,35 @@ void futoin__step_release_slow(futoin_tool* tool, futoin__step* s)
             FUTOIN__USER(s->flow->root, rel(s->data));
         }
     }
-    if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
-        && s->u.s.cancel_release) {
-        void (*rel)(void*) = s->u.s.cancel_release;
-        s->u.s.cancel_release = NULL;
-        FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
+    if (s->rare) {
+        futoin__step_rare* x = s->rare;
+        if (x->cancel_release) {
+            void (*rel)(void*) = x->cancel_release;
+            x->cancel_release = NULL;
+            FUTOIN__USER(s->flow->root, rel(x->cancel_data));
+        }
+        if (x->allocs) { /* freed with the frame already, as a rule */
+            FUTOIN__USER(s->flow->root, futoin__alloc_free_all(&x->allocs));
+        }
+        /* its timer was stopped when the step left (flow.c stop_timer) */
+        s->rare = NULL;
+        futoin__recpool_put(&futoin__eng(tool)->step_rares, x);
     }
     futoin__step_retire(tool, s);
+}
+
+NO_MEMSET_PATTERN futoin__step_rare* futoin__step_rare_get(futoin__step* s)
+{
+    futoin__step_rare* x = s->rare;
+    if (x) {
+        return x;
+    }
+    x = futoin__recpool_get(&futoin__eng(futoin__recpool_tool(s))->step_rares);
+    if (x) {
+        zero_words(x, 0, sizeof(*x) / 8);
+        s->rare = x;
+    }
+    return x;
 }
 
 futoin__step* futoin__sub_tail(futoin__step* s)

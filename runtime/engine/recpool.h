@@ -146,4 +146,11 @@ static inline struct futoin_tool* futoin__recpool_tool(const void* rec)
     return ((const futoin__recpool_hdr*)b)->tool;
 }
 
+/* The pool of a live record (its block's header names it). */
+static inline struct futoin__recpool* futoin__recpool_of(const void* rec)
+{
+    uintptr_t b = (uintptr_t)rec & ~(uintptr_t)(FUTOIN__RECPOOL_BLOCK - 1);
+    return ((const futoin__recpool_hdr*)b)->pool;
+}
+
 #endif

@@ -167,7 +167,10 @@ static void* step_stack(FutoInAsyncSteps* bsi, size_t size,
         misuse(s, "stack()");
         return NULL;
     }
-    return futoin__alloc_push(&s->allocs, size, cleanup);
+    if (!futoin__step_rare_get(s)) {
+        return NULL;
+    }
+    return futoin__alloc_push(&s->rare->allocs, size, cleanup);
 }
 
 /* ---- completion ---------------------------------------------------------- */
@@ -377,7 +380,7 @@ static void timeout_cb(void* data)
         if (!atomic_compare_exchange_strong_explicit(
                     &s->xs, &open, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
                     memory_order_acq_rel, memory_order_acquire)) {
-            s->u.s.timer = NULL;
+            s->rare->timer = NULL;
             s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
             return;
         }
@@ -389,7 +392,7 @@ static void timeout_cb(void* data)
         s->state = FUTOIN__S_DONE;
         s->flags |= FUTOIN__F_ERROR;
     }
-    s->u.s.timer = NULL;
+    s->rare->timer = NULL;
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
     futoin__root_set_error(fl->root, FUTOIN_ERR_TIMEOUT, NULL);
     if (hooked) {
@@ -402,22 +405,30 @@ static void timeout_cb(void* data)
 static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
 {
     futoin__step* s = futoin__as_step(bsi);
+    futoin__step_rare* x;
     futoin_tool* tool;
     if (!gate_exec(s, "setTimeout()", false)) {
         return;
     }
     tool = futoin__step_tool(s);
-    if ((s->flags & FUTOIN__F_TIMEOUT) && s->u.s.timer) {
-        /* §1.9: a repeated call overrides the previous limit */
-        futoin__tool_timer_stop(tool, s->u.s.timer, s->timer_gen);
-    }
-    s->u.s.timer = futoin__tool_timer_start(tool, timeout_ms, timeout_cb, s);
-    if (!s->u.s.timer) {
+    x = futoin__step_rare_get(s);
+    if (!x) {
         futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
                            "setTimeout(): out of memory");
         return;
     }
-    s->timer_gen = s->u.s.timer->gen;
+    if ((s->flags & FUTOIN__F_TIMEOUT) && x->timer) {
+        /* §1.9: a repeated call overrides the previous limit */
+        futoin__tool_timer_stop(tool, x->timer, s->timer_gen);
+    }
+    x->timer = futoin__tool_timer_start(tool, timeout_ms, timeout_cb, s);
+    if (!x->timer) {
+        s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           "setTimeout(): out of memory");
+        return;
+    }
+    s->timer_gen = x->timer->gen;
     s->flags |= FUTOIN__F_TIMEOUT;
 }
 
@@ -428,14 +439,23 @@ static void step_set_cancel(FutoInAsyncSteps* bsi, void* data,
     if (!gate_exec(s, "setCancel()", false)) {
         return;
     }
-    if (s->u.s.cancel_release) {
+    if (FUTOIN__RARE(s, cancel_release)) {
         /* a later setCancel() replaces the handler and its data */
-        void (*rel)(void*) = s->u.s.cancel_release;
-        s->u.s.cancel_release = NULL;
-        FUTOIN__USER(s->flow->root, rel(s->u.s.cancel_data));
+        void (*rel)(void*) = s->rare->cancel_release;
+        s->rare->cancel_release = NULL;
+        FUTOIN__USER(s->flow->root, rel(s->rare->cancel_data));
     }
-    s->u.s.cancel = ch;
-    s->u.s.cancel_data = data;
+    if (!s->rare && !ch) {
+        s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
+        return; /* nothing set, nothing to clear */
+    }
+    if (!futoin__step_rare_get(s)) {
+        futoin__step_error(s, FUTOIN_ERR_INTERNAL_ERROR,
+                           "setCancel(): out of memory");
+        return;
+    }
+    s->rare->cancel = ch;
+    s->rare->cancel_data = data;
     if (ch) {
         s->flags |= FUTOIN__F_CANCEL;
     } else {

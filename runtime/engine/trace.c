@@ -252,8 +252,8 @@ static uint64_t handle_span(const struct futoin__trace* t, const futoin__step* s
 static void end_burst(futoin__step* s)
 {
     if (s && s->kind == FUTOIN__K_BODY && s->state == FUTOIN__S_EXEC
-        && !s->allocs) {
-        (void)futoin__alloc_push(&s->allocs, 0, NULL);
+        && !FUTOIN__RARE(s, allocs) && futoin__step_rare_get(s)) {
+        (void)futoin__alloc_push(&s->rare->allocs, 0, NULL);
     }
 }
 

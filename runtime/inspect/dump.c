@@ -136,7 +136,8 @@ static void print_wait(dump_ctx* c, unsigned flow, futoin__step* s)
         const char* name = futoin__sync_name(sync);
         size_t place, len;
         fprintf(c->out, " object=%s", name ? name : "sync");
-        if (futoin__sync_wait_place(&s->bsi, s->u.s.cancel, s->u.s.cancel_data,
+        if (futoin__sync_wait_place(&s->bsi, FUTOIN__RARE(s, cancel),
+                                    FUTOIN__RARE(s, cancel_data),
                                     &place, &len)) {
             fprintf(c->out, " place=%zu queued=%zu", place, len);
         }
