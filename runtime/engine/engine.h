@@ -217,8 +217,6 @@ struct futoin__flow
     futoin__step* top;   /* deepest frame, NULL between level-0 steps */
     futoin__step* head;  /* level-0 queue */
     futoin__step* tail;
-    futoin__step* par;   /* branch flows: the parallel frame; main: NULL */
-    futoin__flow* next;  /* sibling branch flows / pool link */
     futoin__step* raise_at; /* frame to raise `raise_code` at, or NULL */
     const char* raise_code;
     futoin__step* ctl_target; /* loop frame of a pending break/continue */
@@ -233,7 +231,14 @@ struct futoin__flow
      * inline FutoInArgs: every root and branch holds a flow, and 128 more
      * bytes each would break the bytes-per-waiting-flow budget (T2). */
     FutoInArgs* args;
+    /* Branch flows only, last: a root's main flow ends before them (its
+     * root keeps two fields of its own there, futoin__root); read them
+     * through futoin__flow_par(). */
+    futoin__step* par;   /* the parallel frame, or NULL once it is done */
+    futoin__flow* next;  /* sibling branch flows / pool link */
 };
+/* The part of a flow a root's main flow has. */
+#define FUTOIN__FLOW_MAIN_SIZE offsetof(futoin__flow, par)
 
 enum futoin__root_state
 {
@@ -287,9 +292,19 @@ typedef struct futoin__root_rare
 struct futoin__root
 {
     FutoInAsyncSteps bsi; /* must be first */
-    futoin__flow main;    /* main.next: the root pool's free-list link */
-    futoin__root_rare* rare; /* NULL until a rare part is first set */
-    futoin_tool* owner;      /* kept after free: stale handles are reported */
+    /* The main flow (main.top: the root pool's free-list link) without
+     * the branch fields (futoin__flow.par, next): the root's own two
+     * fields take their place (issue 22, bytes per waiting flow). */
+    union
+    {
+        futoin__flow main;
+        struct
+        {
+            char main_part_[FUTOIN__FLOW_MAIN_SIZE];
+            futoin__root_rare* rare; /* NULL until a rare part is set */
+            futoin_tool* owner; /* kept after free: stale handles are reported */
+        };
+    };
     /* The root's id while it lives; its negation once freed. Other threads
      * read it when they post execute/cancel/free (remote.c), so a call
      * that was posted before a free on the loop thread is told apart from
@@ -328,6 +343,12 @@ static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
 static inline futoin__root* futoin__as_root(FutoInAsyncSteps* bsi)
 {
     return (futoin__root*)bsi;
+}
+/* The parallel() frame of branch flow `fl`; NULL for a root's main flow
+ * (which has no `par`: futoin__root) and for a branch that is done. */
+static inline futoin__step* futoin__flow_par(const futoin__flow* fl)
+{
+    return fl == &fl->root->main ? NULL : fl->par;
 }
 static inline futoin_tool* futoin__step_tool(const futoin__step* s)
 {

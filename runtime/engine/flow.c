@@ -315,7 +315,7 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
     futoin__root* r = fl->root;
     drop_args(fl);
     fl->state = FUTOIN__FL_DONE;
-    if (fl->par) {
+    if (futoin__flow_par(fl)) {
         futoin__parallel_branch_done(fl, code);
         return;
     }

@@ -74,10 +74,10 @@ void futoin__loop_control(futoin__step* s, const char* label, bool cont)
         while (l && !(l->kind == FUTOIN__K_LOOP && label_matches(l, label))) {
             l = l->parent;
         }
-        if (l || !in->par) {
+        if (l || !futoin__flow_par(in)) {
             break;
         }
-        l = in->par; /* the parallel() frame: its own parents are next */
+        l = futoin__flow_par(in); /* the parallel() frame: its parents next */
         in = l->flow;
     }
     if (!l) {

@@ -42,7 +42,7 @@ void futoin__engine_tool_init(futoin_tool* tool)
     futoin__recpool_init(&e->args, tool, sizeof(FutoInArgs), 0, 0, NULL);
     /* Roots are quarantined too: a call through a freed root is caught. */
     futoin__recpool_init(&e->roots, tool, sizeof(futoin__root),
-                         offsetof(futoin__root, main.next), 256,
+                         offsetof(futoin__root, main.top), 256,
                          &root_template);
     futoin__recpool_init(&e->rares, tool, sizeof(futoin__root_rare),
                          offsetof(futoin__root_rare, vars), 0, NULL);
@@ -115,7 +115,11 @@ _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
 /* Every waiting flow holds a root: 16 words, its rare parts aside
  * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 128, "a root is at most 16 words");
+_Static_assert(sizeof(futoin__root) <= 112, "a root is at most 14 words");
+_Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
+                       && offsetof(futoin__root, owner)
+                                  == offsetof(futoin__root, main.next),
+               "a root's own fields take the place of its main flow's par, next");
 _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 
 /* A record fresh from the pool, cleared (but for api and xs, see above);

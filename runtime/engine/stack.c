@@ -48,7 +48,7 @@ futoin__step* futoin__frame_below(const futoin__step* s)
     if (s->parent) {
         return s->parent;
     }
-    return s->flow && s->flow->par ? s->flow->par : NULL;
+    return s->flow ? futoin__flow_par(s->flow) : NULL;
 }
 
 /* POSIX lets dladdr() take a function's address as void*; ISO C has no
