@@ -404,31 +404,40 @@ static inline __attribute__((always_inline)) void loop_burst(
     futoin_tool* tool = r->owner;
     /* u.l.i counts iterations started, this one included; it lives in a
      * local during the burst and is stored back before anything else can
-     * look at it */
+     * look at it. The burst's own count is i - i0. */
     size_t i = l->u.l.i;
+    const size_t i0 = i;
     const size_t last = rep ? l->u.l.count : SIZE_MAX;
     void* const ldata = l->data;
+    unsigned n, counted = 0, left, limit;
+    size_t bound;
+    /* The first iteration runs before the burst is set up: a body that
+     * adds steps (the usual asynchronous loop, bench T3) or waits ends
+     * the burst there, and needs none of it. */
+    if (rep) {
+        l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
+    } else {
+        l->u.l.fn.loop(&s->bsi, ldata);
+    }
+    if (FUTOIN__UNLIKELY(s->flags != 0) && s->flags != FUTOIN__F_SUCCESS) {
+        ++tool->slice_units; /* as the end of the burst below, n = 0 */
+        return;
+    }
     /* The time slice's next clock read falls on iteration `limit`, folded
-     * into the bound the burst compares with anyway, so the check costs
-     * nothing per iteration (`counted` iterations were reported to the
-     * slice already). */
-    unsigned n = 0, counted = 0;
-    unsigned left = tool->slice_units < tool->slice_stride
-                            ? tool->slice_stride - tool->slice_units
-                            : 1;
-    unsigned limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1
-                                                    : FUTOIN__LOOP_INPLACE;
+     * with the repeat() count into the one bound the burst compares with,
+     * so the check costs nothing per iteration (`counted` iterations were
+     * reported to the slice already). */
+    left = tool->slice_units < tool->slice_stride
+                   ? tool->slice_stride - tool->slice_units
+                   : 1;
+    limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1 : FUTOIN__LOOP_INPLACE;
     /* A traced root gives every iteration a frame, hence a span id, of its
      * own (trace.c): one iteration, then the general path. */
     if (FUTOIN__UNLIKELY(r->traced)) {
         limit = 0;
     }
-    for (;; ++n) {
-        if (rep) {
-            l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
-        } else {
-            l->u.l.fn.loop(&s->bsi, ldata);
-        }
+    bound = i0 + limit < last ? i0 + limit : last;
+    for (;;) {
         if (FUTOIN__UNLIKELY(s->flags != 0)) {
             if (s->flags != FUTOIN__F_SUCCESS) {
                 break;
@@ -437,8 +446,9 @@ static inline __attribute__((always_inline)) void loop_burst(
             drop_args(fl);
         }
         if (FUTOIN__UNLIKELY(s->rare || r->pending || fl->raise_at
-                             || fl->raise_top || i >= last || n >= limit)) {
+                             || fl->raise_top || i >= bound)) {
             bool over;
+            n = (unsigned)(i - i0);
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->rare
                 || r->pending || fl->raise_at || fl->raise_top || i >= last
                 || r->traced) {
@@ -453,10 +463,17 @@ static inline __attribute__((always_inline)) void loop_burst(
             if (limit > FUTOIN__LOOP_INPLACE) {
                 limit = FUTOIN__LOOP_INPLACE;
             }
+            bound = i0 + limit < last ? i0 + limit : last;
         }
         ++i;
+        if (rep) {
+            l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
+        } else {
+            l->u.l.fn.loop(&s->bsi, ldata);
+        }
     }
     /* uncounted iterations: the next futoin__tool_busy() sees them */
+    n = (unsigned)(i - i0);
     tool->slice_units += n + 1 - counted;
     l->u.l.i = i;
 }
