@@ -373,7 +373,7 @@ static inline void futoin__set_api(FutoInAsyncSteps* bsi,
 /*
  * Sub-steps are appended only while their step's own callback runs, one
  * callback at a time per tool, so the tail of the queue being appended to
- * is kept per tool instead of in every record (which keeps a step at 128
+ * is kept per tool instead of in every record (which keeps a step at 96
  * bytes). futoin__sub_append() is the only way to append.
  */
 void futoin__sub_append(futoin__step* s, futoin__step* n);

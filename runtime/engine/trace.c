@@ -3,7 +3,7 @@
  *
  * A root with no context holds a NULL pointer and nothing else, so the
  * engine's paths test one field at most. Span ids are not stored in the
- * step records (a step is 16 words with none to spare): a step's span id
+ * step records (a step is 12 words with none to spare): a step's span id
  * is computed from its record's address and generation, mixed with the
  * root's random key, whenever it is asked for. A record's generation moves
  * on every reuse, so the id is the same for the step's whole life, from
