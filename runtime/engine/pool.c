@@ -209,19 +209,16 @@ static FUTOIN__NOINLINE futoin__step* step_new_plain_carved(
     return s;
 }
 
-NO_MEMSET_PATTERN futoin__step* futoin__step_new_plain(
-        futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
-        FutoInAsyncSteps_error_callback eh, void* data)
+futoin__step* futoin__step_new_plain(futoin__flow* fl,
+                                     FutoInAsyncSteps_execute_callback f,
+                                     FutoInAsyncSteps_error_callback eh,
+                                     void* data)
 {
-    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->steps);
+    futoin__step* s = futoin__step_take_plain(futoin__eng(fl->root->owner), fl,
+                                              f, eh, data);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_plain_carved(fl, f, eh, data);
     }
-    step_clear(s, false);
-    step_queue_init(s, fl, FUTOIN__K_STEP);
-    s->f = f;
-    s->eh = eh;
-    s->data = data;
     return s;
 }
 
@@ -291,15 +288,7 @@ futoin__step* futoin__sub_tail(futoin__step* s)
 
 void futoin__sub_append(futoin__step* s, futoin__step* n)
 {
-    struct futoin__engine_tool* e = futoin__eng(futoin__step_tool(s));
-    futoin__step* t = futoin__sub_tail(s);
-    n->next = NULL;
-    if (t) {
-        t->next = n;
-    } else {
-        s->sub_head = n;
-    }
-    e->app_tail = n;
+    futoin__sub_append_in(futoin__eng(futoin__step_tool(s)), s, n);
 }
 
 /* memset() of these two compiled to `rep stos` too (issue 22): word stores. */

@@ -464,9 +464,11 @@ futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
     return root_add_step(bsi, data, f, eh);
 }
 
-static void root_add(FutoInAsyncSteps* bsi, void* data,
-                     FutoInAsyncSteps_execute_callback f,
-                     FutoInAsyncSteps_error_callback eh)
+/* add() as it was before its fast path (root_add): every check, and a
+ * record carved when the free list holds no more than its quarantine. */
+static FUTOIN__NOINLINE void root_add_slow(FutoInAsyncSteps* bsi, void* data,
+                                           FutoInAsyncSteps_execute_callback f,
+                                           FutoInAsyncSteps_error_callback eh)
 {
     if (!bsi) {
         futoin__misuse_null("add()");
@@ -479,6 +481,43 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
     if (futoin__on_loop(bsi, "add()")) {
         root_add_step(bsi, data, f, eh);
     }
+}
+
+/*
+ * add() of a new or finished root on its loop thread, a record on the
+ * free list: what root_add_slow() would do, with no call, so no register
+ * is saved around one (issue 22: a root of 128 queued steps pays this 128
+ * times). Anything else goes there.
+ */
+static void root_add(FutoInAsyncSteps* bsi, void* data,
+                     FutoInAsyncSteps_execute_callback f,
+                     FutoInAsyncSteps_error_callback eh)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    futoin_tool* tool;
+    futoin__step* s;
+    if (FUTOIN__UNLIKELY(!bsi || !f)) {
+        goto slow;
+    }
+    tool = futoin__recpool_tool(bsi);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))
+        || (r->state != FUTOIN__R_NEW && r->state != FUTOIN__R_DONE)) {
+        goto slow;
+    }
+    s = futoin__step_take_plain(futoin__eng(tool), &r->main, f, eh, data);
+    if (FUTOIN__UNLIKELY(!s)) {
+        goto slow;
+    }
+    r->state = FUTOIN__R_NEW;
+    if (r->main.tail) {
+        r->main.tail->next = s;
+    } else {
+        r->main.head = s;
+    }
+    r->main.tail = s;
+    return;
+slow:
+    root_add_slow(bsi, data, f, eh);
 }
 
 static FutoInAsyncSteps* root_parallel(FutoInAsyncSteps* bsi, void* data,

@@ -99,9 +99,11 @@ static futoin__step* new_sub(futoin__step* s, uint8_t kind)
     return n;
 }
 
-static void step_add(FutoInAsyncSteps* bsi, void* data,
-                     FutoInAsyncSteps_execute_callback f,
-                     FutoInAsyncSteps_error_callback eh)
+/* add() as it was before its fast path (step_add): every check, and a
+ * record carved when the free list holds no more than its quarantine. */
+static FUTOIN__NOINLINE void step_add_slow(FutoInAsyncSteps* bsi, void* data,
+                                           FutoInAsyncSteps_execute_callback f,
+                                           FutoInAsyncSteps_error_callback eh)
 {
     futoin__step* s = futoin__as_step(bsi);
     futoin__step* n;
@@ -120,6 +122,41 @@ static void step_add(FutoInAsyncSteps* bsi, void* data,
     }
     s->flags |= FUTOIN__F_ADDED;
     futoin__sub_append(s, n); /* as new_sub(), last: nothing to keep */
+}
+
+/*
+ * add() in the step's own callback (not its error handler), nothing
+ * decided yet, a record on the free list: what step_add_slow() would do,
+ * with no call, so no register is saved around one (issue 22: two of
+ * these per wake of a looping flow, T3). Anything else goes there.
+ */
+static void step_add(FutoInAsyncSteps* bsi, void* data,
+                     FutoInAsyncSteps_execute_callback f,
+                     FutoInAsyncSteps_error_callback eh)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    struct futoin__engine_tool* e;
+    futoin__step* n;
+    futoin_tool* tool;
+    if (FUTOIN__UNLIKELY(!s || !f)) {
+        goto slow;
+    }
+    tool = futoin__recpool_tool(s);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))
+        || s->state != FUTOIN__S_EXEC
+        || (s->flags & (FUTOIN__F_ERROR | FUTOIN__F_SUCCESS))) {
+        goto slow;
+    }
+    e = futoin__eng(tool);
+    n = futoin__step_take_plain(e, s->flow, f, eh, data);
+    if (FUTOIN__UNLIKELY(!n)) {
+        goto slow;
+    }
+    s->flags |= FUTOIN__F_ADDED;
+    futoin__sub_append_in(e, s, n);
+    return;
+slow:
+    step_add_slow(bsi, data, f, eh);
 }
 
 static FutoInAsyncSteps* step_parallel(FutoInAsyncSteps* bsi, void* data,
