@@ -515,6 +515,9 @@ void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code);
 void futoin__raise_top(futoin__flow* fl, const char* code);
 void futoin__complete(futoin__flow* fl, futoin__step* s);
 void futoin__step_resolve(futoin__step* s);
+/* The same for a step with no timer, claimed, while the tool has no hooks;
+ * returns 1. */
+int futoin__step_wake(futoin__step* s);
 void futoin__step_error(
         futoin__step* s, const char* code, const char* info);
 

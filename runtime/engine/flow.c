@@ -1049,6 +1049,17 @@ out:
 
 /* ---- calls from outside a callback --------------------------------------- */
 
+/* futoin__step_resolve() of a step with no timer while the tool has no
+ * hooks (futoin__step_complete's fast path, which claimed it and set its
+ * values). Returns 1, that call's result, so that the call is a jump. */
+int futoin__step_wake(futoin__step* s)
+{
+    s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
+    s->state = FUTOIN__S_DONE;
+    futoin__flow_schedule(s->flow);
+    return 1;
+}
+
 /* External success() of a waiting step (state WAIT). */
 void futoin__step_resolve(futoin__step* s)
 {

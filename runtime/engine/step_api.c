@@ -301,8 +301,11 @@ static inline int args_plain_count(const FutoInArgs* a)
     return n;
 }
 
-int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
-                          const char* info)
+/* futoin__step_complete() but for its fast path. */
+static FUTOIN__NOINLINE int step_complete_checked(futoin__step* s,
+                                                 FutoInArgs* args,
+                                                 const char* code,
+                                                 const char* info)
 {
     if (!s) {
         drop_values(args);
@@ -351,6 +354,84 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         return complete_bad_values(s, args);
     }
     return step_complete(s, args, code, info);
+}
+
+/*
+ * The two usual completions with no call (so no register is saved): on
+ * the loop thread, success() with scalars (or nothing), no values pending
+ * in the flow and a container for them at hand (futoin__vals_get()), either
+ *  - in the step's own callback, nothing decided yet (T1, every binding's
+ *    success(v)); or
+ *  - of a waiting step with no timeout, no hooks set (T2, T3: the wake of
+ *    a waiting flow): claimed here, then futoin__step_wake() resumes it.
+ * Anything else goes to step_complete_checked(), as before.
+ */
+int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
+                          const char* info)
+{
+    struct futoin__engine_tool* e;
+    futoin__flow* fl;
+    futoin_tool* tool;
+    bool wait;
+    int n;
+    if (FUTOIN__UNLIKELY(!s || code)) {
+        goto slow;
+    }
+    n = args ? args_plain_count(args) : 0;
+    tool = futoin__recpool_tool(s);
+    /* the thread first: another thread must not read the step beyond its
+     * `xs` word (step_complete) */
+    if (FUTOIN__UNLIKELY(n < 0 || !futoin__tool_on_thread(tool))) {
+        goto slow;
+    }
+    /* the state before the flow: a finished step's record may have none
+     * (a trimmed block's records read as free ones with no flow) */
+    wait = s->state == FUTOIN__S_WAIT;
+    if (FUTOIN__UNLIKELY(!wait && s->state != FUTOIN__S_EXEC)) {
+        goto slow;
+    }
+    e = futoin__eng(tool);
+    fl = s->flow;
+    /* a container for the values: the hot buffer, or one off the pool's
+     * free list (futoin__vals_get() with no call) */
+    if (FUTOIN__UNLIKELY(fl->args
+                         || (n && e->hot_busy
+                             && e->args.count <= e->args.quarantine))) {
+        goto slow;
+    }
+    if (wait) {
+        uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
+        if ((s->flags & FUTOIN__F_TIMEOUT) || futoin__hooked(tool)
+            || FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
+            || !atomic_compare_exchange_strong_explicit(
+                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    memory_order_acq_rel, memory_order_acquire)) {
+            goto slow; /* a claim that failed is decided there again */
+        }
+    } else if (s->flags
+               & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED)) {
+        goto slow;
+    }
+    /* futoin__flow_set_vals_n() with no values pending */
+    if (n) {
+        FutoInArgs* a;
+        if (!e->hot_busy) {
+            e->hot_busy = 1;
+            a = &e->hot_args;
+        } else {
+            a = futoin__recpool_take(&e->args);
+        }
+        futoin__move_slots(a, args, (unsigned)n);
+        fl->args = a;
+        fl->nvals = (uint8_t)n;
+    }
+    s->flags |= FUTOIN__F_SUCCESS;
+    if (wait) {
+        return futoin__step_wake(s);
+    }
+    return 1;
+slow:
+    return step_complete_checked(s, args, code, info);
 }
 
 static int step_complete(futoin__step* s, FutoInArgs* args, const char* code,
