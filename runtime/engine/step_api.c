@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void misuse(futoin__step* s, const char* what)
+/* Out of line, as the error paths below: its message buffer would give
+ * every gate that inlines it a stack protector's canary (issue 22). */
+static FUTOIN__NOINLINE void misuse(futoin__step* s, const char* what)
 {
     char msg[160];
     snprintf(msg, sizeof(msg), "%s through the handle of a finished step", what);
