@@ -425,13 +425,16 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
                                      FutoInAsyncSteps_error_callback eh,
                                      void* data);
 /* A record of the `steps` pool (as the pool hands it out: a step that was
- * freed, or a fresh one carved and cleared) becomes a queued add() step of
- * `fl`: what futoin__step_new_plain() makes of it. Field by field, no
- * loop: nothing for GCC to turn into `rep stos`. `xs` is left alone (the
- * previous owner's outcome, for late completions: pool.c). */
-static inline __attribute__((always_inline)) void futoin__step_init_plain(
-        futoin__step* s, futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
-        FutoInAsyncSteps_error_callback eh, void* data)
+ * freed, or a fresh one carved and cleared) becomes a queued step of
+ * `kind` (one of the small class) of `fl` with these callbacks and data:
+ * what futoin__step_new_small() and futoin__step_new_plain() make of it.
+ * Field by field, no loop: nothing for GCC to turn into `rep stos`. `xs`
+ * is left alone (the previous owner's outcome, for late completions:
+ * pool.c). */
+static inline __attribute__((always_inline)) void futoin__step_init_small(
+        futoin__step* s, futoin__flow* fl, uint8_t kind,
+        FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
+        void* data)
 {
     if (s->bsi.api != &futoin__step_api) {
         futoin__set_api(&s->bsi, &futoin__step_api);
@@ -448,8 +451,21 @@ static inline __attribute__((always_inline)) void futoin__step_init_plain(
     s->gen = s->gen + 1;
     s->timer_gen = 0;
     s->flags = 0;
-    s->kind = FUTOIN__K_STEP;
+    s->kind = kind;
     s->state = FUTOIN__S_QUEUED;
+}
+
+/* futoin__step_new_small() with no call: NULL while the free list of
+ * `e->steps` is within its quarantine (the caller then calls it, and it
+ * carves a record). */
+static inline __attribute__((always_inline)) futoin__step* futoin__step_take_small(
+        struct futoin__engine_tool* e, futoin__flow* fl, uint8_t kind)
+{
+    futoin__step* s = futoin__recpool_take(&e->steps);
+    if (s) {
+        futoin__step_init_small(s, fl, kind, NULL, NULL, NULL);
+    }
+    return s;
 }
 
 /* futoin__step_new_plain() with no call: NULL while the free list of
@@ -462,7 +478,7 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_pla
 {
     futoin__step* s = futoin__recpool_take(&e->steps);
     if (s) {
-        futoin__step_init_plain(s, fl, f, eh, data);
+        futoin__step_init_small(s, fl, FUTOIN__K_STEP, f, eh, data);
     }
     return s;
 }

@@ -957,6 +957,25 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+/* futoin__loop_iterate() of loop frame `l` (the top of `fl`, with no
+ * sub-steps left) returning the body frame it queued, or NULL. The usual
+ * case, a body record off the free list, is inline: no call. */
+static inline __attribute__((always_inline)) futoin__step* loop_next(
+        futoin__flow* fl, futoin__step* l, futoin_tool* tool)
+{
+    futoin__step* b;
+    if (!(l->flags & FUTOIN__F_REPEAT) || l->u.l.i < l->u.l.count) {
+        b = futoin__step_take_small(futoin__eng(tool), fl, FUTOIN__K_BODY);
+        if (b) {
+            l->sub_head = b;
+            ++l->u.l.i;
+            return b;
+        }
+    }
+    futoin__loop_iterate(l);
+    return NULL;
+}
+
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
@@ -1002,6 +1021,20 @@ static void flow_run(futoin__flow* fl)
         switch (top->state) {
         case FUTOIN__S_SUBS: {
             futoin__step* next = top->sub_head;
+            if (!next && top->kind == FUTOIN__K_LOOP) {
+                /* The loop's next iteration. Its body frame comes off the
+                 * free list with no call (futoin__loop_iterate() else) and
+                 * runs at once: what the next turn would do, with the
+                 * checks of this turn's end (nothing else can have
+                 * changed: no user code ran). */
+                next = loop_next(fl, top, tool);
+                if (!next) {
+                    break;
+                }
+                if (--budget == 0 || futoin__tool_busy(tool, 1)) {
+                    goto yield;
+                }
+            }
             if (next) {
                 top->sub_head = next->next;
                 next->next = NULL;
@@ -1020,8 +1053,6 @@ static void flow_run(futoin__flow* fl)
                     goto out;
                 }
                 budget = futoin__eng(tool)->chain_budget + 1;
-            } else if (top->kind == FUTOIN__K_LOOP) {
-                futoin__loop_iterate(top);
             } else {
                 futoin__complete(fl, top);
             }
@@ -1040,6 +1071,7 @@ static void flow_run(futoin__flow* fl)
         }
         /* the slice used up: libuv gets its turn */
     } while (--budget != 0 && !futoin__tool_busy(tool, 1));
+yield:
     /* Budget or slice used up: yield to the other flows on this tool. */
     fl->state = FUTOIN__FL_IDLE;
     futoin__flow_schedule(fl);

@@ -172,15 +172,14 @@ static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
 
 /* The usual record comes off the free list with no call, so nothing is
  * kept in saved registers (step_new_carved() takes the rest). */
-NO_MEMSET_PATTERN futoin__step* futoin__step_new_small(futoin__flow* fl,
+futoin__step* futoin__step_new_small(futoin__flow* fl,
                                                        uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->steps);
+    futoin__step* s = futoin__step_take_small(futoin__eng(fl->root->owner), fl,
+                                              kind);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_carved(fl, kind);
     }
-    step_clear(s, false);
-    step_queue_init(s, fl, kind);
     return s;
 }
 
