@@ -478,6 +478,41 @@ static inline __attribute__((always_inline)) void loop_burst(
     l->u.l.i = i;
 }
 
+/* exec_frame() of a loop body `s` while the tool has no hooks: the
+ * iterations its loop runs in place (loop_burst). flow_run() calls it
+ * directly, without exec_frame_other()'s switch. */
+static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
+{
+    futoin__root* r = fl->root;
+    futoin__step* l = s->parent;
+    /* sub-steps were consumed since the last callback: forget the cursor */
+    futoin__eng(r->owner)->app_step = NULL;
+    /* An iteration that completes at once (nothing added, nothing to
+     * wait for, no stack() memory, no error or loop control) leaves
+     * nothing to unwind: the next iteration runs on the same frame,
+     * which makes a C loop body cost little more than the indirect
+     * call. Anything else takes the general path (after_callback). The
+     * number of in-place iterations is bounded so other flows get their
+     * turn, and the burst ends early once the time slice is used up. */
+    drop_args(fl);
+    s->state = FUTOIN__S_EXEC;
+    /* a body may wait and be completed from another thread */
+    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    ++r->in_cb; /* user code runs between here and the decrement */
+    if (l->flags & FUTOIN__F_REPEAT) {
+        loop_burst(fl, s, l, true);
+    } else {
+        loop_burst(fl, s, l, false);
+    }
+    --r->in_cb;
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return false;
+    }
+    return after_callback(fl, s);
+}
+
 /* exec_frame() of any frame but a plain step. */
 static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
 {
@@ -554,29 +589,8 @@ static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
         s->flags |= FUTOIN__F_ADDED;
         break;
     }
-    case FUTOIN__K_BODY: {
-        futoin__step* l = s->parent;
-        /* An iteration that completes at once (nothing added, nothing to
-         * wait for, no stack() memory, no error or loop control) leaves
-         * nothing to unwind: the next iteration runs on the same frame,
-         * which makes a C loop body cost little more than the indirect
-         * call. Anything else takes the general path below. The number of
-         * in-place iterations is bounded so other flows get their turn,
-         * and the burst ends early once the time slice is used up. */
-        drop_args(fl);
-        s->state = FUTOIN__S_EXEC;
-        /* a body may wait and be completed from another thread */
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
-                              memory_order_relaxed);
-        ++r->in_cb; /* user code runs between here and the decrement */
-        if (l->flags & FUTOIN__F_REPEAT) {
-            loop_burst(fl, s, l, true);
-        } else {
-            loop_burst(fl, s, l, false);
-        }
-        --r->in_cb;
-        break;
-    }
+    case FUTOIN__K_BODY:
+        return exec_body(fl, s);
     default: {
         unsigned n;
         if (s->flags & FUTOIN__F_STASH) {
@@ -1040,19 +1054,21 @@ static void flow_run(futoin__flow* fl)
                 next->next = NULL;
             }
             if (next) {
-                bool go_on;
                 push_frame(fl, next, top);
-                futoin__eng(tool)->chain_budget = budget - 1;
-                if (FUTOIN__UNLIKELY(next->kind == FUTOIN__K_BODY)
-                    && futoin__hooked(tool)) {
-                    go_on = hooked_exec_body(fl, next);
+                if (next->kind == FUTOIN__K_BODY) {
+                    /* no chain() from a body (futoin__step_chain): its
+                     * budget is not handed over */
+                    if (!(futoin__hooked(tool) ? hooked_exec_body(fl, next)
+                                               : exec_body(fl, next))) {
+                        goto out;
+                    }
                 } else {
-                    go_on = exec_frame(fl, next);
+                    futoin__eng(tool)->chain_budget = budget - 1;
+                    if (!exec_frame(fl, next)) {
+                        goto out;
+                    }
+                    budget = futoin__eng(tool)->chain_budget + 1;
                 }
-                if (!go_on) {
-                    goto out;
-                }
-                budget = futoin__eng(tool)->chain_budget + 1;
             } else {
                 futoin__complete(fl, top);
             }
