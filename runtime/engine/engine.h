@@ -461,7 +461,8 @@ static inline __attribute__((always_inline)) void futoin__step_init_small(
 static inline __attribute__((always_inline)) futoin__step* futoin__step_take_small(
         struct futoin__engine_tool* e, futoin__flow* fl, uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_take(&e->steps);
+    futoin__step* s = futoin__recpool_take_at(&e->steps,
+                                              offsetof(futoin__step, next));
     if (s) {
         futoin__step_init_small(s, fl, kind, NULL, NULL, NULL);
     }
@@ -476,7 +477,8 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_pla
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
         void* data)
 {
-    futoin__step* s = futoin__recpool_take(&e->steps);
+    futoin__step* s = futoin__recpool_take_at(&e->steps,
+                                              offsetof(futoin__step, next));
     if (s) {
         futoin__step_init_small(s, fl, FUTOIN__K_STEP, f, eh, data);
     }
@@ -498,9 +500,11 @@ static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
                               memory_order_relaxed);
     }
     s->state = FUTOIN__S_FREE;
-    /* its pool (steps or frames) is named in its block's header */
+    /* its pool (steps or frames, both linked through `next`) is named in
+     * its block's header */
     (void)tool;
-    futoin__recpool_put(futoin__recpool_of(s), s);
+    futoin__recpool_put_at(futoin__recpool_of(s), s,
+                           offsetof(futoin__step, next));
 }
 
 /* Give a step record back: what it still holds (successStep() values, a

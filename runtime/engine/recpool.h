@@ -86,23 +86,31 @@ void futoin__recpool_close(futoin__recpool* p);
 /* The slow path of futoin__recpool_get() below. */
 void* futoin__recpool_carve(futoin__recpool* p);
 
-/* A record off the free list (contents unspecified), or NULL while it
- * holds no more than the quarantine: then futoin__recpool_carve(). No call,
- * so a caller's fast path need not save registers. */
-static inline void* futoin__recpool_take(futoin__recpool* p)
+/* futoin__recpool_take() of a pool whose link offset the caller knows
+ * (a constant: one load less). */
+static inline __attribute__((always_inline)) void* futoin__recpool_take_at(
+        futoin__recpool* p, size_t link_off)
 {
     void* rec;
     if (p->count <= p->quarantine) {
         return NULL;
     }
     rec = p->head;
-    p->head = *(void**)((char*)rec + p->link_off);
+    p->head = *(void**)((char*)rec + link_off);
     if (!p->head) {
         p->tail = NULL;
     }
     --p->count;
     ++p->live;
     return rec;
+}
+
+/* A record off the free list (contents unspecified), or NULL while it
+ * holds no more than the quarantine: then futoin__recpool_carve(). No call,
+ * so a caller's fast path need not save registers. */
+static inline void* futoin__recpool_take(futoin__recpool* p)
+{
+    return futoin__recpool_take_at(p, p->link_off);
 }
 
 /* A record (contents unspecified: the caller initialises it), or NULL.
@@ -114,17 +122,24 @@ static inline void* futoin__recpool_get(futoin__recpool* p)
     return rec ? rec : futoin__recpool_carve(p);
 }
 
-static inline void futoin__recpool_put(futoin__recpool* p, void* rec)
+/* futoin__recpool_put() with the link offset known to the caller. */
+static inline __attribute__((always_inline)) void futoin__recpool_put_at(
+        futoin__recpool* p, void* rec, size_t link_off)
 {
-    *(void**)((char*)rec + p->link_off) = NULL;
+    *(void**)((char*)rec + link_off) = NULL;
     if (p->tail) {
-        *(void**)((char*)p->tail + p->link_off) = rec;
+        *(void**)((char*)p->tail + link_off) = rec;
     } else {
         p->head = rec;
     }
     p->tail = rec;
     ++p->count;
     --p->live;
+}
+
+static inline void futoin__recpool_put(futoin__recpool* p, void* rec)
+{
+    futoin__recpool_put_at(p, rec, p->link_off);
 }
 
 /* Give back the memory of blocks whose records are all free and out of
