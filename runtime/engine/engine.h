@@ -488,8 +488,10 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_pla
 /* futoin__step_release() of a step that holds something to release. */
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
 
-/* The end of every release: the record goes back to the pool. */
-static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
+/* The end of every release: the record goes back to its pool `p` (steps
+ * or frames, both linked through `next`). */
+static inline __attribute__((always_inline)) void futoin__step_retire_to(
+        futoin__recpool* p, futoin__step* s)
 {
     /* A step that ended normally takes no completion any more (misuse); one
      * that was aborted keeps saying so, for completions that lost the race
@@ -500,11 +502,14 @@ static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
                               memory_order_relaxed);
     }
     s->state = FUTOIN__S_FREE;
-    /* its pool (steps or frames, both linked through `next`) is named in
-     * its block's header */
+    futoin__recpool_put_at(p, s, offsetof(futoin__step, next));
+}
+
+/* The same, the pool named in the record's block header. */
+static inline void futoin__step_retire(futoin_tool* tool, futoin__step* s)
+{
     (void)tool;
-    futoin__recpool_put_at(futoin__recpool_of(s), s,
-                           offsetof(futoin__step, next));
+    futoin__step_retire_to(futoin__recpool_of(s), s);
 }
 
 /* Give a step record back: what it still holds (successStep() values, a

@@ -796,17 +796,19 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
      * saving; one whose data has a release hook (a binding's step) only
      * adds that (complete_released). Anything else takes the general
      * path. */
+    futoin_tool* tool = fl->root->owner;
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
         && !s->sub_head && !s->rare
         && fl->raise_at != s && fl->ctl_target != s
-        && !futoin__hooked(fl->root->owner)) { /* hooks: step_left there */
+        && !futoin__hooked(tool)) { /* hooks: step_left there */
         if (s->rel.release) {
             complete_released(fl, s);
             return;
         }
         fl->top = s->parent;
-        futoin__step_retire(fl->root->owner, s);
+        /* a step or body: a record of the small class */
+        futoin__step_retire_to(&futoin__eng(tool)->steps, s);
         return;
     }
     complete_frame(fl, s);
