@@ -37,6 +37,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
@@ -105,6 +106,10 @@ typedef struct fl_ctx
     void* pending_root;  /* ... or the root whose object holds it */
     int state_mt;        /* registry ref: metatable of state() tables (fixed) */
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
+    struct fl_call* cur_call;  /* that callback's call (lua_trampoline.c), or
+                                * NULL; calls nest through fl_call.prev */
+    const futoin_async_ext_table* ext; /* the runtime's, once a step of
+                                        * ours ran (chain(): version >= 4) */
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
     /* step handles as light userdata (lua_handle.c) */
     int light;           /* new calls get light handles */
@@ -213,6 +218,9 @@ extern const futoin_step_class fl_rec_class;
 
 /** The traceback handler given to lua_pcall (see lua_ctx.c). */
 int fl_msgh(lua_State* L);
+/** The C function that runs chained Lua steps (lua_trampoline.c); left
+ *  out of tracebacks. */
+int fl_chain_body(lua_State* L);
 
 /** Misuse callback of our tools: remembers the message for fl_check_misuse. */
 void fl_on_misuse(void* data, const char* code, const char* message);
@@ -326,7 +334,9 @@ enum
     FL_F_STATEMAP = 1024, /* FL_ROOT: its state variable points at it */
     FL_F_LIGHT = 2048,  /* FL_STEP: a slot of lua_handle.c (light userdata) */
     FL_F_GHOST = 4096,  /* the stand-in for a handle whose slot moved on */
-    FL_F_ENDING = 8192  /* FL_ROOT: its on_done runs inside its flow's end */
+    FL_F_ENDING = 8192, /* FL_ROOT: its on_done runs inside its flow's end */
+    FL_F_KEPT = 16384   /* FL_STEP: its success() is kept by its call, not
+                         * yet given to the runtime (fl_kept_flush) */
 };
 
 
@@ -464,12 +474,20 @@ static inline fl_steps* fl_to_steps(lua_State* L, int idx)
 }
 /** Raise "expected an AsyncSteps handle as self" for argument `idx`. */
 int fl_not_steps(lua_State* L, int idx, const char* what);
-/** The handle object at `idx`, or a Lua error naming `what`. */
+/** Give the runtime the success() that the call of step handle `s` kept
+ *  (FL_F_KEPT; lua_trampoline.c). Never raises. */
+void fl_kept_flush(fl_steps* s);
+/** The handle object at `idx`, or a Lua error naming `what`. Every method
+ *  but success()'s fast path takes its handle here, so a kept success()
+ *  reaches the runtime before anything else done through the handle. */
 static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
 {
     fl_steps* s = fl_to_steps(L, idx);
     if (!s) {
         fl_not_steps(L, idx, what);
+    }
+    if (s->flags & FL_F_KEPT) {
+        fl_kept_flush(s);
     }
     return s;
 }

@@ -38,9 +38,19 @@ int fl_success(lua_State* L)
      * check below would pass). */
     if (s && s->kind == FL_STEP && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE
         && n <= 4) {
+        /* Inside a step's own call (the innermost one of its context),
+         * the values are kept by the call (lua_trampoline.c): they go to
+         * the next Lua step as they are if the runtime lets it run now. */
+        fl_call* c = s->ctx->cur_call;
+        FutoInArgs* dst = c && c->s == s && c->kept ? c->kept : &a;
         int i = 0;
-        while (i < n && fl_to_binval_plain(L, 2 + i, &a.args[i])) {
+        while (i < n && fl_to_binval_plain(L, 2 + i, &dst->args[i])) {
             ++i;
+        }
+        if (i == n && dst != &a) {
+            c->kept_n = n;
+            s->flags |= FL_F_SUCCESS | FL_F_KEPT;
+            return 0;
         }
         if (i == n) {
             ctx = s->ctx;

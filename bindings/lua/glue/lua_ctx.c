@@ -487,7 +487,13 @@ static void push_traceback(lua_State* L, const char* msg)
             luaL_addstring(&b, "\n\t...");
             break;
         }
-        lua_getinfo(L, "Sln", &ar);
+        lua_getinfo(L, "Slnf", &ar);
+        if (*ar.what == 'C' && lua_tocfunction(L, -1) == fl_chain_body) {
+            lua_pop(L, 1); /* the binding's own frame between two steps */
+            ++level;
+            continue;
+        }
+        lua_pop(L, 1);
         lua_pushfstring(L, "\n\t%s:", ar.short_src);
         luaL_addvalue(&b);
         if (ar.currentline > 0) {
