@@ -108,8 +108,10 @@ typedef struct fl_ctx
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
     struct fl_call* cur_call;  /* that callback's call (lua_trampoline.c), or
                                 * NULL; calls nest through fl_call.prev */
-    const futoin_async_ext_table* ext; /* the runtime's, once a step of
-                                        * ours ran (chain(): version >= 4) */
+    /* The runtime's extension table (version 4 or later), and the api
+     * tables of the handles it was found for (fl_ext_of) */
+    const futoin_async_ext_table* ext;
+    const void* ext_api[3];
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
     /* step handles as light userdata (lua_handle.c) */
     int light;           /* new calls get light handles */
@@ -140,6 +142,20 @@ fl_ctx* fl_ctx_open(lua_State* L);
 static inline lua_State* fl_ctx_state(fl_ctx* ctx)
 {
     return ctx->run_L ? ctx->run_L : ctx->L;
+}
+
+/** fl_ext_of() of a handle of an api table not seen yet. */
+const futoin_async_ext_table* fl_ext_learn(fl_ctx* ctx, FutoInAsyncSteps* bsi);
+/** The runtime's extension table if `bsi` is a handle of ours and the
+ *  table has chain() (version 4), else NULL: the fast paths call its slots
+ *  directly, without futoin_wrap_*() and its look-up each time. */
+static inline const futoin_async_ext_table* fl_ext_of(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    const void* api = bsi->api;
+    if (api == ctx->ext_api[0] || api == ctx->ext_api[1] || api == ctx->ext_api[2]) {
+        return ctx->ext;
+    }
+    return fl_ext_learn(ctx, bsi);
 }
 
 /** luaL_ref of the value on top (popped), counted. */

@@ -26,31 +26,21 @@ static int values_count(lua_State* L, const char* what)
     return n;
 }
 
-int fl_success(lua_State* L)
+/* success() with every check; fl_success() took the common case. */
+static __attribute__((noinline)) int success_slow(lua_State* L, fl_steps* s)
 {
-    fl_steps* s = fl_to_steps(L, 1);
     fl_ctx* ctx;
     int n = lua_gettop(L) - 1;
     int external;
     FutoInArgs a;
-    /* The common case first: a step's own callback succeeds with numbers
-     * or booleans and has done nothing else through its handle (so every
-     * check below would pass). */
+    /* Next: a step's own callback succeeds with numbers or booleans and
+     * has done nothing else through its handle (so every check below
+     * would pass), outside a call that keeps them. */
     if (s && s->kind == FL_STEP && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE
         && n <= 4) {
-        /* Inside a step's own call (the innermost one of its context),
-         * the values are kept by the call (lua_trampoline.c): they go to
-         * the next Lua step as they are if the runtime lets it run now. */
-        fl_call* c = s->ctx->cur_call;
-        FutoInArgs* dst = c && c->s == s && c->kept ? c->kept : &a;
         int i = 0;
-        while (i < n && fl_to_binval_plain(L, 2 + i, &dst->args[i])) {
+        while (i < n && fl_to_binval_plain(L, 2 + i, &a.args[i])) {
             ++i;
-        }
-        if (i == n && dst != &a) {
-            c->kept_n = n;
-            s->flags |= FL_F_SUCCESS | FL_F_KEPT;
-            return 0;
         }
         if (i == n) {
             ctx = s->ctx;
@@ -112,6 +102,37 @@ int fl_success(lua_State* L)
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+/* The common case: inside a step's own call (the innermost one of its
+ * context), having done nothing else through the handle, the step
+ * succeeds with numbers or booleans. The values are kept by the call
+ * (lua_trampoline.c): they go to the next Lua step as they are if the
+ * runtime lets it run now. */
+int fl_success(lua_State* L)
+{
+    fl_steps* s = fl_to_steps(L, 1);
+    if (s) {
+        fl_call* c = s->ctx->cur_call;
+        if (c && c->s == s && c->kept
+            && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
+            int n = lua_gettop(L) - 1;
+            int i = 0;
+            FutoInArgs* dst = c->kept;
+            if (n > 4) {
+                return success_slow(L, s);
+            }
+            while (i < n && fl_to_binval_plain(L, 2 + i, &dst->args[i])) {
+                ++i;
+            }
+            if (i == n) {
+                c->kept_n = n;
+                s->flags |= FL_F_SUCCESS | FL_F_KEPT;
+                return 0; /* inside its callback: nothing (`return asi:success(v)`) */
+            }
+        }
+    }
+    return success_slow(L, s);
 }
 
 int fl_success_step(lua_State* L)

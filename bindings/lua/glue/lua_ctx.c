@@ -134,6 +134,22 @@ static void open_metatables(lua_State* L, fl_ctx* ctx)
     }
 }
 
+const futoin_async_ext_table* fl_ext_learn(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (!x || x->version < FUTOIN_EXT_VERSION_4 || (ctx->ext && ctx->ext != x)) {
+        return NULL; /* not ours, too old, or of another copy of the runtime */
+    }
+    ctx->ext = x;
+    for (int i = 0; i < 3; ++i) {
+        if (ctx->ext_api[i] == &ctx->ext_api[i]) {
+            ctx->ext_api[i] = bsi->api; /* a step's, a root's, a parallel()'s */
+            break;
+        }
+    }
+    return x;
+}
+
 fl_ctx* fl_ctx_open(lua_State* L)
 {
     fl_box* b;
@@ -160,6 +176,9 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     ctx->L = lua_tothread(L, -1);
     lua_pop(L, 1);
+    for (int i = 0; i < 3; ++i) {
+        ctx->ext_api[i] = &ctx->ext_api[i]; /* no api table is there */
+    }
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;

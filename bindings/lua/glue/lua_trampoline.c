@@ -324,26 +324,18 @@ static inline int call_plain(const fl_rec* r, const fl_steps* s, uint16_t f)
  * handle is finished (fl_rec_detach(), inline), then chain the next Lua
  * step into `c` (returns 1: c->rec is its record, c->args its values),
  * or give the kept success() (returns 0). */
-static int chain_next(fl_call* c, fl_steps* s, uint16_t f)
+static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps* s,
+                                                            uint16_t f)
 {
     fl_rec* r = c->rec;
-    fl_ctx* ctx = r->ctx;
-    const futoin_async_ext_table* x = ctx->ext;
+    const futoin_async_ext_table* x = fl_ext_of(r->ctx, c->bsi);
     FutoInAsyncSteps* next;
     void* data;
     s->flags = (uint16_t)((f & ~FL_F_KEPT) | FL_F_DONE);
     s->rec = NULL;
     r->live = NULL;
     fl_handle_retire(s);
-    if (!x) {
-        x = futoin_async_ext(c->bsi);
-        if (!x || x->version < FUTOIN_EXT_VERSION_4) {
-            goto give;
-        }
-        ctx->ext = x;
-    }
-    next = x->chain(c->bsi, chain_fns, 1, &data);
-    if (!next) {
+    if (!x || !(next = x->chain(c->bsi, chain_fns, 1, &data))) {
         goto give;
     }
     /* the step ended as its success() said; the next one gets its values
