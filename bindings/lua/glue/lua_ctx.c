@@ -498,14 +498,11 @@ static void push_traceback(lua_State* L, const char* msg)
     luaL_Buffer b;
     lua_Debug ar;
     int level = 1;
+    int shown = 0;
     luaL_buffinit(L, &b);
     luaL_addstring(&b, msg);
     luaL_addstring(&b, "\nstack traceback:");
     while (lua_getstack(L, level, &ar)) {
-        if (level > MAX_LEVELS) {
-            luaL_addstring(&b, "\n\t...");
-            break;
-        }
         lua_getinfo(L, "Slnf", &ar);
         if (*ar.what == 'C' && lua_tocfunction(L, -1) == fl_chain_body) {
             lua_pop(L, 1); /* the binding's own frame between two steps */
@@ -513,6 +510,10 @@ static void push_traceback(lua_State* L, const char* msg)
             continue;
         }
         lua_pop(L, 1);
+        if (++shown > MAX_LEVELS) {
+            luaL_addstring(&b, "\n\t...");
+            break;
+        }
         lua_pushfstring(L, "\n\t%s:", ar.short_src);
         luaL_addvalue(&b);
         if (ar.currentline > 0) {
