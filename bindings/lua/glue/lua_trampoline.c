@@ -372,11 +372,11 @@ enum
     FL_CHAIN_AWAY = 2  /* the next step is of another context: `c` is its call */
 };
 
-/* Runs protected (invoke_inl): (c) -> what the last step returned.
- * Tracebacks leave its frame out (lua_ctx.c): a step's traceback reads as
- * if the runtime had called the step itself. The
+/* Runs protected (invoke_inl): (c) -> what the last step returned. The
  * steps chained into `c` after its first, of c's context, one after
- * another while they end plainly and the runtime chains the next. */
+ * another while they end plainly and the runtime chains the next.
+ * Tracebacks leave its frame out (lua_ctx.c): a step's traceback reads as
+ * if the runtime had called the step itself. */
 int fl_chain_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
