@@ -73,7 +73,8 @@ def c_ops(build):
     ]
     # The same with a counting hook set on the tool (futoin/sys/hooks.h):
     # what watching the flows costs. Only a bench that knows --hooks.
-    if not sh([fb, "--hooks", "none", "--list"]).returncode:
+    if os.access(fb, os.X_OK) and not sh([fb, "--hooks", "none",
+                                           "--list"]).returncode:
         def hooked(test):
             return lambda n: [fb, "--test", test, "--n", str(n), "--hooks",
                               "count"]
