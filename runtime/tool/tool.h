@@ -80,6 +80,9 @@ struct futoin_tool
     uv_loop_t own_loop;
     bool owns_loop;
     bool closing;
+    /* owns_loop, on the wall clock and not closing: futoin_tool_run() may
+     * take its fast path (tool.c). */
+    bool run_plain;
     uv_idle_t idle;   /* active only while the ring is not empty */
     uv_timer_t timer; /* armed for the earliest heap entry */
     uv_async_t async; /* wakes the loop for remote posts */
@@ -152,6 +155,9 @@ struct futoin_tool
 
     /* Private to the loop layer (tool/internal.h). */
     bool idle_active;         /* `idle` started */
+    /* !lazy && !idle_active: a push must start the idle handle at once
+     * (one test on the push's fast path, futoin__tool_imm). */
+    bool imm_eager;
     bool timer_armed;         /* `timer` started, for timer_armed_due */
     bool timer_firing;        /* inside the uv timer callback */
     bool timer_unrefd;        /* armed but unreferenced: heap is empty */
@@ -291,7 +297,7 @@ static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data
     uint64_t seq = tool->ring_tail;
     struct futoin__imm* slot;
     if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
-        || FUTOIN__UNLIKELY(!tool->idle_active && !tool->lazy)) {
+        || FUTOIN__UNLIKELY(tool->imm_eager)) {
         futoin__tool_imm_slow(tool, cb, data);
         return;
     }
@@ -312,9 +318,29 @@ void futoin__tool_timer_stop(futoin_tool* tool, futoin__timer* t, uint32_t gen);
 /* Any thread, lock-free: queue `node` for the loop thread and wake it. */
 void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node);
 
-/* Loop thread: flows executing on the tool keep the loop alive. */
-void futoin__tool_ref(futoin_tool* tool);
-void futoin__tool_unref(futoin_tool* tool);
+/* Loop thread: flows executing on the tool keep the loop alive. Only the
+ * first ref and the last unref change what keeps it alive, and on an owned
+ * loop that is applied lazily (futoin__tool_sync): there each is a counter
+ * update inline; the rest, and misuse, in keepalive.c. */
+void futoin__tool_ref_slow(futoin_tool* tool);
+void futoin__tool_unref_slow(futoin_tool* tool);
+static inline void futoin__tool_ref(futoin_tool* tool)
+{
+    if (FUTOIN__UNLIKELY(tool->active_refs == 0) && !tool->lazy) {
+        futoin__tool_ref_slow(tool);
+        return;
+    }
+    ++tool->active_refs;
+}
+static inline void futoin__tool_unref(futoin_tool* tool)
+{
+    size_t n = tool->active_refs;
+    if (FUTOIN__UNLIKELY(n == 0) || (n == 1 && !tool->lazy)) {
+        futoin__tool_unref_slow(tool);
+        return;
+    }
+    tool->active_refs = n - 1;
+}
 
 /* Report misuse that cannot go into a flow (see futoin_misuse_cb). */
 void futoin__tool_misuse(futoin_tool* tool, const char* message);
