@@ -78,7 +78,7 @@ bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data)
 /* The idle handle's callback: one burst (futoin__tool_burst). */
 void futoin__tool_idle_cb(uv_idle_t* handle)
 {
-    futoin__tool_burst(handle->data, true);
+    futoin__tool_burst(handle->data, false);
 }
 
 /* Recover the sequence number of an immediate handle; false if it is not

@@ -199,7 +199,7 @@ void futoin__tool_prepare_cb(uv_prepare_t* handle);
  * runs a short root with no call of its own around its steps.
  */
 static inline __attribute__((always_inline)) void futoin__tool_burst(
-        futoin_tool* tool, bool posts_may_wait)
+        futoin_tool* tool, bool seen_ready)
 {
     unsigned budget = FUTOIN__IMM_BURST_BUDGET;
 
@@ -208,25 +208,28 @@ static inline __attribute__((always_inline)) void futoin__tool_burst(
     futoin__tool_active(tool); /* for trimming on idle */
     /* New posts run first, as long as no turn of theirs is queued in the
      * ring: then they wait for it, behind the immediates queued before.
-     * (A caller that has just seen none waiting passes false: a post that
-     * comes in between is one that came a moment later, and waits for the
-     * next burst, as it would have anyway.) */
-    if (posts_may_wait && !tool->posts_turn
+     * A caller that has just seen immediates queued and no post waiting
+     * passes `seen_ready` and skips both tests: a post that comes in
+     * between came a moment later, and waits for the next burst as it
+     * would have a moment later. */
+    if (!seen_ready && !tool->posts_turn
         && futoin__tool_posts_pending(tool)) {
         futoin__tool_posts_run(tool);
     }
-    while (tool->ring_head != tool->ring_tail && budget != 0) {
-        struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
-        futoin__cb cb = slot->cb;
-        void* data = slot->data;
-        ++tool->ring_head;
-        --budget;
-        if (cb) {
-            cb(data);
-        }
-        if (futoin__tool_busy(tool, 1)) {
-            break; /* the rest runs after libuv's next turn */
-        }
+    if (seen_ready || tool->ring_head != tool->ring_tail) {
+        do {
+            struct futoin__imm* slot =
+                    &tool->ring[tool->ring_head & tool->ring_mask];
+            futoin__cb cb = slot->cb;
+            void* data = slot->data;
+            ++tool->ring_head;
+            if (cb) {
+                cb(data);
+            }
+            if (futoin__tool_busy(tool, 1)) {
+                break; /* the rest runs after libuv's next turn */
+            }
+        } while (tool->ring_head != tool->ring_tail && --budget != 0);
     }
     --tool->cb_depth;
     futoin__tool_sync(tool);

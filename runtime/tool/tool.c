@@ -85,7 +85,7 @@ static bool close_handles(futoin_tool* tool, unsigned n)
     tool->imm_eager = !tool->lazy;
     tool->timer_armed = false;
     tool->trim_armed = false;
-    tool->trim_wanted = false;
+    tool->trim_rearm = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
     }
@@ -341,7 +341,7 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
         return tool_run_slow(tool);
     }
     tool->time_stale = true; /* as tool_run_slow() says */
-    futoin__tool_burst(tool, false); /* ends with futoin__tool_sync() */
+    futoin__tool_burst(tool, true); /* ends with futoin__tool_sync() */
     if (FUTOIN__UNLIKELY(uv_loop_alive(tool->loop))) {
         ++tool->in_run;
         uv_run(tool->loop, UV_RUN_DEFAULT);

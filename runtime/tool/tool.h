@@ -143,8 +143,11 @@ struct futoin_tool
 
     /* Trimming on idle (futoin__tool_grew). */
     uint32_t trim_idle_ms;    /* 0: off */
-    bool trim_wanted;         /* memory grew, or is held that may come back */
     bool trim_armed;          /* trim_timer started */
+    /* Not armed, and the last trim left memory in use that may come back
+     * once freed: the next activity arms the timer again (one test in
+     * futoin__tool_active). */
+    bool trim_rearm;
     uint64_t turns;           /* libuv callbacks of ours so far (activity) */
     uint64_t trim_seen;       /* `turns` at the last tick */
     /* The whole trim of every layer (what futoin_tool_trim does), set by
@@ -215,7 +218,7 @@ void futoin__tool_trim_arm(futoin_tool* tool);
 static inline void futoin__tool_active(futoin_tool* tool)
 {
     ++tool->turns;
-    if (FUTOIN__UNLIKELY(tool->trim_wanted) && !tool->trim_armed) {
+    if (FUTOIN__UNLIKELY(tool->trim_rearm)) {
         futoin__tool_trim_arm(tool);
     }
 }
