@@ -295,19 +295,32 @@ static inline uint64_t futoin__tool_time_cached(const futoin_tool* tool)
  * ring push inline, a full ring or an idle handle to start in
  * immediate.c. */
 void futoin__tool_imm_slow(futoin_tool* tool, futoin__cb cb, void* data);
-static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+/* Whether futoin__tool_imm() is three stores now (the ring has room and
+ * no idle handle needs starting). A fast path that must call nothing
+ * tests this with its other conditions, and then queues with
+ * futoin__tool_imm_put(). */
+static inline bool futoin__tool_imm_ready(const futoin_tool* tool)
+{
+    return !FUTOIN__UNLIKELY(tool->ring_tail - tool->ring_head > tool->ring_mask)
+           && !FUTOIN__UNLIKELY(tool->imm_eager);
+}
+/* After futoin__tool_imm_ready() said so. */
+static inline void futoin__tool_imm_put(futoin_tool* tool, futoin__cb cb,
+                                        void* data)
 {
     uint64_t seq = tool->ring_tail;
-    struct futoin__imm* slot;
-    if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
-        || FUTOIN__UNLIKELY(tool->imm_eager)) {
-        futoin__tool_imm_slow(tool, cb, data);
-        return;
-    }
-    slot = &tool->ring[seq & tool->ring_mask];
+    struct futoin__imm* slot = &tool->ring[seq & tool->ring_mask];
     slot->cb = cb;
     slot->data = data;
     tool->ring_tail = seq + 1;
+}
+static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    if (!futoin__tool_imm_ready(tool)) {
+        futoin__tool_imm_slow(tool, cb, data);
+        return;
+    }
+    futoin__tool_imm_put(tool, cb, data);
 }
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
@@ -327,9 +340,15 @@ void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node);
  * update inline; the rest, and misuse, in keepalive.c. */
 void futoin__tool_ref_slow(futoin_tool* tool);
 void futoin__tool_unref_slow(futoin_tool* tool);
+/* Whether futoin__tool_ref() is a counter update now (for a fast path
+ * that must call nothing, as futoin__tool_imm_ready()). */
+static inline bool futoin__tool_ref_ready(const futoin_tool* tool)
+{
+    return !FUTOIN__UNLIKELY(tool->active_refs == 0) || tool->lazy;
+}
 static inline void futoin__tool_ref(futoin_tool* tool)
 {
-    if (FUTOIN__UNLIKELY(tool->active_refs == 0) && !tool->lazy) {
+    if (!futoin__tool_ref_ready(tool)) {
         futoin__tool_ref_slow(tool);
         return;
     }
