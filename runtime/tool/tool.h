@@ -344,7 +344,7 @@ void futoin__tool_unref_slow(futoin_tool* tool);
  * that must call nothing, as futoin__tool_imm_ready()). */
 static inline bool futoin__tool_ref_ready(const futoin_tool* tool)
 {
-    return !FUTOIN__UNLIKELY(tool->active_refs == 0) || tool->lazy;
+    return tool->lazy || tool->active_refs != 0;
 }
 static inline void futoin__tool_ref(futoin_tool* tool)
 {
@@ -357,7 +357,8 @@ static inline void futoin__tool_ref(futoin_tool* tool)
 static inline void futoin__tool_unref(futoin_tool* tool)
 {
     size_t n = tool->active_refs;
-    if (FUTOIN__UNLIKELY(n == 0) || (n == 1 && !tool->lazy)) {
+    /* owned loop: only an unbalanced unref; else the last one too */
+    if (FUTOIN__UNLIKELY(tool->lazy ? n == 0 : n <= 1)) {
         futoin__tool_unref_slow(tool);
         return;
     }
