@@ -265,6 +265,22 @@ Test(tool, immediate_chain_spans_bursts)
 
 /* ---- deferred -------------------------------------------------------------- */
 
+/* A timer started by a callback of futoin_tool_run's first burst (run
+ * before libuv is entered) keeps that run going until it fires, on a loop
+ * that nothing else ever saw (futoin_tool_uv_loop is not called here). */
+static void start_deferred(void* data)
+{
+    tr(data);
+    futoin_tool_deferred(T, 1, tr, CH('d'));
+}
+
+Test(tool, run_waits_for_a_timer_started_by_its_first_burst)
+{
+    futoin_tool_immediate(T, start_deferred, CH('a'));
+    run();
+    assert_trace("ad");
+}
+
 Test(tool, deferred_order_by_delay_then_fifo)
 {
     futoin_tool_deferred(T, 30, tr, CH('a'));

@@ -182,6 +182,26 @@ static inline void futoin__tool_sync(futoin_tool* tool)
     futoin__tool_sync_ref(tool);
 }
 
+/*
+ * Owned loop, after futoin__tool_sync(): whether uv_run() would find it
+ * alive. While the loop was never handed out (futoin_tool_uv_loop), only
+ * the tool's handles are on it, besides libuv's internal ones, which are
+ * never referenced: the idle handle, the async handle while referenced,
+ * the uv timer while armed and referenced (the prepare and trim handles
+ * never are). None of ours leaves a request, a pending I/O callback or a
+ * closing handle before the tool is freed. So the answer is known
+ * without asking libuv; once the loop is shared, libuv is asked.
+ */
+static inline bool futoin__tool_own_loop_alive(futoin_tool* tool)
+{
+    if (FUTOIN__UNLIKELY(
+                atomic_load_explicit(&tool->loop_shared, memory_order_relaxed))) {
+        return uv_loop_alive(tool->loop) != 0;
+    }
+    return tool->idle_active || tool->async_refd
+           || (tool->timer_armed && !tool->timer_unrefd);
+}
+
 /* The callback of the tool's uv_prepare_t (owned loop): futoin__tool_sync()
  * before every poll. */
 void futoin__tool_prepare_cb(uv_prepare_t* handle);

@@ -140,6 +140,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     tool->slice_stride = FUTOIN__SLICE_FIRST;
     tool->slice_learned = FUTOIN__SLICE_FIRST;
     atomic_init(&tool->remote_head, NULL);
+    atomic_init(&tool->loop_shared, false);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;
     /* fields past those of the caller's version are not there to read */
@@ -323,7 +324,9 @@ static FUTOIN__NOINLINE int tool_run_slow(futoin_tool* tool)
  * immediates queued and no post from another thread waiting (a short root
  * that was just executed): the burst that tool_run_slow() would run through
  * the idle handle's callback runs inline here instead, and uv_run() is
- * entered only if something is still alive after it. The same callbacks
+ * entered only if something is still alive after it (on a loop never
+ * handed out, the tool's own state tells: futoin__tool_own_loop_alive,
+ * tool/internal.h). The same callbacks
  * run in the same order: only the calls around them are fewer. While the
  * burst runs, cb_depth refuses reentry (run, run_nowait, free, advance) as
  * in_run would; in_run is set for uv_run(), whose other callbacks (a
@@ -342,7 +345,7 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
     }
     tool->time_stale = true; /* as tool_run_slow() says */
     futoin__tool_burst(tool, true); /* ends with futoin__tool_sync() */
-    if (FUTOIN__UNLIKELY(uv_loop_alive(tool->loop))) {
+    if (FUTOIN__UNLIKELY(futoin__tool_own_loop_alive(tool))) {
         ++tool->in_run;
         uv_run(tool->loop, UV_RUN_DEFAULT);
         --tool->in_run;
@@ -375,5 +378,14 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
 
 FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool)
 {
-    return tool ? tool->loop : NULL;
+    if (!tool) {
+        return NULL;
+    }
+    /* From now on, futoin_tool_run() asks libuv whether the loop is alive
+     * (futoin__tool_own_loop_alive). Tested first: a binding asks for the
+     * loop often, and the flag's cache line is the loop thread's. */
+    if (!atomic_load_explicit(&tool->loop_shared, memory_order_relaxed)) {
+        atomic_store_explicit(&tool->loop_shared, true, memory_order_relaxed);
+    }
+    return tool->loop;
 }

@@ -89,6 +89,9 @@ struct futoin_tool
     uv_prepare_t prepare; /* owned loop: applies lazy handle state */
     uv_timer_t trim_timer; /* trimming on idle; never referenced */
     bool lazy;        /* owned loop: libuv handle state is applied lazily */
+    /* futoin_tool_uv_loop() has handed the loop out: others may have
+     * handles or requests on it (set by any thread, never cleared). */
+    _Atomic(bool) loop_shared;
     bool async_refd;  /* whether `async` is currently uv_ref'd */
     /* The loop thread (futoin__thread_key()); read by any thread. */
     _Atomic(uintptr_t) thread;
