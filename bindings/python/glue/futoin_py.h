@@ -189,6 +189,11 @@ typedef struct fpy_tls
     int misused;            /* a misuse was reported during it */
     char* misuse;           /* ... with this text (malloc'd) */
     PyObject* awaiter;      /* `await root` runs a pass of its flow now */
+    /* A success() kept in Python (py_trampolines.c, ext chain()): */
+    FutoInAsyncSteps* chain_bsi; /* the step of ours whose own callback runs
+                                    now and may keep its success(), or NULL */
+    int kept;                    /* 1 + the number of values kept; 0: none */
+    PyObject* kept_v[4];         /* the values (owned) */
 } fpy_tls;
 
 /* initial-exec: a plain %fs-relative access instead of a __tls_get_addr
@@ -311,6 +316,18 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
 void fpy_tr_cancel(FutoInAsyncSteps* bsi, void* data);
 void fpy_tr_loop(FutoInAsyncSteps* bsi, void* data);
 void fpy_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i);
+/** A success() of fpy_T.chain_bsi kept in Python goes to the runtime now:
+ * called before anything else reaches the runtime, so that it sees every
+ * call in order. 0, or -1 raised (the runtime refused it: misuse). */
+int fpy_kept_apply(void);
+static inline int fpy_kept_flush(void)
+{
+    return fpy_T.kept ? fpy_kept_apply() : 0;
+}
+/** success(*v) (n <= 4) of fpy_T.chain_bsi in its own callback, nothing
+ * kept yet: kept if every value is one whose trip through the runtime
+ * gives back an equal object of its type (1), else 0 (send it). */
+int fpy_kept_keep(PyObject* const* v, Py_ssize_t n);
 /** Complete the waiting step `bsi` with a done asyncio future's outcome. */
 void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 

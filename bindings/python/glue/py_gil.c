@@ -104,6 +104,9 @@ void fpy_gil_enter(fpy_gil* g)
     if (ts) {
         T.ts = NULL;
         PyEval_RestoreThread(ts);
+        /* ours from now on, also for the releases the callback causes
+         * (a run of chained steps pops each step before it returns) */
+        T.held = 1;
         g->how = 1;
         if (T.n) {
             fpy_drain();
@@ -121,7 +124,8 @@ void fpy_gil_leave(fpy_gil* g)
     if (g->how == 1) {
         /* Keep the GIL for the next callback: a burst of steps would
          * otherwise hand it over and take it back for every step. It is
-         * released before the loop can block (fpy_loop_prepare). */
+         * released before the loop can block (fpy_loop_prepare). T.held
+         * is set again: a nested run_end() may have cleared it. */
         T.held = 1;
     } else if (g->how == 2) {
         PyGILState_Release(g->st);

@@ -25,6 +25,15 @@ int fpy_parse(const char* fname, PyObject* const* args, Py_ssize_t nargs,
         return NULL;                                                           \
     }
 
+/* First in a method that reaches the runtime: a success() kept in Python
+ * (py_trampolines.c) is sent before it, so the runtime sees every call in
+ * order. AsyncSteps' success() sees to it itself; ToolBase's methods that
+ * run or read flows do it too. */
+#define FLUSH()                                                                \
+    if (fpy_kept_flush() < 0) {                                                \
+        return NULL;                                                           \
+    }
+
 #define FC (METH_FASTCALL | METH_KEYWORDS)
 #define M(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))fn, flags, PyDoc_STR(doc)}
 
