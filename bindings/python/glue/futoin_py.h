@@ -38,6 +38,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sys/host.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/wrap.h>
 #include <uv.h>
 
@@ -294,6 +295,22 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s);
 PyObject* fpy_tool_of(fpy_steps* s);
 PyObject* fpy_is_executing(fpy_steps* s);
 
+/** The extension table of a handle of ours (version 4 or later: chain()),
+ * else NULL: futoin_async_ext() remembered per FTN12 table (a root's, a
+ * step's, a parallel()'s), so the usual handle needs no call to tell. */
+extern const FutoInAsyncStepsAPI* fpy_ext_apis[4];
+extern const futoin_async_ext_table* fpy_ext_tab;
+const futoin_async_ext_table* fpy_ext_slow(FutoInAsyncSteps* bsi);
+static inline const futoin_async_ext_table* fpy_ext(FutoInAsyncSteps* bsi)
+{
+    const FutoInAsyncStepsAPI* api = bsi->api;
+    if (api == fpy_ext_apis[0] || api == fpy_ext_apis[1] || api == fpy_ext_apis[2]
+        || api == fpy_ext_apis[3]) {
+        return fpy_ext_tab;
+    }
+    return fpy_ext_slow(bsi);
+}
+
 /* ---- py_trampolines.c: Python callables run as steps -------------------- */
 
 /** A step callable with its error handler, handed to C as one record. */
@@ -324,10 +341,35 @@ static inline int fpy_kept_flush(void)
 {
     return fpy_T.kept ? fpy_kept_apply() : 0;
 }
+/** A value whose trip through the runtime gives back an equal object of
+ * its type (int, float, bool, bytes, an ASCII str), or the object itself
+ * (anything py_values.c makes a custom value): not a non-ASCII str (it may
+ * fail to encode: lone surrogates) nor a list (numbers come back as a new
+ * list). */
+static inline int fpy_keepable(PyObject* o)
+{
+    PyTypeObject* t = Py_TYPE(o);
+    if (t == &PyUnicode_Type) {
+        return PyUnicode_IS_ASCII(o);
+    }
+    return t != &PyList_Type || PyList_GET_SIZE(o) == 0;
+}
 /** success(*v) (n <= 4) of fpy_T.chain_bsi in its own callback, nothing
- * kept yet: kept if every value is one whose trip through the runtime
- * gives back an equal object of its type (1), else 0 (send it). */
-int fpy_kept_keep(PyObject* const* v, Py_ssize_t n);
+ * kept yet: kept if every value is keepable (1), else 0 (send it). */
+static inline int fpy_kept_keep(PyObject* const* v, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    for (i = 0; i < n; ++i) {
+        if (!fpy_keepable(v[i])) {
+            return 0;
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        fpy_T.kept_v[i] = Py_NewRef(v[i]);
+    }
+    fpy_T.kept = (int)n + 1;
+    return 1;
+}
 /** Complete the waiting step `bsi` with a done asyncio future's outcome. */
 void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 
@@ -352,9 +394,24 @@ int fpy_not_other_thread(fpy_steps* s, const char* what);
 /** `what` is a call only a step's own callback (or a root before it
  * executes, if root_ok, or a parallel() handle) may make: 1 if so, else 0
  * raised. */
-int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok);
+int fpy_in_own_step_slow(fpy_steps* s, const char* what, int root_ok);
+static inline int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok)
+{
+    if (s->bsi && s->bsi == fpy_T.cur) {
+        return 1; /* its own callback runs on this thread now */
+    }
+    return fpy_in_own_step_slow(s, what, root_ok);
+}
 /** fn and eh (either NULL) are callable: 0, else -1 raised. */
-int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh);
+int fpy_bad_callables(const char* what, PyObject* fn, PyObject* eh);
+static inline int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh)
+{
+    /* PyCallable_Check(), inline */
+    if ((fn && !Py_TYPE(fn)->tp_call) || (eh && !Py_TYPE(eh)->tp_call)) {
+        return fpy_bad_callables(what, fn, eh);
+    }
+    return 0;
+}
 /** A str without NUL (UTF-8 borrowed from `o`), a non-empty one (an error
  * code), a loop label (None: NULL): 0, else -1 raised. */
 int fpy_str_arg(PyObject* o, const char* what, const char** out);

@@ -131,7 +131,14 @@ static PyObject* m_parallel(PyObject* self, PyObject* const* args,
 
 static PyObject* m_success(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 {
-    return fpy_success(S(self), args, nargs);
+    fpy_steps* s = S(self);
+    if (s->bsi == fpy_T.chain_bsi && s->bsi && !s->did && !fpy_T.kept && nargs <= 4
+        && fpy_kept_keep(args, nargs)) {
+        /* the usual one: kept for the next step (py_trampolines.c) */
+        s->did |= FPY_DID_COMPLETE;
+        Py_RETURN_NONE;
+    }
+    return fpy_success(s, args, nargs);
 }
 
 static PyObject* m_success_step(PyObject* self, PyObject* const* args,

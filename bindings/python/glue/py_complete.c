@@ -91,12 +91,7 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
-    if (s->bsi == fpy_T.chain_bsi && s->bsi && !s->did && !fpy_T.kept && n <= 4
-        && fpy_kept_keep(v, n)) {
-        /* the usual one: kept for the next step (py_trampolines.c) */
-        s->did |= FPY_DID_COMPLETE;
-        Py_RETURN_NONE;
-    }
+    /* (a success() that may be kept was kept by the method: m_success) */
     if (fpy_kept_flush() < 0) { /* a second success() finds the first sent */
         return NULL;
     }

@@ -86,6 +86,10 @@ void fpy_release(void (*free_fn)(void*), void* p)
 
 void fpy_release_obj(PyObject* o)
 {
+    if (T.held && o) {
+        Py_DECREF(o); /* the usual case (fpy_release's first) */
+        return;
+    }
     fpy_release(NULL, o);
 }
 

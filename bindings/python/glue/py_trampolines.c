@@ -66,6 +66,10 @@ void fpy_rec_release(void* data)
 
 void fpy_obj_release(void* data)
 {
+    if (fpy_T.held && data) {
+        Py_DECREF((PyObject*)data); /* the usual case (fpy_release's first) */
+        return;
+    }
     fpy_release_obj(data);
 }
 
@@ -121,35 +125,6 @@ static void as_done(PyObject* o)
  * runtime sends it first (fpy_kept_flush: the methods of AsyncSteps and
  * of ToolBase that touch flows), so the runtime sees every call in the
  * order it was made. */
-static int keepable(PyObject* o)
-{
-    PyTypeObject* t = Py_TYPE(o);
-    if (t == &PyUnicode_Type) {
-        return PyUnicode_IS_ASCII(o); /* others may fail to encode (lone surrogates) */
-    }
-    if (t == &PyList_Type) {
-        return PyList_GET_SIZE(o) == 0; /* numbers come back as a new list */
-    }
-    /* int, float, bool, bytes: an equal object; anything else travels as
-     * itself (py_values.c) */
-    return 1;
-}
-
-int fpy_kept_keep(PyObject* const* v, Py_ssize_t n)
-{
-    Py_ssize_t i;
-    for (i = 0; i < n; ++i) {
-        if (!keepable(v[i])) {
-            return 0;
-        }
-    }
-    for (i = 0; i < n; ++i) {
-        fpy_T.kept_v[i] = Py_NewRef(v[i]);
-    }
-    fpy_T.kept = (int)n + 1;
-    return 1;
-}
-
 int fpy_kept_apply(void)
 {
     FutoInAsyncSteps* bsi = fpy_T.chain_bsi;
@@ -369,8 +344,8 @@ static void run_steps(FutoInAsyncSteps* bsi, PyObject* fn, const FutoInArgs* arg
         }
         stack[n++] = o;
     }
-    x = futoin_async_ext(bsi);
-    fpy_T.chain_bsi = (x && x->version >= FUTOIN_EXT_VERSION_4) ? bsi : NULL;
+    x = fpy_ext(bsi);
+    fpy_T.chain_bsi = x ? bsi : NULL;
     for (;;) {
         fpy_T.cur = bsi;
         res = PyObject_Vectorcall(fn, stack, n, NULL);
