@@ -359,6 +359,14 @@ static inline int fpy_keepable(PyObject* o)
 static inline int fpy_kept_keep(PyObject* const* v, Py_ssize_t n)
 {
     Py_ssize_t i;
+    if (n == 1) { /* the usual one, without the loops */
+        if (!fpy_keepable(v[0])) {
+            return 0;
+        }
+        fpy_T.kept_v[0] = Py_NewRef(v[0]);
+        fpy_T.kept = 2;
+        return 1;
+    }
     for (i = 0; i < n; ++i) {
         if (!fpy_keepable(v[i])) {
             return 0;

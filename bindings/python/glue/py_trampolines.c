@@ -388,9 +388,11 @@ static void run_steps(FutoInAsyncSteps* bsi, PyObject* fn, const FutoInArgs* arg
         }
         /* `bsi` completed and popped (its data released): `next` runs
          * now, with the values `bsi` kept */
-        for (i = 1; (int)i < fpy_T.kept; ++i) {
-            stack[i] = fpy_T.kept_v[i - 1];
-        }
+        /* all four slots, those past n unused: no loop (nor memcpy call) */
+        stack[1] = fpy_T.kept_v[0];
+        stack[2] = fpy_T.kept_v[1];
+        stack[3] = fpy_T.kept_v[2];
+        stack[4] = fpy_T.kept_v[3];
         n = fpy_T.kept ? (size_t)fpy_T.kept : 1;
         fpy_T.kept = 0;
         bsi = next;
