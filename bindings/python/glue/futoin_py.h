@@ -99,6 +99,7 @@ typedef struct fpy_tool
     PyObject* aloop;   /* the asyncio loop, or NULL */
     PyObject* apump;   /* the callable it calls for a pass */
     PyObject* atimer;  /* its TimerHandle for libuv's next timer, or NULL */
+    uint64_t adue;     /* ... when it is due (libuv's loop time, ms) */
     int afd;           /* libuv's backend fd it watches, or -1 */
     int ascheduled;    /* a pass is queued with call_soon */
     size_t late;       /* late completions through kept handles whose step
@@ -181,7 +182,9 @@ typedef struct fpy_tls
 {
     PyThreadState* ts; /* set while run() has the GIL released */
     int in_run;
-    int held;          /* run(): a callback took the GIL and kept it */
+    int held;          /* the GIL is this thread's: 1 run()'s loop (a
+                          callback took it and keeps it until the loop
+                          polls), 2 a pass run from Python (run_nowait()) */
     fpy_pending* pend; /* releases waiting for the GIL */
     size_t n, cap;
     PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */

@@ -167,7 +167,15 @@ static int schedule_next(fpy_tool* t)
         return fpy_tool_kick(t);
     }
     if (timeout > 0 && !t->ascheduled) {
-        PyObject* delay = PyFloat_FromDouble(timeout / 1000.0);
+        uint64_t due = uv_now(futoin_tool_uv_loop(t->tool)) + (uint64_t)timeout;
+        PyObject* delay;
+        if (t->atimer && t->adue <= due) {
+            /* the timer asked for already comes first (a flow awaited from
+             * asyncio asks again at each pass): its pass asks again */
+            return 0;
+        }
+        delay = PyFloat_FromDouble(timeout / 1000.0);
+        t->adue = due;
         if (t->atimer) {
             PyObject* r = PyObject_CallMethodNoArgs(t->atimer, s_cancel);
             Py_XDECREF(r);

@@ -138,7 +138,7 @@ void fpy_gil_leave(fpy_gil* g)
 
 void fpy_loop_prepare(void)
 {
-    if (T.held) {
+    if (T.held == 1) { /* (2: a pass from Python, which holds it) */
         T.held = 0;
         T.ts = PyEval_SaveThread();
     }

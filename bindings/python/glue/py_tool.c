@@ -372,7 +372,7 @@ PyObject* fpy_tool_pass_ready(fpy_tool* t)
 
 static PyObject* pass(fpy_tool* t, int ready_only)
 {
-    int rc;
+    int rc, held = fpy_T.held;
     if (refuse_borrowed(t, "run_nowait()") || closed(t)) {
         return NULL;
     }
@@ -380,6 +380,11 @@ static PyObject* pass(fpy_tool* t, int ready_only)
         Py_RETURN_TRUE;
     }
     t->passing = 1;
+    /* The GIL is ours for the whole pass: its callbacks and releases need
+     * not ask (2: not the loop's to hand over before it polls) */
+    if (!held) {
+        fpy_T.held = 2;
+    }
     if (ready_only) {
         uv_loop_t* loop = futoin_tool_uv_loop(t->tool);
         uv_stop(loop);
@@ -391,6 +396,7 @@ static PyObject* pass(fpy_tool* t, int ready_only)
     } else {
         rc = futoin_tool_run_nowait(t->tool);
     }
+    fpy_T.held = held; /* (a run() nested in the pass ended holding it too) */
     t->passing = 0;
     if (t->done) {
         /* roots that finished during the pass: no longer inside their

@@ -251,3 +251,31 @@ def test_await_root_paths(loop_class):
         assert isinstance(ei.value.__cause__, asyncio.CancelledError)
         assert tool.executing == 0
     asyncio.run(main())
+
+
+def test_an_earlier_timer_of_the_tool_is_not_missed(loop_class):
+    """asyncio keeps one timer for the tool's next libuv timer, asked for
+    again at every pass: a timer due earlier than the one asked for
+    before replaces it, a later one leaves it."""
+    async def main():
+        tool = Tool()
+        order = []
+
+        def waiting(name, ms):
+            def step(asi):
+                asi.set_timeout(ms)
+                asi.wait_external()
+
+            def timed_out(asi, code):
+                order.append(name)
+                asi.success()
+            return AsyncSteps(tool).add(step, timed_out)
+        slow = asyncio.ensure_future(waiting("slow", 60_000).promise())
+        await asyncio.sleep(0)
+        await waiting("fast", 5)          # due before the first timer
+        await waiting("fast again", 5)    # the same, after one fired
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        return order
+    assert asyncio.run(main()) == ["fast", "fast again"]
