@@ -82,14 +82,16 @@ typedef struct fpy_tool
 {
     PyObject_HEAD
     futoin_tool* tool;
-    PyObject* flows;   /* executing roots, kept alive: {address of fpy_steps:
-                          (root,)}, a fresh 1-tuple per execute() */
+    PyObject* flows;   /* executing roots, kept alive: {key: (root,)}, a
+                          fresh 1-tuple per execute() (its token); the key:
+                          fpy_flow_key() */
     PyObject* timers;  /* int(address of a timer record) -> callable */
     PyObject* failure; /* first unhandled error of a root executed without
                           an unhandled callback, for run() to raise */
     uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
     uv_prepare_t* prep; /* releases the GIL before the loop polls */
-    PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
+    PyObject* done;    /* during a pass: the tokens of roots that finished
+                          (a list, empty between passes) */
     int passing;       /* run_nowait() is on the stack */
     int closing;       /* close() drops the executing roots */
     int owned;         /* the tool owns its loop (not attached) */
@@ -508,8 +510,9 @@ PyObject* fpy_awaiter_new(fpy_steps* s);
 /** The flow's outcome to its awaiter. */
 int fpy_awaiter_settle(PyObject* awaiter, PyObject* exc, PyObject* value);
 /** From an await_() step of a flow that `await root` drives: the awaiter
- * waits for `fut` on the step's behalf (1), or declines (0). */
-int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
+ * waits for `fut` on the step's behalf (1), or declines (0). `pending`:
+ * the caller has just seen fut.done() say False. */
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut, int pending);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 
@@ -530,6 +533,15 @@ void fpy_tool_cancel_executing(fpy_tool* t);
 int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */
 void fpy_tool_idle(fpy_tool* t);
+/** The key of root `s` in its tool's flows (new reference, or NULL
+ * raised): the root itself (an AsyncSteps is hashed by identity), or the
+ * address of an object of a subclass (its own __eq__/__hash__ must not
+ * matter). */
+static inline PyObject* fpy_flow_key(fpy_steps* s)
+{
+    return Py_TYPE(s) == &fpy_steps_type ? Py_NewRef((PyObject*)s)
+                                         : PyLong_FromVoidPtr(s);
+}
 /** Stop keeping root `s` alive, from the next loop pass on. */
 void fpy_tool_root_done(fpy_steps* s);
 /** An unhandled error of a root executed without a callback: kept for

@@ -471,9 +471,10 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
     }
     d = PyObject_CallMethodNoArgs(aw, s_done);
     if (d != Py_True) {
+        int pending = d == Py_False;
         Py_XDECREF(d);
         PyErr_Clear();
-        return 0;
+        return pending ? 2 : 0; /* 2: it said it is not done */
     }
     Py_DECREF(d);
     exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
@@ -539,8 +540,8 @@ static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
     int rc = -1;
     if (fut) {
         rc = await_done_now(bsi, fut);
-        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
-            rc = 1;
+        if (rc == 0 || rc == 2) {
+            rc = fpy_awaiter_take(bsi, fut, rc == 2) ? 1 : 0;
         }
         if (rc == 0) {
             PyObject* r = PyObject_CallFunctionObjArgs(fpy_H.await_step, a, fut, NULL);
@@ -564,8 +565,8 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fut = future_of(bsi, data);
     if (fut) {
         rc = await_done_now(bsi, fut);
-        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
-            rc = 1;
+        if (rc == 0 || rc == 2) {
+            rc = fpy_awaiter_take(bsi, fut, rc == 2) ? 1 : 0;
         }
     }
     if (rc < 0) {
@@ -584,6 +585,7 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 
 /* The awaiter completes the step it took: with the future's outcome. */
 static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+static void step_success_with(FutoInAsyncSteps* bsi, PyObject* res);
 
 void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 {
@@ -598,7 +600,6 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 {
     static PyObject *s_exception, *s_result;
     PyObject *exc, *res;
-    FutoInArgs fa;
     if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
                          || !(s_result = PyUnicode_InternFromString("result")))) {
         return;
@@ -620,6 +621,13 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
         fpy_on_exception(bsi);
         return;
     }
+    step_success_with(bsi, res);
+}
+
+/* ... with the future's result `res` (a reference handed over). */
+static void step_success_with(FutoInAsyncSteps* bsi, PyObject* res)
+{
+    FutoInArgs fa;
     if (res == Py_None) {
         futoin_wrap_try_success(bsi, NULL);
     } else if (fpy_args_from(PyTuple_CheckExact(res) ? &PyTuple_GET_ITEM(res, 0) : &res,
