@@ -390,15 +390,49 @@ void fj_add(JNIEnv* env, jlong h, jobject rec, jint arity, jboolean has_eh)
     fj_guard_end(env);
 }
 
+/* The extension table (version 4 or later) of `bsi`'s implementation,
+ * or NULL: futoin_async_ext() remembered for the last implementation
+ * seen on this thread by one call site (roots and steps have tables of
+ * their own: add() keeps one, chain() the other). */
+typedef struct ext_cache
+{
+    const FutoInAsyncStepsAPI* api;
+    const futoin_async_ext_table* x;
+} ext_cache;
+
+static _Thread_local ext_cache add_ext __attribute__((tls_model("initial-exec")));
+static _Thread_local ext_cache chain_ext __attribute__((tls_model("initial-exec")));
+
+static inline const futoin_async_ext_table* ext_v4(ext_cache* c, FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x;
+    if (bsi->api == c->api) {
+        return c->x;
+    }
+    x = futoin_async_ext(bsi);
+    if (!x || x->version < FUTOIN_EXT_VERSION_4) {
+        return NULL;
+    }
+    c->api = bsi->api;
+    c->x = x;
+    return x;
+}
+
 /* add() of a step whose Rec is slot `id` of table `idx` (jni_rectab.c):
  * no global reference. */
 void fj_add_t(JNIEnv* env, jlong h, jint idx, jint id, jint arity, jboolean has_eh)
 {
     void* data = (void*)(((uintptr_t)(uint32_t)idx << 32) | (uint32_t)id);
+    const futoin_async_ext_table* x = ext_v4(&add_ext, BSI(h));
     fj_ref_count(1); /* fj_rt_release() takes it back, also when refused */
     fj_guard_begin();
-    futoin_wrap_add_classed(BSI(h), data, step_tr_t(arity),
-                            has_eh ? tr_error_t : NULL, &fj_step_class_t);
+    if (x) {
+        x->add_classed(BSI(h), data, step_tr_t(arity),
+                       has_eh ? tr_error_t : NULL, &fj_step_class_t);
+    } else {
+        futoin_wrap_add_classed(BSI(h), data, step_tr_t(arity),
+                                has_eh ? tr_error_t : NULL, &fj_step_class_t);
+    }
     fj_guard_end(env);
 }
 
@@ -454,10 +488,10 @@ jobject fj_chain(JNIEnv* env, jlong h, jobject asi)
 jlong fj_chain_t(jlong h)
 {
     FutoInAsyncSteps* bsi = BSI(h);
-    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    const futoin_async_ext_table* x = ext_v4(&chain_ext, bsi);
     FutoInAsyncSteps* next;
     void* data = NULL;
-    if (!x || x->version < FUTOIN_EXT_VERSION_4) {
+    if (!x) {
         return -1;
     }
     next = x->chain(bsi, tr_t, sizeof(tr_t) / sizeof(tr_t[0]), &data);
