@@ -65,7 +65,10 @@ final class Dispatch {
     /** Runs a step given at most one value (tag 0: none); exceptions become its error. */
     private static void run1(Rec rec, AsyncSteps asi, int tag, long bits, Object o) {
         try {
-            if (rec.arity == 1) {
+            int arity = rec.arity;
+            if (arity == 0) { /* in place: call() is too big to be inlined here */
+                ((Step) rec.fn).execute(asi);
+            } else if (arity == 1) {
                 ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, o));
             } else {
                 call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);
