@@ -59,8 +59,8 @@ int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap)
     uint8_t* mem = (*env)->GetDirectBufferAddress(env, io);
     jlong size = (*env)->GetDirectBufferCapacity(env, io);
     jobject g;
-    if (!mem || cap <= 0 || size < 16 + 5 * (jlong)cap) {
-        return 0;
+    if (sizeof(void*) < 8 || !mem || cap <= 0 || size < 16 + 5 * (jlong)cap) {
+        return 0; /* (index << 32 | id) needs 64-bit data: global references */
     }
     if (!idx) {
         pthread_mutex_lock(&tables_lock);
