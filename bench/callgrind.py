@@ -191,6 +191,11 @@ def java_ops(java, cp):
            run("success"), JAVA_N),
         Op("java_floor_thenApply", "Java", "floor: CompletableFuture "
            "`thenApply(v -> v + 1)`", run("thenApply"), JAVA_N),
+        Op("java_floor_thenApplyDone", "Java", "floor, cheapest: "
+           "`thenApply(v -> v + 1)` on a completed future", run("thenApplyDone"),
+           JAVA_N),
+        Op("java_peer_thenCompose", "Java", "fair peer: `thenCompose(v -> "
+           "completedFuture(v + 1))`", run("thenCompose"), JAVA_N),
     ]
 
 
@@ -388,7 +393,9 @@ def main():
             else:
                 skipped.append(("lua_*", why))
         if any(wanted(n, "Java") for n in ("java_step", "java_success",
-                                            "java_floor_thenApply")):
+                                            "java_floor_thenApply",
+                                            "java_floor_thenApplyDone",
+                                            "java_peer_thenCompose")):
             jc, why = find_java(build, a.java_jar, a.build_bindings, tmp)
             if jc:
                 print("# java: %s" % jc[1].split(os.pathsep)[0])
