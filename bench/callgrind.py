@@ -73,7 +73,8 @@ def c_ops(build):
     ]
     # The same with a counting hook set on the tool (futoin/sys/hooks.h):
     # what watching the flows costs. Only a bench that knows --hooks.
-    if not sh([fb, "--hooks", "none", "--list"]).returncode:
+    if os.access(fb, os.X_OK) and not sh([fb, "--hooks", "none",
+                                           "--list"]).returncode:
         def hooked(test):
             return lambda n: [fb, "--test", test, "--n", str(n), "--hooks",
                               "count"]
@@ -190,6 +191,11 @@ def java_ops(java, cp):
            run("success"), JAVA_N),
         Op("java_floor_thenApply", "Java", "floor: CompletableFuture "
            "`thenApply(v -> v + 1)`", run("thenApply"), JAVA_N),
+        Op("java_floor_thenApplyDone", "Java", "floor, cheapest: "
+           "`thenApply(v -> v + 1)` on a completed future", run("thenApplyDone"),
+           JAVA_N),
+        Op("java_peer_thenCompose", "Java", "fair peer: `thenCompose(v -> "
+           "completedFuture(v + 1))`", run("thenCompose"), JAVA_N),
     ]
 
 
@@ -387,7 +393,9 @@ def main():
             else:
                 skipped.append(("lua_*", why))
         if any(wanted(n, "Java") for n in ("java_step", "java_success",
-                                            "java_floor_thenApply")):
+                                            "java_floor_thenApply",
+                                            "java_floor_thenApplyDone",
+                                            "java_peer_thenCompose")):
             jc, why = find_java(build, a.java_jar, a.build_bindings, tmp)
             if jc:
                 print("# java: %s" % jc[1].split(os.pathsep)[0])

@@ -265,6 +265,22 @@ Test(tool, immediate_chain_spans_bursts)
 
 /* ---- deferred -------------------------------------------------------------- */
 
+/* A timer started by a callback of futoin_tool_run's first burst (run
+ * before libuv is entered) keeps that run going until it fires, on a loop
+ * that nothing else ever saw (futoin_tool_uv_loop is not called here). */
+static void start_deferred(void* data)
+{
+    tr(data);
+    futoin_tool_deferred(T, 1, tr, CH('d'));
+}
+
+Test(tool, run_waits_for_a_timer_started_by_its_first_burst)
+{
+    futoin_tool_immediate(T, start_deferred, CH('a'));
+    run();
+    assert_trace("ad");
+}
+
 Test(tool, deferred_order_by_delay_then_fifo)
 {
     futoin_tool_deferred(T, 30, tr, CH('a'));
@@ -693,6 +709,35 @@ Test(tool, free_and_run_refused_inside_callback)
     cr_assert_eq(free_inside_rc, FUTOIN_EBUSY);
     cr_assert_eq(run_inside_rc, FUTOIN_EINVAL);
     cr_assert_eq(misuse_seen, 1);
+}
+
+/* futoin_tool_run() runs what is queued before it enters libuv (its fast
+ * path, no uv_run() around the burst); when a handle that is not the
+ * tool's is still alive after that, it runs the loop, and that handle's
+ * callback is inside the run too: freeing the tool or running it again
+ * from there is refused as from the tool's own callbacks. */
+static uv_timer_t foreign_timer;
+static void foreign_timer_cb(uv_timer_t* t)
+{
+    tr(CH('t'));
+    free_inside_rc = futoin_tool_free(T);
+    run_inside_rc = futoin_tool_run(T);
+    uv_close((uv_handle_t*)t, NULL);
+}
+
+Test(tool, a_foreign_handle_runs_after_the_queue_inside_the_same_run)
+{
+    cr_assert_eq(uv_timer_init(futoin_tool_uv_loop(T), &foreign_timer), 0);
+    cr_assert_eq(uv_timer_start(&foreign_timer, foreign_timer_cb, 0, 0), 0);
+    futoin_tool_immediate(T, tr, CH('a'));
+    futoin_tool_immediate(T, tr, CH('b'));
+    free_inside_rc = run_inside_rc = 0;
+    run();
+    assert_trace("abt");
+    cr_assert_eq(free_inside_rc, FUTOIN_EBUSY);
+    cr_assert_eq(run_inside_rc, FUTOIN_EINVAL);
+    cr_assert_eq(misuse_seen, 1);
+    cr_assert(strstr(misuse_last, "called while running"), "%s", misuse_last);
 }
 
 /* ---- misuse ----------------------------------------------------------------- */

@@ -15,7 +15,12 @@ import org.futoin.async.Tool;
  *   futoin repeat()     one repeat(N) whose body is a Java lambda
  *   futoin success(v)   N steps `(asi, v) -> asi.success(v + 1)`
  *   CF thenApply        N x thenApply(v -> v + 1) on an incomplete future
- *   CF thenCompose      N x thenCompose(v -> completedFuture(v + 1))
+ *   CF thenCompose      N x thenCompose(v -> completedFuture(v + 1)): the fair
+ *                       peer of a chain of async steps passing a value (each
+ *                       step is a function returning a future)
+ *   CF thenApply, done  N x thenApply(v -> v + 1) on a completed future: the
+ *                       cheapest form (each stage runs at once, inside the
+ *                       thenApply() call, so "run" is ~0: compare build+run)
  *
  * Each line shows ns per step for "run" (execute + loop / complete +
  * propagation) and "build+run" (the add()/thenApply() calls included),
@@ -114,6 +119,21 @@ public final class Bench {
         return new long[] {t2 - t0, t2 - t1};
     }
 
+    private static long[] cfApplyDone(int n) {
+        long t0 = System.nanoTime();
+        CompletableFuture<Integer> f = CompletableFuture.completedFuture(0);
+        for (int i = 0; i < n; ++i) {
+            f = f.thenApply(v -> v + 1);
+        }
+        long t1 = System.nanoTime();
+        int r = f.join();
+        long t2 = System.nanoTime();
+        if (r != n) {
+            throw new AssertionError("thenApply gave " + r);
+        }
+        return new long[] {t2 - t0, t2 - t1};
+    }
+
     private static double median(List<Double> v) {
         List<Double> s = new ArrayList<>(v);
         Collections.sort(s);
@@ -125,11 +145,11 @@ public final class Bench {
         int warm = args.length > 1 ? Integer.parseInt(args[1]) : 5;
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 7;
         String[] names = {"futoin add() step", "futoin repeat() body", "futoin step + success(v)",
-            "CF thenApply", "CF thenCompose"};
+            "CF thenApply", "CF thenCompose", "CF thenApply, done"};
         try (Tool tool = new Tool()) {
             Round[] all = {
                 k -> futoinAdd(tool, k), k -> futoinRepeat(tool, k), k -> futoinSuccess(tool, k),
-                Bench::cfApply, Bench::cfCompose,
+                Bench::cfApply, Bench::cfCompose, Bench::cfApplyDone,
             };
             List<List<Double>> build = new ArrayList<>();
             List<List<Double>> run = new ArrayList<>();
@@ -151,10 +171,19 @@ public final class Bench {
                     System.getProperty("java.version"), System.getProperty("java.vm.name"), n, warm, rounds);
             System.out.printf("%-26s %14s %16s%n", "per step", "run ns", "build+run ns");
             double[] runMed = new double[all.length];
+            double[] bothMed = new double[all.length];
             for (int i = 0; i < all.length; ++i) {
                 runMed[i] = median(run.get(i));
-                System.out.printf("%-26s %14.1f %16.1f%n", names[i], runMed[i], median(build.get(i)));
+                bothMed[i] = median(build.get(i));
+                System.out.printf("%-26s %14.1f %16.1f%n", names[i], runMed[i], bothMed[i]);
             }
+            System.out.printf("ratios, build+run (futoin / peer): add() step / thenApply %.2f, / thenCompose %.2f,"
+                    + " / thenApply done %.2f; success(v) / thenApply %.2f, / thenCompose %.2f%n",
+                    bothMed[0] / bothMed[3], bothMed[0] / bothMed[4], bothMed[0] / bothMed[5],
+                    bothMed[2] / bothMed[3], bothMed[2] / bothMed[4]);
+            System.out.printf("ratios, run (futoin / peer): add() step / thenApply %.2f, / thenCompose %.2f;"
+                    + " success(v) / thenApply %.2f, / thenCompose %.2f%n",
+                    runMed[0] / runMed[3], runMed[0] / runMed[4], runMed[2] / runMed[3], runMed[2] / runMed[4]);
             if (System.getProperty("jnifloor") != null) {
                 double[] f = JniFloor.run(System.getProperty("jnifloor"));
                 System.out.printf("%-26s %14.1f%n", "JNI up-call (2 args)", f[0]);

@@ -15,8 +15,13 @@ import org.futoin.async.Tool;
  *   success    a root of N steps {@code (asi, v) -> asi.success(v + 1)}
  *   thenApply  the language's own primitive: N x {@code thenApply(v -> v + 1)}
  *              on an incomplete CompletableFuture, then completed
+ *   thenApplyDone  the cheapest form: N x {@code thenApply(v -> v + 1)} on a
+ *              completed future (each stage runs at once, nothing waits)
+ *   thenCompose  the fair peer of a chain of async steps passing a value:
+ *              N x {@code thenCompose(v -> completedFuture(v + 1))} on an
+ *              incomplete future, then completed (each step returns a future)
  *
- * Each kind first runs once with WARM (the warm-up: the JIT compiles the
+ * Each kind first runs twice with WARM (the warm-up: the JIT compiles the
  * paths, pools grow; the runner passes the same WARM to both runs), then
  * once with N; the last line is {@code OPS N}.
  */
@@ -61,6 +66,31 @@ public final class CallgrindOps {
         }
     }
 
+    /** The cheapest form: each thenApply() on a completed future runs at once. */
+    private static void thenApplyDone(Tool tool, int n) {
+        CompletableFuture<Integer> f = CompletableFuture.completedFuture(0);
+        for (int i = 0; i < n; ++i) {
+            f = f.thenApply(v -> v + 1);
+        }
+        if (f.join() != n) {
+            throw new AssertionError("thenApply gave " + f.join());
+        }
+    }
+
+    /** The fair peer: a chain of N async steps passing a value, each step a
+     *  function returning a future (here an already completed one). */
+    private static void thenCompose(Tool tool, int n) {
+        CompletableFuture<Integer> start = new CompletableFuture<>();
+        CompletableFuture<Integer> f = start;
+        for (int i = 0; i < n; ++i) {
+            f = f.thenCompose(v -> CompletableFuture.completedFuture(v + 1));
+        }
+        start.complete(0);
+        if (f.join() != n) {
+            throw new AssertionError("thenCompose gave " + f.join());
+        }
+    }
+
     interface Kind {
         void run(Tool tool, int n);
     }
@@ -73,16 +103,23 @@ public final class CallgrindOps {
                 case "step": k = CallgrindOps::step; break;
                 case "success": k = CallgrindOps::success; break;
                 case "thenApply": k = CallgrindOps::thenApply; break;
+                case "thenApplyDone": k = CallgrindOps::thenApplyDone; break;
+                case "thenCompose": k = CallgrindOps::thenCompose; break;
                 default: break;
             }
         }
         if (k == null) {
-            System.err.println("usage: CallgrindOps step|success|thenApply N WARM");
+            System.err.println("usage: CallgrindOps step|success|thenApply|thenApplyDone|thenCompose N WARM");
             System.exit(2);
         }
         int n = Integer.parseInt(args[1]);
         int warm = Integer.parseInt(args[2]);
         try (Tool tool = new Tool()) {
+            /* twice: the first warm-up takes paths the counted run does
+             * not (a growing pool or Rec table, free lists filling); the
+             * second runs, and lets the JIT compile, the paths of the
+             * steady state the counted run is in */
+            k.run(tool, warm);
             k.run(tool, warm);
             k.run(tool, n);
         }

@@ -178,7 +178,7 @@ EOF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
   export LSAN_OPTIONS=suppressions=$tests/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua misuse_spec.lua policy_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua threads_spec.lua leak_spec.lua"}
+  export LUA_SPECS=${LUA_SPECS:-"core_spec.lua steps_spec.lua chain_spec.lua misuse_spec.lua policy_spec.lua spec_spec.lua coroutine_spec.lua wait_spec.lua results_spec.lua luv_spec.lua threads_spec.lua leak_spec.lua"}
   export FUTOIN_LEAK_FLOWS=${FUTOIN_LEAK_FLOWS:-20000}
   run_busted "$tmp/treeS" env LD_PRELOAD="$libasan $libubsan"
   if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp/busted.log"; then

@@ -532,6 +532,9 @@ futoin__root* futoin__root_alloc(futoin_tool* tool);
 void futoin__root_release(futoin_tool* tool, futoin__root* r);
 
 /* flow.c */
+/* What a scheduled flow's entry in the immediate ring calls (data: the
+ * flow); root.c's execute() queues it itself. */
+void futoin__flow_run_cb(void* data);
 void futoin__flow_schedule(futoin__flow* fl);
 void futoin__flow_start(futoin__flow* fl);
 void futoin__flow_cancel(futoin__flow* fl);

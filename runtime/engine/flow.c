@@ -6,7 +6,7 @@
  * flow_run(). The only recursion is through nested parallel() frames on
  * cancel, which is bounded by how the user nested them.
  *
- * A flow runs from the tool's immediate ring (flow_run_cb) for at most
+ * A flow runs from the tool's immediate ring (futoin__flow_run_cb) for at most
  * FUTOIN__FLOW_BUDGET steps, then yields so that other flows get their
  * turn; a continuation costs one ring slot, not a libuv loop turn. Every
  * step and every batch of in-place loop iterations also counts against the
@@ -64,7 +64,7 @@ static void flow_clear_code(futoin__flow* fl)
 
 static void flow_run(futoin__flow* fl);
 
-static void flow_run_cb(void* data)
+void futoin__flow_run_cb(void* data)
 {
     futoin__flow* fl = data;
     /* The flow may have finished, been cancelled or even recycled since it
@@ -79,7 +79,7 @@ void futoin__flow_schedule(futoin__flow* fl)
 {
     if (fl->state == FUTOIN__FL_IDLE) {
         fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_imm(fl->root->owner, flow_run_cb, fl);
+        futoin__tool_imm(fl->root->owner, futoin__flow_run_cb, fl);
     }
 }
 

@@ -738,10 +738,47 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
     return true;
 }
 
+/* Out of line, so that root_execute()'s fast path saves no register. */
+static FUTOIN__NOINLINE void root_execute_slow(
+        FutoInAsyncSteps* bsi, void* data,
+        FutoInAsyncSteps_error_callback unhandled)
+{
+    futoin__root_execute(bsi, data, unhandled, NULL);
+}
+
+/*
+ * execute() with no unhandled-error callback nor data, of a new or
+ * finished root that has no rare record (nothing of a previous run to
+ * release: an execute() release hook, stack() memory), from its loop
+ * thread, no hooks set, and its flow's entry and the keep-alive ref each
+ * one store (the immediate ring has room and needs no idle handle
+ * started; the loop is owned, or flows already keep it alive): what
+ * futoin__root_execute() would do, with no call, so nothing to save
+ * around one. Anything else goes there.
+ */
 static void root_execute(FutoInAsyncSteps* bsi, void* data,
                          FutoInAsyncSteps_error_callback unhandled)
 {
-    futoin__root_execute(bsi, data, unhandled, NULL);
+    futoin__root* r = futoin__as_root(bsi);
+    futoin_tool* tool;
+    if (FUTOIN__UNLIKELY(!bsi)) {
+        goto slow;
+    }
+    tool = futoin__recpool_tool(bsi);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))
+        || FUTOIN__UNLIKELY(r->state != FUTOIN__R_NEW
+                            && r->state != FUTOIN__R_DONE)
+        || r->rare || unhandled || data || futoin__hooked(tool)
+        || !futoin__tool_imm_ready(tool) || !futoin__tool_ref_ready(tool)) {
+        goto slow;
+    }
+    r->state = FUTOIN__R_RUNNING;
+    ++tool->active_refs;              /* futoin__tool_ref() */
+    r->main.state = FUTOIN__FL_SCHED; /* futoin__flow_start() */
+    futoin__tool_imm_put(tool, futoin__flow_run_cb, &r->main);
+    return;
+slow:
+    root_execute_slow(bsi, data, unhandled);
 }
 
 static void root_cancel(FutoInAsyncSteps* bsi)

@@ -9,11 +9,6 @@
 
 #include <stdlib.h>
 
-/* Immediates run per idle callback before the loop gets a turn for I/O and
- * timers. Large enough to amortise the loop turn; the time slice
- * (futoin__tool_busy) ends a burst earlier when its callbacks are slow. */
-#define IMM_BURST_BUDGET 4096u
-
 /* Doubling keeps every pending sequence number in its own slot: entries are
  * re-placed by sequence number, so ring[seq & mask] stays right and handles
  * (which carry the sequence number) survive the growth. */
@@ -45,6 +40,7 @@ FUTOIN__NOINLINE void futoin__tool_idle_start(futoin_tool* tool)
 {
     uv_idle_start(&tool->idle, futoin__tool_idle_cb);
     tool->idle_active = true;
+    tool->imm_eager = false;
 }
 
 /* The hot path: a bounds check, a store, an increment. */
@@ -63,7 +59,7 @@ static inline bool imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     /* On our own loop the idle handle is started lazily, at the next sync
      * point (futoin__tool_sync): a root that runs to its end inside
      * futoin_tool_run's fast path then never touches it. */
-    if (FUTOIN__UNLIKELY(!tool->idle_active) && !tool->lazy) {
+    if (FUTOIN__UNLIKELY(tool->imm_eager)) {
         futoin__tool_idle_start(tool);
     }
     return true;
@@ -79,41 +75,10 @@ bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return imm_push(tool, cb, data);
 }
 
-/*
- * Run the ring in a burst. The head is advanced before each callback, so
- * the running entry is no longer valid (cancelling it is a no-op), and the
- * ring fields are re-read after each callback because it may have pushed
- * (and grown the ring) or cancelled entries. Callbacks never nest: one
- * returns before the next starts, so long chains do not grow the C stack.
- */
+/* The idle handle's callback: one burst (futoin__tool_burst). */
 void futoin__tool_idle_cb(uv_idle_t* handle)
 {
-    futoin_tool* tool = handle->data;
-    unsigned budget = IMM_BURST_BUDGET;
-
-    ++tool->cb_depth;
-    futoin__tool_slice_reset(tool);
-    futoin__tool_active(tool); /* for trimming on idle */
-    /* New posts run first, as long as no turn of theirs is queued in the
-     * ring: then they wait for it, behind the immediates queued before. */
-    if (!tool->posts_turn && futoin__tool_posts_pending(tool)) {
-        futoin__tool_posts_run(tool);
-    }
-    while (tool->ring_head != tool->ring_tail && budget != 0) {
-        struct futoin__imm* slot = &tool->ring[tool->ring_head & tool->ring_mask];
-        futoin__cb cb = slot->cb;
-        void* data = slot->data;
-        ++tool->ring_head;
-        --budget;
-        if (cb) {
-            cb(data);
-        }
-        if (futoin__tool_busy(tool, 1)) {
-            break; /* the rest runs after libuv's next turn */
-        }
-    }
-    --tool->cb_depth;
-    futoin__tool_sync(tool);
+    futoin__tool_burst(handle->data, false);
 }
 
 /* Recover the sequence number of an immediate handle; false if it is not
@@ -206,8 +171,16 @@ FUTOIN_API FutoInHandle futoin_tool_immediate(
         return h;
     }
     seq = tool->ring_tail;
-    if (!imm_push(tool, cb, data)) {
-        return h;
+    if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
+        || FUTOIN__UNLIKELY(tool->imm_eager)) {
+        if (!imm_push(tool, cb, data)) {
+            return h;
+        }
+    } else { /* imm_push() with nothing to grow or start */
+        struct futoin__imm* slot = &tool->ring[seq & tool->ring_mask];
+        slot->cb = cb;
+        slot->data = data;
+        tool->ring_tail = seq + 1;
     }
     h.data1 = tool;
     h.data3 = (ptrdiff_t)(uintptr_t)(seq + 1);

@@ -35,7 +35,13 @@ static inline bool futoin__tool_check_thread(futoin_tool* tool,
 /* The ring's first and smallest size; a trim shrinks it back to this. */
 #define FUTOIN__IMM_INITIAL_CAP 256u
 
-/* The callback of the tool's uv_idle_t: runs the ring in a burst. */
+/* Immediates run per burst before the loop gets a turn for I/O and
+ * timers. Large enough to amortise the loop turn; the time slice
+ * (futoin__tool_busy) ends a burst earlier when its callbacks are slow. */
+#define FUTOIN__IMM_BURST_BUDGET 4096u
+
+/* The callback of the tool's uv_idle_t: runs the ring in a burst
+ * (futoin__tool_burst). */
 void futoin__tool_idle_cb(uv_idle_t* handle);
 /* Loop thread: start the idle handle (the ring has entries). */
 void futoin__tool_idle_start(futoin_tool* tool);
@@ -49,6 +55,7 @@ static inline void futoin__tool_idle_stop(futoin_tool* tool)
     if (tool->idle_active) {
         uv_idle_stop(&tool->idle);
         tool->idle_active = false;
+        tool->imm_eager = !tool->lazy;
     }
 }
 
@@ -175,8 +182,77 @@ static inline void futoin__tool_sync(futoin_tool* tool)
     futoin__tool_sync_ref(tool);
 }
 
+/*
+ * Owned loop, after futoin__tool_sync(): whether uv_run() would find it
+ * alive. While the loop was never handed out (futoin_tool_uv_loop), only
+ * the tool's handles are on it, besides libuv's internal ones, which are
+ * never referenced: the idle handle, the async handle while referenced,
+ * the uv timer while armed and referenced (the prepare and trim handles
+ * never are). None of ours leaves a request, a pending I/O callback or a
+ * closing handle before the tool is freed. So the answer is known
+ * without asking libuv; once the loop is shared, libuv is asked.
+ */
+static inline bool futoin__tool_own_loop_alive(futoin_tool* tool)
+{
+    if (FUTOIN__UNLIKELY(
+                atomic_load_explicit(&tool->loop_shared, memory_order_relaxed))) {
+        return uv_loop_alive(tool->loop) != 0;
+    }
+    return tool->idle_active || tool->async_refd
+           || (tool->timer_armed && !tool->timer_unrefd);
+}
+
 /* The callback of the tool's uv_prepare_t (owned loop): futoin__tool_sync()
  * before every poll. */
 void futoin__tool_prepare_cb(uv_prepare_t* handle);
+
+/* ---- the burst (immediate.c, and futoin_tool_run's fast path) ---- */
+
+/*
+ * Run the ring in a burst, as one callback of ours. The head is advanced
+ * before each callback, so the running entry is no longer valid
+ * (cancelling it is a no-op), and the ring fields are re-read after each
+ * callback because it may have pushed (and grown the ring) or cancelled
+ * entries. Callbacks never nest: one returns before the next starts, so
+ * long chains do not grow the C stack. Always inline: the idle handle's
+ * callback is one copy, futoin_tool_run() (tool.c) the other, which so
+ * runs a short root with no call of its own around its steps.
+ */
+static inline __attribute__((always_inline)) void futoin__tool_burst(
+        futoin_tool* tool, bool seen_ready)
+{
+    unsigned budget = FUTOIN__IMM_BURST_BUDGET;
+
+    ++tool->cb_depth;
+    futoin__tool_slice_reset(tool);
+    futoin__tool_active(tool); /* for trimming on idle */
+    /* New posts run first, as long as no turn of theirs is queued in the
+     * ring: then they wait for it, behind the immediates queued before.
+     * A caller that has just seen immediates queued and no post waiting
+     * passes `seen_ready` and skips both tests: a post that comes in
+     * between came a moment later, and waits for the next burst as it
+     * would have a moment later. */
+    if (!seen_ready && !tool->posts_turn
+        && futoin__tool_posts_pending(tool)) {
+        futoin__tool_posts_run(tool);
+    }
+    if (seen_ready || tool->ring_head != tool->ring_tail) {
+        do {
+            struct futoin__imm* slot =
+                    &tool->ring[tool->ring_head & tool->ring_mask];
+            futoin__cb cb = slot->cb;
+            void* data = slot->data;
+            ++tool->ring_head;
+            if (cb) {
+                cb(data);
+            }
+            if (futoin__tool_busy(tool, 1)) {
+                break; /* the rest runs after libuv's next turn */
+            }
+        } while (tool->ring_head != tool->ring_tail && --budget != 0);
+    }
+    --tool->cb_depth;
+    futoin__tool_sync(tool);
+}
 
 #endif /* FUTOIN_RUNTIME_TOOL_INTERNAL_H */

@@ -12,14 +12,16 @@ void futoin__tool_prepare_cb(uv_prepare_t* handle)
     futoin__tool_sync(handle->data);
 }
 
-void futoin__tool_ref(futoin_tool* tool)
+/* The first ref on an attached loop (tool.h has the inline part). */
+void futoin__tool_ref_slow(futoin_tool* tool)
 {
     if (tool->active_refs++ == 0 && !tool->lazy) {
         futoin__tool_sync_ref(tool);
     }
 }
 
-void futoin__tool_unref(futoin_tool* tool)
+/* An unbalanced unref, or the last one on an attached loop. */
+void futoin__tool_unref_slow(futoin_tool* tool)
 {
     if (tool->active_refs == 0) {
         futoin__tool_misuse(tool, "tool: unbalanced unref");

@@ -82,9 +82,10 @@ static bool close_handles(futoin_tool* tool, unsigned n)
     tool->handles_closing = n;
     tool->free_on_close = !tool->owns_loop;
     tool->idle_active = false;
+    tool->imm_eager = !tool->lazy;
     tool->timer_armed = false;
     tool->trim_armed = false;
-    tool->trim_wanted = false;
+    tool->trim_rearm = false;
     for (unsigned i = 0; i < n; ++i) {
         uv_close(handles[i], on_handle_closed);
     }
@@ -139,6 +140,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     tool->slice_stride = FUTOIN__SLICE_FIRST;
     tool->slice_learned = FUTOIN__SLICE_FIRST;
     atomic_init(&tool->remote_head, NULL);
+    atomic_init(&tool->loop_shared, false);
     tool->misuse = opts->misuse;
     tool->misuse_data = opts->misuse_data;
     /* fields past those of the caller's version are not there to read */
@@ -157,6 +159,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
         tool->loop = &tool->own_loop;
         tool->owns_loop = true;
     }
+    tool->run_plain = tool->owns_loop && !tool->virtual_time;
     /* libuv's loop time is the field uv_now() returns (public in uv.h) */
     tool->time_src = tool->virtual_time ? &tool->vnow : &tool->loop->time;
 
@@ -183,6 +186,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     uv_prepare_init(tool->loop, &tool->prepare);
     tool->prepare.data = tool;
     tool->lazy = tool->owns_loop;
+    tool->imm_eager = !tool->lazy; /* the idle handle is not started */
     if (tool->lazy) {
         uv_prepare_start(&tool->prepare, futoin__tool_prepare_cb);
         uv_unref((uv_handle_t*)&tool->prepare);
@@ -246,6 +250,7 @@ int futoin__tool_destroy(futoin_tool* tool)
 {
     bool deferred;
     tool->closing = true;
+    tool->run_plain = false;
     futoin__tool_posts_drop(tool);
     deferred = close_handles(tool, 5);
     /* A post that raced with closing the async handle is dropped too. */
@@ -265,7 +270,8 @@ int futoin__tool_destroy(futoin_tool* tool)
     return FUTOIN_OK;
 }
 
-FUTOIN_API int futoin_tool_run(futoin_tool* tool)
+/* futoin_tool_run() in general: what its fast path leaves. */
+static FUTOIN__NOINLINE int tool_run_slow(futoin_tool* tool)
 {
     uintptr_t self = futoin__thread_key();
     if (!tool || !tool->owns_loop || tool->closing || tool->in_run != 0
@@ -313,6 +319,42 @@ FUTOIN_API int futoin_tool_run(futoin_tool* tool)
     return FUTOIN_OK;
 }
 
+/*
+ * The usual call on an owned wall-clock loop, from its own thread, with
+ * immediates queued and no post from another thread waiting (a short root
+ * that was just executed): the burst that tool_run_slow() would run through
+ * the idle handle's callback runs inline here instead, and uv_run() is
+ * entered only if something is still alive after it (on a loop never
+ * handed out, the tool's own state tells: futoin__tool_own_loop_alive,
+ * tool/internal.h). The same callbacks
+ * run in the same order: only the calls around them are fewer. While the
+ * burst runs, cb_depth refuses reentry (run, run_nowait, free, advance) as
+ * in_run would; in_run is set for uv_run(), whose other callbacks (a
+ * foreign handle's) are not ours.
+ */
+FUTOIN_API int futoin_tool_run(futoin_tool* tool)
+{
+    if (FUTOIN__UNLIKELY(!tool) || FUTOIN__UNLIKELY(!tool->run_plain)
+        || FUTOIN__UNLIKELY((tool->in_run | tool->cb_depth) != 0)
+        || FUTOIN__UNLIKELY(atomic_load_explicit(&tool->thread,
+                                                 memory_order_relaxed)
+                            != futoin__thread_key())
+        || tool->ring_head == tool->ring_tail
+        || FUTOIN__UNLIKELY(futoin__tool_posts_pending(tool))) {
+        return tool_run_slow(tool);
+    }
+    tool->time_stale = true; /* as tool_run_slow() says */
+    futoin__tool_burst(tool, true); /* ends with futoin__tool_sync() */
+    if (FUTOIN__UNLIKELY(futoin__tool_own_loop_alive(tool))) {
+        ++tool->in_run;
+        uv_run(tool->loop, UV_RUN_DEFAULT);
+        --tool->in_run;
+    } else {
+        tool->loop->stop_flag = 0; /* as tool_run_slow() says */
+    }
+    return FUTOIN_OK;
+}
+
 FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
 {
     int r;
@@ -336,5 +378,14 @@ FUTOIN_API int futoin_tool_run_nowait(futoin_tool* tool)
 
 FUTOIN_API void* futoin_tool_uv_loop(futoin_tool* tool)
 {
-    return tool ? tool->loop : NULL;
+    if (!tool) {
+        return NULL;
+    }
+    /* From now on, futoin_tool_run() asks libuv whether the loop is alive
+     * (futoin__tool_own_loop_alive). Tested first: a binding asks for the
+     * loop often, and the flag's cache line is the loop thread's. */
+    if (!atomic_load_explicit(&tool->loop_shared, memory_order_relaxed)) {
+        atomic_store_explicit(&tool->loop_shared, true, memory_order_relaxed);
+    }
+    return tool->loop;
 }

@@ -80,12 +80,18 @@ struct futoin_tool
     uv_loop_t own_loop;
     bool owns_loop;
     bool closing;
+    /* owns_loop, on the wall clock and not closing: futoin_tool_run() may
+     * take its fast path (tool.c). */
+    bool run_plain;
     uv_idle_t idle;   /* active only while the ring is not empty */
     uv_timer_t timer; /* armed for the earliest heap entry */
     uv_async_t async; /* wakes the loop for remote posts */
     uv_prepare_t prepare; /* owned loop: applies lazy handle state */
     uv_timer_t trim_timer; /* trimming on idle; never referenced */
     bool lazy;        /* owned loop: libuv handle state is applied lazily */
+    /* futoin_tool_uv_loop() has handed the loop out: others may have
+     * handles or requests on it (set by any thread, never cleared). */
+    _Atomic(bool) loop_shared;
     bool async_refd;  /* whether `async` is currently uv_ref'd */
     /* The loop thread (futoin__thread_key()); read by any thread. */
     _Atomic(uintptr_t) thread;
@@ -140,8 +146,11 @@ struct futoin_tool
 
     /* Trimming on idle (futoin__tool_grew). */
     uint32_t trim_idle_ms;    /* 0: off */
-    bool trim_wanted;         /* memory grew, or is held that may come back */
     bool trim_armed;          /* trim_timer started */
+    /* Not armed, and the last trim left memory in use that may come back
+     * once freed: the next activity arms the timer again (one test in
+     * futoin__tool_active). */
+    bool trim_rearm;
     uint64_t turns;           /* libuv callbacks of ours so far (activity) */
     uint64_t trim_seen;       /* `turns` at the last tick */
     /* The whole trim of every layer (what futoin_tool_trim does), set by
@@ -152,6 +161,9 @@ struct futoin_tool
 
     /* Private to the loop layer (tool/internal.h). */
     bool idle_active;         /* `idle` started */
+    /* !lazy && !idle_active: a push must start the idle handle at once
+     * (one test on the push's fast path, futoin__tool_imm). */
+    bool imm_eager;
     bool timer_armed;         /* `timer` started, for timer_armed_due */
     bool timer_firing;        /* inside the uv timer callback */
     bool timer_unrefd;        /* armed but unreferenced: heap is empty */
@@ -209,7 +221,7 @@ void futoin__tool_trim_arm(futoin_tool* tool);
 static inline void futoin__tool_active(futoin_tool* tool)
 {
     ++tool->turns;
-    if (FUTOIN__UNLIKELY(tool->trim_wanted) && !tool->trim_armed) {
+    if (FUTOIN__UNLIKELY(tool->trim_rearm)) {
         futoin__tool_trim_arm(tool);
     }
 }
@@ -286,19 +298,32 @@ static inline uint64_t futoin__tool_time_cached(const futoin_tool* tool)
  * ring push inline, a full ring or an idle handle to start in
  * immediate.c. */
 void futoin__tool_imm_slow(futoin_tool* tool, futoin__cb cb, void* data);
-static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+/* Whether futoin__tool_imm() is three stores now (the ring has room and
+ * no idle handle needs starting). A fast path that must call nothing
+ * tests this with its other conditions, and then queues with
+ * futoin__tool_imm_put(). */
+static inline bool futoin__tool_imm_ready(const futoin_tool* tool)
+{
+    return !FUTOIN__UNLIKELY(tool->ring_tail - tool->ring_head > tool->ring_mask)
+           && !FUTOIN__UNLIKELY(tool->imm_eager);
+}
+/* After futoin__tool_imm_ready() said so. */
+static inline void futoin__tool_imm_put(futoin_tool* tool, futoin__cb cb,
+                                        void* data)
 {
     uint64_t seq = tool->ring_tail;
-    struct futoin__imm* slot;
-    if (FUTOIN__UNLIKELY(seq - tool->ring_head > tool->ring_mask)
-        || FUTOIN__UNLIKELY(!tool->idle_active && !tool->lazy)) {
-        futoin__tool_imm_slow(tool, cb, data);
-        return;
-    }
-    slot = &tool->ring[seq & tool->ring_mask];
+    struct futoin__imm* slot = &tool->ring[seq & tool->ring_mask];
     slot->cb = cb;
     slot->data = data;
     tool->ring_tail = seq + 1;
+}
+static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data)
+{
+    if (!futoin__tool_imm_ready(tool)) {
+        futoin__tool_imm_slow(tool, cb, data);
+        return;
+    }
+    futoin__tool_imm_put(tool, cb, data);
 }
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
@@ -312,9 +337,36 @@ void futoin__tool_timer_stop(futoin_tool* tool, futoin__timer* t, uint32_t gen);
 /* Any thread, lock-free: queue `node` for the loop thread and wake it. */
 void futoin__tool_post_remote(futoin_tool* tool, futoin__remote* node);
 
-/* Loop thread: flows executing on the tool keep the loop alive. */
-void futoin__tool_ref(futoin_tool* tool);
-void futoin__tool_unref(futoin_tool* tool);
+/* Loop thread: flows executing on the tool keep the loop alive. Only the
+ * first ref and the last unref change what keeps it alive, and on an owned
+ * loop that is applied lazily (futoin__tool_sync): there each is a counter
+ * update inline; the rest, and misuse, in keepalive.c. */
+void futoin__tool_ref_slow(futoin_tool* tool);
+void futoin__tool_unref_slow(futoin_tool* tool);
+/* Whether futoin__tool_ref() is a counter update now (for a fast path
+ * that must call nothing, as futoin__tool_imm_ready()). */
+static inline bool futoin__tool_ref_ready(const futoin_tool* tool)
+{
+    return tool->lazy || tool->active_refs != 0;
+}
+static inline void futoin__tool_ref(futoin_tool* tool)
+{
+    if (!futoin__tool_ref_ready(tool)) {
+        futoin__tool_ref_slow(tool);
+        return;
+    }
+    ++tool->active_refs;
+}
+static inline void futoin__tool_unref(futoin_tool* tool)
+{
+    size_t n = tool->active_refs;
+    /* owned loop: only an unbalanced unref; else the last one too */
+    if (FUTOIN__UNLIKELY(tool->lazy ? n == 0 : n <= 1)) {
+        futoin__tool_unref_slow(tool);
+        return;
+    }
+    tool->active_refs = n - 1;
+}
 
 /* Report misuse that cannot go into a flow (see futoin_misuse_cb). */
 void futoin__tool_misuse(futoin_tool* tool, const char* message);

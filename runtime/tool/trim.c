@@ -20,13 +20,15 @@ bool futoin__tool_loop_at_rest(const futoin_tool* tool)
 static void trim_tick(uv_timer_t* handle)
 {
     futoin_tool* tool = handle->data;
+    bool more;
     if (tool->turns != tool->trim_seen) {
         tool->trim_seen = tool->turns; /* busy in the last period: wait on */
         return;
     }
     uv_timer_stop(&tool->trim_timer);
     tool->trim_armed = false;
-    tool->trim_wanted = tool->trim_idle && tool->trim_idle(tool);
+    more = tool->trim_idle && tool->trim_idle(tool);
+    tool->trim_rearm = more && !tool->trim_armed; /* (the trim may grow) */
 }
 
 FUTOIN__NOINLINE void futoin__tool_trim_arm(futoin_tool* tool)
@@ -40,6 +42,7 @@ FUTOIN__NOINLINE void futoin__tool_trim_arm(futoin_tool* tool)
     uv_timer_start(&tool->trim_timer, trim_tick, tool->trim_idle_ms,
                    tool->trim_idle_ms);
     tool->trim_armed = true;
+    tool->trim_rearm = false;
 }
 
 void futoin__tool_grew(futoin_tool* tool)
@@ -47,7 +50,6 @@ void futoin__tool_grew(futoin_tool* tool)
     if (tool->trim_idle_ms == 0 || tool->closing) {
         return;
     }
-    tool->trim_wanted = true;
     /* Growing is activity too: a peak may be built by calls made outside
      * the loop's callbacks (roots created before run()). */
     ++tool->turns;

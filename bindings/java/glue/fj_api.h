@@ -17,6 +17,8 @@
 void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
 jobject fj_chain(JNIEnv* env, jlong bsi, jobject asi);
+void fj_add_t(JNIEnv* env, jlong bsi, jint idx, jint id, jint arity, jboolean has_eh);
+jlong fj_chain_t(jlong bsi);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);
 void fj_wait_external(JNIEnv* env, jlong bsi);
@@ -35,6 +37,12 @@ jlong fj_root_id(jlong bsi);
 jboolean fj_is_valid(jlong bsi);
 jboolean fj_is_same_thread(jlong bsi);
 jboolean fj_is_ours(jlong bsi);
+
+/* ---- Rec tables (jni_tool.c over jni_rectab.c) ---- */
+/* Binds the Rec table of Tool `tool` (an Object[] and a direct buffer of
+ * `cap` ids, see jni_rectab.c); returns its index, 0: none (use global
+ * references). */
+jint fj_rt_bind(JNIEnv* env, jlong tool, jobject recs, jobject io, jint cap);
 
 /* ---- the state and the error state (jni_state.c) ---- */
 jobject fj_state(JNIEnv* env, jlong bsi);

@@ -63,6 +63,14 @@ typedef struct fj_cache
     jmethodID d_new_state;  /* () -> Object */
     jmethodID d_misuse;     /* (Object tool, String) */
     jmethodID d_origin;     /* (Rec) -> long (a futoin_frame_origin*) */
+    /* the same for a step whose Rec is in a table (jni_rectab.c): the
+     * Rec as (Object[] recs, int id) */
+    jmethodID d_step0_t;    /* (Object[], int, long) -> long */
+    jmethodID d_step1_t;    /* (Object[], int, long, int, long, Object) -> long */
+    jmethodID d_step_t;     /* (Object[], int, long, int, long x4, Object x4) -> long */
+    jmethodID d_error_t;    /* (Object[], int, long, Object code) -> long */
+    jmethodID d_released_t; /* (Object[], int) */
+    jmethodID d_origin_t;   /* (Object[], int) -> long */
     jmethodID d_resolve;    /* (byte[] module, byte[] function) -> Object */
     jmethodID d_decode;     /* (int tag, long bits, Object) -> Object */
     jmethodID d_hook;       /* (Object tool, int type, ...) a hook event */
@@ -116,6 +124,9 @@ static inline JNIEnv* fj_env(void)
 jobject fj_gref(JNIEnv* env, jobject o);
 void fj_gref_drop(JNIEnv* env, jobject g);
 int64_t fj_gref_count(void);
+/** References to Java the runtime holds without a global reference each
+ *  (Rec table slots, jni_rectab.c) count as well: +1 / -1. */
+void fj_ref_count(int delta);
 int64_t fj_attach_count(void);
 int64_t fj_detach_count(void);
 
@@ -147,6 +158,22 @@ void fj_misuse_cb(void* data, const char* code, const char* message);
 
 /** The release hook of every Rec handed to the runtime. */
 void fj_rec_release(void* data);
+/* ---- jni_rectab.c: Recs in a Tool's table ---- */
+
+/** Binds (idx 0: registers) a Tool's table: its Object[] and direct
+ *  buffer of `cap` ids. Returns the index, 0 if none is left. */
+int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap);
+/** Unregisters table `idx` (its Tool is freed: no step of it is left). */
+void fj_rt_unset(JNIEnv* env, int idx);
+/** The release of a table step's data. */
+void fj_rt_release(void* data);
+/** The Object[] and id of a table step's data. */
+jobject fj_rt_recs(void* data, jint* id);
+/** Hands the handle of the step chained to Java (its table's buffer). */
+void fj_rt_set_next(void* data, FutoInAsyncSteps* next);
+/** The class of table steps (jni_host.c): fj_rt_release and the origin. */
+extern const futoin_step_class fj_step_class_t;
+
 /** The step trampoline for a Rec of `arity` (Rec.ALL: -1). */
 FutoInAsyncSteps_execute_callback fj_step_tr(jint arity);
 

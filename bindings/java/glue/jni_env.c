@@ -104,6 +104,11 @@ void fj_gref_drop(JNIEnv* env, jobject g)
 
 int64_t fj_gref_count(void) { return atomic_load(&grefs); }
 
+void fj_ref_count(int delta)
+{
+    atomic_fetch_add_explicit(&grefs, delta, memory_order_relaxed);
+}
+
 /* ---- exceptions ----------------------------------------------------------- */
 
 void fj_throw(JNIEnv* env, jclass cls, const char* msg)
@@ -275,6 +280,12 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_new_state, "newState", "()" OBJ);
     SM(d_misuse, "misuse", "(" OBJ STR ")V");
     SM(d_origin, "origin", "(" REC ")J");
+    SM(d_step0_t, "step0", "([" OBJ "IJ)J");
+    SM(d_step1_t, "step1", "([" OBJ "IJIJ" OBJ ")J");
+    SM(d_step_t, "step", "([" OBJ "IJIJJJJ" OBJ OBJ OBJ OBJ ")J");
+    SM(d_error_t, "error", "([" OBJ "IJ" OBJ ")J");
+    SM(d_released_t, "released", "([" OBJ "I)V");
+    SM(d_origin_t, "origin", "([" OBJ "I)J");
     SM(d_resolve, "resolve", "([B[B)" OBJ);
     SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);
     SM(d_hook, "hook", "(" OBJ STR "JJ" STR STR STR "I" STR STR STR STR "J" STR "J)V");

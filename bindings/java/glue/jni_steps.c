@@ -111,7 +111,7 @@ static void drop_objs(JNIEnv* env, jobject* o, const int* local, int n)
  * through step1 (5 arguments), more through step (11): a JNI up-call
  * walks its signature on every call, so short ones are cheaper. */
 static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
-                             FutoInArgs* args, int want)
+                             jint id, FutoInArgs* args, int want)
 {
     jint tags = 0;
     jlong bits[4] = {0, 0, 0, 0};
@@ -141,12 +141,20 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
     }
     jlong pending;
     FutoInAsyncSteps* outer = fj_enter(bsi);
-    if (n <= 1) { /* Dispatch.step1 also serves steps that take all values */
+    if (n <= 1 && id < 0) { /* Dispatch.step1 also serves steps that take all values */
         pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1, rec,
                                                JBSI(bsi), tags, bits[0], objs[0]);
-    } else {
+    } else if (n <= 1) {
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step1_t, rec,
+                                               id, JBSI(bsi), tags, bits[0], objs[0]);
+    } else if (id < 0) {
         pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step, rec,
                                                JBSI(bsi), tags, bits[0], bits[1],
+                                               bits[2], bits[3], objs[0], objs[1],
+                                               objs[2], objs[3]);
+    } else {
+        pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step_t, rec,
+                                               id, JBSI(bsi), tags, bits[0], bits[1],
                                                bits[2], bits[3], objs[0], objs[1],
                                                objs[2], objs[3]);
     }
@@ -156,12 +164,15 @@ static void call_with_values(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec,
 }
 
 /* A step that ignores values (arity 0): they are never converted. */
-/* Dispatch.step0 for step `bsi`, inside fj_enter(bsi). */
-static jlong up_step0(JNIEnv* env, FutoInAsyncSteps* bsi, void* data)
+/* Dispatch.step0 for step `bsi` (its Rec `rec`, or slot `id` of table
+ * `rec` when id >= 0), inside fj_enter(bsi). */
+static jlong up_step0(JNIEnv* env, FutoInAsyncSteps* bsi, jobject rec, jint id)
 {
     FutoInAsyncSteps* outer = fj_enter(bsi);
-    jlong pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0, data,
-                                                 JBSI(bsi));
+    jlong pending = id < 0 ? (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0,
+                                                          rec, JBSI(bsi))
+                           : (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_step0_t,
+                                                          rec, id, JBSI(bsi));
     fj_leave(outer);
     return pending;
 }
@@ -174,14 +185,28 @@ static void tr_step0(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
         bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
         return;
     }
-    after_step(env, bsi, up_step0(env, bsi, data));
+    after_step(env, bsi, up_step0(env, bsi, data, -1));
+}
+
+/* The same for a step whose Rec is in a table (jni_rectab.c). */
+static void tr_step0_t(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    JNIEnv* env = fj_env();
+    jint id;
+    jobject recs = fj_rt_recs(data, &id);
+    (void)args;
+    if (!env) {
+        bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, no_jvm);
+        return;
+    }
+    after_step(env, bsi, up_step0(env, bsi, recs, id));
 }
 
 /* Steps that take values; one trampoline per arity, so that the arity is
  * known without reading the record. The runtime cleans the args after the
  * call; values moved out of them (foreign custom objects) are left empty. */
-static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
-                   int want)
+static void step_n(FutoInAsyncSteps* bsi, jobject rec, jint id,
+                   const FutoInArgs* args, int want)
 {
     JNIEnv* env = fj_env();
     if (!env) {
@@ -189,17 +214,40 @@ static void step_n(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
         return;
     }
     if (args && args->arg0.type) {
-        call_with_values(env, bsi, data, (FutoInArgs*)args, want);
+        call_with_values(env, bsi, rec, id, (FutoInArgs*)args, want);
         return;
     }
-    after_step(env, bsi, up_step0(env, bsi, data));
+    after_step(env, bsi, up_step0(env, bsi, rec, id));
 }
 
-static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 1); }
-static void tr_step2(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 2); }
-static void tr_step3(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 3); }
-static void tr_step4(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, 4); }
-static void tr_step_all(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, a, -1); }
+static void step_n_t(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args,
+                     int want)
+{
+    jint id;
+    jobject recs = fj_rt_recs(data, &id);
+    step_n(bsi, recs, id, args, want);
+}
+
+static void tr_step1(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, -1, a, 1); }
+static void tr_step2(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, -1, a, 2); }
+static void tr_step3(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, -1, a, 3); }
+static void tr_step4(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, -1, a, 4); }
+static void tr_step_all(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n(b, d, -1, a, -1); }
+static void tr_step1_t(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n_t(b, d, a, 1); }
+static void tr_step2_t(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n_t(b, d, a, 2); }
+static void tr_step3_t(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n_t(b, d, a, 3); }
+static void tr_step4_t(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n_t(b, d, a, 4); }
+static void tr_step_all_t(FutoInAsyncSteps* b, void* d, const FutoInArgs* a) { step_n_t(b, d, a, -1); }
+
+/* The table trampolines, by arity as fj_step_tr()'s; ext chain() looks
+ * for these. */
+static const FutoInAsyncSteps_execute_callback tr_t[] = {
+        tr_step0_t, tr_step1_t, tr_step2_t, tr_step3_t, tr_step4_t, tr_step_all_t};
+
+static FutoInAsyncSteps_execute_callback step_tr_t(jint arity)
+{
+    return arity >= 0 && arity <= 4 ? tr_t[arity] : tr_step_all_t;
+}
 
 FutoInAsyncSteps_execute_callback fj_step_tr(jint arity)
 {
@@ -213,7 +261,7 @@ FutoInAsyncSteps_execute_callback fj_step_tr(jint arity)
     }
 }
 
-static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+static void error_up(FutoInAsyncSteps* bsi, jobject rec, jint id, const char* code)
 {
     int local;
     jobject c;
@@ -229,13 +277,27 @@ static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
         return;
     }
     outer = fj_enter(bsi);
-    pending = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error, data,
-                                           JBSI(bsi), c);
+    pending = id < 0 ? (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error, rec,
+                                                    JBSI(bsi), c)
+                     : (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_error_t, rec,
+                                                    id, JBSI(bsi), c);
     fj_leave(outer);
     if (local) {
         (*env)->DeleteLocalRef(env, c); /* allowed with an exception pending */
     }
     after_step(env, bsi, pending);
+}
+
+static void tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    error_up(bsi, data, -1, code);
+}
+
+static void tr_error_t(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    jint id;
+    jobject recs = fj_rt_recs(data, &id);
+    error_up(bsi, recs, id, code);
 }
 
 static void tr_cancel(FutoInAsyncSteps* bsi, void* data)
@@ -328,6 +390,52 @@ void fj_add(JNIEnv* env, jlong h, jobject rec, jint arity, jboolean has_eh)
     fj_guard_end(env);
 }
 
+/* The extension table (version 4 or later) of `bsi`'s implementation,
+ * or NULL: futoin_async_ext() remembered for the last implementation
+ * seen on this thread by one call site (roots and steps have tables of
+ * their own: add() keeps one, chain() the other). */
+typedef struct ext_cache
+{
+    const FutoInAsyncStepsAPI* api;
+    const futoin_async_ext_table* x;
+} ext_cache;
+
+static _Thread_local ext_cache add_ext __attribute__((tls_model("initial-exec")));
+static _Thread_local ext_cache chain_ext __attribute__((tls_model("initial-exec")));
+
+static inline const futoin_async_ext_table* ext_v4(ext_cache* c, FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x;
+    if (bsi->api == c->api) {
+        return c->x;
+    }
+    x = futoin_async_ext(bsi);
+    if (!x || x->version < FUTOIN_EXT_VERSION_4) {
+        return NULL;
+    }
+    c->api = bsi->api;
+    c->x = x;
+    return x;
+}
+
+/* add() of a step whose Rec is slot `id` of table `idx` (jni_rectab.c):
+ * no global reference. */
+void fj_add_t(JNIEnv* env, jlong h, jint idx, jint id, jint arity, jboolean has_eh)
+{
+    void* data = (void*)(((uintptr_t)(uint32_t)idx << 32) | (uint32_t)id);
+    const futoin_async_ext_table* x = ext_v4(&add_ext, BSI(h));
+    fj_ref_count(1); /* fj_rt_release() takes it back, also when refused */
+    fj_guard_begin();
+    if (x) {
+        x->add_classed(BSI(h), data, step_tr_t(arity),
+                       has_eh ? tr_error_t : NULL, &fj_step_class_t);
+    } else {
+        futoin_wrap_add_classed(BSI(h), data, step_tr_t(arity),
+                                has_eh ? tr_error_t : NULL, &fj_step_class_t);
+    }
+    fj_guard_end(env);
+}
+
 jlong fj_parallel(JNIEnv* env, jlong h, jobject rec)
 {
     jobject g = NULL;
@@ -369,6 +477,30 @@ jobject fj_chain(JNIEnv* env, jlong h, jobject asi)
     (*env)->SetLongField(env, asi, fj.asi_chained, JBSI(next));
     fj_cur_bsi = next; /* the trampoline's callback goes on as this step's */
     return (jobject)data; /* the step's Rec (a global reference) */
+}
+
+/*
+ * fj_chain() for a table step: chains only to table steps (a step of
+ * another kind runs the usual way) and needs no JNI call: the next step's
+ * handle goes to its table's buffer, its data (table index and id) is
+ * returned; -1: nothing was done.
+ */
+jlong fj_chain_t(jlong h)
+{
+    FutoInAsyncSteps* bsi = BSI(h);
+    const futoin_async_ext_table* x = ext_v4(&chain_ext, bsi);
+    FutoInAsyncSteps* next;
+    void* data = NULL;
+    if (!x) {
+        return -1;
+    }
+    next = x->chain(bsi, tr_t, sizeof(tr_t) / sizeof(tr_t[0]), &data);
+    if (!next) {
+        return -1;
+    }
+    fj_rt_set_next(data, next);
+    fj_cur_bsi = next; /* the trampoline's callback goes on as this step's */
+    return (jlong)(uintptr_t)data;
 }
 
 void fj_set_timeout(JNIEnv* env, jlong h, jlong ms)

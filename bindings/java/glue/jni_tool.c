@@ -67,6 +67,7 @@ struct fj_tool
     atomic_llong run_gen;  /* the run in progress (0: none) */
     atomic_llong stop_gen; /* the run asked to stop */
     fj_timer* timers;  /* pending timers and immediates */
+    int rt;            /* its Rec table's index (jni_rectab.c), 0: none */
 };
 
 #define T(h) ((fj_tool*)(uintptr_t)(h))
@@ -237,6 +238,16 @@ jlong fj_core_misuse_count(jlong core)
 
 /* Free the tool. Returns FUTOIN_OK, or FUTOIN_EBUSY (roots still alive,
  * nothing freed). Loop thread, outside run(). */
+jint fj_rt_bind(JNIEnv* env, jlong h, jobject recs, jobject io, jint cap)
+{
+    fj_tool* t = T(h);
+    int idx = fj_rt_set(env, t->rt, recs, io, cap);
+    if (idx) {
+        t->rt = idx;
+    }
+    return idx;
+}
+
 jint fj_tool_free(JNIEnv* env, jlong h)
 {
     fj_tool* t = T(h);
@@ -257,6 +268,7 @@ jint fj_tool_free(JNIEnv* env, jlong h)
     while (t->timers) {
         timer_drop(env, t->timers); /* dropped with the tool, never called */
     }
+    fj_rt_unset(env, t->rt); /* every step of the tool was released */
     fj_gref_drop(env, t->jtool);
     free(t);
     return FUTOIN_OK;

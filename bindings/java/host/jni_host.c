@@ -54,6 +54,30 @@ static void java_origin(void* data, futoin_frame_origin* out)
 const futoin_step_class fj_step_class = {sizeof(futoin_step_class),
                                          fj_rec_release, java_origin};
 
+/* The same for a step whose Rec is in a table (jni_rectab.c). */
+static void java_origin_t(void* data, futoin_frame_origin* out)
+{
+    JNIEnv* env = fj_env();
+    jlong p = 0;
+    jint id;
+    jobject recs = fj_rt_recs(data, &id);
+    out->language = "java";
+    out->function = NULL;
+    out->file = NULL;
+    out->line = 0;
+    if (!env || (*env)->ExceptionCheck(env)) {
+        return;
+    }
+    p = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_origin_t, recs, id);
+    if (fj_upcall_failed(env) || !p) {
+        return;
+    }
+    *out = *(const futoin_frame_origin*)(uintptr_t)p;
+}
+
+const futoin_step_class fj_step_class_t = {sizeof(futoin_step_class),
+                                           fj_rt_release, java_origin_t};
+
 static void named_release(void* data)
 {
     atomic_fetch_sub(&named_live, 1);

@@ -37,6 +37,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sync.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/host.h>
 #include <futoin/sys/wrap.h>
 
@@ -105,6 +106,12 @@ typedef struct fl_ctx
     void* pending_root;  /* ... or the root whose object holds it */
     int state_mt;        /* registry ref: metatable of state() tables (fixed) */
     FutoInAsyncSteps* cur_bsi; /* the handle of the Lua callback running now */
+    struct fl_call* cur_call;  /* that callback's call (lua_trampoline.c), or
+                                * NULL; calls nest through fl_call.prev */
+    /* The runtime's extension table (version 4 or later), and the api
+     * tables of the handles it was found for (fl_ext_of) */
+    const futoin_async_ext_table* ext;
+    const void* ext_api[3];
     lua_State* host_L;   /* the thread asking futoin_host_add() right now */
     /* step handles as light userdata (lua_handle.c) */
     int light;           /* new calls get light handles */
@@ -135,6 +142,20 @@ fl_ctx* fl_ctx_open(lua_State* L);
 static inline lua_State* fl_ctx_state(fl_ctx* ctx)
 {
     return ctx->run_L ? ctx->run_L : ctx->L;
+}
+
+/** fl_ext_of() of a handle of an api table not seen yet. */
+const futoin_async_ext_table* fl_ext_learn(fl_ctx* ctx, FutoInAsyncSteps* bsi);
+/** The runtime's extension table if `bsi` is a handle of ours and the
+ *  table has chain() (version 4), else NULL: the fast paths call its slots
+ *  directly, without futoin_wrap_*() and its look-up each time. */
+static inline const futoin_async_ext_table* fl_ext_of(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    const void* api = bsi->api;
+    if (api == ctx->ext_api[0] || api == ctx->ext_api[1] || api == ctx->ext_api[2]) {
+        return ctx->ext;
+    }
+    return fl_ext_learn(ctx, bsi);
 }
 
 /** luaL_ref of the value on top (popped), counted. */
@@ -213,6 +234,9 @@ extern const futoin_step_class fl_rec_class;
 
 /** The traceback handler given to lua_pcall (see lua_ctx.c). */
 int fl_msgh(lua_State* L);
+/** The C function that runs chained Lua steps (lua_trampoline.c); left
+ *  out of tracebacks. */
+int fl_chain_body(lua_State* L);
 
 /** Misuse callback of our tools: remembers the message for fl_check_misuse. */
 void fl_on_misuse(void* data, const char* code, const char* message);
@@ -326,7 +350,9 @@ enum
     FL_F_STATEMAP = 1024, /* FL_ROOT: its state variable points at it */
     FL_F_LIGHT = 2048,  /* FL_STEP: a slot of lua_handle.c (light userdata) */
     FL_F_GHOST = 4096,  /* the stand-in for a handle whose slot moved on */
-    FL_F_ENDING = 8192  /* FL_ROOT: its on_done runs inside its flow's end */
+    FL_F_ENDING = 8192, /* FL_ROOT: its on_done runs inside its flow's end */
+    FL_F_KEPT = 16384   /* FL_STEP: its success() is kept by its call, not
+                         * yet given to the runtime (fl_kept_flush) */
 };
 
 
@@ -464,12 +490,20 @@ static inline fl_steps* fl_to_steps(lua_State* L, int idx)
 }
 /** Raise "expected an AsyncSteps handle as self" for argument `idx`. */
 int fl_not_steps(lua_State* L, int idx, const char* what);
-/** The handle object at `idx`, or a Lua error naming `what`. */
+/** Give the runtime the success() that the call of step handle `s` kept
+ *  (FL_F_KEPT; lua_trampoline.c). Never raises. */
+void fl_kept_flush(fl_steps* s);
+/** The handle object at `idx`, or a Lua error naming `what`. Every method
+ *  but success()'s fast path takes its handle here, so a kept success()
+ *  reaches the runtime before anything else done through the handle. */
 static inline fl_steps* fl_check_steps(lua_State* L, int idx, const char* what)
 {
     fl_steps* s = fl_to_steps(L, idx);
     if (!s) {
         fl_not_steps(L, idx, what);
+    }
+    if (s->flags & FL_F_KEPT) {
+        fl_kept_flush(s);
     }
     return s;
 }

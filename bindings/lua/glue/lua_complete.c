@@ -26,16 +26,16 @@ static int values_count(lua_State* L, const char* what)
     return n;
 }
 
-int fl_success(lua_State* L)
+/* success() with every check; fl_success() took the common case. */
+static __attribute__((noinline)) int success_slow(lua_State* L, fl_steps* s)
 {
-    fl_steps* s = fl_to_steps(L, 1);
     fl_ctx* ctx;
     int n = lua_gettop(L) - 1;
     int external;
     FutoInArgs a;
-    /* The common case first: a step's own callback succeeds with numbers
-     * or booleans and has done nothing else through its handle (so every
-     * check below would pass). */
+    /* Next: a step's own callback succeeds with numbers or booleans and
+     * has done nothing else through its handle (so every check below
+     * would pass), outside a call that keeps them. */
     if (s && s->kind == FL_STEP && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE
         && n <= 4) {
         int i = 0;
@@ -102,6 +102,54 @@ int fl_success(lua_State* L)
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+/* success(v...) kept by call `c` of handle `s` if every value is a number
+ * or a boolean, else the checked way. */
+static __attribute__((noinline)) int success_keep(lua_State* L, fl_steps* s,
+                                                  fl_call* c, int n)
+{
+    FutoInArgs* dst = c->kept;
+    int i = 0;
+    if (n > 4) {
+        return success_slow(L, s);
+    }
+    while (i < n && fl_to_binval_plain(L, 2 + i, &dst->args[i])) {
+        ++i;
+    }
+    if (i < n) {
+        return success_slow(L, s);
+    }
+    c->kept_n = n;
+    s->flags |= FL_F_SUCCESS | FL_F_KEPT;
+    return 0; /* inside its callback: nothing (`return asi:success(v)`) */
+}
+
+/* The common case: inside a step's own call (the innermost one of its
+ * context), having done nothing else through the handle, the step
+ * succeeds with numbers or booleans. The values are kept by the call
+ * (lua_trampoline.c): they go to the next Lua step as they are if the
+ * runtime lets it run now. One integer, the usual value, is read here. */
+int fl_success(lua_State* L)
+{
+    fl_steps* s = fl_to_steps(L, 1);
+    fl_call* c;
+    if (s && (c = s->ctx->cur_call) != NULL && c->s == s && c->kept
+        && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
+        int n = lua_gettop(L) - 1;
+        if (n == 1 && lua_isinteger(L, 2)) {
+            FutoInBinaryValue* v = &c->kept->args[0];
+            v->type = &fl_ty_i64;
+            v->i64 = (int64_t)lua_tointeger(L, 2);
+            v->custom_data = NULL;
+            v->length = 0;
+            c->kept_n = 1;
+            s->flags |= FL_F_SUCCESS | FL_F_KEPT;
+            return 0;
+        }
+        return success_keep(L, s, c, n);
+    }
+    return success_slow(L, s);
 }
 
 int fl_success_step(lua_State* L)

@@ -134,6 +134,22 @@ static void open_metatables(lua_State* L, fl_ctx* ctx)
     }
 }
 
+const futoin_async_ext_table* fl_ext_learn(fl_ctx* ctx, FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (!x || x->version < FUTOIN_EXT_VERSION_4 || (ctx->ext && ctx->ext != x)) {
+        return NULL; /* not ours, too old, or of another copy of the runtime */
+    }
+    ctx->ext = x;
+    for (int i = 0; i < 3; ++i) {
+        if (ctx->ext_api[i] == &ctx->ext_api[i]) {
+            ctx->ext_api[i] = bsi->api; /* a step's, a root's, a parallel()'s */
+            break;
+        }
+    }
+    return x;
+}
+
 fl_ctx* fl_ctx_open(lua_State* L)
 {
     fl_box* b;
@@ -160,6 +176,9 @@ fl_ctx* fl_ctx_open(lua_State* L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     ctx->L = lua_tothread(L, -1);
     lua_pop(L, 1);
+    for (int i = 0; i < 3; ++i) {
+        ctx->ext_api[i] = &ctx->ext_api[i]; /* no api table is there */
+    }
     ctx->err_new = LUA_NOREF;
     ctx->bytes_mt = LUA_NOREF;
     ctx->co_steps = LUA_NOREF;
@@ -479,15 +498,22 @@ static void push_traceback(lua_State* L, const char* msg)
     luaL_Buffer b;
     lua_Debug ar;
     int level = 1;
+    int shown = 0;
     luaL_buffinit(L, &b);
     luaL_addstring(&b, msg);
     luaL_addstring(&b, "\nstack traceback:");
     while (lua_getstack(L, level, &ar)) {
-        if (level > MAX_LEVELS) {
+        lua_getinfo(L, "Slnf", &ar);
+        if (*ar.what == 'C' && lua_tocfunction(L, -1) == fl_chain_body) {
+            lua_pop(L, 1); /* the binding's own frame between two steps */
+            ++level;
+            continue;
+        }
+        lua_pop(L, 1);
+        if (++shown > MAX_LEVELS) {
             luaL_addstring(&b, "\n\t...");
             break;
         }
-        lua_getinfo(L, "Sln", &ar);
         lua_pushfstring(L, "\n\t%s:", ar.short_src);
         luaL_addvalue(&b);
         if (ar.currentline > 0) {

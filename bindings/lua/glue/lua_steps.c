@@ -152,11 +152,14 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
 {
     fl_ctx* ctx = s->ctx;
     fl_rec* r = ctx->free_recs;
-    if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF && lua_type(L, fn) == LUA_TFUNCTION
+    const futoin_async_ext_table* x;
+    const void* p;
+    if (!eh && r && r->ref[FL_A_FN - 1] != LUA_NOREF
         && (s->kind == FL_STEP
                 ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
                           == FL_F_ACTIVE
-                : s->bsi != NULL)) {
+                : s->bsi != NULL)
+        && lua_type(L, fn) == LUA_TFUNCTION) {
         ctx->free_recs = r->next;
         r->ctx = ctx;
         r->live = NULL;
@@ -164,7 +167,7 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
         r->name = NULL;
         r->src = NULL;
         ++ctx->recs;
-        const void* p = lua_topointer(L, fn);
+        p = lua_topointer(L, fn);
         if (p == ctx->share_ptr) {
             ++ctx->share_cnt; /* anchored already */
             r->has = (1u << FL_A_FN) | FL_H_SHARED;
@@ -181,7 +184,11 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
         }
         ++ctx->refs;
         fl_clear_misuse(ctx);
-        futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
+        if ((x = fl_ext_of(ctx, s->bsi)) != NULL) {
+            x->add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
+        } else {
+            futoin_wrap_add_classed(s->bsi, r, fl_tr_step, NULL, &fl_rec_class);
+        }
         s->flags |= FL_F_ADDED;
         fl_check_misuse(L, ctx, "add()");
         return 1;
@@ -235,7 +242,7 @@ int fl_add_native(lua_State* L)
     }
     s = fl_check_steps(L, 1, "add");
     if (n == 2 && add_fast(L, s, 2, 0)) {
-        lua_settop(L, 1); /* returns self */
+        lua_pushvalue(L, 1); /* returns self */
         return 1;
     }
     return fl_add(L, s, 2, n > 2 ? 3 : 0);

@@ -126,6 +126,17 @@ typedef struct fl_call
     size_t index;
     int kind;
     fl_steps* s; /* the handle object made for the call */
+    /* FL_CALL_STEP: where its success() of scalars is kept (NULL: never
+     * kept), and how many values (-1: none kept). A kept success() goes
+     * to the next Lua step as it is when the runtime lets that one run
+     * in the same call (chain()), else to the runtime when the call
+     * returns, or before anything else reaches the runtime through the
+     * handle (fl_kept_flush). */
+    FutoInArgs* kept;
+    FutoInArgs* spare; /* the other buffer, for the next step's success() */
+    int kept_n;
+    int chained; /* how chain_body() ended (lua_trampoline.c) */
+    struct fl_call* prev; /* the context's call this one runs inside */
 } fl_call;
 
 /** The trampolines of error handlers, cancel handlers, loop and

@@ -263,10 +263,176 @@ static void call_returned(lua_State* L, fl_ctx* ctx, fl_call* c, int first)
     fl_clear_misuse(ctx);
 }
 
+/* ---- a kept success() and chained steps ----------------------------------- *
+ *
+ * A step's own success() of scalars (lua_complete.c) is kept by its call
+ * (fl_call.kept) instead of going to the runtime at once. When the call
+ * returns having done nothing else, the runtime's chain() (futoin/sys/
+ * ext.h) completes the step and starts the next one if that is a Lua step
+ * too: it runs here, in the same call from the runtime, with the kept
+ * values as its arguments, and neither the values nor the step's end go
+ * through the runtime's completion path. Otherwise the kept success() is
+ * given to the runtime then. Anything else that reaches the runtime
+ * through the handle meanwhile gives it first (fl_check_steps), and so
+ * does a call that fails or returns values, so the runtime sees every call
+ * in the order the step made them.
+ *
+ * The chained steps of one context run in one protected call
+ * (chain_body), each with lua_call: the message handler, the stack check
+ * and the setjmp of lua_pcall are paid once per run of steps instead of
+ * once per step. An error in any of them unwinds to that pcall, where `c`
+ * describes the step that raised it. */
+
+/* The kept values of call `c` to the runtime (s: its handle). */
+static void kept_give(fl_call* c, fl_steps* s)
+{
+    int n = c->kept_n;
+    s->flags &= (uint16_t)~FL_F_KEPT;
+    if (n < 4) {
+        memset(&c->kept->args[n], 0, sizeof(c->kept->args[0]) * (size_t)(4 - n));
+    }
+    fl_clear_misuse(s->ctx);
+    c->bsi->api->success(c->bsi, n ? c->kept : NULL);
+    fl_clear_misuse(s->ctx); /* taken: a step that did nothing else */
+}
+
+void fl_kept_flush(fl_steps* s)
+{
+    fl_call* c = s->ctx->cur_call;
+    while (c && c->s != s) {
+        c = c->prev; /* a nested call of the same context runs now */
+    }
+    if (c) {
+        kept_give(c, s);
+    } else {
+        s->flags &= (uint16_t)~FL_F_KEPT; /* not reached: kept only in a call */
+    }
+}
+
+static const FutoInAsyncSteps_execute_callback chain_fns[] = {fl_tr_step};
+
+/* Did the call of step handle `s` (flags `f`, not active any more) end as
+ * the usual step does: nothing returned (checked by the caller), nothing
+ * done through its handle but maybe a kept success()? */
+static inline int call_plain(const fl_rec* r, const fl_steps* s, uint16_t f)
+{
+    return (f == FL_F_LIGHT || f == (FL_F_LIGHT | FL_F_SUCCESS | FL_F_KEPT))
+           && r->live == s && !(r->has & (1u << FL_A_WAIT));
+}
+
+/* After the plain end of the call of step handle `s` (call_plain): the
+ * handle is finished (fl_rec_detach(), inline), then chain the next Lua
+ * step into `c` (returns 1: c->rec is its record, c->args its values),
+ * or give the kept success() (returns 0). */
+static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps* s,
+                                                            uint16_t f)
+{
+    fl_rec* r = c->rec;
+    const futoin_async_ext_table* x = fl_ext_of(r->ctx, c->bsi);
+    FutoInAsyncSteps* next;
+    void* data;
+    s->flags = (uint16_t)((f & ~FL_F_KEPT) | FL_F_DONE);
+    s->rec = NULL;
+    r->live = NULL;
+    fl_handle_retire(s);
+    if (!x || !(next = x->chain(c->bsi, chain_fns, 1, &data))) {
+        goto give;
+    }
+    /* the step ended as its success() said; the next one gets its values
+     * (none after an implicit success()) */
+    c->args = NULL;
+    if (f & FL_F_KEPT) {
+        int n = c->kept_n;
+        if (n) {
+            FutoInArgs* in = c->kept;
+            if (n < 4) {
+                in->args[n].type = NULL; /* readers stop at the first empty slot */
+            }
+            c->kept = c->spare;
+            c->spare = in;
+            c->args = in;
+        }
+    }
+    c->bsi = next;
+    c->rec = data;
+    c->s = NULL;
+    return 1;
+give:
+    if (f & FL_F_KEPT) {
+        kept_give(c, s);
+    }
+    return 0;
+}
+
+/* How a run of chained steps (chain_body) ended: fl_call.chained. */
+enum
+{
+    FL_CHAIN_CALL = 0, /* its last call ended otherwise: c->s to finish */
+    FL_CHAIN_DONE = 1, /* its last call ended plainly, nothing chained */
+    FL_CHAIN_AWAY = 2  /* the next step is of another context: `c` is its call */
+};
+
+/* Runs protected (invoke_inl): (c) -> what the last step returned. The
+ * steps chained into `c` after its first, of c's context, one after
+ * another while they end plainly and the runtime chains the next.
+ * Tracebacks leave its frame out (lua_ctx.c): a step's traceback reads as
+ * if the runtime had called the step itself. */
+int fl_chain_body(lua_State* L)
+{
+    fl_call* c = lua_touserdata(L, 1);
+    fl_ctx* ctx = c->rec->ctx;
+    for (;;) {
+        fl_rec* r = c->rec;
+        fl_steps* s;
+        int n = 1;
+        uint16_t f;
+        if (r->live || fl_rec_has(r, FL_A_WAIT)) {
+            fl_rec_detach(r);
+        }
+        ctx->cur_bsi = c->bsi;
+        fl_rec_push(L, r, FL_A_FN);
+        if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
+            lua_pushlightuserdata(L, fl_handle_value(s));
+        } else {
+            s = fl_push_steps(L, ctx, c->bsi, FL_STEP, 0); /* may raise */
+        }
+        s->rec = r;
+        r->live = s;
+        c->s = s;
+        s->flags |= FL_F_ACTIVE;
+        if (c->args) {
+            const FutoInBinaryValue* v = &c->args->args[0];
+            if (v->type == &fl_ty_i64 && !c->args->args[1].type) {
+                lua_pushinteger(L, (lua_Integer)v->i64); /* the usual one */
+                ++n;
+            } else {
+                n += fl_push_args(L, ctx, c->args);
+            }
+        }
+        lua_call(L, n, LUA_MULTRET);
+        f = (uint16_t)(s->flags & ~FL_F_ACTIVE);
+        s->flags = f;
+        if (lua_gettop(L) != 1 || !call_plain(r, s, f)) {
+            return lua_gettop(L) - 1; /* invoke_inl() finishes the call */
+        }
+        if (!chain_next(c, s, f)) {
+            c->chained = FL_CHAIN_DONE;
+            return 0;
+        }
+        if (c->rec->ctx != ctx) {
+            c->chained = FL_CHAIN_AWAY;
+            return 0;
+        }
+    }
+}
+
 /* The handler sits below the function and its arguments; after the call
  * the stack goes back to where it was (`base`), whatever the call left:
- * values it returned (call_returned) or the error value (call_failed). */
-static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
+ * values it returned (call_returned) or the error value (call_failed).
+ * Returns 1 when the runtime started the next step, a Lua step of another
+ * context, in place (chain_next): `c` is then that step's call, to be
+ * made next. */
+static inline __attribute__((always_inline)) int invoke_inl(fl_call* c)
 {
     fl_rec* r = c->rec;
     fl_ctx* ctx = r->ctx;
@@ -281,7 +447,7 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
             c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
                                       "the Lua state of this step was closed");
         }
-        return;
+        return 0;
     }
     /* The previous call of this record (a loop's last iteration, the step
      * whose error handler this is) is over. */
@@ -294,10 +460,12 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
             c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
                                       "Lua: stack overflow");
         }
-        return;
+        return 0;
     }
     prev = ctx->cur_bsi;
     ctx->cur_bsi = c->bsi;
+    c->prev = ctx->cur_call;
+    ctx->cur_call = c;
     base = lua_gettop(L);
     lua_pushcfunction(L, fl_msgh);
     if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
@@ -337,9 +505,42 @@ static inline __attribute__((always_inline)) void invoke_inl(fl_call* c)
     st = lua_pcall(L, 1, LUA_MULTRET, -3);
 called:
     ctx->cur_bsi = prev;
+    ctx->cur_call = c->prev;
+    r = c->rec; /* the last step chain_body ran, if it ran */
     s = c->s;
     if (s) {
-        s->flags &= (uint16_t)~FL_F_ACTIVE;
+        uint16_t f = (uint16_t)(s->flags & ~FL_F_ACTIVE);
+        s->flags = f;
+        if (c->kind == FL_CALL_STEP && st == LUA_OK && lua_gettop(L) == base + 1
+            && call_plain(r, s, f)) {
+            /* The usual step: it returned nothing and did nothing but
+             * (maybe) success(). The next step may run right here. */
+            if (!chain_next(c, s, f)) {
+                lua_settop(L, base);
+                return 0;
+            }
+            if (c->rec->ctx != ctx) {
+                lua_settop(L, base);
+                return 1;
+            }
+            /* the handler stays at base + 1 for the run */
+            ctx->cur_bsi = c->bsi;
+            ctx->cur_call = c;
+            c->chained = FL_CHAIN_CALL;
+            lua_pushcfunction(L, fl_chain_body);
+            lua_pushlightuserdata(L, c);
+            st = lua_pcall(L, 1, LUA_MULTRET, base + 1);
+            if (st == LUA_OK && c->chained != FL_CHAIN_CALL) {
+                ctx->cur_bsi = prev;
+                ctx->cur_call = c->prev;
+                lua_settop(L, base);
+                return c->chained == FL_CHAIN_AWAY;
+            }
+            goto called; /* its last step ended otherwise */
+        }
+        if (f & FL_F_KEPT) {
+            kept_give(c, s); /* before what the call did after success() */
+        }
     }
     if (st != LUA_OK) {
         call_failed(L, ctx, c, st);
@@ -372,6 +573,7 @@ called:
         }
     }
     lua_settop(L, base);
+    return 0;
 }
 
 static void invoke(fl_call* c)
@@ -381,8 +583,13 @@ static void invoke(fl_call* c)
 
 void fl_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    fl_call c = {bsi, data, args, NULL, 0, FL_CALL_STEP, NULL};
-    invoke_inl(&c);
+    /* two buffers for kept values: those of the step running now (its
+     * args, once chained) and those it keeps for the next */
+    FutoInArgs kept[2];
+    fl_call c = {.bsi = bsi, .rec = data, .args = args, .kind = FL_CALL_STEP,
+                 .kept = &kept[0], .spare = &kept[1]};
+    while (invoke_inl(&c)) {
+    }
 }
 
 void fl_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)

@@ -38,6 +38,7 @@
 
 #include <futoin/async.h>
 #include <futoin/sys/host.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/wrap.h>
 #include <uv.h>
 
@@ -81,14 +82,16 @@ typedef struct fpy_tool
 {
     PyObject_HEAD
     futoin_tool* tool;
-    PyObject* flows;   /* executing roots, kept alive: {address of fpy_steps:
-                          (root,)}, a fresh 1-tuple per execute() */
+    PyObject* flows;   /* executing roots, kept alive: {key: (root,)}, a
+                          fresh 1-tuple per execute() (its token); the key:
+                          fpy_flow_key() */
     PyObject* timers;  /* int(address of a timer record) -> callable */
     PyObject* failure; /* first unhandled error of a root executed without
                           an unhandled callback, for run() to raise */
     uv_poll_t* sig;    /* watches Python's signal wakeup fd, or NULL */
     uv_prepare_t* prep; /* releases the GIL before the loop polls */
-    PyObject* done;    /* during run_nowait(): finished roots' (key, token) */
+    PyObject* done;    /* during a pass: the tokens of roots that finished
+                          (a list, empty between passes) */
     int passing;       /* run_nowait() is on the stack */
     int closing;       /* close() drops the executing roots */
     int owned;         /* the tool owns its loop (not attached) */
@@ -98,6 +101,7 @@ typedef struct fpy_tool
     PyObject* aloop;   /* the asyncio loop, or NULL */
     PyObject* apump;   /* the callable it calls for a pass */
     PyObject* atimer;  /* its TimerHandle for libuv's next timer, or NULL */
+    uint64_t adue;     /* ... when it is due (libuv's loop time, ms) */
     int afd;           /* libuv's backend fd it watches, or -1 */
     int ascheduled;    /* a pass is queued with call_soon */
     size_t late;       /* late completions through kept handles whose step
@@ -180,7 +184,9 @@ typedef struct fpy_tls
 {
     PyThreadState* ts; /* set while run() has the GIL released */
     int in_run;
-    int held;          /* run(): a callback took the GIL and kept it */
+    int held;          /* the GIL is this thread's: 1 run()'s loop (a
+                          callback took it and keeps it until the loop
+                          polls), 2 a pass run from Python (run_nowait()) */
     fpy_pending* pend; /* releases waiting for the GIL */
     size_t n, cap;
     PyObject *fatal_t, *fatal_v, *fatal_tb; /* for run() to re-raise */
@@ -189,6 +195,11 @@ typedef struct fpy_tls
     int misused;            /* a misuse was reported during it */
     char* misuse;           /* ... with this text (malloc'd) */
     PyObject* awaiter;      /* `await root` runs a pass of its flow now */
+    /* A success() kept in Python (py_trampolines.c, ext chain()): */
+    FutoInAsyncSteps* chain_bsi; /* the step of ours whose own callback runs
+                                    now and may keep its success(), or NULL */
+    int kept;                    /* 1 + the number of values kept; 0: none */
+    PyObject* kept_v[4];         /* the values (owned) */
 } fpy_tls;
 
 /* initial-exec: a plain %fs-relative access instead of a __tls_get_addr
@@ -289,6 +300,22 @@ PyObject* fpy_tool_ptr_of(fpy_steps* s);
 PyObject* fpy_tool_of(fpy_steps* s);
 PyObject* fpy_is_executing(fpy_steps* s);
 
+/** The extension table of a handle of ours (version 4 or later: chain()),
+ * else NULL: futoin_async_ext() remembered per FTN12 table (a root's, a
+ * step's, a parallel()'s), so the usual handle needs no call to tell. */
+extern const FutoInAsyncStepsAPI* fpy_ext_apis[4];
+extern const futoin_async_ext_table* fpy_ext_tab;
+const futoin_async_ext_table* fpy_ext_slow(FutoInAsyncSteps* bsi);
+static inline const futoin_async_ext_table* fpy_ext(FutoInAsyncSteps* bsi)
+{
+    const FutoInAsyncStepsAPI* api = bsi->api;
+    if (api == fpy_ext_apis[0] || api == fpy_ext_apis[1] || api == fpy_ext_apis[2]
+        || api == fpy_ext_apis[3]) {
+        return fpy_ext_tab;
+    }
+    return fpy_ext_slow(bsi);
+}
+
 /* ---- py_trampolines.c: Python callables run as steps -------------------- */
 
 /** A step callable with its error handler, handed to C as one record. */
@@ -311,6 +338,51 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
 void fpy_tr_cancel(FutoInAsyncSteps* bsi, void* data);
 void fpy_tr_loop(FutoInAsyncSteps* bsi, void* data);
 void fpy_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i);
+/** A success() of fpy_T.chain_bsi kept in Python goes to the runtime now:
+ * called before anything else reaches the runtime, so that it sees every
+ * call in order. 0, or -1 raised (the runtime refused it: misuse). */
+int fpy_kept_apply(void);
+static inline int fpy_kept_flush(void)
+{
+    return fpy_T.kept ? fpy_kept_apply() : 0;
+}
+/** A value whose trip through the runtime gives back an equal object of
+ * its type (int, float, bool, bytes, an ASCII str), or the object itself
+ * (anything py_values.c makes a custom value): not a non-ASCII str (it may
+ * fail to encode: lone surrogates) nor a list (numbers come back as a new
+ * list). */
+static inline int fpy_keepable(PyObject* o)
+{
+    PyTypeObject* t = Py_TYPE(o);
+    if (t == &PyUnicode_Type) {
+        return PyUnicode_IS_ASCII(o);
+    }
+    return t != &PyList_Type || PyList_GET_SIZE(o) == 0;
+}
+/** success(*v) (n <= 4) of fpy_T.chain_bsi in its own callback, nothing
+ * kept yet: kept if every value is keepable (1), else 0 (send it). */
+static inline int fpy_kept_keep(PyObject* const* v, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    if (n == 1) { /* the usual one, without the loops */
+        if (!fpy_keepable(v[0])) {
+            return 0;
+        }
+        fpy_T.kept_v[0] = Py_NewRef(v[0]);
+        fpy_T.kept = 2;
+        return 1;
+    }
+    for (i = 0; i < n; ++i) {
+        if (!fpy_keepable(v[i])) {
+            return 0;
+        }
+    }
+    for (i = 0; i < n; ++i) {
+        fpy_T.kept_v[i] = Py_NewRef(v[i]);
+    }
+    fpy_T.kept = (int)n + 1;
+    return 1;
+}
 /** Complete the waiting step `bsi` with a done asyncio future's outcome. */
 void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
 
@@ -335,9 +407,24 @@ int fpy_not_other_thread(fpy_steps* s, const char* what);
 /** `what` is a call only a step's own callback (or a root before it
  * executes, if root_ok, or a parallel() handle) may make: 1 if so, else 0
  * raised. */
-int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok);
+int fpy_in_own_step_slow(fpy_steps* s, const char* what, int root_ok);
+static inline int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok)
+{
+    if (s->bsi && s->bsi == fpy_T.cur) {
+        return 1; /* its own callback runs on this thread now */
+    }
+    return fpy_in_own_step_slow(s, what, root_ok);
+}
 /** fn and eh (either NULL) are callable: 0, else -1 raised. */
-int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh);
+int fpy_bad_callables(const char* what, PyObject* fn, PyObject* eh);
+static inline int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh)
+{
+    /* PyCallable_Check(), inline */
+    if ((fn && !Py_TYPE(fn)->tp_call) || (eh && !Py_TYPE(eh)->tp_call)) {
+        return fpy_bad_callables(what, fn, eh);
+    }
+    return 0;
+}
 /** A str without NUL (UTF-8 borrowed from `o`), a non-empty one (an error
  * code), a loop label (None: NULL): 0, else -1 raised. */
 int fpy_str_arg(PyObject* o, const char* what, const char** out);
@@ -423,8 +510,9 @@ PyObject* fpy_awaiter_new(fpy_steps* s);
 /** The flow's outcome to its awaiter. */
 int fpy_awaiter_settle(PyObject* awaiter, PyObject* exc, PyObject* value);
 /** From an await_() step of a flow that `await root` drives: the awaiter
- * waits for `fut` on the step's behalf (1), or declines (0). */
-int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut);
+ * waits for `fut` on the step's behalf (1), or declines (0). `pending`:
+ * the caller has just seen fut.done() say False. */
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut, int pending);
 
 /* ---- py_tool.c ---------------------------------------------------------- */
 
@@ -445,6 +533,15 @@ void fpy_tool_cancel_executing(fpy_tool* t);
 int fpy_tool_close(fpy_tool* t);
 /** Drop the executing roots once the loop is idle. */
 void fpy_tool_idle(fpy_tool* t);
+/** The key of root `s` in its tool's flows (new reference, or NULL
+ * raised): the root itself (an AsyncSteps is hashed by identity), or the
+ * address of an object of a subclass (its own __eq__/__hash__ must not
+ * matter). */
+static inline PyObject* fpy_flow_key(fpy_steps* s)
+{
+    return Py_TYPE(s) == &fpy_steps_type ? Py_NewRef((PyObject*)s)
+                                         : PyLong_FromVoidPtr(s);
+}
 /** Stop keeping root `s` alive, from the next loop pass on. */
 void fpy_tool_root_done(fpy_steps* s);
 /** An unhandled error of a root executed without a callback: kept for

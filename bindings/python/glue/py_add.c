@@ -16,8 +16,14 @@ PyObject* fpy_add(fpy_steps* s, PyObject* fn, PyObject* eh)
         return NULL;
     }
     if (!eh) {
+        const futoin_async_ext_table* x = fpy_ext(s->bsi);
         fpy_check_begin();
-        futoin_wrap_add_classed(s->bsi, Py_NewRef(fn), fpy_tr_fn, NULL, &fpy_fn_class);
+        if (x) {
+            x->add_classed(s->bsi, Py_NewRef(fn), fpy_tr_fn, NULL, &fpy_fn_class);
+        } else {
+            futoin_wrap_add_classed(s->bsi, Py_NewRef(fn), fpy_tr_fn, NULL,
+                                    &fpy_fn_class);
+        }
     } else {
         if (!(r = fpy_rec_new(fn, eh))) {
             return NULL;

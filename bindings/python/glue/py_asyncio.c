@@ -16,7 +16,7 @@
 static PyObject *s_call_soon, *s_call_later, *s_add_reader, *s_remove_reader,
     *s_cancel, *s_is_closed, *s_done, *s_set_result, *s_set_exception,
     *s_create_future, *s_add_done_callback, *s_remove_done_callback,
-    *s_cancelled;
+    *s_cancelled, *s_get_loop;
 
 /* Interned method names, made once. */
 static int names(void)
@@ -42,6 +42,7 @@ static int names(void)
     N(s_add_done_callback, "add_done_callback");
     N(s_remove_done_callback, "remove_done_callback");
     N(s_cancelled, "cancelled");
+    N(s_get_loop, "get_loop");
 #undef N
     ready = 1;
     return 0;
@@ -167,7 +168,15 @@ static int schedule_next(fpy_tool* t)
         return fpy_tool_kick(t);
     }
     if (timeout > 0 && !t->ascheduled) {
-        PyObject* delay = PyFloat_FromDouble(timeout / 1000.0);
+        uint64_t due = uv_now(futoin_tool_uv_loop(t->tool)) + (uint64_t)timeout;
+        PyObject* delay;
+        if (t->atimer && t->adue <= due) {
+            /* the timer asked for already comes first (a flow awaited from
+             * asyncio asks again at each pass): its pass asks again */
+            return 0;
+        }
+        delay = PyFloat_FromDouble(timeout / 1000.0);
+        t->adue = due;
         if (t->atimer) {
             PyObject* r = PyObject_CallMethodNoArgs(t->atimer, s_cancel);
             Py_XDECREF(r);
@@ -357,10 +366,29 @@ static PyObject* s_blocking;
 
 static int aw_yieldable(PyObject* fut)
 {
+    /* the setter of an immutable type's property (asyncio's C Future),
+     * once looked up: a generic setattr costs more than the rest of the
+     * yield */
+    static PyTypeObject* tp;
+    static setter set;
+    static void* closure;
+    PyTypeObject* t = Py_TYPE(fut);
+    PyObject* d;
+    if (t == tp) {
+        return set(fut, Py_True, closure); /* as Future.__await__ */
+    }
     if (!s_blocking && !(s_blocking = PyUnicode_InternFromString("_asyncio_future_blocking"))) {
         return -1;
     }
-    return PyObject_SetAttr(fut, s_blocking, Py_True); /* as Future.__await__ */
+    d = (t->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) ? _PyType_Lookup(t, s_blocking) : NULL;
+    if (d && Py_IS_TYPE(d, &PyGetSetDescr_Type)
+        && ((PyGetSetDescrObject*)d)->d_getset->set) {
+        set = ((PyGetSetDescrObject*)d)->d_getset->set;
+        closure = ((PyGetSetDescrObject*)d)->d_getset->closure;
+        tp = t;
+        return set(fut, Py_True, closure);
+    }
+    return PyObject_SetAttr(fut, s_blocking, Py_True);
 }
 
 PyObject* fpy_awaiter_new(fpy_steps* s)
@@ -417,7 +445,7 @@ static void tr_step_cancelled(FutoInAsyncSteps* bsi, void* data)
     fpy_gil_leave(&g);
 }
 
-int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut)
+int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut, int pending)
 {
     fpy_awaiter* w = (fpy_awaiter*)fpy_T.awaiter;
     PyObject* d;
@@ -427,11 +455,13 @@ int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut)
     if (bsi->api->rootId(bsi) != w->root_id) {
         return 0; /* a step of another flow that runs in the same pass */
     }
-    d = PyObject_CallMethodNoArgs(fut, s_done);
-    Py_XDECREF(d);
-    if (d != Py_False) {
-        PyErr_Clear();
-        return 0;
+    if (!pending) { /* (the caller asked done() just now: it said no) */
+        d = PyObject_CallMethodNoArgs(fut, s_done);
+        Py_XDECREF(d);
+        if (d != Py_False) {
+            PyErr_Clear();
+            return 0;
+        }
     }
     w->step_fut = Py_NewRef(fut);
     w->step = bsi;
@@ -471,7 +501,7 @@ static PyObject* aw_loop(fpy_awaiter* w)
         return w->loop;
     }
     if (w->step_fut) { /* the loop of the future we are about to yield */
-        w->loop = PyObject_CallMethod(w->step_fut, "get_loop", NULL);
+        w->loop = PyObject_CallMethodNoArgs(w->step_fut, s_get_loop);
     } else if ((get_loop = fpy_hook("get_running_loop"))) {
         w->loop = PyObject_CallNoArgs(get_loop);
     }

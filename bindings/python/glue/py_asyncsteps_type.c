@@ -102,6 +102,7 @@ static void steps_dealloc(PyObject* self)
 static PyObject* m_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                        PyObject* kwnames)
 {
+    FLUSH();
     PARSE("add", 1, "step", "onerror");
     return fpy_add(S(self), a_[0], a_[1]);
 }
@@ -109,58 +110,74 @@ static PyObject* m_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 static PyObject* m__add_foreign(PyObject* self, PyObject* const* args,
                                 Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("_add_foreign", 3, "language", "module", "function");
     return fpy_add_foreign(S(self), a_[0], a_[1], a_[2]);
 }
 
 static PyObject* m_await_(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     return fpy_await(S(self), arg);
 }
 
 static PyObject* m_parallel(PyObject* self, PyObject* const* args,
                             Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("parallel", 0, "onerror");
     return fpy_parallel(S(self), a_[0]);
 }
 
 static PyObject* m_success(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
 {
-    return fpy_success(S(self), args, nargs);
+    fpy_steps* s = S(self);
+    if (s->bsi == fpy_T.chain_bsi && s->bsi && !s->did && !fpy_T.kept && nargs <= 4
+        && fpy_kept_keep(args, nargs)) {
+        /* the usual one: kept for the next step (py_trampolines.c) */
+        s->did |= FPY_DID_COMPLETE;
+        Py_RETURN_NONE;
+    }
+    return fpy_success(s, args, nargs);
 }
 
 static PyObject* m_success_step(PyObject* self, PyObject* const* args,
                                 Py_ssize_t nargs)
 {
+    FLUSH();
     return fpy_success_step(S(self), args, nargs);
 }
 
 static PyObject* m_error(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                          PyObject* kwnames)
 {
+    FLUSH();
     PARSE("error", 1, "code", "info");
     return fpy_error(S(self), a_[0], a_[1]);
 }
 
 static PyObject* m_set_timeout(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     return fpy_set_timeout(S(self), arg);
 }
 
 static PyObject* m_set_cancel(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     return fpy_set_cancel(S(self), arg);
 }
 
 static PyObject* m_wait_external(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_wait_external(S(self));
 }
 
 static PyObject* m_loop(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames)
 {
+    FLUSH();
     PARSE("loop", 1, "body", "label");
     return fpy_loop(S(self), a_[0], a_[1]);
 }
@@ -168,6 +185,7 @@ static PyObject* m_loop(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 static PyObject* m_repeat(PyObject* self, PyObject* const* args,
                           Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("repeat", 2, "count", "body", "label");
     return fpy_repeat(S(self), a_[0], a_[1], a_[2]);
 }
@@ -175,6 +193,7 @@ static PyObject* m_repeat(PyObject* self, PyObject* const* args,
 static PyObject* m_break_loop(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("break_loop", 0, "label");
     return fpy_break(S(self), a_[0], 0);
 }
@@ -182,6 +201,7 @@ static PyObject* m_break_loop(PyObject* self, PyObject* const* args,
 static PyObject* m_continue_loop(PyObject* self, PyObject* const* args,
                                  Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("continue_loop", 0, "label");
     return fpy_break(S(self), a_[0], 1);
 }
@@ -189,6 +209,7 @@ static PyObject* m_continue_loop(PyObject* self, PyObject* const* args,
 static PyObject* m_sync(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames)
 {
+    FLUSH();
     PARSE("sync", 2, "obj", "step", "onerror");
     return fpy_sync(S(self), a_[0], a_[1], a_[2]);
 }
@@ -196,68 +217,81 @@ static PyObject* m_sync(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 static PyObject* m_execute(PyObject* self, PyObject* const* args,
                            Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     PARSE("execute", 0, "unhandled", "on_success");
     return fpy_execute_with(S(self), a_[0], a_[1]);
 }
 
 static PyObject* m__execute(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     return fpy_execute(S(self), NULL, arg);
 }
 
 static PyObject* m_cancel(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_cancel(S(self));
 }
 
 static PyObject* m_new_instance(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_new_instance(S(self));
 }
 
 static PyObject* m_free(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_free(S(self));
 }
 
 static PyObject* m_is_valid(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_is_valid(S(self));
 }
 
 static PyObject* m_is_same_thread(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_is_same_thread(S(self));
 }
 
 static PyObject* m_binary(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_binary(S(self));
 }
 
 static PyObject* m_is_ours(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_is_ours(S(self));
 }
 
 static PyObject* m_promise(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_promise(S(self));
 }
 
 static PyObject* m__fail(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     return fpy_fail(S(self), arg);
 }
 
 static PyObject* m__tool_ptr(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_tool_ptr_of(S(self));
 }
 
 static PyObject* m__wrap(PyObject* unused, PyObject* const* args,
                          Py_ssize_t nargs, PyObject* kwnames)
 {
+    FLUSH();
     int own = 0;
     PARSE("_wrap", 2, "cls", "address", "owned", "tool");
     if (a_[2] && (own = PyObject_IsTrue(a_[2])) < 0) {
@@ -268,30 +302,37 @@ static PyObject* m__wrap(PyObject* unused, PyObject* const* args,
 
 static PyObject* g_state(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_state(S(self));
 }
 static PyObject* g_async_stack(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_async_stack(S(self));
 }
 static PyObject* g_error_info(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_error_info(S(self));
 }
 static PyObject* g_last_exception(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_last_exception(S(self));
 }
 static PyObject* g_root_id(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_root_id(S(self));
 }
 static PyObject* g_tool(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_tool_of(S(self));
 }
 static PyObject* g_executing(PyObject* self, void* c)
 {
+    FLUSH();
     return fpy_is_executing(S(self));
 }
 

@@ -48,13 +48,10 @@ int fpy_not_other_thread(fpy_steps* s, const char* what)
 
 /* Calls that only a step's own callback (or a root before it executes, or
  * a parallel() handle) may make. */
-int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok)
+int fpy_in_own_step_slow(fpy_steps* s, const char* what, int root_ok)
 {
-    if (!fpy_live(s)) {
-        return 0;
-    }
-    if (s->bsi == fpy_T.cur) {
-        return 1; /* its own callback runs on this thread now */
+    if (!s->bsi) {
+        return fpy_live(s);
     }
     if (!fpy_not_other_thread(s, what)) {
         return 0;
@@ -81,7 +78,7 @@ int fpy_in_own_step(fpy_steps* s, const char* what, int root_ok)
     }
 }
 
-int fpy_check_callables(const char* what, PyObject* fn, PyObject* eh)
+int fpy_bad_callables(const char* what, PyObject* fn, PyObject* eh)
 {
     if ((fn && !PyCallable_Check(fn)) || (eh && !PyCallable_Check(eh))) {
         PyErr_Format(PyExc_TypeError, "%s: callable expected, got %.80s", what,

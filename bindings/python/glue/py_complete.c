@@ -91,6 +91,10 @@ static PyObject* complete_external(fpy_steps* s, FutoInArgs* fa,
 PyObject* fpy_success(fpy_steps* s, PyObject* const* v, Py_ssize_t n)
 {
     FutoInArgs fa;
+    /* (a success() that may be kept was kept by the method: m_success) */
+    if (fpy_kept_flush() < 0) { /* a second success() finds the first sent */
+        return NULL;
+    }
     if (!s->bsi) {
         return complete_ended(s, "success()");
     }

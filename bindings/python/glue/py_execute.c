@@ -310,9 +310,13 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
     e->root = s->bsi;
     e->ftool = futoin_async_tool(s->bsi);
     if (s->tool) {
-        PyObject* key = PyLong_FromVoidPtr(s);
-        PyObject* token = PyTuple_Pack(1, (PyObject*)s);
-        int rc = (key && token) ? PyDict_SetItem(s->tool->flows, key, token) : -1;
+        PyObject* key = fpy_flow_key(s);
+        PyObject* token = PyTuple_New(1);
+        int rc = -1;
+        if (key && token) {
+            PyTuple_SET_ITEM(token, 0, Py_NewRef((PyObject*)s));
+            rc = PyDict_SetItem(s->tool->flows, key, token);
+        }
         Py_XDECREF(key);
         Py_XDECREF(token);
         if (rc < 0) {

@@ -86,6 +86,10 @@ void fpy_release(void (*free_fn)(void*), void* p)
 
 void fpy_release_obj(PyObject* o)
 {
+    if (T.held && o) {
+        Py_DECREF(o); /* the usual case (fpy_release's first) */
+        return;
+    }
     fpy_release(NULL, o);
 }
 
@@ -104,6 +108,9 @@ void fpy_gil_enter(fpy_gil* g)
     if (ts) {
         T.ts = NULL;
         PyEval_RestoreThread(ts);
+        /* ours from now on, also for the releases the callback causes
+         * (a run of chained steps pops each step before it returns) */
+        T.held = 1;
         g->how = 1;
         if (T.n) {
             fpy_drain();
@@ -121,7 +128,8 @@ void fpy_gil_leave(fpy_gil* g)
     if (g->how == 1) {
         /* Keep the GIL for the next callback: a burst of steps would
          * otherwise hand it over and take it back for every step. It is
-         * released before the loop can block (fpy_loop_prepare). */
+         * released before the loop can block (fpy_loop_prepare). T.held
+         * is set again: a nested run_end() may have cleared it. */
         T.held = 1;
     } else if (g->how == 2) {
         PyGILState_Release(g->st);
@@ -130,7 +138,7 @@ void fpy_gil_leave(fpy_gil* g)
 
 void fpy_loop_prepare(void)
 {
-    if (T.held) {
+    if (T.held == 1) { /* (2: a pass from Python, which holds it) */
         T.held = 0;
         T.ts = PyEval_SaveThread();
     }

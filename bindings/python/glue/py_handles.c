@@ -13,6 +13,32 @@
 
 static const FutoInAsyncStepsAPI* root_api; /* the table of our roots */
 
+/* ---- our extension table ------------------------------------------------ */
+
+/* Slots not filled yet point at something no handle's api is. */
+static const char no_api;
+const FutoInAsyncStepsAPI* fpy_ext_apis[4] = {
+        (const void*)&no_api, (const void*)&no_api, (const void*)&no_api,
+        (const void*)&no_api};
+const futoin_async_ext_table* fpy_ext_tab;
+
+const futoin_async_ext_table* fpy_ext_slow(FutoInAsyncSteps* bsi)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(bsi);
+    if (!x || x->version < FUTOIN_EXT_VERSION_4) {
+        return NULL;
+    }
+    /* with the GIL held: one writer at a time */
+    for (int i = 0; i < 4; ++i) {
+        if (fpy_ext_apis[i] == (const void*)&no_api) {
+            fpy_ext_apis[i] = bsi->api;
+            fpy_ext_tab = x;
+            break;
+        }
+    }
+    return x;
+}
+
 /* ---- step objects ------------------------------------------------------- */
 
 /* An object of `type` for handle `bsi`. */

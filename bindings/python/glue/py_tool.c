@@ -372,7 +372,7 @@ PyObject* fpy_tool_pass_ready(fpy_tool* t)
 
 static PyObject* pass(fpy_tool* t, int ready_only)
 {
-    int rc;
+    int rc, held = fpy_T.held;
     if (refuse_borrowed(t, "run_nowait()") || closed(t)) {
         return NULL;
     }
@@ -380,6 +380,11 @@ static PyObject* pass(fpy_tool* t, int ready_only)
         Py_RETURN_TRUE;
     }
     t->passing = 1;
+    /* The GIL is ours for the whole pass: its callbacks and releases need
+     * not ask (2: not the loop's to hand over before it polls) */
+    if (!held) {
+        fpy_T.held = 2;
+    }
     if (ready_only) {
         uv_loop_t* loop = futoin_tool_uv_loop(t->tool);
         uv_stop(loop);
@@ -391,17 +396,32 @@ static PyObject* pass(fpy_tool* t, int ready_only)
     } else {
         rc = futoin_tool_run_nowait(t->tool);
     }
+    fpy_T.held = held; /* (a run() nested in the pass ended holding it too) */
     t->passing = 0;
-    if (t->done) {
+    if (t->done && PyList_GET_SIZE(t->done)) {
         /* roots that finished during the pass: no longer inside their
-         * callbacks, so they may be dropped now (no extra loop pass) */
+         * callbacks, so they may be dropped now (no extra loop pass); the
+         * tokens of their executions, (root,). The list is kept for the
+         * next pass, and taken meanwhile: a drop may run code that ends
+         * another root. */
         PyObject* done = t->done;
         t->done = NULL;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(done); ++i) {
-            PyObject* kt = PyList_GET_ITEM(done, i);
-            drop_done(t, PyTuple_GET_ITEM(kt, 0), PyTuple_GET_ITEM(kt, 1));
+            PyObject* token = PyList_GET_ITEM(done, i);
+            PyObject* key = fpy_flow_key((fpy_steps*)PyTuple_GET_ITEM(token, 0));
+            if (key) {
+                drop_done(t, key, token);
+                Py_DECREF(key);
+            } else {
+                PyErr_Clear(); /* out of memory: dropped when the loop idles */
+            }
         }
-        Py_DECREF(done);
+        if (!t->done && PyList_SetSlice(done, 0, PyList_GET_SIZE(done), NULL) == 0) {
+            t->done = done;
+        } else {
+            PyErr_Clear();
+            Py_DECREF(done);
+        }
     }
     fpy_drain();
     if (fpy_raise_fatal() < 0 || raise_failure(t) < 0) {
@@ -456,37 +476,38 @@ void fpy_tool_root_done(fpy_steps* s)
 {
     fpy_tool* t = s->tool;
     fpy_done* d;
+    PyObject *key, *token;
     FutoInHandle h;
     if (!t || !t->tool || !futoin_tool_is_same_thread(t->tool)) {
         return; /* dropped when the loop idles */
     }
-    d = PyMem_Malloc(sizeof(*d));
-    if (!d || !(d->key = PyLong_FromVoidPtr(s))) {
-        PyMem_Free(d);
+    /* its token, (root,): what the root's key in t->flows holds now */
+    if (!t->flows || !(key = fpy_flow_key(s))) {
         PyErr_Clear(); /* out of memory: dropped when the loop idles */
         return;
     }
-    d->token = t->flows ? PyDict_GetItem(t->flows, d->key) : NULL;
-    if (!d->token) {
-        Py_DECREF(d->key); /* not kept alive (any more) */
-        PyMem_Free(d);
-        return;
+    token = PyDict_GetItem(t->flows, key);
+    if (!token) {
+        Py_DECREF(key);
+        return; /* not kept alive (any more) */
     }
-    Py_INCREF(d->token);
-    d->tool = t;
     if (t->passing) {
-        PyObject* kt = PyTuple_Pack(2, d->key, d->token);
-        if (kt && (t->done || (t->done = PyList_New(0)))
-            && PyList_Append(t->done, kt) == 0) {
-            Py_DECREF(kt);
-            Py_DECREF(d->key);
-            Py_DECREF(d->token);
-            PyMem_Free(d);
+        if ((t->done || (t->done = PyList_New(0)))
+            && PyList_Append(t->done, token) == 0) {
+            Py_DECREF(key);
             return;
         }
-        Py_XDECREF(kt);
         PyErr_Clear(); /* out of memory: the immediate below */
     }
+    d = PyMem_Malloc(sizeof(*d));
+    if (!d) {
+        Py_DECREF(key);
+        PyErr_Clear(); /* out of memory: dropped when the loop idles */
+        return;
+    }
+    d->key = key;
+    d->token = Py_NewRef(token);
+    d->tool = t;
     h = futoin_tool_immediate(t->tool, tr_root_done, d);
     if (!futoin_tool_is_valid(t->tool, &h)) {
         Py_DECREF(d->key);

@@ -98,12 +98,14 @@ static void tool_dealloc(PyObject* self)
 
 static PyObject* t_run(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_tool_drive(TL(self));
 }
 
 /* _advance_ms(ms): the int milliseconds Tool.advance() computed. */
 static PyObject* t__advance_ms(PyObject* self, PyObject* arg)
 {
+    FLUSH();
     long long ms;
     if (!PyLong_Check(arg)) {
         PyErr_Format(PyExc_TypeError, "_advance_ms(ms): int expected, not %.80s",
@@ -136,11 +138,13 @@ static PyObject* t__now_ms(PyObject* self, PyObject* unused)
 
 static PyObject* t__set_hooks(PyObject* self, PyObject* table)
 {
+    FLUSH();
     return fpy_tool_set_hooks(TL(self), table);
 }
 
 static PyObject* t__dump(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_tool_dump(TL(self));
 }
 
@@ -152,6 +156,7 @@ static PyObject* tg_virtual_time(PyObject* self, void* c)
 
 static PyObject* t_run_nowait(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_tool_pass(TL(self));
 }
 
@@ -277,6 +282,7 @@ static PyObject* t_misuse_count(PyObject* self, PyObject* unused)
 
 static PyObject* t_stats(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     fpy_tool* t = TL(self);
     futoin_tool_stats st = FUTOIN_TOOL_STATS_INIT;
     if (!tool_live(t)) {
@@ -297,6 +303,7 @@ static PyObject* t_stats(PyObject* self, PyObject* unused)
 
 static PyObject* t_close(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     fpy_tool* t = TL(self);
     if (t->borrowed && !fpy_tool_usable(t)) {
         /* nothing of ours is on its tool, which may be gone: let go */
@@ -339,6 +346,7 @@ static PyObject* t__post(PyObject* self, PyObject* fn)
 
 static PyObject* t__drive(PyObject* self, PyObject* loop)
 {
+    FLUSH();
     if (fpy_tool_drive_with(TL(self), loop) < 0) {
         return NULL;
     }
@@ -347,6 +355,7 @@ static PyObject* t__drive(PyObject* self, PyObject* loop)
 
 static PyObject* t__kick(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     if (fpy_tool_kick(TL(self)) < 0) {
         return NULL;
     }
@@ -355,6 +364,7 @@ static PyObject* t__kick(PyObject* self, PyObject* unused)
 
 static PyObject* t__pump(PyObject* self, PyObject* unused)
 {
+    FLUSH();
     return fpy_tool_apump(TL(self));
 }
 

@@ -7,7 +7,9 @@
  *
  * One Python object per step call would cost as much as the step itself;
  * the trampolines keep one spare object (as_cache) and reuse it whenever
- * the step did not keep a reference to its `asi`.
+ * the step did not keep a reference to its `asi`. Consecutive Python steps
+ * run in one call from the core (ext chain(): run_steps), a success() kept
+ * in Python handing its values to the next step as they are.
  */
 #include "futoin_py.h"
 
@@ -21,9 +23,15 @@
  * allocation less per step. */
 struct fpy_rec
 {
+    /* Not an object: the header only puts &rec_tag where an object has its
+     * type, so that step data (a callable or a record, which ext chain()
+     * hands back alike) tells which it is (rec_fn). Never referenced. */
+    PyObject_HEAD
     PyObject* fn;
     PyObject* eh;
 };
+
+static PyTypeObject rec_tag; /* never readied: only its address is used */
 
 fpy_rec* fpy_rec_new(PyObject* fn, PyObject* eh)
 {
@@ -32,6 +40,8 @@ fpy_rec* fpy_rec_new(PyObject* fn, PyObject* eh)
         PyErr_NoMemory();
         return NULL;
     }
+    r->ob_base.ob_refcnt = 1;
+    r->ob_base.ob_type = &rec_tag;
     Py_XINCREF(fn);
     Py_XINCREF(eh);
     r->fn = fn;
@@ -56,6 +66,10 @@ void fpy_rec_release(void* data)
 
 void fpy_obj_release(void* data)
 {
+    if (fpy_T.held && data) {
+        Py_DECREF((PyObject*)data); /* the usual case (fpy_release's first) */
+        return;
+    }
     fpy_release_obj(data);
 }
 
@@ -98,6 +112,47 @@ static void as_done(PyObject* o)
         fpy_steps_keep((fpy_steps*)o); /* kept by the step's code */
     }
     Py_DECREF(o);
+}
+
+/* ---- the kept success() ------------------------------------------------- */
+
+/* A success() in a step's own callback, with values a trip through the
+ * runtime would give back equal (and of the same type), is kept here
+ * (fpy_T.kept) instead of being sent: when the callback returns and the
+ * next step is a Python step too, the runtime lets it run in the same call
+ * (ext chain(): run_steps) and the values go to it as they are; otherwise
+ * the kept success() is sent then. Any other call that reaches the
+ * runtime sends it first (fpy_kept_flush: the methods of AsyncSteps and
+ * of ToolBase that touch flows), so the runtime sees every call in the
+ * order it was made. */
+int fpy_kept_apply(void)
+{
+    FutoInAsyncSteps* bsi = fpy_T.chain_bsi;
+    int n = fpy_T.kept - 1, i, rc;
+    FutoInArgs fa;
+    fpy_T.kept = 0;
+    rc = n ? fpy_args_from(fpy_T.kept_v, n, &fa) : 0;
+    for (i = 0; i < n; ++i) {
+        Py_DECREF(fpy_T.kept_v[i]);
+    }
+    if (rc < 0) {
+        return -1; /* out of memory */
+    }
+    fpy_check_begin();
+    bsi->api->success(bsi, n ? &fa : NULL);
+    if (n) {
+        fpy_args_reset(&fa); /* no-op after a move; frees if refused */
+    }
+    return fpy_check_end();
+}
+
+/* After the callback of `bsi` (no chain): send its kept success(), as if
+ * success() had been called where it was. */
+static void kept_settle(FutoInAsyncSteps* bsi)
+{
+    if (fpy_kept_apply() < 0) {
+        fpy_on_exception(bsi);
+    }
 }
 
 /* ---- a step's return value ---------------------------------------------- */
@@ -151,6 +206,9 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
         fpy_on_exception(bsi);
         return;
     }
+    if (bsi == fpy_T.chain_bsi && !fpy_T.kept && n <= 4 && fpy_kept_keep(items, n)) {
+        return; /* sent by run_steps, or handed to the next step */
+    }
     if (fpy_args_from(items, n, &fa) < 0) {
         fpy_on_exception(bsi);
         return;
@@ -162,38 +220,34 @@ static void on_return(FutoInAsyncSteps* bsi, PyObject* a, PyObject* res)
 /* ---- trampolines -------------------------------------------------------- */
 
 /* What follows `asi` in the call; built after the GIL is taken. */
-enum { EXTRA_NONE, EXTRA_VALUES, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
+enum { EXTRA_NONE, EXTRA_CODE, EXTRA_INDEX, EXTRA_AWAIT };
 
-/* Call fn(asi, *extra) as code of `bsi`: a step, loop body or error handler
- * (in_flow: its exceptions and return value go to the flow) or a cancel
- * handler. */
+/* Call fn(asi, *extra) as code of `bsi`: a loop body, error handler or
+ * await_() step (in_flow: its exceptions and return value go to the flow)
+ * or a cancel handler. Steps: run_steps(). */
 static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
-                      int kind, const FutoInArgs* args, const char* code,
+                      int kind, const char* code,
                       size_t index, PyObject* extra)
 {
     fpy_gil g;
     PyObject* stack[5];
     PyObject *a, *res;
-    FutoInAsyncSteps* prev;
+    FutoInAsyncSteps *prev, *prev_chain;
     size_t n = 1, i;
 
     fpy_gil_enter(&g);
+    if (fpy_T.kept && fpy_kept_apply() < 0) {
+        PyErr_Clear(); /* a callback nested in one that kept: sent first */
+    }
     prev = fpy_T.cur;
+    prev_chain = fpy_T.chain_bsi;
+    fpy_T.chain_bsi = NULL; /* nothing is kept in these callbacks */
     a = as_new(bsi);
     if (!a) {
         goto fail;
     }
     stack[0] = a;
     switch (kind) {
-    case EXTRA_VALUES:
-        for (i = 0; i < 4 && args->args[i].type; ++i) {
-            PyObject* o = futoin_py_from_binval(&args->args[i]);
-            if (!o) {
-                goto fail;
-            }
-            stack[n++] = o;
-        }
-        break;
     case EXTRA_CODE:
         if (!(stack[n] = PyUnicode_FromString(code ? code : ""))) {
             goto fail;
@@ -225,6 +279,7 @@ static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
         fpy_on_callback_exception(bsi, fn);
     }
     fpy_T.cur = prev;
+    fpy_T.chain_bsi = prev_chain;
     for (i = 1; i < n; ++i) {
         Py_DECREF(stack[i]);
     }
@@ -234,6 +289,7 @@ static void call_step(FutoInAsyncSteps* bsi, PyObject* fn, int in_flow,
 fail:
     /* out of memory building the call */
     PyErr_Clear();
+    fpy_T.chain_bsi = prev_chain;
     for (i = 1; i < n; ++i) {
         Py_DECREF(stack[i]);
     }
@@ -246,27 +302,150 @@ fail:
     fpy_gil_leave(&g);
 }
 
+/* The callable of a Python step's data: a record or the callable itself. */
+static inline PyObject* rec_fn(void* data)
+{
+    return Py_TYPE((PyObject*)data) == &rec_tag ? ((fpy_rec*)data)->fn : data;
+}
+
+static const FutoInAsyncSteps_execute_callback chain_fns[] = {fpy_tr_fn,
+                                                              fpy_tr_step};
+
+/* A Python step `bsi` of callable `fn`, and the Python steps that follow it
+ * as long as the runtime lets them run in this same call (ext chain()):
+ * each gets the values the one before kept (fpy_T.kept) as they are, and
+ * the step object of the one before when its code kept no reference to
+ * it. What call_step() does for one step, for each. */
+static void run_steps(FutoInAsyncSteps* bsi, PyObject* fn, const FutoInArgs* args)
+{
+    fpy_gil g;
+    PyObject* stack[5];
+    PyObject *a, *res;
+    FutoInAsyncSteps *prev, *prev_chain, *next;
+    const futoin_async_ext_table* x;
+    void* data;
+    size_t n = 1, i;
+
+    fpy_gil_enter(&g);
+    if (fpy_T.kept && fpy_kept_apply() < 0) {
+        PyErr_Clear(); /* a callback nested in one that kept: sent first */
+    }
+    prev = fpy_T.cur;
+    prev_chain = fpy_T.chain_bsi;
+    a = as_new(bsi);
+    if (!a) {
+        goto fail;
+    }
+    stack[0] = a;
+    for (i = 0; args && i < 4 && args->args[i].type; ++i) {
+        PyObject* o = futoin_py_from_binval(&args->args[i]);
+        if (!o) {
+            goto fail;
+        }
+        stack[n++] = o;
+    }
+    x = fpy_ext(bsi);
+    fpy_T.chain_bsi = x ? bsi : NULL;
+    for (;;) {
+        fpy_T.cur = bsi;
+        res = PyObject_Vectorcall(fn, stack, n, NULL);
+        for (i = 1; i < n; ++i) {
+            Py_DECREF(stack[i]);
+        }
+        n = 1;
+        if (!res) {
+            if (fpy_T.kept) { /* success() then a raise: the runtime sees both */
+                PyObject *et, *ev, *etb;
+                PyErr_Fetch(&et, &ev, &etb);
+                if (fpy_kept_apply() < 0) {
+                    PyErr_Clear();
+                }
+                PyErr_Restore(et, ev, etb);
+            }
+            fpy_on_exception(bsi);
+            break;
+        }
+        if (res != Py_None) {
+            if (fpy_T.kept) {
+                kept_settle(bsi); /* on_return() then finds it completed */
+            }
+            on_return(bsi, a, res);
+        }
+        Py_DECREF(res);
+        if (!fpy_T.chain_bsi || (!fpy_T.kept && ((fpy_steps*)a)->did)) {
+            break; /* a foreign handle, or the step did more than success() */
+        }
+        if (Py_REFCNT(a) > 1) {
+            fpy_steps_keep((fpy_steps*)a); /* closed when its step ends */
+        }
+        data = NULL;
+        next = x->chain(bsi, chain_fns, 2, &data);
+        if (!next) {
+            if (fpy_T.kept) {
+                kept_settle(bsi);
+            }
+            break;
+        }
+        /* `bsi` completed and popped (its data released): `next` runs
+         * now, with the values `bsi` kept */
+        /* all four slots, those past n unused: no loop (nor memcpy call) */
+        stack[1] = fpy_T.kept_v[0];
+        stack[2] = fpy_T.kept_v[1];
+        stack[3] = fpy_T.kept_v[2];
+        stack[4] = fpy_T.kept_v[3];
+        n = fpy_T.kept ? (size_t)fpy_T.kept : 1;
+        fpy_T.kept = 0;
+        bsi = next;
+        fn = rec_fn(data);
+        if (Py_REFCNT(a) == 1) {
+            ((fpy_steps*)a)->bsi = next;
+            ((fpy_steps*)a)->did = 0;
+        } else {
+            Py_DECREF(a);
+            if (!(a = as_new(next))) {
+                fpy_T.chain_bsi = NULL;
+                goto fail;
+            }
+        }
+        stack[0] = a;
+        fpy_T.chain_bsi = next;
+    }
+    fpy_T.cur = prev;
+    fpy_T.chain_bsi = prev_chain;
+    as_done(a);
+    fpy_gil_leave(&g);
+    return;
+fail:
+    /* out of memory building the call */
+    PyErr_Clear();
+    for (i = 1; i < n; ++i) {
+        Py_DECREF(stack[i]);
+    }
+    if (a) {
+        as_done(a);
+    }
+    fpy_T.cur = prev;
+    fpy_T.chain_bsi = prev_chain;
+    bsi->api->handle_error(bsi, FUTOIN_ERR_INTERNAL_ERROR, "out of memory");
+    fpy_gil_leave(&g);
+}
+
 /* A step with an error handler (data: fpy_rec). */
 void fpy_tr_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    fpy_rec* r = data;
-    call_step(bsi, r->fn, 1,
-              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
-              NULL, 0, NULL);
+    run_steps(bsi, ((fpy_rec*)data)->fn, args);
 }
 
 /* A step without one (data: the callable). */
 void fpy_tr_fn(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
-    call_step(bsi, data, 1,
-              (args && args->args[0].type) ? EXTRA_VALUES : EXTRA_NONE, args,
-              NULL, 0, NULL);
+    run_steps(bsi, data, args);
 }
 
 void fpy_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
     fpy_rec* r = data;
-    call_step(bsi, r->eh, 1, EXTRA_CODE, NULL, code, 0, NULL);
+    call_step(bsi, r->eh, 1, EXTRA_CODE, code, 0, NULL);
 }
 
 /* await_(awaitable). Its asyncio future (an awaitable that is not one is
@@ -292,9 +471,10 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
     }
     d = PyObject_CallMethodNoArgs(aw, s_done);
     if (d != Py_True) {
+        int pending = d == Py_False;
         Py_XDECREF(d);
         PyErr_Clear();
-        return 0;
+        return pending ? 2 : 0; /* 2: it said it is not done */
     }
     Py_DECREF(d);
     exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
@@ -360,8 +540,8 @@ static void await_in_step(FutoInAsyncSteps* bsi, PyObject* a, PyObject* aw)
     int rc = -1;
     if (fut) {
         rc = await_done_now(bsi, fut);
-        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
-            rc = 1;
+        if (rc == 0 || rc == 2) {
+            rc = fpy_awaiter_take(bsi, fut, rc == 2) ? 1 : 0;
         }
         if (rc == 0) {
             PyObject* r = PyObject_CallFunctionObjArgs(fpy_H.await_step, a, fut, NULL);
@@ -385,8 +565,8 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     fut = future_of(bsi, data);
     if (fut) {
         rc = await_done_now(bsi, fut);
-        if (rc == 0 && fpy_awaiter_take(bsi, fut)) {
-            rc = 1;
+        if (rc == 0 || rc == 2) {
+            rc = fpy_awaiter_take(bsi, fut, rc == 2) ? 1 : 0;
         }
     }
     if (rc < 0) {
@@ -394,7 +574,7 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
     }
     fpy_gil_leave(&g);
     if (rc == 0) {
-        call_step(bsi, fpy_H.await_step, 1, EXTRA_AWAIT, NULL, NULL, 0, fut);
+        call_step(bsi, fpy_H.await_step, 1, EXTRA_AWAIT, NULL, 0, fut);
     }
     if (fut) {
         fpy_gil_enter(&g);
@@ -405,6 +585,7 @@ void fpy_tr_await(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 
 /* The awaiter completes the step it took: with the future's outcome. */
 static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut);
+static void step_success_with(FutoInAsyncSteps* bsi, PyObject* res);
 
 void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 {
@@ -419,7 +600,6 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 {
     static PyObject *s_exception, *s_result;
     PyObject *exc, *res;
-    FutoInArgs fa;
     if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
                          || !(s_result = PyUnicode_InternFromString("result")))) {
         return;
@@ -441,6 +621,13 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
         fpy_on_exception(bsi);
         return;
     }
+    step_success_with(bsi, res);
+}
+
+/* ... with the future's result `res` (a reference handed over). */
+static void step_success_with(FutoInAsyncSteps* bsi, PyObject* res)
+{
+    FutoInArgs fa;
     if (res == Py_None) {
         futoin_wrap_try_success(bsi, NULL);
     } else if (fpy_args_from(PyTuple_CheckExact(res) ? &PyTuple_GET_ITEM(res, 0) : &res,
@@ -457,15 +644,15 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 /* Cancel handlers, loop and repeat bodies (data: the callable). */
 void fpy_tr_cancel(FutoInAsyncSteps* bsi, void* data)
 {
-    call_step(bsi, data, 0, EXTRA_NONE, NULL, NULL, 0, NULL);
+    call_step(bsi, data, 0, EXTRA_NONE, NULL, 0, NULL);
 }
 
 void fpy_tr_loop(FutoInAsyncSteps* bsi, void* data)
 {
-    call_step(bsi, data, 1, EXTRA_NONE, NULL, NULL, 0, NULL);
+    call_step(bsi, data, 1, EXTRA_NONE, NULL, 0, NULL);
 }
 
 void fpy_tr_repeat(FutoInAsyncSteps* bsi, void* data, size_t i)
 {
-    call_step(bsi, data, 1, EXTRA_INDEX, NULL, NULL, i, NULL);
+    call_step(bsi, data, 1, EXTRA_INDEX, NULL, i, NULL);
 }

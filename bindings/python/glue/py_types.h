@@ -16,12 +16,27 @@ int fpy_parse(const char* fname, PyObject* const* args, Py_ssize_t nargs,
               PyObject** out);
 
 /* In a method (self, args, nargs, kwnames): a_[i] is the i-th of the named
- * arguments, the first `nreq` required; returns NULL on a bad call. */
+ * arguments, the first `nreq` required; returns NULL on a bad call. The
+ * usual call, positional arguments only, is unpacked here. */
 #define PARSE(fname, nreq, ...)                                                \
     static const char* const names_[] = {__VA_ARGS__};                         \
-    PyObject* a_[sizeof(names_) / sizeof(names_[0])];                          \
-    if (fpy_parse(fname, args, nargs, kwnames, names_, nreq,                   \
-                  (int)(sizeof(names_) / sizeof(names_[0])), a_) < 0) {        \
+    enum { n_ = sizeof(names_) / sizeof(names_[0]) };                          \
+    PyObject* a_[n_];                                                          \
+    if (!kwnames && nargs >= (nreq) && nargs <= n_) {                          \
+        for (Py_ssize_t i_ = 0; i_ < n_; ++i_) {                               \
+            a_[i_] = i_ < nargs ? args[i_] : NULL;                             \
+        }                                                                      \
+    } else if (fpy_parse(fname, args, nargs, kwnames, names_, nreq, n_, a_)   \
+               < 0) {                                                          \
+        return NULL;                                                           \
+    }
+
+/* First in a method that reaches the runtime: a success() kept in Python
+ * (py_trampolines.c) is sent before it, so the runtime sees every call in
+ * order. AsyncSteps' success() sees to it itself; ToolBase's methods that
+ * run or read flows do it too. */
+#define FLUSH()                                                                \
+    if (fpy_kept_flush() < 0) {                                                \
         return NULL;                                                           \
     }
 

@@ -251,3 +251,53 @@ def test_await_root_paths(loop_class):
         assert isinstance(ei.value.__cause__, asyncio.CancelledError)
         assert tool.executing == 0
     asyncio.run(main())
+
+
+def test_an_earlier_timer_of_the_tool_is_not_missed(loop_class):
+    """asyncio keeps one timer for the tool's next libuv timer, asked for
+    again at every pass: a timer due earlier than the one asked for
+    before replaces it, a later one leaves it. (Reads the timer heap of
+    asyncio's own loop: not under uvloop.)"""
+    if loop_class is not asyncio.SelectorEventLoop:
+        pytest.skip("reads asyncio's timer heap (BaseEventLoop._scheduled)")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        tool = Tool()
+        order = []
+
+        def waiting(name, ms):
+            def step(asi):
+                asi.set_timeout(ms)
+                asi.wait_external()
+
+            def timed_out(asi, code):
+                order.append(name)
+                asi.success()
+            return AsyncSteps(tool).add(step, timed_out)
+
+        async def turns():
+            for _ in range(5):
+                await asyncio.sleep(0)
+
+        def first_due():
+            """seconds until the first timer asyncio holds"""
+            return min(h.when() for h in loop._scheduled
+                       if not h.cancelled()) - loop.time()
+        async def awaited(root):          # `await root`: runs in this task
+            return await root
+        slow = asyncio.ensure_future(awaited(waiting("slow", 60_000)))
+        await turns()
+        due = [first_due()]               # seconds away at least
+        fast = asyncio.ensure_future(awaited(waiting("fast", 5)))
+        await turns()
+        due.append(first_due())           # replaced by the fast one's
+        await fast
+        await waiting("fast again", 5)    # the same, after one fired
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        return order, due
+    order, due = asyncio.run(main())
+    assert order == ["fast", "fast again"]
+    assert due[0] > 1 and due[1] < 1, due

@@ -15,7 +15,14 @@ final class AddSteps {
     static AsyncSteps addRec(AsyncSteps asi, String what, Object fn, int arity, ErrorHandler eh) {
         long b = asi.flowCheck(what);
         Objects.requireNonNull(fn, what + ": step is null");
-        FutoInNative.add(b, new Rec(fn, arity, eh, asi.tool, null), arity, eh != null);
+        Tool t = asi.tool;
+        RecTable rt = t == null ? null : t.recs;
+        Rec rec = new Rec(fn, arity, eh, t, null);
+        if (rt != null) {
+            FutoInNative.add_t(b, rt.index, rt.put(rec), arity, eh != null);
+        } else {
+            FutoInNative.add(b, rec, arity, eh != null);
+        }
         return asi;
     }
 

@@ -27,6 +27,34 @@ final class Dispatch {
         return doneStep(asi);
     }
 
+    /** step0() of the Rec in slot `id` of a RecTable's `recs`. */
+    static long step0(Object[] recs, int id, long bsi) {
+        return step0((Rec) recs[id], bsi);
+    }
+
+    /** step1() of the Rec in slot `id` of a RecTable's `recs`. */
+    static long step1(Object[] recs, int id, long bsi, int tag, long bits, Object o) {
+        return step1((Rec) recs[id], bsi, tag, bits, o);
+    }
+
+    /** step() of the Rec in slot `id` of a RecTable's `recs`. */
+    static long step(Object[] recs, int id, long bsi, int tags, long b0, long b1, long b2, long b3,
+                     Object o0, Object o1, Object o2, Object o3) {
+        return step((Rec) recs[id], bsi, tags, b0, b1, b2, b3, o0, o1, o2, o3);
+    }
+
+    static long error(Object[] recs, int id, long bsi, Object code) {
+        return error((Rec) recs[id], bsi, code);
+    }
+
+    static void released(Object[] recs, int id) {
+        released((Rec) recs[id]);
+    }
+
+    static long origin(Object[] recs, int id) {
+        return origin((Rec) recs[id]);
+    }
+
     /** A step with one value. */
     static long step1(Rec rec, long bsi, int tag, long bits, Object o) {
         AsyncSteps asi = new AsyncSteps(bsi, rec.tool, rec);
@@ -37,7 +65,10 @@ final class Dispatch {
     /** Runs a step given at most one value (tag 0: none); exceptions become its error. */
     private static void run1(Rec rec, AsyncSteps asi, int tag, long bits, Object o) {
         try {
-            if (rec.arity == 1) {
+            int arity = rec.arity;
+            if (arity == 0) { /* in place: call() is too big to be inlined here */
+                ((Step) rec.fn).execute(asi);
+            } else if (arity == 1) {
                 ((Step1) rec.fn).execute(asi, tag == 0 ? null : Values.decode(tag, bits, o));
             } else {
                 call(rec, asi, tag, bits, 0, 0, 0, o, null, null, null);

@@ -109,6 +109,19 @@ final class KeptSuccess {
         if (a.kind != AsyncSteps.STEP || StepStates.of(a) != StepStates.LIVE) {
             return null;
         }
-        return (Rec) FutoInNative.chain(a.bsi, a);
+        if (a.rec.table == null) {
+            return (Rec) FutoInNative.chain(a.bsi, a);
+        }
+        long d = FutoInNative.chain_t(a.bsi);
+        if (d < 0) {
+            return null;
+        }
+        RecTable t = a.rec.table;
+        int index = (int) (d >>> 32);
+        if (t.index != index) {
+            t = RecTable.of(index); /* a step added through another tool's handle */
+        }
+        a.chained = t.next();
+        return (Rec) t.recs[(int) d];
     }
 }

@@ -22,6 +22,10 @@ final class Rec {
     final Object keep;
     /** Read by C at release: call Dispatch.released(this). */
     boolean notifyRelease;
+    /** The table holding this Rec as slot {@link #id} (RecTable), or null:
+     *  C holds a global reference to it. */
+    RecTable table;
+    int id = -1;
     /** Step handles still waiting for an external completion. */
     private Object waiters;
 
@@ -37,6 +41,9 @@ final class Rec {
     @SuppressWarnings("unchecked")
     void addWaiter(AsyncSteps asi) {
         notifyRelease = true;
+        if (table != null) {
+            table.notifyRelease(id);
+        }
         if (waiters == null) {
             waiters = asi;
         } else if (waiters instanceof AsyncSteps) {

@@ -70,6 +70,8 @@ import java.util.function.Supplier;
  */
 public final class Tool implements Executor, AutoCloseable {
     long ptr;
+    /* Own tools: the Recs of add()'s steps (null: global references). */
+    RecTable recs;
     /* Borrowed: the futoin_tool* of the hosting program's loop (0: ours). */
     final long core;
     /* Borrowed: the thread a timer callback of it runs on now, or null. */
@@ -187,6 +189,7 @@ public final class Tool implements Executor, AutoCloseable {
         core = 0;
         loopThread = Thread.currentThread();
         ptr = FutoInNative.tool_new(this, false, virtualTime);
+        recs = RecTable.create(ptr);
         BorrowedTools.registerOwn(this);
         terminated.countDown();
         if (policy != null) {

@@ -17,6 +17,7 @@ final class ToolRuns {
         try {
             tool.loopThread = Thread.currentThread();
             tool.ptr = FutoInNative.tool_new(tool, true, false);
+            tool.recs = RecTable.create(tool.ptr);
             BorrowedTools.registerOwn(tool);
         } catch (Throwable t) {
             failed[0] = t;
@@ -69,6 +70,9 @@ final class ToolRuns {
                 }
             } while (!tool.stopRequested && !tool.tasks.isEmpty());
         } finally {
+            if (tool.recs != null) {
+                tool.recs.drain(); /* no Rec of a finished step stays reachable */
+            }
             leaveRun(tool);
         }
         if (intr.cancelled) {

@@ -52,6 +52,10 @@ final class ToolTasks {
     /** Loop thread: run the queued tasks (a bounded batch per call). */
     static void drain(Tool tool) {
         tool.wake.set(false);
+        RecTable rt = tool.recs;
+        if (rt != null) {
+            rt.drain(); /* a Tool on its own thread has no end of run to do it */
+        }
         for (int n = 0; n < DRAIN_BUDGET; ++n) {
             Runnable r = tool.tasks.poll();
             if (r == null) {

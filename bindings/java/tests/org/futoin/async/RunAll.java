@@ -15,7 +15,7 @@ import org.junit.runner.notification.Failure;
 public final class RunAll {
     static final Class<?>[] SUITE = {
         ErrorsTest.class, ErrorStateTest.class, ValuesTest.class, CoreTest.class, MisuseTest.class, ThreadsTest.class,
-        SyncTest.class, StopTest.class, InteropTest.class, SpecTest.class, PolyglotTest.class, ChainTest.class, VersionTest.class, NativeLoaderTest.class, HostedTest.class,
+        SyncTest.class, StopTest.class, InteropTest.class, SpecTest.class, PolyglotTest.class, ChainTest.class, RecTableTest.class, VersionTest.class, NativeLoaderTest.class, HostedTest.class,
         VirtualTimeTest.class, LoadPolicyTest.class, WatchTest.class, TraceTest.class,
         LeakTest.class,
     };

@@ -1,0 +1,139 @@
+/*
+ * Rec tables: a step that Java's add() puts into a flow of one of this
+ * binding's own Tools carries no JNI global reference. Its Rec sits in
+ * its Tool's table (RecTable.java, an Object[] indexed by id) and the
+ * step's `data` is (table index << 32 | id). A global reference costs
+ * ~400 instructions per step (NewGlobalRef and DeleteGlobalRef take the
+ * JVM's OopStorage lock); a slot costs a store.
+ *
+ * The table and its free list are Java's; C releases a slot without a JNI
+ * call by pushing its id onto the "freed" stack in the table's direct
+ * buffer, which Java drains when it next takes an id (and at the end of
+ * a run). Layout of that buffer (native byte order), cap ids:
+ *   0   jlong  the next step's handle, written by fj_chain_t()
+ *   8   jint   how many ids are on the freed stack
+ *   16  jint   freed[cap]
+ *   16 + 4 cap: jbyte notify[cap]: Java wants to hear of the release of
+ *               that id's step (Rec.addWaiter), as Rec.notifyRelease
+ * Everything here runs on the loop thread of the table's Tool (adds,
+ * trampolines and releases all do), one thread at a time.
+ *
+ * Tables are registered by index in a fixed array; the index is freed
+ * with the Tool (fj_tool_free: every step is released by then). A Tool
+ * that finds no index, and every step added otherwise (borrowed tools,
+ * sync(), loops, polyglot), keeps using counted global references.
+ */
+#include "futoin_java.h"
+#include "fj_api.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define RT_MAX 4096
+
+typedef struct fj_rt
+{
+    jobject recs;  /* global ref: the Object[] of Recs, or NULL; not counted
+                    * (fj_gref_count): it is part of its Tool, which is */
+    uint8_t* io;   /* the direct buffer's memory */
+    jint cap;
+} fj_rt;
+
+static fj_rt tables[RT_MAX]; /* [0] unused: data is never NULL */
+static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline fj_rt* rt_of(void* data, jint* id)
+{
+    uintptr_t d = (uintptr_t)data;
+    *id = (jint)(uint32_t)d;
+    return &tables[d >> 32];
+}
+
+jobject fj_rt_recs(void* data, jint* id)
+{
+    return rt_of(data, id)->recs;
+}
+
+int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap)
+{
+    uint8_t* mem = (*env)->GetDirectBufferAddress(env, io);
+    jlong size = (*env)->GetDirectBufferCapacity(env, io);
+    jobject g;
+    if (sizeof(void*) < 8 || !mem || cap <= 0 || size < 16 + 5 * (jlong)cap) {
+        return 0; /* (index << 32 | id) needs 64-bit data: global references */
+    }
+    if (!idx) {
+        pthread_mutex_lock(&tables_lock);
+        for (idx = 1; idx < RT_MAX && tables[idx].io; ++idx) {
+        }
+        if (idx < RT_MAX) {
+            tables[idx].io = mem; /* taken */
+        }
+        pthread_mutex_unlock(&tables_lock);
+        if (idx == RT_MAX) {
+            return 0;
+        }
+    }
+    if (!(g = (*env)->NewGlobalRef(env, recs))) {
+        if (!tables[idx].recs) {
+            fj_rt_unset(env, idx);
+        }
+        return 0;
+    }
+    if (tables[idx].recs) {
+        (*env)->DeleteGlobalRef(env, tables[idx].recs);
+    }
+    tables[idx].recs = g;
+    tables[idx].io = mem;
+    tables[idx].cap = cap;
+    return idx;
+}
+
+void fj_rt_unset(JNIEnv* env, int idx)
+{
+    if (idx <= 0 || idx >= RT_MAX) {
+        return;
+    }
+    if (env && tables[idx].recs) {
+        (*env)->DeleteGlobalRef(env, tables[idx].recs);
+    }
+    pthread_mutex_lock(&tables_lock);
+    tables[idx].recs = NULL;
+    tables[idx].cap = 0;
+    tables[idx].io = NULL;
+    pthread_mutex_unlock(&tables_lock);
+}
+
+/* The release of a table step's data: its id goes back to Java. */
+void fj_rt_release(void* data)
+{
+    jint id;
+    fj_rt* t = rt_of(data, &id);
+    uint8_t* io = t->io;
+    jint n;
+    if (!io) {
+        return;
+    }
+    if (io[16 + 4 * (size_t)t->cap + (size_t)id]) {
+        JNIEnv* env = fj_env();
+        io[16 + 4 * (size_t)t->cap + (size_t)id] = 0;
+        if (env) {
+            (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_released_t,
+                                         t->recs, id);
+            fj_upcall_failed(env);
+        }
+    }
+    memcpy(&n, io + 8, sizeof(n));
+    memcpy(io + 16 + 4 * (size_t)n, &id, sizeof(id));
+    ++n;
+    memcpy(io + 8, &n, sizeof(n));
+    fj_ref_count(-1);
+}
+
+/* The next step's handle for Java (fj_chain_t). */
+void fj_rt_set_next(void* data, FutoInAsyncSteps* next)
+{
+    jint id;
+    jlong b = (jlong)(uintptr_t)next;
+    memcpy(rt_of(data, &id)->io, &b, sizeof(b));
+}
