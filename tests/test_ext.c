@@ -380,6 +380,72 @@ Test(ext, chain_stops_at_a_pending_cancel)
     API(as)->free(as);
 }
 
+/* chain() pops the step it chains over as the runtime's own completion
+ * does: its data is released once, before the next step runs, whether the
+ * release hook came with add() or with add_classed()'s class; a step
+ * added with no release chains too. */
+static void ch_rel(void* d)
+{
+    tr("rel %s", (const char*)d);
+}
+static const futoin_step_class ch_cls = {sizeof(futoin_step_class), ch_rel,
+                                         NULL, {0}};
+Test(ext, chain_releases_each_step_before_the_next_runs)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    ch_crossings = 0;
+    x->add(as, "s1", ch_tr, ch_eh, ch_rel);
+    x->add_classed(as, "s2", ch_tr, ch_eh, &ch_cls);
+    API(as)->add(as, "s3", ch_tr, ch_eh);
+    x->add_classed(as, "s4", ch_tr, ch_eh, &ch_cls);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("s1\nrel s1\ns2\nrel s2\ns3\ns4\nrel s4\n");
+    cr_assert_eq(ch_crossings, 1, "crossings %d", ch_crossings);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* The handle of a step chained over is finished at once: a call through
+ * it is misuse and changes nothing; the returned handle is the step's. */
+static void st_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback st_fns[] = {st_tr};
+static void st_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    void* nd = NULL;
+    FutoInAsyncSteps* next;
+    size_t m0;
+    tr("%s", (const char*)d);
+    next = x->chain(as, st_fns, 1, &nd);
+    if (!next) {
+        return;
+    }
+    m0 = misuse_seen;
+    succeed_i64(as, 1, 1, 0); /* the step chained over */
+    cr_assert_eq(misuse_seen, m0 + 1, "a finished handle was taken");
+    cr_assert(strstr(misuse_last, "already completed"), "%s", misuse_last);
+    tr("%s", (const char*)nd);
+    succeed_i64(next, 1, 2, 0);
+}
+static void st_last(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("last got %d", a->arg0.type ? (int)a->arg0.i64 : -1);
+}
+Test(ext, chain_finishes_the_handle_chained_over)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "t1", st_tr, NULL);
+    API(as)->add(as, "t2", st_tr, NULL);
+    API(as)->add(as, "p3", st_last, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("t1\nt2\nlast got 2\n");
+    cr_assert_eq(misuse_seen, 1, "%s", misuse_last);
+    API(as)->free(as);
+}
+
 /* Refused quietly for what is not a running step of ours. */
 Test(ext, chain_refuses_what_is_not_a_running_step)
 {
