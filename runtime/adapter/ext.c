@@ -411,16 +411,6 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                                  code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
-static FutoInAsyncSteps* ext_chain(FutoInAsyncSteps* bsi,
-                                   const FutoInAsyncSteps_execute_callback* fns,
-                                   size_t nfns, void** data)
-{
-    if (!bsi || bsi->api != &futoin__step_api || !fns || !data) {
-        return NULL;
-    }
-    return futoin__step_chain(bsi, fns, nfns, data);
-}
-
 /* The tool of any live handle of ours: hooks are per tool. */
 static int ext_set_hooks(FutoInAsyncSteps* bsi, const futoin_hooks* hooks)
 {
@@ -461,7 +451,7 @@ const futoin_async_ext_table futoin__ext_tab = {
         .try_error = ext_try_error,
         .add_classed = ext_add_classed,
         .async_stack = ext_async_stack,
-        .chain = ext_chain,
+        .chain = futoin__step_chain, /* it checks its handle itself */
         .loop_classed = ext_loop_classed,
         .repeat_classed = ext_repeat_classed,
         .addSync_classed = ext_add_sync_classed,

@@ -642,8 +642,8 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
                             FutoInArgs* args, const char* code,
                             const char* info);
 
-/* flow.c: ext chain() (futoin/sys/ext.h); the caller checked `bsi` is a
- * step of ours. */
+/* flow.c: ext chain() (futoin/sys/ext.h), the table's slot itself: NULL
+ * for anything but a step handle of ours. */
 FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                                      const FutoInAsyncSteps_execute_callback* fns,
                                      size_t nfns, void** data);

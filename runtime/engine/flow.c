@@ -766,7 +766,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                                      size_t nfns, void** data)
 {
     futoin__step* s = futoin__as_step(bsi);
-    futoin_tool* tool = futoin__recpool_tool(s);
+    futoin_tool* tool;
     struct futoin__engine_tool* e;
     futoin__step* parent;
     futoin__step* next;
@@ -774,6 +774,12 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     futoin__root* r;
     void (*rel)(void*);
     size_t i;
+    /* the ext table's slot: any handle may come, or none */
+    if (FUTOIN__UNLIKELY(!bsi || bsi->api != &futoin__step_api || !fns
+                         || !data)) {
+        return NULL;
+    }
+    tool = futoin__recpool_tool(s);
     if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
         return NULL;
     }
