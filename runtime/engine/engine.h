@@ -335,6 +335,13 @@ extern const FutoInAsyncStepsAPI futoin__par_api;
 futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
                                FutoInAsyncSteps_execute_callback f,
                                FutoInAsyncSteps_error_callback eh);
+/* ext add_classed() of a root on the loop thread (the caller checked
+ * both): add() whose step gets `cls` (NULL: none), or cls->release(data)
+ * at once when add() refused. */
+void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
+                              FutoInAsyncSteps_execute_callback f,
+                              FutoInAsyncSteps_error_callback eh,
+                              const futoin_step_class* cls);
 
 static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
 {
