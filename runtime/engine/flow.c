@@ -820,9 +820,9 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     /* pop_frame(fl, s, false) and futoin__step_release(tool, s) */
     fl->top = parent;
     rel = (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release : s->rel.release;
+    s->rel.release = NULL;
+    s->flags = 0;
     if (rel) {
-        s->rel.release = NULL;
-        s->flags = 0;
         FUTOIN__USER(r, rel(s->data));
     }
     futoin__step_retire(tool, s);
