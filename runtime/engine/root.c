@@ -464,6 +464,51 @@ futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
     return root_add_step(bsi, data, f, eh);
 }
 
+/* The release of a classed step's data that was refused. */
+static FUTOIN__NOINLINE void release_refused(void* data,
+                                             const futoin_step_class* cls)
+{
+    if (cls && cls->release) {
+        cls->release(data);
+    }
+}
+
+void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
+                              FutoInAsyncSteps_execute_callback f,
+                              FutoInAsyncSteps_error_callback eh,
+                              const futoin_step_class* cls)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    futoin__step* s;
+    /* The usual case: a root being filled (new, or finished and filled
+     * again) and a callback; the record comes with f, eh and data set
+     * (futoin__step_new_plain) and is appended last. What is refused is
+     * reported by futoin__root_add(), as add() reports it. */
+    if (FUTOIN__UNLIKELY(!f || r->state == FUTOIN__R_FREED
+                         || r->state == FUTOIN__R_RUNNING)) {
+        s = futoin__root_add(bsi, data, f, eh);
+    } else {
+        r->state = FUTOIN__R_NEW;
+        s = futoin__step_new_plain(&r->main, f, eh, data);
+        if (FUTOIN__UNLIKELY(!s)) {
+            report(bsi, "out of memory");
+        } else {
+            if (r->main.tail) {
+                r->main.tail->next = s;
+            } else {
+                r->main.head = s;
+            }
+            r->main.tail = s;
+        }
+    }
+    if (FUTOIN__UNLIKELY(!s)) {
+        release_refused(data, cls);
+    } else if (cls) {
+        s->rel.cls = cls;
+        s->flags |= FUTOIN__F_CLASS;
+    }
+}
+
 static void root_add(FutoInAsyncSteps* bsi, void* data,
                      FutoInAsyncSteps_execute_callback f,
                      FutoInAsyncSteps_error_callback eh)
