@@ -1072,16 +1072,15 @@ static void flow_run(futoin__flow* fl)
     do {
         futoin__step* top;
         if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
-            if (fl->raise_top && !fl->raise_at) {
-                fl->raise_at = fl->top;
-            }
+            /* raise_top with no frame (raised between level-0 steps, or
+             * before the first): unwind_error(fl, NULL) ends the flow with
+             * the error, unhandled; it must not be dropped. */
+            futoin__step* at = fl->raise_at ? fl->raise_at : fl->top;
             fl->raise_top = 0;
-            if (fl->raise_at) {
-                if (!unwind_error(fl, fl->raise_at)) {
-                    goto out;
-                }
-                continue;
+            if (!unwind_error(fl, at)) {
+                goto out;
             }
+            continue;
         }
         top = fl->top;
         if (!top) {

@@ -395,8 +395,19 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
                                                const char* what)
 {
     char msg[128];
+    futoin__step* top = r->main.top;
     snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
     report(bsi, msg);
+    /* From inside the callback of the root's own running step: that step
+     * fails, as add() throwing InternalError out of it does in the
+     * reference. Raised "at whatever is on top" instead, the error would
+     * find no frame once a level-0 step returned and popped itself, and the
+     * flow would go on as if nothing had happened. */
+    if (top && top->kind == FUTOIN__K_STEP && top->state == FUTOIN__S_EXEC
+        && r->main.state == FUTOIN__FL_RUNNING) {
+        futoin__step_error(top, FUTOIN_ERR_INTERNAL_ERROR, msg);
+        return;
+    }
     futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
     if (futoin__hooked(r->owner)) {
         futoin__hook_error(r, NULL, FUTOIN_HOOK_ERROR_RAISED,
