@@ -71,6 +71,17 @@ def c_ops(build):
         Op("add128", "C", "step of a root of 128 queued steps (add + run)",
            bench("add128"), 100),
     ]
+    # A binding's steps (ext add_classed with a release, a trampoline):
+    # chained with ext chain(), and through the core's own loop. Only a
+    # bench that has them.
+    if os.access(fb, os.X_OK) and "chain_ext" in sh([fb, "--list"]).stdout:
+        ops += [
+            Op("chain_ext", "C", "step of a root of 128 ext add_classed() "
+               "steps, each chained by the one before (ext chain())",
+               bench("chain_ext"), 100),
+            Op("ext_steps", "C", "the same steps run by the core's loop "
+               "(no chain())", bench("ext_steps"), 100),
+        ]
     # The same with a counting hook set on the tool (futoin/sys/hooks.h):
     # what watching the flows costs. Only a bench that knows --hooks.
     if os.access(fb, os.X_OK) and not sh([fb, "--hooks", "none",

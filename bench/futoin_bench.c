@@ -5,6 +5,7 @@
  * its events (futoin/sys/hooks.h): what watching the flows costs.
  */
 #include <futoin/async.h>
+#include <futoin/sys/ext.h>
 #include <futoin/sys/hooks.h>
 #include <uv.h>
 
@@ -594,6 +595,80 @@ static void add128(uint64_t roots)
     bench_report("futoin", "add128", roots * 128, el, -1);
 }
 
+/* ---- a binding's steps: ext add_classed() and chain() ------------------- */
+
+/* What a binding does (bindings/lua/glue/lua_trampoline.c chain_next,
+ * bindings/java/glue/jni_steps.c fj_chain): every step is added with
+ * add_classed() and a class whose release drops the binding's record,
+ * the steps of one language share one trampoline, and a step that ends
+ * plainly asks chain() for the next one, whose body it then runs in the
+ * same call. chain_ext runs roots of 128 such steps (as add128), every
+ * step after the first of a run chained; ext_steps the same steps with
+ * no chain(), each through the core's own loop. Per op: one step, add
+ * and run. */
+
+#define EXT_STEPS 128
+static const futoin_async_ext_table* ext_x;
+static uint64_t ext_released;
+static void ext_release(void* d)
+{
+    (void)d;
+    ++ext_released;
+}
+static const futoin_step_class ext_cls = {sizeof(futoin_step_class),
+                                          ext_release, NULL, {0}};
+
+static void ext_tramp(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback ext_fns[] = {ext_tramp};
+
+static void ext_tramp(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)a;
+    for (;;) {
+        ++counter; /* the step's body */
+        (void)d;
+        as = ext_x->chain(as, ext_fns, 1, &d);
+        if (!as) {
+            return; /* implicit success() of the step at hand */
+        }
+    }
+}
+
+static void ext_plain(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as;
+    (void)d;
+    (void)a;
+    ++counter;
+}
+
+static void ext_roots(uint64_t roots, FutoInAsyncSteps_execute_callback f,
+                      const char* name)
+{
+    uint64_t t0 = bench_now_ns();
+    counter = 0;
+    ext_released = 0;
+    for (uint64_t r = 0; r < roots; ++r) {
+        FutoInAsyncSteps* as = futoin_root_new(tool);
+        if (!ext_x) {
+            ext_x = futoin_async_ext(as);
+            if (!ext_x || ext_x->version < FUTOIN_EXT_VERSION_4) {
+                die("no ext chain()");
+            }
+        }
+        for (int i = 0; i < EXT_STEPS; ++i) {
+            ext_x->add_classed(as, &counter, f, NULL, &ext_cls);
+        }
+        API(as)->execute(as, NULL, NULL);
+        futoin_tool_run(tool);
+        API(as)->free(as);
+    }
+    if (counter != roots * EXT_STEPS || ext_released != counter) {
+        die("ext steps: lost a step or a release");
+    }
+    bench_report("futoin", name, roots * EXT_STEPS, bench_now_ns() - t0, -1);
+}
+
 /* Timers: the path a virtual clock touches on a real one (a timer's start
  * reads the tool's clock, the uv timer is armed, the heap fires). Two
  * figures per op: a step that sets a timeout and completes at once (start
@@ -728,7 +803,7 @@ int main(int argc, char** argv)
     uint64_t exact = 0; /* --n: the op count itself (bench/callgrind.sh) */
     static const char* const tests[] = {"t1", "t2", "t3", "chain1m",
                                         "loop_iter", "immediate", "add128",
-                                        "trim", "fairness", "post_flood",
+                                        "chain_ext", "ext_steps", "trim", "fairness", "post_flood",
                                         "timers", "vtime"};
 
     for (int i = 1; i < argc; ++i) {
@@ -794,6 +869,10 @@ int main(int argc, char** argv)
         immediate(COUNT(10000000, 1000));
     } else if (!strcmp(test, "add128")) {
         add128(COUNT(40000, 100));
+    } else if (!strcmp(test, "chain_ext")) {
+        ext_roots(COUNT(40000, 100), ext_tramp, "chain_ext");
+    } else if (!strcmp(test, "ext_steps")) {
+        ext_roots(COUNT(40000, 100), ext_plain, "ext_steps");
     } else if (!strcmp(test, "fairness")) {
         fairness(1);
     } else if (!strcmp(test, "post_flood")) {

@@ -5,6 +5,7 @@
 
 #include <futoin/sys/ext.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 
 TestSuite(ext, .init = fx_setup, .fini = fx_teardown);
@@ -378,6 +379,158 @@ Test(ext, chain_stops_at_a_pending_cancel)
     cr_assert_eq(ch_crossings, 1);
     cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
     API(as)->free(as);
+}
+
+/* chain() pops the step it chains over as the runtime's own completion
+ * does: its data is released once, before the next step runs, whether the
+ * release hook came with add() or with add_classed()'s class; a step
+ * added with no release chains too. */
+static void ch_rel(void* d)
+{
+    tr("rel %s", (const char*)d);
+}
+static const futoin_step_class ch_cls = {sizeof(futoin_step_class), ch_rel,
+                                         NULL, {0}};
+Test(ext, chain_releases_each_step_before_the_next_runs)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    ch_crossings = 0;
+    x->add(as, "s1", ch_tr, ch_eh, ch_rel);
+    x->add_classed(as, "s2", ch_tr, ch_eh, &ch_cls);
+    API(as)->add(as, "s3", ch_tr, ch_eh);
+    x->add_classed(as, "s4", ch_tr, ch_eh, &ch_cls);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("s1\nrel s1\ns2\nrel s2\ns3\ns4\nrel s4\n");
+    cr_assert_eq(ch_crossings, 1, "crossings %d", ch_crossings);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* The handle of a step chained over is finished at once: a call through
+ * it is misuse and changes nothing; the returned handle is the step's. */
+static void st_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback st_fns[] = {st_tr};
+static void st_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    void* nd = NULL;
+    FutoInAsyncSteps* next;
+    size_t m0;
+    tr("%s", (const char*)d);
+    next = x->chain(as, st_fns, 1, &nd);
+    if (!next) {
+        return;
+    }
+    m0 = misuse_seen;
+    succeed_i64(as, 1, 1, 0); /* the step chained over */
+    cr_assert_eq(misuse_seen, m0 + 1, "a finished handle was taken");
+    cr_assert(strstr(misuse_last, "already completed"), "%s", misuse_last);
+    tr("%s", (const char*)nd);
+    succeed_i64(next, 1, 2, 0);
+}
+static void st_last(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("last got %d", a->arg0.type ? (int)a->arg0.i64 : -1);
+}
+Test(ext, chain_finishes_the_handle_chained_over)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "t1", st_tr, NULL);
+    API(as)->add(as, "t2", st_tr, NULL);
+    API(as)->add(as, "p3", st_last, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("t1\nt2\nlast got 2\n");
+    cr_assert_eq(misuse_seen, 1, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+/* add_classed() on a root: the class goes with the step queued (released
+ * once, after it ran); what add() refuses is reported as add() reports it
+ * and the data released at once (no callback, a root that runs, a freed
+ * root, another thread); a step's handle takes classed sub-steps too. */
+static int cls_released[8];
+static void cls_rel(void* d)
+{
+    ++cls_released[(intptr_t)d];
+}
+static const futoin_step_class rel_cls = {sizeof(futoin_step_class), cls_rel,
+                                          NULL, {0}};
+static FutoInAsyncSteps* cls_root;
+static void cls_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    size_t m0 = misuse_seen;
+    tr("step %d released=%d", (int)(intptr_t)d, cls_released[(intptr_t)d]);
+    if (d == (void*)1) {
+        x->add_classed(cls_root, (void*)4, cls_step, NULL, &rel_cls);
+        tr("while running: released=%d misuse=%d", cls_released[4],
+           (int)(misuse_seen - m0));
+    } else if (d == (void*)2) {
+        x->add_classed(as, (void*)3, cls_step, NULL, &rel_cls);
+    }
+}
+static void cls_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("eh %d: %s", (int)(intptr_t)d, code);
+}
+static void* cls_other_thread(void* arg)
+{
+    FutoInAsyncSteps* as = arg;
+    futoin_async_ext(as)->add_classed(as, (void*)6, cls_step, NULL, &rel_cls);
+    return NULL;
+}
+Test(ext, add_classed_on_a_root)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInAsyncSteps* gone = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    pthread_t th;
+    memset(cls_released, 0, sizeof(cls_released));
+    cls_root = as;
+    x->add_classed(as, (void*)5, NULL, NULL, &rel_cls); /* no callback */
+    cr_assert_eq(cls_released[5], 1);
+    cr_assert_eq(misuse_seen, 1, "%s", misuse_last);
+    cr_assert_eq(pthread_create(&th, NULL, cls_other_thread, as), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(cls_released[6], 1);
+    cr_assert_eq(misuse_seen, 2, "%s", misuse_last);
+    API(gone)->free(gone);
+    x->add_classed(gone, (void*)7, cls_step, NULL, &rel_cls); /* freed */
+    cr_assert_eq(cls_released[7], 1);
+    cr_assert_eq(misuse_seen, 3, "%s", misuse_last);
+    x->add_classed(as, (void*)1, cls_step, cls_eh, &rel_cls);
+    x->add_classed(as, (void*)2, cls_step, NULL, &rel_cls);
+    x->add_classed(as, (void*)0, cls_step, NULL, NULL); /* no class */
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    /* That add() fails step 1 with InternalError (its handler sees it),
+     * as add() throwing out of the step does in the reference; the flow
+     * ends there: steps 2 and 0 never run and are released unrun. */
+    cr_assert(!strncmp(trace_buf, "step 1 released=0\n"
+                       "while running: released=1 misuse=1\n"
+                       "eh 1: InternalError\n", 73),
+              "trace was:\n%s", trace_buf);
+    cr_assert(!strstr(trace_buf, "step 2"), "trace was:\n%s", trace_buf);
+    cr_assert_eq(cls_released[1], 1);
+    cr_assert_eq(cls_released[2], 1);
+    cr_assert_eq(cls_released[4], 1);
+    /* executed again: the root takes classed steps once more */
+    trace_len = 0;
+    trace_buf[0] = 0;
+    x->add_classed(as, (void*)2, cls_step, NULL, &rel_cls);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("step 2 released=1\nstep 3 released=0\n");
+    cr_assert_eq(cls_released[2], 2);
+    cr_assert_eq(cls_released[3], 1);
+    API(as)->free(as);
+    for (int i = 0; i < 8; ++i) {
+        cr_assert_eq(cls_released[i], i == 0 ? 0 : i == 2 ? 2 : 1,
+                     "data %d", i);
+    }
 }
 
 /* Refused quietly for what is not a running step of ours. */

@@ -8,6 +8,8 @@
  * some 10^6 iterations; without time slices it landed after ~2^31. */
 #include "common.h"
 
+#include <futoin/sys/ext.h>
+
 #include <pthread.h>
 #include <uv.h>
 
@@ -376,6 +378,59 @@ Test(fairness, a_burst_of_slow_callbacks_still_yields_each_millisecond)
                  "(%u fit in 1 ms)",
                  slow_ran_at_timer, (unsigned long long)per, per_ms);
     API(busy)->free(busy);
+}
+
+/* ---- a binding's run of chained steps (ext chain()) -------------------- */
+
+/* ext chain() (futoin/sys/ext.h) runs a binding's consecutive steps in one
+ * call from the runtime; each chained step counts against the time slice
+ * as a step of the runtime's own loop does. A run of slow steps (each
+ * >= 15 us, calibrated), fewer than a flow's budget of 256, still ends
+ * at the slice's end: a 1 ms timer armed by the first step fires between
+ * two steps of the run, not after its last. */
+#define CHAIN_STEPS 250
+static unsigned chain_ran, chain_ran_at_timer, chain_calls;
+static bool chain_timer_fired;
+static void chain_timer(void* d)
+{
+    chain_timer_fired = true;
+    chain_ran_at_timer = chain_ran;
+}
+static void chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback chain_fns[] = {chain_tr};
+static void chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    ++chain_calls;
+    do {
+        if (chain_ran == 0) {
+            futoin_tool_deferred(T, 1, chain_timer, NULL);
+        }
+        for (volatile unsigned i = 0; i < slow_spin; ++i) {
+        }
+        ++chain_ran;
+        as = x->chain(as, chain_fns, 1, &d);
+    } while (as);
+}
+
+Test(fairness, a_run_of_chained_steps_ends_with_the_slice)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    calibrate_slow_callback();
+    chain_ran = chain_calls = chain_ran_at_timer = 0;
+    chain_timer_fired = false;
+    for (int i = 0; i < CHAIN_STEPS; ++i) {
+        API(as)->add(as, NULL, chain_tr, NULL);
+    }
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    API(as)->free(as);
+    cr_assert_eq(chain_ran, CHAIN_STEPS);
+    cr_assert(chain_timer_fired);
+    cr_assert_lt(chain_ran_at_timer, CHAIN_STEPS,
+                 "the 1 ms timer fired after the whole run (%u calls)",
+                 chain_calls);
+    cr_assert_gt(chain_calls, 1);
 }
 
 /* ---- a flood of posts from another thread ------------------------------ */

@@ -225,6 +225,44 @@ Test(hooks, plain_chain)
     free_root_clean(r);
 }
 
+/* A binding's steps that ask ext chain() for the next one (futoin/sys/
+ * ext.h): while hooks are set, chain() runs none in place, and each step
+ * is entered and left the usual way. */
+static int hk_calls;
+static void hk_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback hk_fns[] = {hk_tr};
+static const futoin_step_class hk_cls = {sizeof(futoin_step_class), NULL,
+                                         NULL, {"bind", NULL, NULL, 0}};
+static void hk_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    (void)a;
+    ++hk_calls;
+    while ((as = x->chain(as, hk_fns, 1, &d)) != NULL) {
+    }
+}
+
+Test(hooks, chained_steps_are_entered_and_left)
+{
+    FutoInAsyncSteps* r = hooked_root();
+    const futoin_async_ext_table* x = futoin_async_ext(r);
+    hk_calls = 0;
+    for (int i = 0; i < 3; ++i) {
+        x->add_classed(r, NULL, hk_tr, NULL, &hk_cls);
+    }
+    execute_run(r);
+    assert_trace("flow_started r1 @0\n"
+                 "step_entered r1 bind @0\n"
+                 "step_left r1 bind @0\n"
+                 "step_entered r1 bind @0\n"
+                 "step_left r1 bind @0\n"
+                 "step_entered r1 bind @0\n"
+                 "step_left r1 bind @0\n"
+                 "flow_finished r1 success @0\n");
+    cr_assert_eq(hk_calls, 3, "calls %d", hk_calls);
+    free_root_clean(r);
+}
+
 Test(hooks, error_handled_by_onerror)
 {
     FutoInAsyncSteps* r = hooked_root();

@@ -254,6 +254,65 @@ Test(misuse, root_add_while_running)
     API(running_root)->free(running_root);
 }
 
+/* root.add() from inside the root's own step, which then returns: the
+ * reference throws InternalError out of add(), so that step fails (its
+ * handler sees it) and the flow does not go on. Regression: the error was
+ * raised at "whatever is on top" once the step had been popped, found no
+ * frame, and was dropped: the next step ran as if nothing had happened. */
+static void adds_to_own_root(FutoInAsyncSteps* as, void* d,
+                             const FutoInArgs* a)
+{
+    API(running_root)->add(running_root, "ghost", name_step, NULL);
+    tr("step returns");
+}
+Test(misuse, root_add_from_own_step_fails_that_step)
+{
+    running_root = futoin_root_new(T);
+    API(running_root)->add(running_root, NULL, adds_to_own_root, eh_info);
+    API(running_root)->add(running_root, "next step", name_step, NULL);
+    API(running_root)->execute(running_root, NULL, on_unhandled);
+    run();
+    assert_trace("step returns\n"
+                 "onerror InternalError: add() on a root while it runs\n"
+                 "unhandled InternalError\n");
+    cr_assert_eq(misuse_seen, 1);
+    API(running_root)->free(running_root);
+}
+
+/* The same without an error handler, from a step of a sub-step queue. */
+static void adds_to_own_root_nested(FutoInAsyncSteps* as, void* d,
+                                    const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, adds_to_own_root, NULL);
+}
+Test(misuse, root_add_from_nested_step_fails_the_flow)
+{
+    running_root = futoin_root_new(T);
+    API(running_root)->add(running_root, NULL, adds_to_own_root_nested, NULL);
+    API(running_root)->add(running_root, "next step", name_step, NULL);
+    API(running_root)->execute(running_root, NULL, on_unhandled);
+    run();
+    assert_trace("step returns\n"
+                 "unhandled InternalError\n");
+    cr_assert_eq(misuse_seen, 1);
+    API(running_root)->free(running_root);
+}
+
+/* The same from outside before the flow's first step ran (it is queued,
+ * nothing is on its stack): the flow ends with InternalError instead of
+ * running its steps as if nothing had happened (regression: dropped). */
+Test(misuse, root_add_before_first_step_fails_the_flow)
+{
+    running_root = futoin_root_new(T);
+    API(running_root)->add(running_root, "first step", name_step, NULL);
+    futoin_tool_immediate(T, top_add, NULL);
+    API(running_root)->execute(running_root, NULL, on_unhandled);
+    run();
+    assert_trace("unhandled InternalError\n");
+    cr_assert_eq(misuse_seen, 1);
+    API(running_root)->free(running_root);
+}
+
 /* free() from inside the root's own step is deferred until it returns. */
 static FutoInAsyncSteps* self_root;
 static void on_cancel(FutoInAsyncSteps* as, void* d)

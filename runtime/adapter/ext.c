@@ -306,26 +306,35 @@ static bool classed_gate(FutoInAsyncSteps* bsi, const char* what, void* data,
     return false;
 }
 
+/* ext_add_classed() of anything but a root's handle on its loop thread. */
+static FUTOIN__NOINLINE void add_classed_other(
+        FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh, const futoin_step_class* cls)
+{
+    futoin__step* before;
+    futoin__step* after;
+    if (!classed_gate(bsi, "add()", data, cls)) {
+        return; /* a root's too, off its loop thread */
+    }
+    before = queue_tail(bsi);
+    bsi->api->add(bsi, data, f, eh);
+    after = queue_tail(bsi);
+    set_class(before, after, data, cls);
+}
+
 static void ext_add_classed(FutoInAsyncSteps* bsi, void* data,
                             FutoInAsyncSteps_execute_callback f,
                             FutoInAsyncSteps_error_callback eh,
                             const futoin_step_class* cls)
 {
-    futoin__step* before;
-    futoin__step* after;
-    if (!classed_gate(bsi, "add()", data, cls)) {
+    /* the usual case, a binding's add() to a root: one call, no saved
+     * register here */
+    if (bsi && bsi->api == &futoin__root_api
+        && futoin__tool_on_thread(futoin__recpool_tool(bsi))) {
+        futoin__root_add_classed(bsi, data, f, eh, cls);
         return;
     }
-    if (bsi->api == &futoin__root_api) {
-        /* the usual case: the step added is known without looking */
-        before = NULL;
-        after = futoin__root_add(bsi, data, f, eh);
-    } else {
-        before = queue_tail(bsi);
-        bsi->api->add(bsi, data, f, eh);
-        after = queue_tail(bsi);
-    }
-    set_class(before, after, data, cls);
+    add_classed_other(bsi, data, f, eh, cls);
 }
 
 static void ext_loop_classed(FutoInAsyncSteps* bsi, void* data,
@@ -411,16 +420,6 @@ static int ext_try_error(FutoInAsyncSteps* bsi, const char* code,
                                  code ? code : FUTOIN_ERR_INTERNAL_ERROR, info);
 }
 
-static FutoInAsyncSteps* ext_chain(FutoInAsyncSteps* bsi,
-                                   const FutoInAsyncSteps_execute_callback* fns,
-                                   size_t nfns, void** data)
-{
-    if (!bsi || bsi->api != &futoin__step_api || !fns || !data) {
-        return NULL;
-    }
-    return futoin__step_chain(bsi, fns, nfns, data);
-}
-
 /* The tool of any live handle of ours: hooks are per tool. */
 static int ext_set_hooks(FutoInAsyncSteps* bsi, const futoin_hooks* hooks)
 {
@@ -461,7 +460,7 @@ const futoin_async_ext_table futoin__ext_tab = {
         .try_error = ext_try_error,
         .add_classed = ext_add_classed,
         .async_stack = ext_async_stack,
-        .chain = ext_chain,
+        .chain = futoin__step_chain, /* it checks its handle itself */
         .loop_classed = ext_loop_classed,
         .repeat_classed = ext_repeat_classed,
         .addSync_classed = ext_add_sync_classed,

@@ -335,6 +335,13 @@ extern const FutoInAsyncStepsAPI futoin__par_api;
 futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
                                FutoInAsyncSteps_execute_callback f,
                                FutoInAsyncSteps_error_callback eh);
+/* ext add_classed() of a root on the loop thread (the caller checked
+ * both): add() whose step gets `cls` (NULL: none), or cls->release(data)
+ * at once when add() refused. */
+void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
+                              FutoInAsyncSteps_execute_callback f,
+                              FutoInAsyncSteps_error_callback eh,
+                              const futoin_step_class* cls);
 
 static inline futoin__step* futoin__as_step(FutoInAsyncSteps* bsi)
 {
@@ -741,8 +748,8 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
                             FutoInArgs* args, const char* code,
                             const char* info);
 
-/* flow.c: ext chain() (futoin/sys/ext.h); the caller checked `bsi` is a
- * step of ours. */
+/* flow.c: ext chain() (futoin/sys/ext.h), the table's slot itself: NULL
+ * for anything but a step handle of ours. */
 FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                                      const FutoInAsyncSteps_execute_callback* fns,
                                      size_t nfns, void** data);

@@ -708,9 +708,9 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
  * the caller then completes the step the usual way. exec_frame() picks the
  * chained step up from fl->top when the first callback returns.
  */
-FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
-                                     const FutoInAsyncSteps_execute_callback* fns,
-                                     size_t nfns, void** data)
+static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
+        FutoInAsyncSteps* bsi, const FutoInAsyncSteps_execute_callback* fns,
+        size_t nfns, void** data)
 {
     futoin__step* s = futoin__as_step(bsi);
     futoin__step* parent;
@@ -763,6 +763,105 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                           memory_order_relaxed);
     *data = next->data;
     return &next->bsi;
+}
+
+/* The usual chain(): a plain step (nothing but its data's release hook to
+ * give back: no timer, cancel handler, stack() memory, sub-steps,
+ * successStep() values, outcome or wait asked for) of a root's or a
+ * frame's queue, the next one plain too and one of `fns`, no hooks, the
+ * flow's budget and the time slice not used up without a clock read.
+ * Then what chain_slow() does (pop_frame() and futoin__step_release() of
+ * such a step, the dequeue and start of the next) comes down to the
+ * stores below, and the one call is the release hook, at the point where
+ * pop_frame() made it. Everything else, hooks set included, goes to
+ * chain_slow() as before, which checks it all again. */
+FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
+                                     const FutoInAsyncSteps_execute_callback* fns,
+                                     size_t nfns, void** data)
+{
+    futoin__step* s = futoin__as_step(bsi);
+    futoin_tool* tool;
+    struct futoin__engine_tool* e;
+    futoin__step* parent;
+    futoin__step* next;
+    futoin__flow* fl;
+    futoin__root* r;
+    void (*rel)(void*);
+    size_t i;
+    /* the ext table's slot: any handle may come, or none */
+    if (FUTOIN__UNLIKELY(!bsi || bsi->api != &futoin__step_api || !fns
+                         || !data)) {
+        return NULL;
+    }
+    tool = futoin__recpool_tool(s);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))) {
+        return NULL;
+    }
+    if (s->state != FUTOIN__S_EXEC || s->kind != FUTOIN__K_STEP
+        || (s->flags & (uint16_t)~FUTOIN__F_CLASS) || s->rare
+        || s->sub_head) {
+        goto slow;
+    }
+    fl = s->flow;
+    r = fl->root;
+    if (fl->top != s || r->in_cb != 1 || r->pending || fl->args
+        || fl->raise_at || fl->raise_top || fl->ctl_target) {
+        goto slow;
+    }
+    parent = s->parent;
+    if (parent) {
+        if (parent->state != FUTOIN__S_SUBS) {
+            goto slow;
+        }
+        next = parent->sub_head;
+    } else {
+        next = fl->head;
+    }
+    if (!next || next->kind != FUTOIN__K_STEP
+        || (next->flags & FUTOIN__F_STASH)) {
+        goto slow;
+    }
+    for (i = 0; i < nfns && next->f != fns[i]; ++i) {
+    }
+    e = futoin__eng(tool);
+    /* futoin__tool_busy(tool, 1) that would read no clock */
+    if (i == nfns || e->chain_budget == 0 || e->hooks
+        || tool->slice_units + 1 >= tool->slice_stride) {
+        goto slow;
+    }
+    --e->chain_budget;
+    ++tool->slice_units;
+    /* pop_frame(fl, s, false) and futoin__step_release(tool, s) */
+    fl->top = parent;
+    rel = (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release : s->rel.release;
+    s->rel.release = NULL;
+    s->flags = 0;
+    if (rel) {
+        FUTOIN__USER(r, rel(s->data));
+    }
+    futoin__step_retire(tool, s);
+    /* the next step leaves its queue and starts (push_frame) */
+    if (parent) {
+        parent->sub_head = next->next;
+    } else {
+        fl->head = next->next;
+        if (!fl->head) {
+            fl->tail = NULL;
+        }
+    }
+    next->parent = parent;
+    next->flow = fl;
+    next->next = NULL;
+    fl->top = next;
+    e->app_step = NULL;
+    next->state = FUTOIN__S_EXEC;
+    atomic_store_explicit(&next->xs,
+                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    *data = next->data;
+    return &next->bsi;
+slow:
+    return chain_slow(bsi, fns, nfns, data);
 }
 
 /* Complete top frame `s` with success: its values stay in fl->args for the
@@ -1008,16 +1107,15 @@ static void flow_run(futoin__flow* fl)
     do {
         futoin__step* top;
         if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
-            if (fl->raise_top && !fl->raise_at) {
-                fl->raise_at = fl->top;
-            }
+            /* raise_top with no frame (raised between level-0 steps, or
+             * before the first): unwind_error(fl, NULL) ends the flow with
+             * the error, unhandled; it must not be dropped. */
+            futoin__step* at = fl->raise_at ? fl->raise_at : fl->top;
             fl->raise_top = 0;
-            if (fl->raise_at) {
-                if (!unwind_error(fl, fl->raise_at)) {
-                    goto out;
-                }
-                continue;
+            if (!unwind_error(fl, at)) {
+                goto out;
             }
+            continue;
         }
         top = fl->top;
         if (!top) {

@@ -395,8 +395,19 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
                                                const char* what)
 {
     char msg[128];
+    futoin__step* top = r->main.top;
     snprintf(msg, sizeof(msg), "%s on a root while it runs", what);
     report(bsi, msg);
+    /* From inside the callback of the root's own running step: that step
+     * fails, as add() throwing InternalError out of it does in the
+     * reference. Raised "at whatever is on top" instead, the error would
+     * find no frame once a level-0 step returned and popped itself, and the
+     * flow would go on as if nothing had happened. */
+    if (top && top->kind == FUTOIN__K_STEP && top->state == FUTOIN__S_EXEC
+        && r->main.state == FUTOIN__FL_RUNNING) {
+        futoin__step_error(top, FUTOIN_ERR_INTERNAL_ERROR, msg);
+        return;
+    }
     futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
     if (futoin__hooked(r->owner)) {
         futoin__hook_error(r, NULL, FUTOIN_HOOK_ERROR_RAISED,
@@ -462,6 +473,51 @@ futoin__step* futoin__root_add(FutoInAsyncSteps* bsi, void* data,
         return NULL;
     }
     return root_add_step(bsi, data, f, eh);
+}
+
+/* The release of a classed step's data that was refused. */
+static FUTOIN__NOINLINE void release_refused(void* data,
+                                             const futoin_step_class* cls)
+{
+    if (cls && cls->release) {
+        cls->release(data);
+    }
+}
+
+void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
+                              FutoInAsyncSteps_execute_callback f,
+                              FutoInAsyncSteps_error_callback eh,
+                              const futoin_step_class* cls)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    futoin__step* s;
+    /* The usual case: a root being filled (new, or finished and filled
+     * again) and a callback; the record comes with f, eh and data set
+     * (futoin__step_new_plain) and is appended last. What is refused is
+     * reported by futoin__root_add(), as add() reports it. */
+    if (FUTOIN__UNLIKELY(!f || r->state == FUTOIN__R_FREED
+                         || r->state == FUTOIN__R_RUNNING)) {
+        s = futoin__root_add(bsi, data, f, eh);
+    } else {
+        r->state = FUTOIN__R_NEW;
+        s = futoin__step_new_plain(&r->main, f, eh, data);
+        if (FUTOIN__UNLIKELY(!s)) {
+            report(bsi, "out of memory");
+        } else {
+            if (r->main.tail) {
+                r->main.tail->next = s;
+            } else {
+                r->main.head = s;
+            }
+            r->main.tail = s;
+        }
+    }
+    if (FUTOIN__UNLIKELY(!s)) {
+        release_refused(data, cls);
+    } else if (cls) {
+        s->rel.cls = cls;
+        s->flags |= FUTOIN__F_CLASS;
+    }
 }
 
 /* add() as it was before its fast path (root_add): every check, and a
