@@ -234,6 +234,19 @@ final class Dispatch {
         }
     }
 
+    /** The loop of table `index`'s Tool is about to idle with slots
+     *  released since the last drain (glue/jni_rectab.c). */
+    static void drainTable(int index) {
+        try {
+            RecTable t = RecTable.of(index);
+            if (t != null) {
+                t.drain();
+            }
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
     static void timer(Object handle) {
         try {
             ((Tool.Handle) handle).fire();
