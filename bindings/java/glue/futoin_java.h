@@ -167,10 +167,10 @@ int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap);
 /** Unregisters table `idx` (its Tool is freed: no step of it is left). */
 void fj_rt_unset(JNIEnv* env, int idx);
 /** Gives table `idx` its Tool's unreferenced, initialized uv_prepare_t
- *  (`prepare`, its data is the table's), which fj_rt_release() starts
- *  so that released slots are cleared before the loop of `core` idles;
- *  NULL: stopped, and none any more (the Tool is being freed). */
-void fj_rt_set_idle(int idx, void* prepare, futoin_tool* core);
+ *  (`prepare`; its data becomes the table's) and starts it: released
+ *  slots are cleared once per turn of the loop, before it waits; NULL:
+ *  the one it had is stopped (the Tool is being freed). Loop thread. */
+void fj_rt_set_idle(int idx, void* prepare);
 /** The release of a table step's data. */
 void fj_rt_release(void* data);
 /** The Object[] and id of a table step's data. */

@@ -21,14 +21,16 @@
  * A released slot must not stay filled until Java happens to add again:
  * its Rec holds the step's lambda and whatever that captured, and a Tool
  * whose flows are done may get no more work for a long time (on its own
- * thread: ever). So the first release after the loop last went idle
- * starts an unreferenced uv_prepare_t of the Tool (it keeps nothing
- * alive), which libuv runs once before the loop next waits for I/O or
- * timers; its callback stops it and, if slots were released meanwhile,
- * has Java clear them (Dispatch.drainTable). That is one test of a byte
- * per release and at most one up-call per turn of the loop, not per
- * step: the bursts of immediates that run the steps all come before it.
- * The ends of run(), runOnce() and advance() and a root's free clear the
+ * thread: ever). So the table holds an unreferenced uv_prepare_t of its
+ * Tool, started once (it keeps nothing alive), which libuv runs once per
+ * turn of the loop, before it waits for I/O or timers: if slots were
+ * released since the last drain, its callback has Java clear them
+ * (Dispatch.drainTable). A release itself does nothing more than before,
+ * and a turn of the loop pays one read of the count (and an up-call when
+ * steps ended in it), after the bursts of immediates that ran the steps.
+ * (Starting the handle at the first release after a drain instead cost
+ * a test per release, and measurably more in bench/java/Bench.java.) The
+ * ends of run(), runOnce() and advance() and a root's free clear the
  * slots from Java (a virtual-time Tool never enters libuv's loop).
  *
  * Tables are registered by index in a fixed array; the index is freed
@@ -51,9 +53,7 @@ typedef struct fj_rt
                     * (fj_gref_count): it is part of its Tool, which is */
     uint8_t* io;   /* the direct buffer's memory */
     jint cap;
-    uint8_t armed;       /* idle is started: a clear is due */
-    uv_prepare_t* idle;  /* the Tool's, or NULL (it is being freed) */
-    futoin_tool* core;   /* whose loop runs idle */
+    uv_prepare_t* idle;  /* the Tool's, started; NULL: none (any more) */
 } fj_rt;
 
 static fj_rt tables[RT_MAX]; /* [0] unused: data is never NULL */
@@ -118,9 +118,7 @@ void fj_rt_unset(JNIEnv* env, int idx)
     tables[idx].recs = NULL;
     tables[idx].cap = 0;
     tables[idx].io = NULL;
-    tables[idx].armed = 0;
     tables[idx].idle = NULL;
-    tables[idx].core = NULL;
     pthread_mutex_unlock(&tables_lock);
 }
 
@@ -129,8 +127,6 @@ static void rt_idle_cb(uv_prepare_t* p)
 {
     fj_rt* t = &tables[(intptr_t)p->data];
     jint n;
-    uv_prepare_stop(p);
-    t->armed = 0;
     if (!t->io) {
         return;
     }
@@ -145,32 +141,19 @@ static void rt_idle_cb(uv_prepare_t* p)
     }
 }
 
-void fj_rt_set_idle(int idx, void* prepare, futoin_tool* core)
+void fj_rt_set_idle(int idx, void* prepare)
 {
     uv_prepare_t* p = prepare;
     if (idx <= 0 || idx >= RT_MAX) {
         return;
     }
-    if (p) {
-        p->data = (void*)(intptr_t)idx;
-    } else if (tables[idx].idle) {
+    if (tables[idx].idle) {
         uv_prepare_stop(tables[idx].idle);
     }
     tables[idx].idle = p;
-    tables[idx].core = core;
-    tables[idx].armed = 0;
-}
-
-/* Start the Tool's prepare handle: the slot just released is cleared
- * before its loop idles. Only from the Tool's own loop thread: a step of
- * this table that a handle wrapped with the wrong Tool put into another
- * loop's flow (AsyncSteps.wrap) is released there, and that thread may
- * not touch this loop; its slot waits for the next clear. */
-static void rt_arm(fj_rt* t)
-{
-    if (t->idle && futoin_tool_is_same_thread(t->core)) {
-        t->armed = 1;
-        uv_prepare_start(t->idle, rt_idle_cb);
+    if (p) {
+        p->data = (void*)(intptr_t)idx;
+        uv_prepare_start(p, rt_idle_cb);
     }
 }
 
@@ -198,9 +181,6 @@ void fj_rt_release(void* data)
     ++n;
     memcpy(io + 8, &n, sizeof(n));
     fj_ref_count(-1);
-    if (!t->armed) {
-        rt_arm(t);
-    }
 }
 
 /* The next step's handle for Java (fj_chain_t). */

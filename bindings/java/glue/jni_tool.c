@@ -40,8 +40,8 @@
  * cannot end the next one.
  *
  * Clearing released Rec slots. The loop also holds an unreferenced
- * uv_prepare_t of ours, given to the Tool's Rec table (jni_rectab.c says
- * when it runs and why); it keeps nothing alive and is closed with the
+ * uv_prepare_t of ours, started for the Tool's Rec table once it has one
+ * (jni_rectab.c says why); it keeps nothing alive and is closed with the
  * tool. Without it (no memory) the slots are cleared only when Java adds
  * a step or a run ends, as they always are.
  */
@@ -257,7 +257,7 @@ jint fj_rt_bind(JNIEnv* env, jlong h, jobject recs, jobject io, jint cap)
     if (idx && !t->rt) {
         t->rt = idx;
         if (t->idle) {
-            fj_rt_set_idle(idx, t->idle, t->tool);
+            fj_rt_set_idle(idx, t->idle);
         }
     }
     return idx;
@@ -274,7 +274,7 @@ jint fj_tool_free(JNIEnv* env, jlong h)
             t->stopper = NULL;
         }
         if (t->idle) {
-            fj_rt_set_idle(t->rt, NULL, NULL); /* the releases to come start nothing */
+            fj_rt_set_idle(t->rt, NULL); /* the releases to come start nothing */
             uv_close((uv_handle_t*)t->idle, keep_closed);
             t->idle = NULL;
         }
