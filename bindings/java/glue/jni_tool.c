@@ -274,7 +274,7 @@ jint fj_tool_free(JNIEnv* env, jlong h)
             t->stopper = NULL;
         }
         if (t->idle) {
-            fj_rt_set_idle(t->rt, NULL); /* the releases to come start nothing */
+            fj_rt_set_idle(t->rt, NULL); /* stopped: no drain while the tool goes */
             uv_close((uv_handle_t*)t->idle, keep_closed);
             t->idle = NULL;
         }

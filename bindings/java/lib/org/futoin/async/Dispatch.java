@@ -234,8 +234,9 @@ final class Dispatch {
         }
     }
 
-    /** The loop of table `index`'s Tool is about to idle with slots
-     *  released since the last drain (glue/jni_rectab.c). */
+    /** A turn of the loop of table `index`'s Tool is over (it is about
+     *  to wait) and slots were released since the last drain
+     *  (glue/jni_rectab.c). */
     static void drainTable(int index) {
         try {
             RecTable t = RecTable.of(index);
