@@ -70,6 +70,7 @@ typedef struct fj_cache
     jmethodID d_step_t;     /* (Object[], int, long, int, long x4, Object x4) -> long */
     jmethodID d_error_t;    /* (Object[], int, long, Object code) -> long */
     jmethodID d_released_t; /* (Object[], int) */
+    jmethodID d_drain_t;    /* (int index): drain that table (its loop idles) */
     jmethodID d_origin_t;   /* (Object[], int) -> long */
     jmethodID d_resolve;    /* (byte[] module, byte[] function) -> Object */
     jmethodID d_decode;     /* (int tag, long bits, Object) -> Object */
@@ -165,6 +166,11 @@ void fj_rec_release(void* data);
 int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap);
 /** Unregisters table `idx` (its Tool is freed: no step of it is left). */
 void fj_rt_unset(JNIEnv* env, int idx);
+/** Gives table `idx` its Tool's unreferenced, initialized uv_prepare_t
+ *  (`prepare`; its data becomes the table's) and starts it: released
+ *  slots are cleared once per turn of the loop, before it waits; NULL:
+ *  the one it had is stopped (the Tool is being freed). Loop thread. */
+void fj_rt_set_idle(int idx, void* prepare);
 /** The release of a table step's data. */
 void fj_rt_release(void* data);
 /** The Object[] and id of a table step's data. */

@@ -285,6 +285,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved)
     SM(d_step_t, "step", "([" OBJ "IJIJJJJ" OBJ OBJ OBJ OBJ ")J");
     SM(d_error_t, "error", "([" OBJ "IJ" OBJ ")J");
     SM(d_released_t, "released", "([" OBJ "I)V");
+    SM(d_drain_t, "drainTable", "(I)V");
     SM(d_origin_t, "origin", "([" OBJ "I)J");
     SM(d_resolve, "resolve", "([B[B)" OBJ);
     SM(d_decode, "decode", "(IJ" OBJ ")" OBJ);

@@ -18,6 +18,21 @@
  * Everything here runs on the loop thread of the table's Tool (adds,
  * trampolines and releases all do), one thread at a time.
  *
+ * A released slot must not stay filled until Java happens to add again:
+ * its Rec holds the step's lambda and whatever that captured, and a Tool
+ * whose flows are done may get no more work for a long time (on its own
+ * thread: ever). So the table holds an unreferenced uv_prepare_t of its
+ * Tool, started once (it keeps nothing alive), which libuv runs once per
+ * turn of the loop, before it waits for I/O or timers: if slots were
+ * released since the last drain, its callback has Java clear them
+ * (Dispatch.drainTable). A release itself does nothing more than before,
+ * and a turn of the loop pays one read of the count (and an up-call when
+ * steps ended in it), after the bursts of immediates that ran the steps.
+ * (Starting the handle at the first release after a drain instead cost
+ * a test per release, and measurably more in bench/java/Bench.java.) The
+ * ends of run(), runOnce() and advance() and a root's free clear the
+ * slots from Java (a virtual-time Tool never enters libuv's loop).
+ *
  * Tables are registered by index in a fixed array; the index is freed
  * with the Tool (fj_tool_free: every step is released by then). A Tool
  * that finds no index, and every step added otherwise (borrowed tools,
@@ -28,6 +43,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <uv.h>
 
 #define RT_MAX 4096
 
@@ -37,6 +53,7 @@ typedef struct fj_rt
                     * (fj_gref_count): it is part of its Tool, which is */
     uint8_t* io;   /* the direct buffer's memory */
     jint cap;
+    uv_prepare_t* idle;  /* the Tool's, started; NULL: none (any more) */
 } fj_rt;
 
 static fj_rt tables[RT_MAX]; /* [0] unused: data is never NULL */
@@ -101,7 +118,43 @@ void fj_rt_unset(JNIEnv* env, int idx)
     tables[idx].recs = NULL;
     tables[idx].cap = 0;
     tables[idx].io = NULL;
+    tables[idx].idle = NULL;
     pthread_mutex_unlock(&tables_lock);
+}
+
+/* The prepare handle ran (loop thread): Java clears the released slots. */
+static void rt_idle_cb(uv_prepare_t* p)
+{
+    fj_rt* t = &tables[(intptr_t)p->data];
+    jint n;
+    if (!t->io) {
+        return;
+    }
+    memcpy(&n, t->io + 8, sizeof(n));
+    if (n != 0) {
+        JNIEnv* env = fj_env();
+        if (env) {
+            (*env)->CallStaticVoidMethod(env, fj.dispatch, fj.d_drain_t,
+                                         (jint)(intptr_t)p->data);
+            fj_upcall_failed(env);
+        }
+    }
+}
+
+void fj_rt_set_idle(int idx, void* prepare)
+{
+    uv_prepare_t* p = prepare;
+    if (idx <= 0 || idx >= RT_MAX) {
+        return;
+    }
+    if (tables[idx].idle) {
+        uv_prepare_stop(tables[idx].idle);
+    }
+    tables[idx].idle = p;
+    if (p) {
+        p->data = (void*)(intptr_t)idx;
+        uv_prepare_start(p, rt_idle_cb);
+    }
 }
 
 /* The release of a table step's data: its id goes back to Java. */

@@ -38,6 +38,12 @@
  * uv_run(), stops it. Each run has a number: a stop asked for run N is
  * ignored by any other run, so one that arrives after its run returned
  * cannot end the next one.
+ *
+ * Clearing released Rec slots. The loop also holds an unreferenced
+ * uv_prepare_t of ours, started for the Tool's Rec table once it has one
+ * (jni_rectab.c says why); it keeps nothing alive and is closed with the
+ * tool. Without it (no memory) the slots are cleared only when Java adds
+ * a step or a run ends, as they always are.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "futoin_java.h"
@@ -64,6 +70,7 @@ struct fj_tool
     jobject jtool;     /* counted global ref to the Java Tool */
     uv_async_t* keep;  /* dedicated thread: keeps the loop running */
     uv_async_t* stopper; /* unreferenced: stops the run asked for */
+    uv_prepare_t* idle;  /* unreferenced: clears the Rec table (jni_rectab.c) */
     atomic_llong run_gen;  /* the run in progress (0: none) */
     atomic_llong stop_gen; /* the run asked to stop */
     fj_timer* timers;  /* pending timers and immediates */
@@ -144,6 +151,11 @@ jlong fj_tool_new(JNIEnv* env, jobject jtool, jboolean keepalive,
     }
     t->stopper->data = t;
     uv_unref((uv_handle_t*)t->stopper);
+    t->idle = malloc(sizeof(*t->idle));
+    if (t->idle) {
+        uv_prepare_init(futoin_tool_uv_loop(t->tool), t->idle);
+        uv_unref((uv_handle_t*)t->idle);
+    }
     t->jtool = fj_gref(env, jtool);
     return (jlong)(uintptr_t)t;
 }
@@ -242,8 +254,11 @@ jint fj_rt_bind(JNIEnv* env, jlong h, jobject recs, jobject io, jint cap)
 {
     fj_tool* t = T(h);
     int idx = fj_rt_set(env, t->rt, recs, io, cap);
-    if (idx) {
+    if (idx && !t->rt) {
         t->rt = idx;
+        if (t->idle) {
+            fj_rt_set_idle(idx, t->idle);
+        }
     }
     return idx;
 }
@@ -252,11 +267,16 @@ jint fj_tool_free(JNIEnv* env, jlong h)
 {
     fj_tool* t = T(h);
     int rc;
-    if (t->keep || t->stopper) {
+    if (t->keep || t->stopper || t->idle) {
         fj_tool_release_loop(h);
         if (t->stopper) {
             uv_close((uv_handle_t*)t->stopper, keep_closed);
             t->stopper = NULL;
+        }
+        if (t->idle) {
+            fj_rt_set_idle(t->rt, NULL); /* stopped: no drain while the tool goes */
+            uv_close((uv_handle_t*)t->idle, keep_closed);
+            t->idle = NULL;
         }
         /* the close callbacks run on the next pass */
         futoin_tool_run_nowait(t->tool);

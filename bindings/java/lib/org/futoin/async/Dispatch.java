@@ -234,6 +234,20 @@ final class Dispatch {
         }
     }
 
+    /** A turn of the loop of table `index`'s Tool is over (it is about
+     *  to wait) and slots were released since the last drain
+     *  (glue/jni_rectab.c). */
+    static void drainTable(int index) {
+        try {
+            RecTable t = RecTable.of(index);
+            if (t != null) {
+                t.drain();
+            }
+        } catch (Throwable t) {
+            Tool.uncaught(t);
+        }
+    }
+
     static void timer(Object handle) {
         try {
             ((Tool.Handle) handle).fire();

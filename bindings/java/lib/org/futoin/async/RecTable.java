@@ -10,8 +10,10 @@ import java.util.Arrays;
  * a JNI global reference per step, which would cost the JVM's OopStorage
  * lock twice a step (glue/jni_rectab.c). C releases an id by pushing it
  * onto the freed stack of {@link #io}; Java drains that stack when it next
- * takes an id ({@link #put}) and when a run of the tool ends
- * ({@link #drain}), clearing the slots. Loop thread only.
+ * takes an id ({@link #put}), when a run of the tool ends, a root is freed
+ * or a task runs, and before the loop idles (C's prepare handle calls
+ * Dispatch.drainTable), clearing the slots ({@link #drain}): a finished
+ * step's Rec, and what its lambda captured, is not kept. Loop thread only.
  */
 final class RecTable {
     /* The layout of io (glue/jni_rectab.c). */

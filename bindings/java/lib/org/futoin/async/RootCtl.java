@@ -214,6 +214,9 @@ final class RootCtl implements Runnable {
                 FutoInNative.free(b);
             }
         } finally {
+            if (tool != null && tool.recs != null) {
+                tool.recs.drain(); /* the steps it released, outside any run */
+            }
             cancelled();
         }
     }

@@ -70,9 +70,6 @@ final class ToolRuns {
                 }
             } while (!tool.stopRequested && !tool.tasks.isEmpty());
         } finally {
-            if (tool.recs != null) {
-                tool.recs.drain(); /* no Rec of a finished step stays reachable */
-            }
             leaveRun(tool);
         }
         if (intr.cancelled) {
@@ -139,8 +136,12 @@ final class ToolRuns {
         return gen;
     }
 
+    /** The end of run(), runOnce() and advance(), on the loop thread. */
     static void leaveRun(Tool tool) {
         boolean close;
+        if (tool.recs != null) {
+            tool.recs.drain(); /* no Rec of a finished step stays reachable */
+        }
         synchronized (tool.life) {
             tool.running = false;
             close = tool.closeAfterRun;
