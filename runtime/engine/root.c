@@ -178,7 +178,6 @@ int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
 
 FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
 {
-    futoin__root* r;
     if (!tool) {
         return NULL;
     }
@@ -186,19 +185,7 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
         futoin__misuse_thread(tool, "futoin_root_new()");
         return NULL;
     }
-    r = futoin__root_alloc(tool);
-    if (!r) {
-        return NULL;
-    }
-    if (r->bsi.api != &futoin__root_api) {
-        futoin__set_api(&r->bsi, &futoin__root_api); /* see pool.c */
-    }
-    r->owner = tool;
-    atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
-                          memory_order_relaxed);
-    r->main.root = r;
-    r->main.state = FUTOIN__FL_IDLE;
-    return &r->bsi;
+    return futoin__root_alloc(tool); /* pool.c: a jump */
 }
 
 /* Release what execute() was given (ext: execute with a release hook). */
