@@ -535,7 +535,8 @@ futoin__flow* futoin__flow_alloc(futoin_tool* tool);
 void futoin__flow_release(futoin_tool* tool, futoin__flow* fl);
 FutoInArgs* futoin__args_alloc(futoin_tool* tool);
 void futoin__args_release(futoin_tool* tool, FutoInArgs* a);
-futoin__root* futoin__root_alloc(futoin_tool* tool);
+/* A new root of `tool` as futoin_root_new() returns it, or NULL. */
+FutoInAsyncSteps* futoin__root_alloc(futoin_tool* tool);
 void futoin__root_release(futoin_tool* tool, futoin__root* r);
 
 /* flow.c */

@@ -323,13 +323,51 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-NO_MEMSET_PATTERN futoin__root* futoin__root_alloc(futoin_tool* tool)
+/* Words 1, 11 and 12 of a root are set, not cleared, by
+ * futoin__root_alloc(). */
+_Static_assert(offsetof(futoin__root, main.root) == 8
+                       && offsetof(futoin__root, owner) == 88
+                       && offsetof(futoin__root, id) == 96
+                       && sizeof(futoin__root) == 112,
+               "root: main.root word 1, owner word 11, id word 12 of 14");
+_Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
+               "a cleared root is new, its main flow idle");
+
+/* A root record off its pool becomes a new root of `tool`. */
+static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
+        futoin_tool* tool, futoin__root* r)
 {
-    futoin__root* r = futoin__recpool_get(&futoin__eng(tool)->roots);
-    if (r) {
-        zero_words(r, 1, sizeof(*r) / 8);
+    if (r->bsi.api != &futoin__root_api) {
+        futoin__set_api(&r->bsi, &futoin__root_api); /* see above */
     }
-    return r;
+    r->main.root = r;
+    zero_words(r, 2, 11);
+    r->owner = tool;
+    atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
+                          memory_order_relaxed);
+    zero_words(r, 13, 14);
+    return &r->bsi;
+}
+
+/* futoin__root_alloc() while the free list is within its quarantine. */
+static FUTOIN__NOINLINE NO_MEMSET_PATTERN FutoInAsyncSteps* root_alloc_carved(
+        futoin_tool* tool)
+{
+    futoin__root* r = futoin__recpool_carve(&futoin__eng(tool)->roots);
+    return r ? root_init(tool, r) : NULL;
+}
+
+/* futoin_root_new() past its checks (issue 22, T1): a root as it is
+ * handed out (cleared, its api, owner, id and main flow set), or NULL when
+ * out of memory. The usual record comes off the free list with no call,
+ * so nothing is saved around one. */
+NO_MEMSET_PATTERN FutoInAsyncSteps* futoin__root_alloc(futoin_tool* tool)
+{
+    futoin__root* r = futoin__recpool_take(&futoin__eng(tool)->roots);
+    if (FUTOIN__UNLIKELY(!r)) {
+        return root_alloc_carved(tool);
+    }
+    return root_init(tool, r);
 }
 
 /* Out of line: the first rare part a root gets. */

@@ -178,7 +178,6 @@ int futoin__common_is_same_thread(FutoInAsyncSteps* bsi)
 
 FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
 {
-    futoin__root* r;
     if (!tool) {
         return NULL;
     }
@@ -186,19 +185,7 @@ FUTOIN_API FutoInAsyncSteps* futoin_root_new(futoin_tool* tool)
         futoin__misuse_thread(tool, "futoin_root_new()");
         return NULL;
     }
-    r = futoin__root_alloc(tool);
-    if (!r) {
-        return NULL;
-    }
-    if (r->bsi.api != &futoin__root_api) {
-        futoin__set_api(&r->bsi, &futoin__root_api); /* see pool.c */
-    }
-    r->owner = tool;
-    atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
-                          memory_order_relaxed);
-    r->main.root = r;
-    r->main.state = FUTOIN__FL_IDLE;
-    return &r->bsi;
+    return futoin__root_alloc(tool); /* pool.c: a jump */
 }
 
 /* Release what execute() was given (ext: execute with a release hook). */
@@ -328,13 +315,9 @@ static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
  * exception, async stack, error or trace context. What root_do_free_all()
  * does for it comes down to these stores, with no call but a rare last one
  * (arming the idle trim), so no register needs saving. */
-static void root_do_free(futoin__root* r)
+static inline __attribute__((always_inline)) void root_free_plain(
+        futoin_tool* tool, futoin__root* r)
 {
-    futoin_tool* tool = r->owner;
-    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->rare) {
-        root_do_free_all(r);
-        return;
-    }
     r->pending &= (uint8_t)~FUTOIN__P_CANCEL; /* as root_do_cancel() */
     r->main.tail = NULL;
     r->main.state = FUTOIN__FL_DONE;
@@ -342,8 +325,18 @@ static void root_do_free(futoin__root* r)
             &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
             memory_order_release);
     r->state = FUTOIN__R_FREED; /* futoin__root_release() */
-    futoin__recpool_put(&futoin__eng(tool)->roots, r);
+    futoin__recpool_put_at(&futoin__eng(tool)->roots, r,
+                           offsetof(futoin__root, main.top)); /* pool.c */
     futoin__tool_active(tool); /* frees records: trimming on idle */
+}
+
+static void root_do_free(futoin__root* r)
+{
+    if (r->state == FUTOIN__R_RUNNING || r->main.head || r->rare) {
+        root_do_free_all(r);
+        return;
+    }
+    root_free_plain(r->owner, r);
 }
 
 void futoin__root_settle(futoin__root* r)
@@ -861,7 +854,7 @@ static void root_cancel(FutoInAsyncSteps* bsi)
     }
 }
 
-static void root_free(FutoInAsyncSteps* bsi)
+static FUTOIN__NOINLINE void root_free_slow(FutoInAsyncSteps* bsi)
 {
     futoin__root* r;
     if (!bsi) {
@@ -880,6 +873,32 @@ static void root_free(FutoInAsyncSteps* bsi)
         return;
     }
     root_do_free(r);
+}
+
+_Static_assert(FUTOIN__R_RUNNING == 1 && FUTOIN__R_FREED == 3
+                       && FUTOIN__R_NEW == 0 && FUTOIN__R_DONE == 2,
+               "root_free(): (state & 1) is RUNNING or FREED");
+
+/* free() of a new or finished root that holds nothing, on its loop thread
+ * and outside its callbacks: what root_free_slow() would do (root_do_free's
+ * stores), with the state tested once. Anything else goes there. */
+static void root_free(FutoInAsyncSteps* bsi)
+{
+    futoin__root* r = futoin__as_root(bsi);
+    futoin_tool* tool;
+    if (FUTOIN__UNLIKELY(!bsi)) {
+        goto slow;
+    }
+    tool = futoin__recpool_tool(bsi);
+    if (FUTOIN__UNLIKELY(!futoin__tool_on_thread(tool))
+        || FUTOIN__UNLIKELY(r->state & 1) || r->in_cb || r->main.head
+        || r->rare) {
+        goto slow;
+    }
+    root_free_plain(tool, r);
+    return;
+slow:
+    root_free_slow(bsi);
 }
 
 /*
