@@ -117,6 +117,11 @@ final class RecTable {
         cap = n;
     }
 
+    /** Slots taken and not released yet (tests). Loop thread. */
+    int inUse() {
+        return top - nfree - io.getInt(NFREED);
+    }
+
     /** The handle of the step fj_chain_t() started. */
     long next() {
         return io.getLong(NEXT);

@@ -7,6 +7,7 @@ import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
 import java.lang.ref.WeakReference;
+import java.util.concurrent.CompletableFuture;
 
 import org.junit.After;
 import org.junit.Before;
@@ -194,5 +195,126 @@ public class RecTableTest {
             assertEquals(7, got[0]);
             root.close();
         }
+    }
+
+    /* Runs `fn` on `t`'s own thread and waits for it. */
+    private static <T> T on(Tool t, java.util.function.Supplier<T> fn) throws Exception {
+        return t.call(fn).get();
+    }
+
+    /**
+     * Misuse: a step handle of a flow of Tool A wrapped with another own
+     * Tool B (whose loop thread, when the add is made, is A's thread, so
+     * the thread checks pass). The step must work, and its Rec must not go
+     * into B's table: the flow is A's, its steps are released on A's loop,
+     * which would write B's table from a thread that is not B's once B's
+     * loop runs elsewhere (a data race), and B's table index outlives
+     * nothing of A's flow. After both tools close, every slot and
+     * reference is back.
+     */
+    @Test
+    public void aStepAddedThroughAHandleWrappedWithAnotherToolTakesNoSlotOfIt() throws Exception {
+        long refs = FutoInNative.global_refs();
+        Object[] got = new Object[1];
+        int[] inB = {-1, -1};
+        try (Tool a = Tool.startThread("rectab-A")) {
+            /* B's loop thread is A's thread until another thread runs it */
+            Tool b = on(a, () -> new Tool());
+            AsyncSteps root = on(a, () -> new AsyncSteps(a));
+            CompletableFuture<Object> done = on(a, () -> {
+                root.add(asi -> {
+                    AsyncSteps w = AsyncSteps.wrap(asi.binary(), b);
+                    w.add(x -> x.success(7));
+                    w.add((x, v) -> x.success((Integer) v + 1), (x, code) -> { });
+                    inB[0] = b.recs.inUse(); /* two steps queued in A's flow */
+                });
+                root.add((asi, v) -> got[0] = v);
+                return root.promise();
+            });
+            done.get();
+            assertEquals("the steps added through the wrapped handle ran", 8, got[0]);
+            assertEquals("a step of A's flow holds no slot of B's table", 0, inB[0]);
+            int[] inA = new int[1];
+            on(a, () -> {
+                root.close();
+                inA[0] = a.recs.inUse();
+                inB[1] = b.recs.inUse();
+                b.close();
+                return null;
+            });
+            assertEquals("A's slots are back", 0, inA[0]);
+            assertEquals("B's slots are back", 0, inB[1]);
+        }
+        assertEquals("every slot and reference is back", refs, FutoInNative.global_refs());
+    }
+
+    /**
+     * The same misuse with B's loop then moved to another thread (the test
+     * thread runs it) while A's flow still holds steps added through the
+     * handle wrapped with B: A releases them on its thread while B adds and
+     * releases steps of its own flow on the test thread. B's table must
+     * stay consistent: B's own steps each run their own lambda, and every
+     * slot and reference is back after both tools close.
+     */
+    @Test
+    public void wrappedStepsReleasedOnAnotherToolsThreadLeaveItsTableConsistent() throws Exception {
+        long refs = FutoInNative.global_refs();
+        final int waiting = 200;
+        final int own = 5000;
+        AsyncSteps[] held = new AsyncSteps[waiting];
+        int[] bad = new int[1];
+        int[] ran = new int[1];
+        try (Tool a = Tool.startThread("rectab-A2")) {
+            Tool b = on(a, () -> new Tool());
+            AsyncSteps[] roots = new AsyncSteps[waiting];
+            java.util.concurrent.CountDownLatch parked = new java.util.concurrent.CountDownLatch(waiting);
+            on(a, () -> {
+                for (int i = 0; i < waiting; ++i) {
+                    final int k = i;
+                    roots[i] = new AsyncSteps(a);
+                    roots[i].add(asi -> AsyncSteps.wrap(asi.binary(), b).add(x -> {
+                        x.waitExternal();
+                        held[k] = x;
+                        parked.countDown();
+                    }));
+                    roots[i].execute();
+                }
+                return null;
+            });
+            parked.await();
+            b.run(); /* nothing to do: B's loop thread is now this one */
+            /* B's loop moves to this thread; A completes its waiting steps
+             * (released on A's thread) while B runs a flow of its own */
+            AsyncSteps broot = new AsyncSteps(b);
+            for (int i = 0; i < own; ++i) {
+                final int k = i;
+                broot.add((asi, v) -> {
+                    if ((v == null ? 0 : (Integer) v) != k) {
+                        ++bad[0];
+                    }
+                    ++ran[0];
+                    asi.add(x -> x.success(k + 1));
+                });
+            }
+            broot.execute();
+            a.execute(() -> {
+                for (AsyncSteps x : held) {
+                    x.success();
+                }
+            });
+            b.run();
+            assertEquals(own, ran[0]);
+            assertEquals("B's steps ran their own lambdas", 0, bad[0]);
+            broot.close();
+            on(a, () -> {
+                for (AsyncSteps r : roots) {
+                    r.close();
+                }
+                return null;
+            });
+            assertEquals("B's slots are back", 0, b.recs.inUse());
+            b.close();
+        }
+        assertEquals("every slot and reference is back", refs, FutoInNative.global_refs());
     }
 }
