@@ -17,7 +17,7 @@
 void fj_add(JNIEnv* env, jlong bsi, jobject rec, jint arity, jboolean has_eh);
 jlong fj_parallel(JNIEnv* env, jlong bsi, jobject rec);
 jobject fj_chain(JNIEnv* env, jlong bsi, jobject asi);
-void fj_add_t(JNIEnv* env, jlong bsi, jint idx, jint id, jint arity, jboolean has_eh);
+jboolean fj_add_t(JNIEnv* env, jlong bsi, jint idx, jint id, jint arity, jboolean has_eh);
 jlong fj_chain_t(jlong bsi);
 void fj_set_timeout(JNIEnv* env, jlong bsi, jlong ms);
 void fj_set_cancel(JNIEnv* env, jlong bsi, jobject rec);

@@ -161,9 +161,15 @@ void fj_misuse_cb(void* data, const char* code, const char* message);
 void fj_rec_release(void* data);
 /* ---- jni_rectab.c: Recs in a Tool's table ---- */
 
-/** Binds (idx 0: registers) a Tool's table: its Object[] and direct
- *  buffer of `cap` ids. Returns the index, 0 if none is left. */
-int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap);
+#define FJ_RT_MAX 4096
+/** Binds (idx 0: registers) the table of the Tool whose core tool is
+ *  `core`: its Object[] and direct buffer of `cap` ids. Returns the
+ *  index, 0 if none is left. */
+int fj_rt_set(JNIEnv* env, int idx, futoin_tool* core, jobject recs, jobject io,
+              jint cap);
+/** By table index: the core tool whose flows alone may hold steps of
+ *  that table (fj_add_t), NULL for none. */
+extern futoin_tool* fj_rt_core[FJ_RT_MAX];
 /** Unregisters table `idx` (its Tool is freed: no step of it is left). */
 void fj_rt_unset(JNIEnv* env, int idx);
 /** Gives table `idx` its Tool's unreferenced, initialized uv_prepare_t

@@ -33,6 +33,14 @@
  * ends of run(), runOnce() and advance() and a root's free clear the
  * slots from Java (a virtual-time Tool never enters libuv's loop).
  *
+ * Only a flow of the table's own tool may hold steps of its table: it is
+ * that tool's loop thread that runs and releases them. A handle of
+ * another flow (AsyncSteps.wrap() with a Tool that does not run it,
+ * misuse) would have its steps released on another loop, writing the
+ * freed stack from a thread that is not the table's. fj_add_t() compares
+ * the handle's tool (ext tool()) with fj_rt_core[index] and refuses such
+ * an add; Java then adds the step with a global reference.
+ *
  * Tables are registered by index in a fixed array; the index is freed
  * with the Tool (fj_tool_free: every step is released by then). A Tool
  * that finds no index, and every step added otherwise (borrowed tools,
@@ -45,7 +53,7 @@
 #include <string.h>
 #include <uv.h>
 
-#define RT_MAX 4096
+#define RT_MAX FJ_RT_MAX
 
 typedef struct fj_rt
 {
@@ -57,6 +65,7 @@ typedef struct fj_rt
 } fj_rt;
 
 static fj_rt tables[RT_MAX]; /* [0] unused: data is never NULL */
+futoin_tool* fj_rt_core[RT_MAX];
 static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline fj_rt* rt_of(void* data, jint* id)
@@ -71,7 +80,8 @@ jobject fj_rt_recs(void* data, jint* id)
     return rt_of(data, id)->recs;
 }
 
-int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap)
+int fj_rt_set(JNIEnv* env, int idx, futoin_tool* core, jobject recs, jobject io,
+              jint cap)
 {
     uint8_t* mem = (*env)->GetDirectBufferAddress(env, io);
     jlong size = (*env)->GetDirectBufferCapacity(env, io);
@@ -103,6 +113,7 @@ int fj_rt_set(JNIEnv* env, int idx, jobject recs, jobject io, jint cap)
     tables[idx].recs = g;
     tables[idx].io = mem;
     tables[idx].cap = cap;
+    fj_rt_core[idx] = core;
     return idx;
 }
 
@@ -115,6 +126,7 @@ void fj_rt_unset(JNIEnv* env, int idx)
         (*env)->DeleteGlobalRef(env, tables[idx].recs);
     }
     pthread_mutex_lock(&tables_lock);
+    fj_rt_core[idx] = NULL;
     tables[idx].recs = NULL;
     tables[idx].cap = 0;
     tables[idx].io = NULL;

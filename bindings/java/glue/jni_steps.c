@@ -419,21 +419,25 @@ static inline const futoin_async_ext_table* ext_v4(ext_cache* c, FutoInAsyncStep
 }
 
 /* add() of a step whose Rec is slot `id` of table `idx` (jni_rectab.c):
- * no global reference. */
-void fj_add_t(JNIEnv* env, jlong h, jint idx, jint id, jint arity, jboolean has_eh)
+ * no global reference. Only into a flow of the table's own tool: a handle
+ * of another tool's flow (or of another FTN12 implementation) would have
+ * the step released on that loop's thread, racing with the table's own
+ * (AsyncSteps.wrap() with the wrong Tool). Then nothing is done and
+ * JNI_FALSE returned: Java takes the slot back and adds with fj_add(). */
+jboolean fj_add_t(JNIEnv* env, jlong h, jint idx, jint id, jint arity, jboolean has_eh)
 {
     void* data = (void*)(((uintptr_t)(uint32_t)idx << 32) | (uint32_t)id);
-    const futoin_async_ext_table* x = ext_v4(&add_ext, BSI(h));
+    FutoInAsyncSteps* bsi = BSI(h);
+    const futoin_async_ext_table* x = ext_v4(&add_ext, bsi);
+    if (!x || x->tool(bsi) != fj_rt_core[(uint32_t)idx % FJ_RT_MAX]) {
+        return JNI_FALSE;
+    }
     fj_ref_count(1); /* fj_rt_release() takes it back, also when refused */
     fj_guard_begin();
-    if (x) {
-        x->add_classed(BSI(h), data, step_tr_t(arity),
-                       has_eh ? tr_error_t : NULL, &fj_step_class_t);
-    } else {
-        futoin_wrap_add_classed(BSI(h), data, step_tr_t(arity),
-                                has_eh ? tr_error_t : NULL, &fj_step_class_t);
-    }
+    x->add_classed(bsi, data, step_tr_t(arity), has_eh ? tr_error_t : NULL,
+                   &fj_step_class_t);
     fj_guard_end(env);
+    return JNI_TRUE;
 }
 
 jlong fj_parallel(JNIEnv* env, jlong h, jobject rec)

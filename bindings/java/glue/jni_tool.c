@@ -253,7 +253,7 @@ jlong fj_core_misuse_count(jlong core)
 jint fj_rt_bind(JNIEnv* env, jlong h, jobject recs, jobject io, jint cap)
 {
     fj_tool* t = T(h);
-    int idx = fj_rt_set(env, t->rt, recs, io, cap);
+    int idx = fj_rt_set(env, t->rt, t->tool, recs, io, cap);
     if (idx && !t->rt) {
         t->rt = idx;
         if (t->idle) {

@@ -19,7 +19,14 @@ final class AddSteps {
         RecTable rt = t == null ? null : t.recs;
         Rec rec = new Rec(fn, arity, eh, t, null);
         if (rt != null) {
-            FutoInNative.add_t(b, rt.index, rt.put(rec), arity, eh != null);
+            int id = rt.put(rec);
+            if (FutoInNative.add_t(b, rt.index, id, arity, eh != null)) {
+                return asi;
+            }
+            /* the handle's flow is not this Tool's (wrap() with another
+             * Tool): its loop would release the slot, racing with ours */
+            rt.unput(id);
+            FutoInNative.add(b, rec, arity, eh != null);
         } else {
             FutoInNative.add(b, rec, arity, eh != null);
         }

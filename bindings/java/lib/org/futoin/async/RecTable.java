@@ -85,6 +85,16 @@ final class RecTable {
         return id;
     }
 
+    /** Takes back the slot {@link #put} just gave (C refused the add:
+     *  the handle is not of a flow of this table's Tool). */
+    void unput(int id) {
+        Rec rec = (Rec) recs[id];
+        recs[id] = null;
+        free[nfree++] = id;
+        rec.table = null;
+        rec.id = -1;
+    }
+
     /** The slots C released since the last drain are free again. */
     void drain() {
         ByteBuffer b = io;

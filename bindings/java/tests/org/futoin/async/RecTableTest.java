@@ -187,7 +187,8 @@ public class RecTableTest {
             Object[] got = new Object[2];
             root.add(asi -> {
                 /* the same flow seen through a handle that names `other`:
-                 * its steps go to other's table, chained from this one */
+                 * its steps keep global references (other's table is for
+                 * other's flows only), chained from this one */
                 AsyncSteps.wrap(asi.binary(), other).add(a -> a.success(7));
             });
             root.add((asi, v) -> got[0] = v);
