@@ -32,23 +32,36 @@ static atomic_llong stops;
 
 /* ---- origins ---------------------------------------------------------------- */
 
-static void java_origin(void* data, futoin_frame_origin* out)
+/* A Java step's origin starts empty; the JNIEnv to ask Java with, or NULL
+ * (no env, or an exception pending: the origin stays empty). */
+static JNIEnv* origin_begin(futoin_frame_origin* out)
 {
     JNIEnv* env = fj_env();
-    jlong p = 0;
     out->language = "java";
     out->function = NULL;
     out->file = NULL;
     out->line = 0;
-    if (!env || (*env)->ExceptionCheck(env)) {
-        return;
+    return env && !(*env)->ExceptionCheck(env) ? env : NULL;
+}
+
+/* Java's answer `p`: an origin kept for the life of the process, per class
+ * of step (Origins.java), or 0. */
+static void origin_end(JNIEnv* env, jlong p, futoin_frame_origin* out)
+{
+    if (!fj_upcall_failed(env) && p) {
+        *out = *(const futoin_frame_origin*)(uintptr_t)p;
     }
-    p = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_origin, data);
-    if (fj_upcall_failed(env) || !p) {
-        return;
+}
+
+static void java_origin(void* data, futoin_frame_origin* out)
+{
+    JNIEnv* env = origin_begin(out);
+    if (env) {
+        origin_end(env,
+                   (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_origin,
+                                                data),
+                   out);
     }
-    /* kept for the life of the process, per class of step (Origins.java) */
-    *out = *(const futoin_frame_origin*)(uintptr_t)p;
 }
 
 const futoin_step_class fj_step_class = {sizeof(futoin_step_class),
@@ -57,22 +70,15 @@ const futoin_step_class fj_step_class = {sizeof(futoin_step_class),
 /* The same for a step whose Rec is in a table (jni_rectab.c). */
 static void java_origin_t(void* data, futoin_frame_origin* out)
 {
-    JNIEnv* env = fj_env();
-    jlong p = 0;
     jint id;
     jobject recs = fj_rt_recs(data, &id);
-    out->language = "java";
-    out->function = NULL;
-    out->file = NULL;
-    out->line = 0;
-    if (!env || (*env)->ExceptionCheck(env)) {
-        return;
+    JNIEnv* env = origin_begin(out);
+    if (env) {
+        origin_end(env,
+                   (*env)->CallStaticLongMethod(env, fj.dispatch,
+                                                fj.d_origin_t, recs, id),
+                   out);
     }
-    p = (*env)->CallStaticLongMethod(env, fj.dispatch, fj.d_origin_t, recs, id);
-    if (fj_upcall_failed(env) || !p) {
-        return;
-    }
-    *out = *(const futoin_frame_origin*)(uintptr_t)p;
 }
 
 const futoin_step_class fj_step_class_t = {sizeof(futoin_step_class),
