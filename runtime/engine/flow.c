@@ -694,32 +694,6 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
     return after_callback(fl, s);
 }
 
-/* Both chain() paths end here: `next`, first in its queue (`parent`'s
- * sub-steps, or the flow's level-0 queue with no parent), leaves it and
- * starts as the flow's top frame; its handle and data go back to the
- * binding. Always inline, so that the fast path still calls nothing. */
-static inline __attribute__((always_inline)) FutoInAsyncSteps* chain_start(
-        struct futoin__engine_tool* e, futoin__flow* fl, futoin__step* parent,
-        futoin__step* next, void** data)
-{
-    if (parent) {
-        parent->sub_head = next->next;
-    } else {
-        fl->head = next->next; /* pop_queue() of a head known to be `next` */
-        if (!fl->head) {
-            fl->tail = NULL;
-        }
-    }
-    push_frame(fl, next, parent);
-    e->app_step = NULL;
-    next->state = FUTOIN__S_EXEC;
-    atomic_store_explicit(&next->xs,
-                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
-                          memory_order_relaxed);
-    *data = next->data;
-    return &next->bsi;
-}
-
 /*
  * ext chain(): inside the execute callback of step `bsi`, complete it as
  * success() with no values would, and start the step that runs next, if
@@ -776,7 +750,19 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
     }
     --futoin__eng(r->owner)->chain_budget;
     pop_frame(fl, s, false); /* what futoin__complete() does for a step */
-    return chain_start(futoin__eng(r->owner), fl, parent, next, data);
+    if (parent) {
+        parent->sub_head = next->next;
+    } else {
+        pop_queue(&fl->head, &fl->tail);
+    }
+    push_frame(fl, next, parent);
+    futoin__eng(r->owner)->app_step = NULL;
+    next->state = FUTOIN__S_EXEC;
+    atomic_store_explicit(&next->xs,
+                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    *data = next->data;
+    return &next->bsi;
 }
 
 /* The usual chain(): a plain step (nothing but its data's release hook to
@@ -854,7 +840,26 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
         FUTOIN__USER(r, rel(s->data));
     }
     futoin__step_retire(tool, s);
-    return chain_start(e, fl, parent, next, data);
+    /* the next step leaves its queue and starts (push_frame) */
+    if (parent) {
+        parent->sub_head = next->next;
+    } else {
+        fl->head = next->next;
+        if (!fl->head) {
+            fl->tail = NULL;
+        }
+    }
+    next->parent = parent;
+    next->flow = fl;
+    next->next = NULL;
+    fl->top = next;
+    e->app_step = NULL;
+    next->state = FUTOIN__S_EXEC;
+    atomic_store_explicit(&next->xs,
+                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          memory_order_relaxed);
+    *data = next->data;
+    return &next->bsi;
 slow:
     return chain_slow(bsi, fns, nfns, data);
 }
