@@ -34,6 +34,7 @@ const K_ROOT_END = 8;
 const K_ORIGIN = 9;
 const K_RESOLVE = 10;
 const K_HOOK = 11;
+const K_WHERE = 12;
 
 // What break()/continue() and a handled error() throw to leave the
 // callback: the flow already knows.
@@ -1150,7 +1151,9 @@ function dispatchTo(kind, rec, a, b, c) {
         rec._ended();
         break;
     case K_ORIGIN:
-        return polyglot.origin(rec);
+        return polyglot.origin(rec, a);
+    case K_WHERE:
+        return polyglot.where(rec);
     case K_RESOLVE:
         return polyglot.resolve(a, b, Rec);
     case K_HOOK:
