@@ -134,6 +134,20 @@ function scriptUrl(id) {
     return u || null;
 }
 
+const WHERE_GROUP = 64;
+let g_held = 0; // functions the inspector holds for us (objectGroup futoin-where)
+
+function releaseHeld() {
+    if (g_held && g_session) {
+        g_held = 0;
+        try {
+            post('Runtime.releaseObjectGroup', { objectGroup: 'futoin-where' });
+        } catch (_) {
+            // the session is gone: so is what it held
+        }
+    }
+}
+
 function locate(fn) {
     if (g_session === false) {
         return [null, 0];
@@ -153,7 +167,12 @@ function locate(fn) {
         const p = post('Runtime.getProperties', {
             objectId: o.result.objectId, ownProperties: true,
         });
-        post('Runtime.releaseObjectGroup', { objectGroup: 'futoin-where' });
+        // the inspector holds the functions it named until their group is
+        // released: once per WHERE_GROUP lookups (a round trip saved on
+        // every other one), and when an async stack has been read
+        if (++g_held >= WHERE_GROUP) {
+            releaseHeld();
+        }
         const loc = (p.internalProperties || []).find((x) => x.name === '[[FunctionLocation]]');
         if (!loc) {
             return [null, 0];
@@ -373,6 +392,7 @@ module.exports = {
     formatStack,
     origin,
     where,
+    releaseHeld,
     inspectorCalls: () => g_posts,
     resolve,
     foreignRoot,
