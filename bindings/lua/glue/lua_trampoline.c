@@ -324,12 +324,12 @@ static inline int call_plain(const fl_rec* r, const fl_steps* s, uint16_t f)
 /* After the plain end of the call of step handle `s` (call_plain): the
  * handle is finished (fl_rec_detach(), inline), then chain the next Lua
  * step into `c` (returns 1: c->rec is its record, c->args its values),
- * or give the kept success() (returns 0). */
+ * or give the kept success() (returns 0). `x`: fl_ext_of() of c->bsi. */
 static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps* s,
-                                                            uint16_t f)
+                                                            uint16_t f,
+                                                            const futoin_async_ext_table* x)
 {
     fl_rec* r = c->rec;
-    const futoin_async_ext_table* x = fl_ext_of(r->ctx, c->bsi);
     FutoInAsyncSteps* next;
     void* data;
     s->flags = (uint16_t)((f & ~FL_F_KEPT) | FL_F_DONE);
@@ -391,6 +391,8 @@ int fl_chain_body(lua_State* L)
     fl_call* c = lua_touserdata(L, 1);
     fl_ctx* ctx = c->rec->ctx;
     const void* fn = NULL; /* what slot 2 holds, if anything */
+    /* every step of the run is a handle chain() of this table returned */
+    const futoin_async_ext_table* x = fl_ext_of(ctx, c->bsi);
     lua_pushnil(L);
     for (;;) {
         fl_rec* r = c->rec;
@@ -436,7 +438,7 @@ int fl_chain_body(lua_State* L)
         if (lua_gettop(L) != 2 || !call_plain(r, s, f)) {
             return lua_gettop(L) - 2; /* invoke_inl() finishes the call */
         }
-        if (!chain_next(c, s, f)) {
+        if (!chain_next(c, s, f, x)) {
             c->chained = FL_CHAIN_DONE;
             return 0;
         }
@@ -541,7 +543,7 @@ called:
             && call_plain(r, s, f)) {
             /* The usual step: it returned nothing and did nothing but
              * (maybe) success(). The next step may run right here. */
-            if (!chain_next(c, s, f)) {
+            if (!chain_next(c, s, f, fl_ext_of(ctx, c->bsi))) {
                 lua_settop(L, base);
                 return 0;
             }
