@@ -753,13 +753,35 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
     size_t n = 0;
     futoin__step* s;
     enum level0_end end;
+    /* The callbacks run as FUTOIN__USER() runs them, with r->in_cb counted
+     * once for the whole loop: between them only this loop runs, and any
+     * pending cancel() or free() (r->pending) ends it. */
+    /* Turn ends that pass flow_run()'s checks (--budget != 0, and
+     * futoin__tool_busy(tool, 1) false with no clock read) with only the
+     * two counts moved; at 0, the checks themselves run. Only chain()
+     * moves the counts inside a callback, and a step that chained leaves
+     * the loop. */
+    uint32_t left = 0;
+    ++r->in_cb;
     for (;;) {
         /* the end of flow_run()'s turn: --budget, the time slice */
-        if (e->chain_budget == 0 || futoin__tool_busy(tool, 1)) {
-            end = L0_YIELD;
-            break;
+        if (FUTOIN__UNLIKELY(left == 0)) {
+            if (e->chain_budget == 0 || futoin__tool_busy(tool, 1)) {
+                end = L0_YIELD;
+                break;
+            }
+            --e->chain_budget;
+            left = tool->slice_units + 1 < tool->slice_stride
+                           ? tool->slice_stride - tool->slice_units - 1
+                           : 0;
+            if (left > e->chain_budget) {
+                left = e->chain_budget;
+            }
+        } else {
+            --left;
+            --e->chain_budget;
+            ++tool->slice_units;
         }
-        --e->chain_budget;
         s = fl->head;
         if (!s || !level0_plain(s) || fl->args) {
             end = L0_NEXT;
@@ -779,7 +801,7 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
         s->state = FUTOIN__S_EXEC;
         atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
-        FUTOIN__USER(r, s->f(&s->bsi, s->data, &e->args_in));
+        s->f(&s->bsi, s->data, &e->args_in);
         if (FUTOIN__UNLIKELY(fl->top != s
                              || (s->flags
                                  & (uint16_t)~(FUTOIN__F_SUCCESS | FUTOIN__F_CLASS))
@@ -797,7 +819,7 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
                                          : s->rel.release;
             s->rel.release = NULL;
             if (rel) {
-                FUTOIN__USER(r, rel(s->data));
+                rel(s->data); /* in_cb counted (above) */
             }
         }
         /* it ended normally, so no completion may claim it any more
@@ -809,12 +831,14 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
         last = s;
         ++n;
     }
+    --r->in_cb;
     if (last) {
         futoin__recpool_put_chain_at(&e->steps, first, last, n,
                                      offsetof(futoin__step, next));
     }
     return end;
 slow:
+    --r->in_cb;
     s->next = NULL;
     if (last) {
         futoin__recpool_put_chain_at(&e->steps, first, last, n,
