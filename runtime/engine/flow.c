@@ -805,10 +805,14 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
         if (FUTOIN__UNLIKELY(fl->top != s
                              || (s->flags
                                  & (uint16_t)~(FUTOIN__F_SUCCESS | FUTOIN__F_CLASS))
-                             || s->rare || r->pending || fl->raise_at
-                             || fl->raise_top || futoin__hooked(tool))) {
+                             || s->rare || r->pending || futoin__hooked(tool))) {
             goto slow;
         }
+        /* No raise can be pending: the caller found none, and nothing
+         * requests one at fl while its only frame runs its callback (an
+         * error of the step itself is F_ERROR; add() to a running root
+         * from here fails this step; timers and posts run from the loop,
+         * not inside a callback). */
         /* futoin__complete() of a step that holds nothing but maybe a
          * release hook of its data (a binding's step), which runs first,
          * as futoin__step_release_slow() runs it */
