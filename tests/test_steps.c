@@ -489,3 +489,46 @@ Test(steps, level0_run_release_hooks_and_long_runs)
     cr_assert_eq(l0_count, n);
     API(as)->free(as);
 }
+
+/* A binding's steps inside the run that chain() the next ones (futoin/sys/
+ * ext.h): the chained steps were given back by chain() itself, and the
+ * pool they went to keeps working (many roots, each taking records). */
+static void l0_chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback l0_chain_fns[] = {l0_chain_tr};
+static void l0_chain_release(void* d)
+{
+    (void)d;
+    ++l0_released;
+}
+static const futoin_step_class l0_chain_cls = {sizeof(futoin_step_class),
+                                               l0_chain_release, NULL, {0}};
+static void l0_chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    do {
+        ++l0_count;
+    } while ((as = x->chain(as, l0_chain_fns, 1, &d)) != NULL);
+}
+
+Test(steps, level0_run_chained_steps)
+{
+    const int roots = 40, steps = 64;
+    l0_count = 0;
+    l0_released = 0;
+    for (int k = 0; k < roots; ++k) {
+        FutoInAsyncSteps* as = futoin_root_new(T);
+        const futoin_async_ext_table* x = futoin_async_ext(as);
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        for (int i = 0; i < steps; ++i) {
+            x->add_classed(as, NULL, l0_chain_tr, NULL, &l0_chain_cls);
+        }
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        API(as)->execute(as, NULL, on_unhandled);
+        run();
+        API(as)->free(as);
+    }
+    cr_assert_eq(l0_count, roots * (steps + 3));
+    cr_assert_eq(l0_released, roots * steps);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}

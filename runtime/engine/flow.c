@@ -843,14 +843,17 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
     return end;
 slow:
     --r->in_cb;
-    s->next = NULL;
     if (last) {
         futoin__recpool_put_chain_at(&e->steps, first, last, n,
                                      offsetof(futoin__step, next));
     }
     /* the end of exec_frame() */
     if (FUTOIN__UNLIKELY(fl->top != s)) {
-        s = fl->top; /* the callback chained on (futoin__step_chain) */
+        /* the callback chained on (futoin__step_chain): chain() gave `s`
+         * back already, and its `next` is the pool's link now */
+        s = fl->top;
+    } else {
+        s->next = NULL; /* a frame now (push_frame) */
     }
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
