@@ -95,6 +95,9 @@ typedef struct fpy_tool
     PyObject* done;    /* during a pass: the tokens of roots that finished
                           (a list, empty between passes) */
     int passing;       /* run_nowait() is on the stack */
+    Py_ssize_t awaited; /* executing roots that `await root` runs itself
+                           and keeps alive (not in flows): counted in
+                           Tool.executing */
     int closing;       /* close() drops the executing roots */
     int owned;         /* the tool owns its loop (not attached) */
     fpy_steps* roots;  /* every live root made on this tool (borrowed) */

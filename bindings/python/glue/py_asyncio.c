@@ -353,6 +353,7 @@ typedef struct fpy_awaiter
     int started, settled;
     int yielded;             /* AW_NONE, AW_STEP (step_fut), AW_OWN (own_fut) */
     int step_cancelled;      /* the flow itself cancelled step_fut */
+    fpy_tool* counted;       /* the tool whose `awaited` counts our flow */
     PyObject *exc, *value;   /* the flow's outcome once settled */
     PyObject* step_fut;      /* the future an await_() step left to us */
     FutoInAsyncSteps* step;  /* ... and that step */
@@ -409,7 +410,17 @@ PyObject* fpy_awaiter_new(fpy_steps* s)
     w->started = w->settled = w->yielded = w->step_cancelled = 0;
     w->exc = w->value = w->step_fut = w->own_fut = NULL;
     w->step = NULL;
+    w->counted = NULL;
     return (PyObject*)w;
+}
+
+/* Our flow no longer counts as executing on its tool (settled, or we go). */
+static void aw_uncount(fpy_awaiter* w)
+{
+    if (w->counted) {
+        --w->counted->awaited;
+        w->counted = NULL;
+    }
 }
 
 int fpy_awaiter_settle(PyObject* o, PyObject* exc, PyObject* value)
@@ -419,6 +430,7 @@ int fpy_awaiter_settle(PyObject* o, PyObject* exc, PyObject* value)
         return 0;
     }
     w->settled = 1;
+    aw_uncount(w);
     w->exc = Py_XNewRef(exc);
     w->value = Py_XNewRef(value);
     if (w->own_fut && w->yielded == AW_OWN) {
@@ -616,8 +628,11 @@ static PyObject* aw_step(PyObject* self)
         w->started = 1;
         if (fpy_execute_awaited(w->root, self, keep) < 0) {
             w->settled = 1;
-            w->exc = NULL;
             return NULL;
+        }
+        if (!keep && t && !w->settled) {
+            w->counted = t; /* (the root holds the tool object) */
+            ++t->awaited;
         }
         w->root_id = w->root->bsi->api->rootId(w->root->bsi);
         return aw_run(w);
@@ -734,6 +749,7 @@ static void aw_dealloc(PyObject* self)
     if (w->started) {
         aw_cancel_flow(w);
     }
+    aw_uncount(w);
     Py_CLEAR(w->root);
     Py_CLEAR(w->loop);
     Py_CLEAR(w->exc);
