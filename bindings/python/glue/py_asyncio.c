@@ -744,10 +744,14 @@ static PyObject* aw_close(PyObject* self, PyObject* unused)
 static void aw_dealloc(PyObject* self)
 {
     fpy_awaiter* w = (fpy_awaiter*)self;
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb); /* see steps_dealloc() */
-    if (w->started) {
+    if (w->started && w->root->exec && !w->settled) {
+        /* the cancel clears errors: the exception being raised while we
+         * go is kept aside meanwhile (see steps_dealloc(), which does the
+         * same for the root's own release hooks below) */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
         aw_cancel_flow(w);
+        PyErr_Restore(et, ev, etb);
     }
     aw_uncount(w);
     Py_CLEAR(w->root);
@@ -756,7 +760,6 @@ static void aw_dealloc(PyObject* self)
     Py_CLEAR(w->value);
     Py_CLEAR(w->step_fut);
     Py_CLEAR(w->own_fut);
-    PyErr_Restore(et, ev, etb);
     PyObject_Free(self);
 }
 
