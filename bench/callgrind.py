@@ -118,14 +118,18 @@ def c_ops(build):
 # cancels in the difference.
 BINDING_N = 20000
 WARM = 2 * BINDING_N
+# A flow driven from asyncio is ~40,000 instructions (an asyncio loop turn
+# each): fewer of them.
+AIO_N = 2000
+AIO_WARM = 2 * AIO_N
 
 
 def python_ops(py):
     script = os.path.join(BENCH_DIR, "python", "callgrind_ops.py")
     env = {"PYTHONHASHSEED": "0"}
 
-    def run(kind):
-        return lambda n: [py, script, kind, str(n), str(WARM)]
+    def run(kind, warm=WARM):
+        return lambda n: [py, script, kind, str(n), str(warm)]
     return [
         Op("python_step", "Python", "step `lambda asi: None` (add + run)",
            run("step"), BINDING_N, env),
@@ -133,6 +137,11 @@ def python_ops(py):
            run("success"), BINDING_N, env),
         Op("python_floor_await", "Python", "floor: `await coro()`",
            run("await"), BINDING_N, env),
+        Op("python_aioflow", "Python",
+           "flow driven from asyncio: `await AsyncSteps(tool).await_(fut)`",
+           run("aioflow", AIO_WARM), AIO_N, env),
+        Op("python_floor_aiofut", "Python", "floor: `await fut` (call_soon'd)",
+           run("aiofut", AIO_WARM), AIO_N, env),
     ]
 
 
@@ -386,7 +395,8 @@ def main():
         ops = [o for o in c_ops(build) if wanted(o.name, o.group)]
         skipped = []
         if any(wanted(n, "Python") for n in ("python_step", "python_success",
-                                              "python_floor_await")):
+                                              "python_floor_await", "python_aioflow",
+                                              "python_floor_aiofut")):
             py, why = find_python(a.python, a.build_bindings)
             if py:
                 print("# python: %s" % py)

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """futoin_async (Python) side by side with plain asyncio, in one run.
 
-  /usr/bin/python3 bench/python/bench_python.py [--quick]
+  /usr/bin/python3 bench/python/bench_python.py [--quick] [--only WORD]
 
 Needs the futoin_async package importable (install the wheel into a venv,
 see bindings/python/README.md). Each case runs 7 times alternating with
 its asyncio peer (the shared VM changes speed between runs); the table
 shows both medians and the median of the per-run ratios futoin / peer
-(lower is better).
+(lower is better). --only WORD runs the cases whose name has WORD
+(e.g. `--only asyncio`: the flow driven from asyncio alone, for runs of
+two builds side by side).
 
   step             ns per step of a root of N steps `lambda asi: None`
                    vs `await coro()` N times (a coroutine call, no loop turn)
@@ -33,6 +35,7 @@ import time
 from futoin_async import AsyncSteps, Tool
 
 QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
 N = 20_000 if QUICK else 100_000     # steps per chain
 F = 2_000 if QUICK else 10_000       # flows
 RUNS = 7
@@ -270,10 +273,13 @@ def main():
     print("| case | futoin | asyncio peer | ratio (median of per-run ratios) |")
     print("|---|---|---|---|")
     for name, unit, ours, peer, n, what in cases:
+        if ONLY and ONLY not in name:
+            continue
         o, p, r = paired(ours, peer, n)
         print(f"| {name} | {o:,.1f} {unit} | {p:,.1f} {unit} ({what}) | {r:.2f}x |")
-    s0 = statistics.median(aio_sleep0(N) for _ in range(3))
-    print(f"| asyncio sleep(0), for scale | | {s0:,.1f} ns | |")
+    if not ONLY:
+        s0 = statistics.median(aio_sleep0(N) for _ in range(3))
+        print(f"| asyncio sleep(0), for scale | | {s0:,.1f} ns | |")
 
 
 if __name__ == "__main__":

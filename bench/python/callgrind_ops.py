@@ -11,6 +11,10 @@ KIND:
             passed on from step to step)
   await     the language's own primitive: `await step()` N times in one
             coroutine on a plain asyncio loop
+  aioflow   N flows driven from asyncio, each `await AsyncSteps(tool).await_(fut)`
+            in one coroutine, `fut` a plain asyncio future resolved by
+            `loop.call_soon(fut.set_result, i)` (bench_python.py's case)
+  aiofut    its floor: the same loop with `await fut`
 
 Each kind first runs once with WARM (the warm-up: pools, free lists and
 caches grown to the largest run; the runner passes the same WARM >= 2N to
@@ -55,13 +59,40 @@ def await_(n):
     loop.close()
 
 
-KINDS = {"step": step, "success": success, "await": await_}
+def _aio(n, flow):
+    async def main():
+        loop = asyncio.get_running_loop()
+        total = 0
+        for i in range(n):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, i)
+            if flow:
+                total += await AsyncSteps(tool).await_(fut)
+            else:
+                total += await fut
+        if total != n * (n - 1) // 2:
+            raise SystemExit(f"aio: got {total}")
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main())
+    loop.close()
+
+
+def aioflow(n):
+    _aio(n, True)
+
+
+def aiofut(n):
+    _aio(n, False)
+
+
+KINDS = {"step": step, "success": success, "await": await_,
+         "aioflow": aioflow, "aiofut": aiofut}
 
 
 def main():
     if (len(sys.argv) != 4 or sys.argv[1] not in KINDS
             or int(sys.argv[2]) < 1 or int(sys.argv[3]) < 1):
-        raise SystemExit("usage: callgrind_ops.py step|success|await N WARM")
+        raise SystemExit("usage: callgrind_ops.py step|success|await|aioflow|aiofut N WARM")
     fn, n, warm = KINDS[sys.argv[1]], int(sys.argv[2]), int(sys.argv[3])
     fn(warm)
     fn(n)

@@ -75,6 +75,8 @@ typedef struct fpy_steps
     unsigned short did;     /* FPY_DID_* during the current callback (a
                                kept handle: since its callback started) */
     unsigned short ended;   /* a kept handle whose step ended (bsi NULL) */
+    unsigned short kept;    /* roots: maybe in its tool's flows (set when
+                               put there; cleared when found gone) */
 } fpy_steps;
 
 /** ToolBase: one futoin_tool (one libuv loop). */
@@ -93,6 +95,9 @@ typedef struct fpy_tool
     PyObject* done;    /* during a pass: the tokens of roots that finished
                           (a list, empty between passes) */
     int passing;       /* run_nowait() is on the stack */
+    Py_ssize_t awaited; /* executing roots that `await root` runs itself
+                           and keeps alive (not in flows): counted in
+                           Tool.executing */
     int closing;       /* close() drops the executing roots */
     int owned;         /* the tool owns its loop (not attached) */
     fpy_steps* roots;  /* every live root made on this tool (borrowed) */
@@ -468,7 +473,7 @@ PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_succe
  * callback `cb` is removed first. */
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb);
 /** execute(); the outcome goes to `await root`'s awaiter (py_asyncio.c). */
-int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter);
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter, int keep);
 PyObject* fpy_cancel(fpy_steps* s);
 /** The root object `s` lets go of its execution (freed, or cancelled). */
 void fpy_exec_detach(fpy_steps* s);

@@ -353,6 +353,7 @@ typedef struct fpy_awaiter
     int started, settled;
     int yielded;             /* AW_NONE, AW_STEP (step_fut), AW_OWN (own_fut) */
     int step_cancelled;      /* the flow itself cancelled step_fut */
+    fpy_tool* counted;       /* the tool whose `awaited` counts our flow */
     PyObject *exc, *value;   /* the flow's outcome once settled */
     PyObject* step_fut;      /* the future an await_() step left to us */
     FutoInAsyncSteps* step;  /* ... and that step */
@@ -409,7 +410,17 @@ PyObject* fpy_awaiter_new(fpy_steps* s)
     w->started = w->settled = w->yielded = w->step_cancelled = 0;
     w->exc = w->value = w->step_fut = w->own_fut = NULL;
     w->step = NULL;
+    w->counted = NULL;
     return (PyObject*)w;
+}
+
+/* Our flow no longer counts as executing on its tool (settled, or we go). */
+static void aw_uncount(fpy_awaiter* w)
+{
+    if (w->counted) {
+        --w->counted->awaited;
+        w->counted = NULL;
+    }
 }
 
 int fpy_awaiter_settle(PyObject* o, PyObject* exc, PyObject* value)
@@ -419,6 +430,7 @@ int fpy_awaiter_settle(PyObject* o, PyObject* exc, PyObject* value)
         return 0;
     }
     w->settled = 1;
+    aw_uncount(w);
     w->exc = Py_XNewRef(exc);
     w->value = Py_XNewRef(value);
     if (w->own_fut && w->yielded == AW_OWN) {
@@ -472,25 +484,40 @@ int fpy_awaiter_take(FutoInAsyncSteps* bsi, PyObject* fut, int pending)
     return 1;
 }
 
-/* The flow's outcome as the end of the `await`. */
-static PyObject* aw_finish(fpy_awaiter* w)
+/* The flow's outcome as the end of the `await`: NULL with an exception
+ * (StopIteration carrying the value, for callers of __next__/send()), or
+ * through am_send the value itself (*ret, PYGEN_RETURN): no StopIteration
+ * made and fetched again per flow. */
+static PySendResult aw_outcome(fpy_awaiter* w, PyObject** ret)
 {
     if (w->exc) {
         PyErr_SetObject((PyObject*)Py_TYPE(w->exc), w->exc);
+        *ret = NULL;
+        return PYGEN_ERROR;
+    }
+    *ret = Py_NewRef(w->value ? w->value : Py_None);
+    return PYGEN_RETURN;
+}
+
+static PyObject* aw_finish(fpy_awaiter* w)
+{
+    PyObject* v;
+    if (aw_outcome(w, &v) == PYGEN_ERROR) {
         return NULL;
     }
-    if (w->value && w->value != Py_None) {
-        if (PyTuple_Check(w->value) || PyExceptionInstance_Check(w->value)) {
-            PyObject* e = PyObject_CallOneArg(PyExc_StopIteration, w->value);
+    if (v != Py_None) {
+        if (PyTuple_Check(v) || PyExceptionInstance_Check(v)) {
+            PyObject* e = PyObject_CallOneArg(PyExc_StopIteration, v);
             if (e) {
                 PyErr_SetObject(PyExc_StopIteration, e);
                 Py_DECREF(e);
             }
         } else {
             /* unnormalised: the coroutine takes the value as it is */
-            PyErr_SetObject(PyExc_StopIteration, w->value);
+            PyErr_SetObject(PyExc_StopIteration, v);
         }
     }
+    Py_DECREF(v);
     return NULL; /* StopIteration: the value of `await root` */
 }
 
@@ -508,7 +535,9 @@ static PyObject* aw_loop(fpy_awaiter* w)
     return w->loop;
 }
 
-/* Run passes until the flow ends or waits; yield what to wait for. */
+/* Run passes until the flow ends or waits; yield what to wait for
+ * (NULL once settled, without an exception set: the caller ends the
+ * `await` with the outcome; NULL with one: raised). */
 static PyObject* aw_run(fpy_awaiter* w)
 {
     fpy_tool* t = w->root->tool;
@@ -516,7 +545,7 @@ static PyObject* aw_run(fpy_awaiter* w)
         PyObject *prev, *r;
         int more;
         if (w->settled) {
-            return aw_finish(w);
+            return NULL;
         }
         if (!t->tool) {
             return fpy_invalid_state("await: the Tool was closed");
@@ -585,14 +614,25 @@ static void aw_cancel_flow(fpy_awaiter* w)
     }
 }
 
-static PyObject* aw_next(PyObject* self)
+/* One resumption by the Task: what to yield, or NULL (see aw_run()). */
+static PyObject* aw_step(PyObject* self)
 {
     fpy_awaiter* w = (fpy_awaiter*)self;
     if (!w->started) {
+        fpy_tool* t = w->root->tool;
+        /* awaited in the tool's own event loop, the tool runs the flow
+         * (aw_run()) and keeps its root alive as any it runs; otherwise
+         * the flow runs in here, and we hold the root */
+        int keep = t && t->tloop && (!aw_loop(w) || w->loop == t->tloop);
+        PyErr_Clear();
         w->started = 1;
-        if (fpy_execute_awaited(w->root, self) < 0) {
+        if (fpy_execute_awaited(w->root, self, keep) < 0) {
             w->settled = 1;
             return NULL;
+        }
+        if (!keep && t && !w->settled) {
+            w->counted = t; /* (the root holds the tool object) */
+            ++t->awaited;
         }
         w->root_id = w->root->bsi->api->rootId(w->root->bsi);
         return aw_run(w);
@@ -613,9 +653,31 @@ static PyObject* aw_next(PyObject* self)
     return aw_run(w);
 }
 
+static PyObject* aw_next(PyObject* self)
+{
+    PyObject* r = aw_step(self);
+    return r || PyErr_Occurred() ? r : aw_finish((fpy_awaiter*)self);
+}
+
 static PyObject* aw_send(PyObject* self, PyObject* value)
 {
     return aw_next(self);
+}
+
+/* What a coroutine's `await` (SEND) and the Task call first: the value is
+ * returned as it is, not through a StopIteration. */
+static PySendResult aw_am_send(PyObject* self, PyObject* value, PyObject** ret)
+{
+    PyObject* r = aw_step(self);
+    if (r) {
+        *ret = r;
+        return PYGEN_NEXT;
+    }
+    if (PyErr_Occurred()) {
+        *ret = NULL;
+        return PYGEN_ERROR;
+    }
+    return aw_outcome((fpy_awaiter*)self, ret);
 }
 
 /* Is the Task that awaits us being cancelled (Task.cancel())? */
@@ -659,7 +721,8 @@ static PyObject* aw_throw(PyObject* self, PyObject* args)
             fpy_step_complete_with(step, fut);
         }
         Py_DECREF(fut);
-        return aw_run(w);
+        fut = aw_run(w);
+        return fut || PyErr_Occurred() ? fut : aw_finish(w);
     }
     aw_cancel_flow(w);
     w->yielded = AW_NONE;
@@ -681,18 +744,22 @@ static PyObject* aw_close(PyObject* self, PyObject* unused)
 static void aw_dealloc(PyObject* self)
 {
     fpy_awaiter* w = (fpy_awaiter*)self;
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb); /* see steps_dealloc() */
-    if (w->started) {
+    if (w->started && w->root->exec && !w->settled) {
+        /* the cancel clears errors: the exception being raised while we
+         * go is kept aside meanwhile (see steps_dealloc(), which does the
+         * same for the root's own release hooks below) */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
         aw_cancel_flow(w);
+        PyErr_Restore(et, ev, etb);
     }
+    aw_uncount(w);
     Py_CLEAR(w->root);
     Py_CLEAR(w->loop);
     Py_CLEAR(w->exc);
     Py_CLEAR(w->value);
     Py_CLEAR(w->step_fut);
     Py_CLEAR(w->own_fut);
-    PyErr_Restore(et, ev, etb);
     PyObject_Free(self);
 }
 
@@ -702,11 +769,14 @@ static PyMethodDef awaiter_methods[] = {
     {"close", aw_close, METH_NOARGS, PyDoc_STR("Cancel the flow.")},
     {NULL, NULL, 0, NULL}};
 
+static PyAsyncMethods awaiter_as_async = {.am_send = aw_am_send};
+
 static PyTypeObject awaiter_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "futoin_async._core.FlowAwaiter",
     .tp_basicsize = sizeof(fpy_awaiter),
     .tp_dealloc = aw_dealloc,
+    .tp_as_async = &awaiter_as_async,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = PyDoc_STR("What `await root` iterates: runs the flow in the awaiting Task."),
     .tp_iter = PyObject_SelfIter,

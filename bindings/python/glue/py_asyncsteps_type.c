@@ -16,6 +16,8 @@ fpy_steps* fpy_steps_alloc(PyTypeObject* type)
     return (fpy_steps*)type->tp_alloc(type, 0);
 }
 
+static int init_with(fpy_steps* s, PyObject* tool);
+
 static int steps_init(PyObject* self, PyObject* args, PyObject* kw)
 {
     static char* kwlist[] = {"tool", NULL};
@@ -35,20 +37,65 @@ static int steps_init(PyObject* self, PyObject* args, PyObject* kw)
         }
         tool = dflt;
     }
+    rc = init_with(s, tool);
+    Py_XDECREF(dflt);
+    return rc;
+}
+
+/* AsyncSteps(tool) once the tool is known (not None). */
+static int init_with(fpy_steps* s, PyObject* tool)
+{
     if (!PyObject_TypeCheck(tool, &fpy_tool_type)) {
-        Py_XDECREF(dflt);
         PyErr_Format(PyExc_TypeError, "AsyncSteps(tool): a Tool is required, not %.80s",
                      Py_TYPE(tool)->tp_name);
         return -1;
     }
     if (s->bsi) {
-        Py_XDECREF(dflt);
         PyErr_SetString(PyExc_RuntimeError, "AsyncSteps.__init__() called twice");
         return -1;
     }
-    rc = fpy_steps_init_root(s, tool);
-    Py_XDECREF(dflt);
-    return rc;
+    return fpy_steps_init_root(s, tool);
+}
+
+/* AsyncSteps(tool), the usual call (a root per flow), without the
+ * argument tuple and type.__call__ of the generic path. Only the class
+ * itself: tp_vectorcall is not inherited, subclasses take that path. */
+static PyObject* steps_vectorcall(PyObject* type, PyObject* const* args, size_t nargsf,
+                                  PyObject* kwnames)
+{
+    PyObject* self;
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames || args[0] == Py_None
+        || type != (PyObject*)&fpy_steps_type) {
+        PyObject *tuple, *kw = NULL, *r;
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+        if (!(tuple = PyTuple_New(n))) {
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+        }
+        if (kwnames) {
+            kw = PyDict_New();
+            for (Py_ssize_t i = 0; kw && i < PyTuple_GET_SIZE(kwnames); ++i) {
+                if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+                    Py_CLEAR(kw);
+                }
+            }
+            if (!kw) {
+                Py_DECREF(tuple);
+                return NULL;
+            }
+        }
+        r = PyType_Type.tp_call(type, tuple, kw);
+        Py_DECREF(tuple);
+        Py_XDECREF(kw);
+        return r;
+    }
+    self = (PyObject*)fpy_steps_alloc((PyTypeObject*)type);
+    if (self && init_with((fpy_steps*)self, args[0]) < 0) {
+        Py_CLEAR(self);
+    }
+    return self;
 }
 
 static PyObject* steps_repr(PyObject* self)
@@ -500,4 +547,5 @@ PyTypeObject fpy_steps_type = {
     .tp_getset = steps_getset,
     .tp_init = steps_init,
     .tp_new = PyType_GenericNew,
+    .tp_vectorcall = steps_vectorcall,
 };

@@ -242,11 +242,11 @@ void fpy_exec_detach(fpy_steps* s)
  * kept alive by the tool while it runs: from here until it settles (its
  * last step, an unhandled error, or a cancel). */
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         int mode, PyObject* fut_cb);
+                         int mode, PyObject* fut_cb, int keep);
 
 PyObject* fpy_execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result)
 {
-    return execute(s, unhandled, on_result, EXEC_CALL, NULL);
+    return execute(s, unhandled, on_result, EXEC_CALL, NULL, 1);
 }
 
 PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_success)
@@ -257,7 +257,7 @@ PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_succe
                             NULL) < 0) {
         return NULL;
     }
-    r = execute(s, unhandled, NULL, EXEC_CALL, NULL);
+    r = execute(s, unhandled, NULL, EXEC_CALL, NULL, 1);
     if (r && on_success && s->exec) {
         s->exec->on_success = Py_NewRef(on_success);
     }
@@ -266,20 +266,23 @@ PyObject* fpy_execute_with(fpy_steps* s, PyObject* unhandled, PyObject* on_succe
 
 int fpy_execute_into(fpy_steps* s, PyObject* fut, PyObject* cb)
 {
-    PyObject* r = execute(s, NULL, fut, EXEC_FUTURE, cb);
+    PyObject* r = execute(s, NULL, fut, EXEC_FUTURE, cb, 1);
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
 
-int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter)
+/* `keep`: 0 when the awaiter, which holds the root, runs the flow itself
+ * (the tool then need not keep the root alive: a dict entry made and
+ * dropped per flow) */
+int fpy_execute_awaited(fpy_steps* s, PyObject* awaiter, int keep)
 {
-    PyObject* r = execute(s, NULL, awaiter, EXEC_AWAITER, NULL);
+    PyObject* r = execute(s, NULL, awaiter, EXEC_AWAITER, NULL, keep);
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
 
 static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
-                         int mode, PyObject* fut_cb)
+                         int mode, PyObject* fut_cb, int keep)
 {
     int into_future = mode != EXEC_CALL;
     fpy_exec* e;
@@ -309,7 +312,7 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
     e->fut_cb = Py_XNewRef(fut_cb);
     e->root = s->bsi;
     e->ftool = futoin_async_tool(s->bsi);
-    if (s->tool) {
+    if (s->tool && keep) {
         PyObject* key = fpy_flow_key(s);
         PyObject* token = PyTuple_New(1);
         int rc = -1;
@@ -324,6 +327,7 @@ static PyObject* execute(fpy_steps* s, PyObject* unhandled, PyObject* on_result,
             exec_unref(e);
             return NULL;
         }
+        s->kept = 1;
     }
     e->owner = s;
     s->exec = e;

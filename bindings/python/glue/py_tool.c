@@ -478,6 +478,9 @@ void fpy_tool_root_done(fpy_steps* s)
     fpy_done* d;
     PyObject *key, *token;
     FutoInHandle h;
+    if (!s->kept) {
+        return; /* never put into t->flows (an awaited flow), or gone */
+    }
     if (!t || !t->tool || !futoin_tool_is_same_thread(t->tool)) {
         return; /* dropped when the loop idles */
     }
@@ -489,6 +492,7 @@ void fpy_tool_root_done(fpy_steps* s)
     token = PyDict_GetItem(t->flows, key);
     if (!token) {
         Py_DECREF(key);
+        s->kept = 0;
         return; /* not kept alive (any more) */
     }
     if (t->passing) {

@@ -382,7 +382,7 @@ static PyObject* tg_ptr(PyObject* self, void* c)
 static PyObject* tg_executing(PyObject* self, void* c)
 {
     fpy_tool* t = TL(self);
-    return PyLong_FromSsize_t(t->flows ? PyDict_GET_SIZE(t->flows) : 0);
+    return PyLong_FromSsize_t((t->flows ? PyDict_GET_SIZE(t->flows) : 0) + t->awaited);
 }
 
 static PyObject* tg_closed(PyObject* self, void* c)

@@ -448,6 +448,47 @@ void fpy_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
     call_step(bsi, r->eh, 1, EXTRA_CODE, code, 0, NULL);
 }
 
+/* done(), exception() and result() of an asyncio future. On an object of
+ * asyncio.Future itself (what await_() gets from asyncio: a C type), its
+ * method descriptors, looked up once, are called directly: a call by name
+ * looks the method up again each time (a third of the call). Any other
+ * future: by name. NULL: raised (or the names could not be made). */
+enum { FUT_DONE, FUT_EXCEPTION, FUT_RESULT };
+
+static PyObject* fut_call(PyObject* fut, int which)
+{
+    static const char* const names[3] = {"done", "exception", "result"};
+    static PyObject *name[3], *meth[3];
+    static PyTypeObject* tp;
+    if (Py_TYPE(fut) == tp) {
+        return PyObject_Vectorcall(meth[which], &fut, 1, NULL);
+    }
+    if (!name[0]) {
+        for (int i = 0; i < 3; ++i) {
+            if (!(name[i] = PyUnicode_InternFromString(names[i]))) {
+                return NULL;
+            }
+        }
+    }
+    if (!tp && fpy_H.future_type && Py_TYPE(fut) == (PyTypeObject*)fpy_H.future_type
+        && (Py_TYPE(fut)->tp_flags & Py_TPFLAGS_IMMUTABLETYPE)) {
+        PyObject* m[3];
+        int ok = 1;
+        for (int i = 0; i < 3; ++i) {
+            m[i] = _PyType_Lookup(Py_TYPE(fut), name[i]); /* borrowed */
+            ok = ok && m[i] && Py_IS_TYPE(m[i], &PyMethodDescr_Type);
+        }
+        if (ok) {
+            for (int i = 0; i < 3; ++i) {
+                meth[i] = Py_NewRef(m[i]);
+            }
+            tp = (PyTypeObject*)Py_NewRef((PyObject*)Py_TYPE(fut));
+            return PyObject_Vectorcall(meth[which], &fut, 1, NULL);
+        }
+    }
+    return PyObject_CallMethodNoArgs(fut, name[which]);
+}
+
 /* await_(awaitable). Its asyncio future (an awaitable that is not one is
  * made a Task by the Python layer's future_of()) completes the step at once
  * if it is done already; a flow that `await root` drives hands it to that
@@ -456,20 +497,13 @@ void fpy_tr_error(FutoInAsyncSteps* bsi, void* data, const char* code)
  * callback. */
 static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
 {
-    static PyObject *s_done, *s_exception, *s_result;
     PyObject *d, *exc, *res;
     FutoInArgs fa;
     int rc = 0;
     if (!fpy_H.future_type || !PyObject_TypeCheck(aw, (PyTypeObject*)fpy_H.future_type)) {
         return 0;
     }
-    if (!s_done && (!(s_done = PyUnicode_InternFromString("done"))
-                    || !(s_exception = PyUnicode_InternFromString("exception"))
-                    || !(s_result = PyUnicode_InternFromString("result")))) {
-        PyErr_Clear();
-        return 0;
-    }
-    d = PyObject_CallMethodNoArgs(aw, s_done);
+    d = fut_call(aw, FUT_DONE);
     if (d != Py_True) {
         int pending = d == Py_False;
         Py_XDECREF(d);
@@ -477,7 +511,7 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
         return pending ? 2 : 0; /* 2: it said it is not done */
     }
     Py_DECREF(d);
-    exc = PyObject_CallMethodNoArgs(aw, s_exception); /* raises if cancelled */
+    exc = fut_call(aw, FUT_EXCEPTION); /* raises if cancelled */
     if (!exc) {
         PyErr_Clear();
         return 0; /* cancelled: the Python layer says what that means */
@@ -488,7 +522,7 @@ static int await_done_now(FutoInAsyncSteps* bsi, PyObject* aw)
         return -1; /* raised in the step */
     }
     Py_DECREF(exc);
-    res = PyObject_CallMethodNoArgs(aw, s_result);
+    res = fut_call(aw, FUT_RESULT);
     if (!res) {
         return -1;
     }
@@ -598,13 +632,8 @@ void fpy_step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 
 static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
 {
-    static PyObject *s_exception, *s_result;
     PyObject *exc, *res;
-    if (!s_exception && (!(s_exception = PyUnicode_InternFromString("exception"))
-                         || !(s_result = PyUnicode_InternFromString("result")))) {
-        return;
-    }
-    exc = PyObject_CallMethodNoArgs(fut, s_exception);
+    exc = fut_call(fut, FUT_EXCEPTION);
     if (!exc) {
         fpy_on_exception(bsi); /* cancelled: CancelledError fails the step */
         return;
@@ -616,7 +645,7 @@ static void step_complete_with(FutoInAsyncSteps* bsi, PyObject* fut)
         return;
     }
     Py_DECREF(exc);
-    res = PyObject_CallMethodNoArgs(fut, s_result);
+    res = fut_call(fut, FUT_RESULT);
     if (!res) {
         fpy_on_exception(bsi);
         return;

@@ -253,6 +253,83 @@ def test_await_root_paths(loop_class):
     asyncio.run(main())
 
 
+def test_await_root_outcomes_and_executing(loop_class):
+    """What `await root` gives back (the awaiter returns it through
+    am_send, or a StopIteration for send()/__next__), and the awaited
+    flow counts in Tool.executing while it runs, kept alive by the await
+    itself."""
+    async def main():
+        assert isinstance(asyncio.get_running_loop(), loop_class)
+        loop = asyncio.get_running_loop()
+        tool = Tool()
+        seen = []
+
+        def probe(asi, *v):
+            seen.append(tool.executing)
+            return v if len(v) > 1 else (v[0] if v else None)
+
+        for values, expected in (((), None), ((7,), 7), ((1, "a"), (1, "a")),
+                                 ((0,), 0), ((False,), False)):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, values if len(values) > 1
+                           else (values[0] if values else None))
+            got = await AsyncSteps(tool).await_(fut).add(probe)
+            assert got == expected and type(got) is type(expected), (values, got)
+        assert seen == [1] * 5 and tool.executing == 0
+
+        # an error, and a cancelled future, end the await with an exception
+        with pytest.raises(FutoInError) as ei:
+            await AsyncSteps(tool).add(lambda asi: asi.error("Nope", "x"))
+        assert ei.value.code == "Nope"
+        assert tool.executing == 0
+
+        # the awaiter driven by hand: send() ends with StopIteration(value)
+        root = AsyncSteps(tool).add(lambda asi: asi.success(3, 4))
+        it = root.__await__()
+        with pytest.raises(StopIteration) as si:
+            it.send(None)
+        assert si.value.value == (3, 4)
+        assert tool.executing == 0
+
+        # the task awaiting a flow is cancelled: the flow is, and no longer
+        # counted
+        pending = loop.create_future()
+        task = asyncio.ensure_future(AsyncSteps(tool).await_(pending).promise())
+        await asyncio.sleep(0)
+        assert tool.executing == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0)
+        assert pending.cancelled()
+
+        async def awaits(root):
+            return await root
+        task = asyncio.ensure_future(awaits(AsyncSteps(tool).await_(loop.create_future())))
+        await asyncio.sleep(0)
+        assert tool.executing == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert tool.executing == 0
+
+        # AsyncSteps(tool) has a fast path: the other calls still work
+        assert AsyncSteps(tool=tool).tool is tool
+
+        class Sub(AsyncSteps):
+            def __init__(self, tool, tag):
+                super().__init__(tool)
+                self.tag = tag
+        sub = Sub(tool, "t")
+        assert type(sub) is Sub and sub.tag == "t"
+        assert await sub.add(lambda asi: 5) == 5
+        with pytest.raises(TypeError):
+            AsyncSteps(tool, 1)
+        with pytest.raises(TypeError):
+            AsyncSteps(object())
+    asyncio.run(main())
+
+
 def test_an_earlier_timer_of_the_tool_is_not_missed(loop_class):
     """asyncio keeps one timer for the tool's next libuv timer, asked for
     again at every pass: a timer due earlier than the one asked for
