@@ -105,6 +105,9 @@ enum futoin__xs
 };
 #define FUTOIN__XS_STATE(w) ((uint32_t)(w) & 3u)
 #define FUTOIN__XS_WORD(gen, st) (((uint32_t)(gen) << 2) | (uint32_t)(st))
+/* One in the generation field of an xs word: it moves on each time a
+ * record is retired (futoin__step_retire_to) or carved (pool.c). */
+#define FUTOIN__XS_GEN_ONE 4u
 
 /* A stack() allocation; the user's memory follows the header. */
 struct futoin__alloc
@@ -118,7 +121,7 @@ struct futoin__alloc
  * What few steps use: stack() memory, a cancel handler (setCancel), a
  * timeout (setTimeout). A record of its own, taken on first use
  * (futoin__step_rare_get) and given back with the step, so that a plain
- * step is 96 bytes (issue 22: a waiting flow holds two steps). Loop
+ * step is 88 bytes (issue 22: a waiting flow holds two steps). Loop
  * thread only; nothing but its step points to it.
  */
 typedef struct futoin__step_rare
@@ -128,12 +131,13 @@ typedef struct futoin__step_rare
     void* cancel_data;
     void (*cancel_release)(void* data);
     futoin__timer* timer;
+    uint32_t timer_gen; /* generation of `timer` */
 } futoin__step_rare;
 
 /*
  * Two record sizes: a step, a loop body and addSync()'s unlock step (the
- * kinds that run a callback of their own) end at `u` (96 bytes, pool
- * `steps`); a loop, parallel() or addSync() frame has `u` too (128 bytes,
+ * kinds that run a callback of their own) end at `u` (88 bytes, pool
+ * `steps`); a loop, parallel() or addSync() frame has `u` too (120 bytes,
  * pool `frames`). A record never changes its size class: its kind is
  * known when it is taken (futoin__step_new). Code must not touch `u` of a
  * small one.
@@ -160,12 +164,13 @@ struct futoin__step
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
-    uint32_t gen;
-    uint32_t timer_gen; /* generation of rare->timer */
     uint16_t flags;
     uint8_t kind;
     uint8_t state;
-    _Atomic(uint32_t) xs; /* enum futoin__xs, the only cross-thread field */
+    /* enum futoin__xs, the only cross-thread field, and above it the
+     * step's generation (futoin__step_gen): its one copy (issue 22: a
+     * step of 88 bytes, not 96). */
+    _Atomic(uint32_t) xs;
     union /* frames (futoin__step_big) only */
     {
         struct /* K_LOOP */
@@ -201,6 +206,27 @@ static inline bool futoin__step_big(uint8_t kind)
 {
     return kind == FUTOIN__K_LOOP || kind == FUTOIN__K_PARALLEL
            || kind == FUTOIN__K_SYNC;
+}
+
+/*
+ * A step's generation is the upper 30 bits of `xs`, the only place it is
+ * kept. The loop thread is the only writer of those bits: it moves them on
+ * when a record is retired (so the next step of the record has the next
+ * one) and every other state it stores keeps them, as a worker's claim
+ * does. So a relaxed load on the loop thread reads the step's own
+ * generation.
+ */
+static inline uint32_t futoin__step_gen(const futoin__step* s)
+{
+    return atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
+           >> 2;
+}
+/* The xs word of step `s` in state `st` (enum futoin__xs). */
+static inline uint32_t futoin__step_xs(const futoin__step* s, uint32_t st)
+{
+    return (atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
+            & ~3u)
+           | st;
 }
 
 enum futoin__flow_state
@@ -380,7 +406,7 @@ static inline void futoin__set_api(FutoInAsyncSteps* bsi,
 /*
  * Sub-steps are appended only while their step's own callback runs, one
  * callback at a time per tool, so the tail of the queue being appended to
- * is kept per tool instead of in every record (which keeps a step at 96
+ * is kept per tool instead of in every record (which keeps a step at 88
  * bytes). futoin__sub_append() is the only way to append.
  */
 void futoin__sub_append(futoin__step* s, futoin__step* n);
@@ -392,7 +418,8 @@ static inline __attribute__((always_inline)) void futoin__sub_append_in(
         struct futoin__engine_tool* e, futoin__step* s, futoin__step* n)
 {
     futoin__step* t;
-    if (e->app_step == s && e->app_gen == s->gen) {
+    uint32_t gen = futoin__step_gen(s);
+    if (e->app_step == s && e->app_gen == gen) {
         t = e->app_tail;
     } else {
         t = s->sub_head;
@@ -400,7 +427,7 @@ static inline __attribute__((always_inline)) void futoin__sub_append_in(
             t = t->next;
         }
         e->app_step = s;
-        e->app_gen = s->gen;
+        e->app_gen = gen;
     }
     n->next = NULL;
     if (t) {
@@ -437,7 +464,7 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
  * what futoin__step_new_small() and futoin__step_new_plain() make of it.
  * Field by field, no loop: nothing for GCC to turn into `rep stos`. `xs`
  * is left alone (the previous owner's outcome, for late completions:
- * pool.c). */
+ * pool.c; its generation moved on when that owner was retired). */
 static inline __attribute__((always_inline)) void futoin__step_init_small(
         futoin__step* s, futoin__flow* fl, uint8_t kind,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
@@ -455,8 +482,6 @@ static inline __attribute__((always_inline)) void futoin__step_init_small(
     s->data = data;
     s->rel.release = NULL;
     s->rare = NULL;
-    s->gen = s->gen + 1;
-    s->timer_gen = 0;
     s->flags = 0;
     s->kind = kind;
     s->state = FUTOIN__S_QUEUED;
@@ -502,12 +527,15 @@ static inline __attribute__((always_inline)) void futoin__step_retire_to(
 {
     /* A step that ended normally takes no completion any more (misuse); one
      * that was aborted keeps saying so, for completions that lost the race
-     * (above). Nothing but a misusing thread can race with this store. */
-    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
-        != FUTOIN__XS_ABORTED) {
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
-                              memory_order_relaxed);
-    }
+     * (above). Either way the record's next step gets the next generation
+     * (futoin__step_gen): it moves on here, not when the record is taken,
+     * so taking one (every add) stores nothing to `xs`. Nothing but a
+     * misusing thread can race with this store. */
+    uint32_t w = atomic_load_explicit(&s->xs, memory_order_relaxed);
+    w = FUTOIN__XS_STATE(w) == FUTOIN__XS_ABORTED
+                ? w + FUTOIN__XS_GEN_ONE
+                : (w | 3u) + 1u; /* the next generation, NONE */
+    atomic_store_explicit(&s->xs, w, memory_order_relaxed);
     s->state = FUTOIN__S_FREE;
     futoin__recpool_put_at(p, s, offsetof(futoin__step, next));
 }

@@ -159,7 +159,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
 static void stop_timer(futoin_tool* tool, futoin__step* s)
 {
     if ((s->flags & FUTOIN__F_TIMEOUT) && FUTOIN__RARE(s, timer)) {
-        futoin__tool_timer_stop(tool, s->rare->timer, s->timer_gen);
+        futoin__tool_timer_stop(tool, s->rare->timer, s->rare->timer_gen);
         s->rare->timer = NULL;
     }
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
@@ -204,7 +204,7 @@ static void release_stash(futoin_tool* tool, futoin__step* y)
  * success that was applied already cleared the handler: futoin__step_resolve.) */
 static void run_cancel_handler(futoin__root* r, futoin__step* s)
 {
-    atomic_exchange_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
+    atomic_exchange_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_ABORTED),
                              memory_order_acq_rel);
     if ((s->flags & FUTOIN__F_CANCEL) && FUTOIN__RARE(s, cancel)) {
         FutoInAsyncSteps_cancel_callback ch = s->rare->cancel;
@@ -497,7 +497,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
     drop_args(fl);
     s->state = FUTOIN__S_EXEC;
     /* a body may wait and be completed from another thread */
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
     if (l->flags & FUTOIN__F_REPEAT) {
@@ -604,7 +604,7 @@ static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
         /* From here until the step ends, one completion may claim it, from
          * any thread (remote.c). A plain store: nobody else can hold the
          * handle before its callback runs. */
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+        atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         if (futoin__hooked(tool)) {
             futoin__hook_enter(s);
@@ -639,7 +639,7 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
     futoin__eng(r->owner)->app_step = NULL;
     drop_args(fl);
     s->state = FUTOIN__S_EXEC;
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     futoin__hook_enter(s);
     if (l->flags & FUTOIN__F_REPEAT) {
@@ -676,7 +676,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
     n = take_args(fl, in);
     s->state = FUTOIN__S_EXEC;
     /* completions may claim it from now on (see exec_frame_other) */
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
     for (unsigned i = 0; i < n; ++i) {
@@ -759,7 +759,7 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
     futoin__eng(r->owner)->app_step = NULL;
     next->state = FUTOIN__S_EXEC;
     atomic_store_explicit(&next->xs,
-                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          futoin__step_xs(next, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     *data = next->data;
     return &next->bsi;
@@ -856,7 +856,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     e->app_step = NULL;
     next->state = FUTOIN__S_EXEC;
     atomic_store_explicit(&next->xs,
-                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          futoin__step_xs(next, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     *data = next->data;
     return &next->bsi;

@@ -102,12 +102,12 @@ static inline __attribute__((always_inline)) void zero_words(void* rec,
  * a late completion how the previous owner ended until the new one starts.
  */
 _Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
-_Static_assert(offsetof(futoin__step, flags) == 88
-                       && offsetof(futoin__step, xs) == 92,
-               "flags, kind, state and xs share word 11");
-_Static_assert(sizeof(futoin__step) == 128, "a frame is 16 words");
+_Static_assert(offsetof(futoin__step, flags) == 80
+                       && offsetof(futoin__step, xs) == 84,
+               "flags, kind, state and xs share word 10");
+_Static_assert(sizeof(futoin__step) == 120, "a frame is 15 words");
 /* Every waiting flow holds two steps (bench T2): grow it knowingly. */
-_Static_assert(FUTOIN__STEP_SMALL == 96, "a step is 12 words");
+_Static_assert(FUTOIN__STEP_SMALL == 88, "a step is 11 words");
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
@@ -127,15 +127,17 @@ _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 static inline __attribute__((always_inline)) void step_clear(futoin__step* s,
                                                              bool big)
 {
-    uint32_t gen = s->gen + 1;
-    zero_words(s, 1, 11);
+    zero_words(s, 1, 10);
     s->flags = 0;
     s->kind = 0;
     s->state = FUTOIN__S_FREE;
     if (big) {
-        zero_words(s, 12, 16);
+        zero_words(s, 11, 15);
     }
-    s->gen = gen;
+    atomic_store_explicit(&s->xs,
+                          atomic_load_explicit(&s->xs, memory_order_relaxed)
+                                  + FUTOIN__XS_GEN_ONE,
+                          memory_order_relaxed);
 }
 
 /* The pool of records of `kind`. */
@@ -272,7 +274,8 @@ futoin__step* futoin__sub_tail(futoin__step* s)
 {
     struct futoin__engine_tool* e = futoin__eng(futoin__step_tool(s));
     futoin__step* t;
-    if (e->app_step == s && e->app_gen == s->gen) {
+    uint32_t gen = futoin__step_gen(s);
+    if (e->app_step == s && e->app_gen == gen) {
         return e->app_tail;
     }
     t = s->sub_head;
@@ -280,7 +283,7 @@ futoin__step* futoin__sub_tail(futoin__step* s)
         t = t->next;
     }
     e->app_step = s;
-    e->app_gen = s->gen;
+    e->app_gen = gen;
     e->app_tail = t;
     return t;
 }

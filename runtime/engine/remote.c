@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GEN_MASK (UINT32_MAX >> 2)
 
 /* ---- misuse from a foreign thread --------------------------------------- */
 
@@ -104,15 +103,16 @@ static void completion_run(futoin__remote* node, bool dropped)
     if (!dropped) {
         futoin_tool* tool = futoin__recpool_tool(s);
         uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
-        bool mine = (s->gen & GEN_MASK) == c->gen
-                    && w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_CLAIMED);
+        /* The generation is part of the word (futoin__step_gen). */
+        bool mine = w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_CLAIMED);
         if (mine
             && (s->state == FUTOIN__S_WAIT || s->state == FUTOIN__S_SUBS)) {
             futoin__step_apply(s, &c->args, c->code, c->info);
-        } else if (w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_NONE)) {
+        } else if (w == FUTOIN__XS_WORD(c->gen + 1, FUTOIN__XS_NONE)) {
             /* It was claimed while its callback ran, but the callback
              * neither waited (waitExternal, setTimeout, setCancel) nor
-             * failed: the step completed by itself. */
+             * failed: the step completed by itself (and was retired,
+             * which moved the generation on). */
             futoin__tool_misuse(
                     tool, c->code ? "handle_error() from another thread on "
                                     "a step that completed without waiting"
