@@ -83,8 +83,9 @@ enum futoin__flag
 
 /*
  * Who may still complete a step: futoin__step.xs, the one field other
- * threads touch (atomically). It holds the low 30 bits of the step's
- * generation and one of these states:
+ * threads touch (atomically). It holds the low 29 bits of the step's
+ * generation (futoin__step_gen: their only copy) above one of these
+ * states:
  *  - OPEN: the step runs or waits; one completion may claim it;
  *  - CLAIMED: a completion claimed it (from any thread) and is on its way
  *    to the loop thread; its timeout and cancel handler stand down;
@@ -95,19 +96,26 @@ enum futoin__flag
  * The loop thread opens it when the step starts and closes it when the
  * step ends; the claim is a compare-and-swap, so a completion and a
  * timeout can never both win.
+ *
+ * Three bits for four states: ABORTED has a bit of its own, so retiring a
+ * record (futoin__step_retire_to), which moves the generation on, keeps
+ * ABORTED and turns every other state into NONE with one add and one mask.
  */
 enum futoin__xs
 {
     FUTOIN__XS_NONE = 0,
     FUTOIN__XS_OPEN = 1,
-    FUTOIN__XS_ABORTED = 2,
-    FUTOIN__XS_CLAIMED = 3
+    FUTOIN__XS_CLAIMED = 3,
+    FUTOIN__XS_ABORTED = 4
 };
-#define FUTOIN__XS_STATE(w) ((uint32_t)(w) & 3u)
-#define FUTOIN__XS_WORD(gen, st) (((uint32_t)(gen) << 2) | (uint32_t)(st))
+#define FUTOIN__XS_BITS 3
+#define FUTOIN__XS_MASK 7u
+#define FUTOIN__XS_STATE(w) ((uint32_t)(w) & FUTOIN__XS_MASK)
+#define FUTOIN__XS_WORD(gen, st)                                               \
+    (((uint32_t)(gen) << FUTOIN__XS_BITS) | (uint32_t)(st))
 /* One in the generation field of an xs word: it moves on each time a
  * record is retired (futoin__step_retire_to) or carved (pool.c). */
-#define FUTOIN__XS_GEN_ONE 4u
+#define FUTOIN__XS_GEN_ONE (1u << FUTOIN__XS_BITS)
 
 /* A stack() allocation; the user's memory follows the header. */
 struct futoin__alloc
@@ -209,7 +217,7 @@ static inline bool futoin__step_big(uint8_t kind)
 }
 
 /*
- * A step's generation is the upper 30 bits of `xs`, the only place it is
+ * A step's generation is the upper 29 bits of `xs`, the only place it is
  * kept. The loop thread is the only writer of those bits: it moves them on
  * when a record is retired (so the next step of the record has the next
  * one) and every other state it stores keeps them, as a worker's claim
@@ -219,15 +227,19 @@ static inline bool futoin__step_big(uint8_t kind)
 static inline uint32_t futoin__step_gen(const futoin__step* s)
 {
     return atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
-           >> 2;
+           >> FUTOIN__XS_BITS;
 }
 /* The xs word of step `s` in state `st` (enum futoin__xs). */
 static inline uint32_t futoin__step_xs(const futoin__step* s, uint32_t st)
 {
     return (atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
-            & ~3u)
+            & ~FUTOIN__XS_MASK)
            | st;
 }
+
+_Static_assert(FUTOIN__XS_ABORTED == 4 && FUTOIN__XS_NONE == 0
+                       && FUTOIN__XS_OPEN < 4 && FUTOIN__XS_CLAIMED < 4,
+               "retiring masks off the two low bits: ABORTED is bit 2");
 
 enum futoin__flow_state
 {
@@ -532,10 +544,9 @@ static inline __attribute__((always_inline)) void futoin__step_retire_to(
      * so taking one (every add) stores nothing to `xs`. Nothing but a
      * misusing thread can race with this store. */
     uint32_t w = atomic_load_explicit(&s->xs, memory_order_relaxed);
-    w = FUTOIN__XS_STATE(w) == FUTOIN__XS_ABORTED
-                ? w + FUTOIN__XS_GEN_ONE
-                : (w | 3u) + 1u; /* the next generation, NONE */
-    atomic_store_explicit(&s->xs, w, memory_order_relaxed);
+    /* the next generation; ABORTED kept, anything else NONE */
+    atomic_store_explicit(&s->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
+                          memory_order_relaxed);
     s->state = FUTOIN__S_FREE;
     futoin__recpool_put_at(p, s, offsetof(futoin__step, next));
 }

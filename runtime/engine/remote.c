@@ -75,7 +75,7 @@ int futoin__xs_claim(futoin__step* s, const char* what)
     uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
     while (FUTOIN__XS_STATE(w) == FUTOIN__XS_OPEN) {
         if (atomic_compare_exchange_weak_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             return 1;
         }
@@ -89,7 +89,7 @@ typedef struct completion
 {
     futoin__remote node; /* first: the node pointer is the record pointer */
     futoin__step* s;
-    uint32_t gen;        /* the low 30 bits the claim saw */
+    uint32_t gen;        /* the generation the claim saw (29 bits) */
     FutoInArgs args;     /* success values (moved in) */
     char* code;          /* error code, or NULL for success */
     char* info;          /* error info, or NULL */
@@ -156,14 +156,14 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
                                           : "success() from another thread");
         }
         if (atomic_compare_exchange_weak_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             break;
         }
     }
     c->node.run = completion_run;
     c->s = s;
-    c->gen = w >> 2;
+    c->gen = w >> FUTOIN__XS_BITS;
     if (args) {
         futoin__args_move(&c->args, args);
     } else {

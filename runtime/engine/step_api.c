@@ -336,7 +336,7 @@ static FUTOIN__NOINLINE int step_complete_checked(futoin__step* s,
                 uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
                 if (FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
                     || !atomic_compare_exchange_strong_explicit(
-                            &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                            &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                             memory_order_acq_rel, memory_order_acquire)) {
                     /* lost a race or misuse: as futoin__xs_claim decides */
                     int claim = futoin__xs_claim(s, "success()");
@@ -406,7 +406,7 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         if ((s->flags & FUTOIN__F_TIMEOUT) || futoin__hooked(tool)
             || FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
             || !atomic_compare_exchange_strong_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             goto slow; /* a claim that failed is decided there again */
         }
