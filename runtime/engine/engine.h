@@ -332,7 +332,9 @@ struct futoin__root
     FutoInAsyncSteps bsi; /* must be first */
     /* The main flow (main.top: the root pool's free-list link) without
      * the branch fields (futoin__flow.par, next): the root's own two
-     * fields take their place (issue 22, bytes per waiting flow). */
+     * fields take their place (issue 22, bytes per waiting flow). The
+     * root's tool is not kept: its block header names it
+     * (futoin__root_tool), for a freed root too. */
     union
     {
         futoin__flow main;
@@ -340,14 +342,14 @@ struct futoin__root
         {
             char main_part_[FUTOIN__FLOW_MAIN_SIZE];
             futoin__root_rare* rare; /* NULL until a rare part is set */
-            futoin_tool* owner; /* kept after free: stale handles are reported */
+            /* The root's id while it lives; its negation once freed. Other
+             * threads read it when they post execute/cancel/free
+             * (remote.c), so a call that was posted before a free on the
+             * loop thread is told apart from one made after it, and never
+             * lands on the record's next owner. */
+            _Atomic(ptrdiff_t) id;
         };
     };
-    /* The root's id while it lives; its negation once freed. Other threads
-     * read it when they post execute/cancel/free (remote.c), so a call
-     * that was posted before a free on the loop thread is told apart from
-     * one made after it, and never lands on the record's next owner. */
-    _Atomic(ptrdiff_t) id;
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
@@ -395,9 +397,20 @@ static inline futoin__step* futoin__flow_par(const futoin__flow* fl)
 {
     return fl == &fl->root->main ? NULL : fl->par;
 }
+/* The tool of a step, flow or root: its record's block header names it
+ * (recpool.h), one mask and one load away. A root's main flow lives in
+ * the root's record, a branch flow in one of its own. */
 static inline futoin_tool* futoin__step_tool(const futoin__step* s)
 {
-    return s->flow->root->owner;
+    return futoin__recpool_tool(s);
+}
+static inline futoin_tool* futoin__flow_tool(const futoin__flow* fl)
+{
+    return futoin__recpool_tool(fl);
+}
+static inline futoin_tool* futoin__root_tool(const futoin__root* r)
+{
+    return futoin__recpool_tool(r);
 }
 static inline void futoin__set_api(FutoInAsyncSteps* bsi,
                                    const FutoInAsyncStepsAPI* api)
@@ -667,7 +680,7 @@ static inline void futoin__flow_drop_vals(futoin__flow* fl)
         for (unsigned i = 0; i < n; ++i) {
             futoin_reset_binval(&a->args[i]);
         }
-        futoin__vals_put(fl->root->owner, a);
+        futoin__vals_put(futoin__flow_tool(fl), a);
     }
 }
 
@@ -684,7 +697,7 @@ static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
     if (!n) {
         return;
     }
-    a = futoin__vals_get(fl->root->owner);
+    a = futoin__vals_get(futoin__flow_tool(fl));
     if (!a) {
         futoin__args_clear(args);
         return;

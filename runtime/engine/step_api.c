@@ -491,7 +491,7 @@ static void timeout_cb(void* data)
 {
     futoin__step* s = data;
     futoin__flow* fl = s->flow;
-    bool hooked = futoin__hooked(fl->root->owner);
+    bool hooked = futoin__hooked(futoin__flow_tool(fl));
     if (s->state == FUTOIN__S_WAIT) {
         /* The timeout and a completion race for the step: whoever closes
          * `xs` first wins. A completion that claimed it is on its way to
