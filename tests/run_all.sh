@@ -30,7 +30,8 @@
 #  10c. futoin-asyncsteps' own test suite (npm, es5/test/*test.js, run
 #      unmodified with mocha) against the reference (the control) and
 #      against the Node.js binding; every test failing here is listed with
-#      its reason (bindings/node/ri-suite.sh)                  (ri-suite)
+#      its reason; three that race the wall clock run apart and do not
+#      gate (bindings/node/ri-suite.sh)                        (ri-suite)
 #  11. polyglot: every host program (C, Python, Lua, Java, Node.js) runs
 #      steps of every language in one flow, and the README's demo is checked
 #      (tests/polyglot/run.sh)                                        (polyglot)
@@ -373,6 +374,11 @@ part_ri-suite() {
   # what the failures above are: each listed with its reason, or not
   known=$(grep -E '^ri-suite: [0-9]+ known failures' "$log" | tail -1)
   [ -n "$known" ] && summary+=("$known")
+  # the reference's wall-clock tests: their counts, never the status
+  local timed
+  timed=$(grep -E '^ri-suite wall-clock tests, not gating \((reference|futoin)\): ' "$log" \
+            | sed -E 's/^ri-suite wall-clock tests, not gating \((.*)\): /\1 /' | paste -sd';' -)
+  [ -n "$timed" ] && summary+=("ri-suite wall-clock tests (not gating, README.md): ${timed//;/; }")
   if [ $rc -ne 0 ] || [ -z "$ref" ] || [ -z "$ours" ]; then
     status=1
     note_failure ri-suite "$(grep -E 'UNEXPECTED|LISTED BUT|npm install failed' "$log" | head -6)"

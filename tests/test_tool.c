@@ -866,3 +866,131 @@ Test(tables, version)
     cr_assert_eq(futoin_async_version_number(), FUTOIN_VERSION_NUMBER);
     cr_assert_eq(futoin_async_version_number(), 300);
 }
+
+/* ---- timers started after the loop's cached time went old ---------------
+ * libuv caches the loop's time at the start of each turn. A timer started
+ * after a long callback on someone else's loop (Node.js, asyncio's, an
+ * embedder's), or on our own loop between two runs, must count its delay
+ * from when it was started, not from that cached time: else it fires early
+ * by however long the loop was busy (futoin_tool_deferred(50) fired after
+ * 1 ms from a Node.js callback that had computed for 200 ms). Each test
+ * checks a lower bound only (a timer never fires before its delay): a
+ * loaded machine can only make it later. */
+
+#define LATE_BUSY_MS 120
+#define LATE_DELAY_MS 100
+
+static uint64_t late_t0;
+static uint64_t late_elapsed_ms;
+static int late_fired;
+
+static void late_fire(void* d)
+{
+    (void)d;
+    late_elapsed_ms = (uv_hrtime() - late_t0) / 1000000u;
+    ++late_fired;
+}
+
+static void late_start(futoin_tool* tool)
+{
+    late_t0 = uv_hrtime();
+    futoin_tool_deferred(tool, LATE_DELAY_MS, late_fire, NULL);
+}
+
+static void late_owner_timer(uv_timer_t* t)
+{
+    uv_sleep(LATE_BUSY_MS); /* the loop's cached time is now that old */
+    late_start(t->data);
+    uv_close((uv_handle_t*)t, NULL);
+}
+
+/* One ms of slack: the loop's time is in whole ms (truncated). */
+static void assert_not_early(void)
+{
+    cr_assert_eq(late_fired, 1);
+    cr_assert_geq(late_elapsed_ms, LATE_DELAY_MS - 1,
+                  "a %d ms timer fired after %llu ms", LATE_DELAY_MS,
+                  (unsigned long long)late_elapsed_ms);
+}
+
+Test(tool_bare, deferred_after_a_long_callback_on_an_attached_loop)
+{
+    uv_loop_t loop;
+    uv_timer_t timer;
+    futoin_tool* tool;
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    late_fired = 0;
+    cr_assert_eq(uv_loop_init(&loop), 0);
+    o.uv_loop = &loop;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    uv_timer_init(&loop, &timer);
+    timer.data = tool;
+    uv_timer_start(&timer, late_owner_timer, 0, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_not_early();
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    cr_assert_eq(uv_loop_close(&loop), 0);
+}
+
+Test(tool_bare, deferred_between_runs_of_its_own_loop)
+{
+    futoin_tool* tool;
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    late_fired = 0;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    futoin_tool_immediate(tool, tr, CH('a'));
+    cr_assert_eq(futoin_tool_run(tool), FUTOIN_OK);
+    uv_sleep(LATE_BUSY_MS); /* the program works between two runs */
+    late_start(tool);
+    cr_assert_eq(futoin_tool_run(tool), FUTOIN_OK);
+    assert_not_early();
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+}
+
+/* A step's timeout set by a step that runs right after a long one, in
+ * the tool's burst on an attached loop. */
+static uint64_t late_timeout_ms;
+static void late_busy_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as; (void)d; (void)a;
+    uv_sleep(LATE_BUSY_MS);
+}
+static void late_wait_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)d; (void)a;
+    late_t0 = uv_hrtime();
+    as->api->setTimeout(as, LATE_DELAY_MS);
+}
+static void late_timeout_eh(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    (void)d;
+    if (strcmp(code, "Timeout") == 0) {
+        late_timeout_ms = (uv_hrtime() - late_t0) / 1000000u;
+        as->api->success(as, NULL);
+    }
+}
+
+Test(tool_bare, step_timeout_after_a_long_step_on_an_attached_loop)
+{
+    uv_loop_t loop;
+    futoin_tool* tool;
+    FutoInAsyncSteps* root;
+    futoin_tool_options o = FUTOIN_TOOL_OPTIONS_INIT;
+    late_timeout_ms = 0;
+    cr_assert_eq(uv_loop_init(&loop), 0);
+    o.uv_loop = &loop;
+    cr_assert_eq(futoin_tool_new(&tool, &o), FUTOIN_OK);
+    root = futoin_root_new(tool);
+    root->api->add(root, NULL, late_busy_step, NULL);
+    root->api->add(root, NULL, late_wait_step, late_timeout_eh);
+    root->api->execute(root, NULL, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    cr_assert_geq(late_timeout_ms, LATE_DELAY_MS - 1,
+                  "a %d ms step timeout fired after %llu ms", LATE_DELAY_MS,
+                  (unsigned long long)late_timeout_ms);
+    root->api->free(root);
+    cr_assert_eq(futoin_tool_free(tool), FUTOIN_OK);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    cr_assert_eq(uv_loop_close(&loop), 0);
+}

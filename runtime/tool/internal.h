@@ -135,8 +135,14 @@ static inline bool futoin__tool_timer_due(const futoin_tool* tool,
 
 /* Loop thread: the tool's clock in ms, which every timer is measured
  * against: the virtual clock, or libuv's loop time, refreshed first when
- * callbacks ran outside a libuv turn (futoin_tool_run's fast path) and it
- * may be old. */
+ * it may be old. libuv caches the time at the start of each turn; once
+ * one of our callbacks or runs has returned (futoin__tool_sync marks the
+ * time stale), the next call may come after a long callback on a loop
+ * that is not ours (Node.js, an embedder's) or after the program worked
+ * between two runs, and a timer counted from the cached time would fire
+ * early by that long. The first timer started after that reads the clock
+ * (a vDSO call); the ones after it in the same callback share its time,
+ * so timers started together keep their order, as libuv's do. */
 static inline uint64_t futoin__tool_clock(futoin_tool* tool)
 {
     if (tool->virtual_time) {
@@ -183,6 +189,8 @@ static inline void futoin__tool_sync_ref(futoin_tool* tool)
  */
 static inline void futoin__tool_sync(futoin_tool* tool)
 {
+    /* control goes back to code that is not ours: see futoin__tool_clock */
+    tool->time_stale = true;
     /* Posts left over by a slice normally wait in the ring (posts_run);
      * `posts_first` keeps the loop turning if that turn could not be
      * queued. */

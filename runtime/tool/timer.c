@@ -274,8 +274,9 @@ futoin__timer* futoin__tool_timer_start(
     t = tool->timer_free;
     tool->timer_free = t->next_free;
     t->next_free = NULL;
-    /* After callbacks that ran outside a libuv turn (futoin_tool_run's
-     * fast path) libuv's cached time may be old: the clock refreshes it. */
+    /* libuv's cached time may be old (a call from a loop that is not
+     * ours, or between two runs): the clock refreshes it then, and
+     * timer_arm() counts from the same reading. */
     t->due = futoin__tool_clock(tool) + delay_ms;
     t->seq = tool->timer_seq++;
     t->cb = cb;

@@ -162,6 +162,7 @@ int futoin__tool_create(futoin_tool** out, const futoin_tool_options* opts,
     tool->run_plain = tool->owns_loop && !tool->virtual_time;
     /* libuv's loop time is the field uv_now() returns (public in uv.h) */
     tool->time_src = tool->virtual_time ? &tool->vnow : &tool->loop->time;
+    tool->time_stale = true; /* an attached loop may be mid-turn */
 
     uv_idle_init(tool->loop, &tool->idle);
     tool->idle.data = tool;
