@@ -5,14 +5,9 @@
  * so a continuation costs a few ns instead of a loop turn. A handle carries
  * its entry's sequence number, which stays valid while the ring grows.
  */
-#ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE /* madvise */
-#endif
 #include "tool/internal.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* Doubling keeps every pending sequence number in its own slot: entries are
  * re-placed by sequence number, so ring[seq & mask] stays right and handles
@@ -145,41 +140,6 @@ size_t futoin__tool_imm_trim(futoin_tool* tool)
         }
     }
     return given;
-}
-
-/*
- * A burst of N flows started at once (N executes before the loop runs)
- * grows the ring to N entries, 16 bytes each, and a drained ring held on
- * to those pages until a trim: 17 of the bytes per waiting flow of issue
- * 22's T2. Once it is empty, no entry is read before it is written again
- * (a handle is pending only for a sequence number in [head, tail)), so the
- * whole pages inside it are handed back to the system as they are. The
- * ring keeps its size: the next burst neither reallocates nor copies, the
- * pages it touches come back zero-filled, one fault each (a page holds
- * 256 entries). Not for a small ring: it is never far above its first size,
- * and a fault per burst would cost more than the memory saves.
- */
-void futoin__tool_imm_release(futoin_tool* tool)
-{
-#if defined(MADV_DONTNEED)
-    static size_t page;
-    uintptr_t lo, hi;
-    if (tool->ring_head != tool->ring_tail) {
-        return;
-    }
-    if (!page) {
-        long sz = sysconf(_SC_PAGESIZE);
-        page = sz > 0 ? (size_t)sz : 4096;
-    }
-    lo = ((uintptr_t)tool->ring + page - 1) & ~(uintptr_t)(page - 1);
-    hi = ((uintptr_t)(tool->ring + tool->ring_mask + 1))
-         & ~(uintptr_t)(page - 1);
-    if (hi > lo) {
-        (void)madvise((void*)lo, hi - lo, MADV_DONTNEED);
-    }
-#else
-    (void)tool;
-#endif
 }
 
 bool futoin__tool_imm_at_rest(const futoin_tool* tool)

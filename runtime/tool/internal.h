@@ -49,27 +49,13 @@ void futoin__tool_idle_start(futoin_tool* tool);
  * ring could not grow, reported as misuse). */
 bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data);
 
-/* A ring of at least this many entries (64 KiB) gives its pages back when
- * a burst drains it (futoin__tool_imm_release). */
-#define FUTOIN__IMM_RELEASE_CAP (16u * FUTOIN__IMM_INITIAL_CAP)
-
-/* Loop thread: give the pages of an empty ring of at least
- * FUTOIN__IMM_RELEASE_CAP entries back to the system, keeping its size. */
-void futoin__tool_imm_release(futoin_tool* tool);
-
-/* Loop thread: stop the idle handle if it runs (the ring is empty). The
- * idle handle runs while a ring that bursts cannot drain at once has
- * entries, so this is where a large ring is seen drained: its pages go
- * back then, at no cost to the bursts that never start it. */
+/* Loop thread: stop the idle handle if it runs (the ring is empty). */
 static inline void futoin__tool_idle_stop(futoin_tool* tool)
 {
     if (tool->idle_active) {
         uv_idle_stop(&tool->idle);
         tool->idle_active = false;
         tool->imm_eager = !tool->lazy;
-        if (FUTOIN__UNLIKELY(tool->ring_mask >= FUTOIN__IMM_RELEASE_CAP - 1)) {
-            futoin__tool_imm_release(tool);
-        }
     }
 }
 
