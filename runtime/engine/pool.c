@@ -113,7 +113,7 @@ _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
 _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 14 words, its rare parts aside
+/* Every waiting flow holds a root: 13 words, its rare parts aside
  * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
 _Static_assert(sizeof(futoin__root) <= 104, "a root is at most 13 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
