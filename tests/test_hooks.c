@@ -225,6 +225,35 @@ Test(hooks, plain_chain)
     free_root_clean(r);
 }
 
+/* Hooks set by a step of a root's run of plain steps (flow.c
+ * level0_run(), which steps aside while hooks are set): that step is left,
+ * and the next ones are entered and left, as on the general path. */
+static void set_hooks_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as;
+    (void)d;
+    (void)a;
+    hook_all();
+}
+
+Test(hooks, set_inside_a_run_of_plain_steps)
+{
+    FutoInAsyncSteps* r = futoin_root_new(T);
+    FUTOIN_ADD(r, NULL, inner, NULL);
+    FUTOIN_ADD(r, NULL, step_b, NULL);
+    FUTOIN_ADD(r, NULL, set_hooks_step, NULL);
+    FUTOIN_ADD(r, NULL, step_b, NULL);
+    FUTOIN_ADD(r, NULL, inner, NULL);
+    execute_run(r);
+    assert_trace("step_left r1 set_hooks_step @0\n"
+                 "step_entered r1 step_b @0\n"
+                 "step_left r1 step_b @0\n"
+                 "step_entered r1 inner @0\n"
+                 "step_left r1 inner @0\n"
+                 "flow_finished r1 success @0\n");
+    free_root_clean(r);
+}
+
 /* A binding's steps that ask ext chain() for the next one (futoin/sys/
  * ext.h): while hooks are set, chain() runs none in place, and each step
  * is entered and left the usual way. */

@@ -2,6 +2,7 @@
  * stateVariable, stack(), rootId, isValid, newInstance, sched_* slots. */
 #include "common.h"
 
+#include <futoin/sys/ext.h>
 #include <stdlib.h>
 
 TestSuite(steps, .init = fx_setup, .fini = fx_teardown);
@@ -362,4 +363,172 @@ Test(steps, free_unexecuted_root)
     API(as)->free(as);
     assert_trace("");
     cr_assert_eq(misuse_seen, 1, "repeat() with a NULL body was reported");
+}
+
+/* ---- a run of level-0 steps (flow.c level0_run) ------------------------- */
+
+/* A root's steps after the first that completed run in a loop of their own
+ * while they are plain; these check that each step there is what it is on
+ * the general path: values passed on, stack() memory, a stale handle of a
+ * step completed in the run, a cancel or free from inside the run, a
+ * release hook of the data (each once, right after its step), and more
+ * steps than one turn of the flow takes (FUTOIN__FLOW_BUDGET). */
+
+static FutoInAsyncSteps* l0_kept;
+static void l0_keep(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+    l0_kept = as;
+}
+static void l0_use_kept(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    size_t before = misuse_seen;
+    SUCCESS0(l0_kept);
+    API(l0_kept)->add(l0_kept, "ghost", name_step, NULL);
+    cr_assert_eq(API(l0_kept)->isValid(l0_kept), 0);
+    tr("%s reported %zu", (const char*)d, misuse_seen - before);
+}
+static void l0_give(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+    succeed_i64(as, 1, 7, 0);
+}
+static void l0_stack_cleanup(void* v)
+{
+    tr("cleanup %d", *(int*)v);
+}
+static void l0_stack(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    int* v = API(as)->stack(as, sizeof(int), l0_stack_cleanup);
+    *v = 5;
+    tr("%s", (const char*)d);
+}
+
+Test(steps, level0_run_steps_as_the_general_path)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "a", name_step, NULL);
+    API(as)->add(as, "b", l0_keep, NULL);
+    API(as)->add(as, "c", l0_use_kept, NULL);
+    API(as)->add(as, "d", l0_give, NULL);
+    API(as)->add(as, "e", count_args, NULL);
+    API(as)->add(as, "f", l0_stack, NULL);
+    API(as)->add(as, "g", count_args, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("a\nb\nc reported 2\nd\ne args=1\nf\ncleanup 5\n"
+                 "g args=0\n");
+    API(as)->free(as);
+}
+
+static void l0_cancel(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* root = d;
+    tr("cancel");
+    API(root)->cancel(root);
+}
+static void l0_free(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInAsyncSteps* root = d;
+    tr("free");
+    API(root)->free(root);
+}
+
+Test(steps, level0_run_cancel_and_free_from_a_step)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    FutoInAsyncSteps* other = futoin_root_new(T);
+    API(as)->add(as, "a", name_step, NULL);
+    API(as)->add(as, "b", name_step, NULL);
+    API(as)->add(as, as, l0_cancel, NULL);
+    API(as)->add(as, "not run", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    API(other)->add(other, "x", name_step, NULL);
+    API(other)->add(other, "y", name_step, NULL);
+    API(other)->add(other, other, l0_free, NULL);
+    API(other)->add(other, "not run", name_step, NULL);
+    API(other)->execute(other, NULL, on_unhandled);
+    run();
+    assert_trace("a\nb\ncancel\nx\ny\nfree\n");
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+    API(as)->free(as);
+}
+
+static int l0_released;
+static void l0_release(void* d)
+{
+    ++l0_released;
+    tr("release %s", (const char*)d);
+}
+static const futoin_step_class l0_cls = {sizeof(futoin_step_class),
+                                         l0_release, NULL, {0}};
+static int l0_count;
+static void l0_count_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ++l0_count;
+}
+
+Test(steps, level0_run_release_hooks_and_long_runs)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    const int n = 1000; /* several turns of the flow */
+    l0_released = 0;
+    l0_count = 0;
+    x->add(as, "a", name_step, NULL, l0_release);
+    x->add(as, "b", name_step, NULL, l0_release);
+    x->add_classed(as, "c", name_step, NULL, &l0_cls);
+    for (int i = 0; i < n; ++i) {
+        API(as)->add(as, NULL, l0_count_step, NULL);
+    }
+    API(as)->add(as, "end", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("a\nrelease a\nb\nrelease b\nc\nrelease c\nend\n");
+    cr_assert_eq(l0_released, 3);
+    cr_assert_eq(l0_count, n);
+    API(as)->free(as);
+}
+
+/* A binding's steps inside the run that chain() the next ones (futoin/sys/
+ * ext.h): the chained steps were given back by chain() itself, and the
+ * pool they went to keeps working (many roots, each taking records). */
+static void l0_chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a);
+static const FutoInAsyncSteps_execute_callback l0_chain_fns[] = {l0_chain_tr};
+static void l0_chain_release(void* d)
+{
+    (void)d;
+    ++l0_released;
+}
+static const futoin_step_class l0_chain_cls = {sizeof(futoin_step_class),
+                                               l0_chain_release, NULL, {0}};
+static void l0_chain_tr(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const futoin_async_ext_table* x = futoin_async_ext(as);
+    do {
+        ++l0_count;
+    } while ((as = x->chain(as, l0_chain_fns, 1, &d)) != NULL);
+}
+
+Test(steps, level0_run_chained_steps)
+{
+    const int roots = 40, steps = 64;
+    l0_count = 0;
+    l0_released = 0;
+    for (int k = 0; k < roots; ++k) {
+        FutoInAsyncSteps* as = futoin_root_new(T);
+        const futoin_async_ext_table* x = futoin_async_ext(as);
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        for (int i = 0; i < steps; ++i) {
+            x->add_classed(as, NULL, l0_chain_tr, NULL, &l0_chain_cls);
+        }
+        API(as)->add(as, NULL, l0_count_step, NULL);
+        API(as)->execute(as, NULL, on_unhandled);
+        run();
+        API(as)->free(as);
+    }
+    cr_assert_eq(l0_count, roots * (steps + 3));
+    cr_assert_eq(l0_released, roots * steps);
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
 }

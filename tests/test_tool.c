@@ -374,6 +374,28 @@ Test(tool, deferred_zero_from_timer)
     assert_trace("rrr");
 }
 
+/* The same when the callback took a while: the zero-delay timer it starts
+ * is counted from a fresh reading of the clock (the loop's cached time is
+ * that of the turn's start), which must not make it due in this pass. */
+static void reschedule_zero_slowly(void* data)
+{
+    uintptr_t left = (uintptr_t)data;
+    uv_sleep(2); /* the clock moves past the turn's cached time */
+    tr(CH('s'));
+    if (left > 0) {
+        futoin_tool_deferred(T, 0, reschedule_zero_slowly, (void*)(left - 1));
+    }
+}
+
+Test(tool, deferred_zero_from_a_slow_timer)
+{
+    futoin_tool_deferred(T, 0, reschedule_zero_slowly, (void*)(uintptr_t)2);
+    cr_assert_eq(futoin_tool_run_nowait(T), 1);
+    assert_trace("s");
+    run();
+    assert_trace("sss");
+}
+
 static uint32_t heap_last_delay;
 static uint32_t heap_fired;
 static uint32_t heap_bad;

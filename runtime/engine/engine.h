@@ -483,30 +483,25 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
                                      FutoInAsyncSteps_execute_callback f,
                                      FutoInAsyncSteps_error_callback eh,
                                      void* data);
-/* A record of the `steps` pool (as the pool hands it out: a step that was
- * freed, or a fresh one carved and cleared) becomes a queued step of
+/* A record off the free list of the `steps` pool becomes a queued step of
  * `kind` (one of the small class) of `fl` with these callbacks and data:
  * what futoin__step_new_small() and futoin__step_new_plain() make of it.
  * Field by field, no loop: nothing for GCC to turn into `rep stos`. `xs`
  * is left alone (the previous owner's outcome, for late completions:
- * pool.c; its generation moved on when that owner was retired). */
+ * pool.c; its generation moved on when that owner was retired). What a
+ * record given back holds already (futoin__step_retire_to: the step table,
+ * no sub-steps, rare record or release hook) is not written again. */
 static inline __attribute__((always_inline)) void futoin__step_init_small(
         futoin__step* s, futoin__flow* fl, uint8_t kind,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
         void* data)
 {
-    if (s->bsi.api != &futoin__step_api) {
-        futoin__set_api(&s->bsi, &futoin__step_api);
-    }
     s->next = NULL;
     s->parent = NULL;
     s->flow = fl;
-    s->sub_head = NULL;
     s->f = f;
     s->eh = eh;
     s->data = data;
-    s->rel.release = NULL;
-    s->rare = NULL;
     s->flags = 0;
     s->kind = kind;
     s->state = FUTOIN__S_QUEUED;
@@ -546,7 +541,11 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_pla
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
 
 /* The end of every release: the record goes back to its pool `p` (steps
- * or frames, both linked through `next`). */
+ * or frames, both linked through `next`). It holds nothing any more: its
+ * api is the step table (a record of the steps pool never has another),
+ * and sub_head, rare and rel are NULL (its queue was freed, its rare
+ * record and release hook released), which futoin__step_init_small()
+ * relies on. */
 static inline __attribute__((always_inline)) void futoin__step_retire_to(
         futoin__recpool* p, futoin__step* s)
 {

@@ -694,6 +694,178 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
     return after_callback(fl, s);
 }
 
+/* ---- a run of plain level-0 steps --------------------------------------- */
+
+/* What level0_run() tells flow_run(): leave it (the flow must not be
+ * touched), run the next turn from its top (the next step is not plain),
+ * a turn ended the way exec_frame()'s callers see it, or yield. */
+enum level0_end
+{
+    L0_OUT = 0,
+    L0_NEXT,
+    L0_DONE,
+    L0_YIELD
+};
+
+_Static_assert(offsetof(futoin__step, kind) == offsetof(futoin__step, flags) + 2
+                       && offsetof(futoin__step, state)
+                                  == offsetof(futoin__step, flags) + 3,
+               "flags, kind and state share one 32-bit word");
+
+/* A queued step that level0_run() may run: a K_STEP with no flags but
+ * F_CLASS (no successStep() values, no stash), read as the one word its
+ * flags, kind and state share. */
+static inline __attribute__((always_inline)) bool level0_plain(
+        const futoin__step* s)
+{
+    uint32_t w;
+    memcpy(&w, &s->flags, sizeof(w));
+    return (w & ~(uint32_t)FUTOIN__F_CLASS)
+           == ((uint32_t)FUTOIN__S_QUEUED << 24 | (uint32_t)FUTOIN__K_STEP << 16);
+}
+
+/*
+ * The steps of a flow's level-0 queue (a root's own steps, issue 22 "add128")
+ * after one that completed, while each is plain (level0_plain), no values
+ * are pending, no error is being raised and the tool has no hooks
+ * (step_entered and step_left come from the general path; the caller
+ * checked the first turn): each is popped, run and given back with what
+ * flow_run(), exec_frame() and futoin__complete() would do for it, in a
+ * loop of its own, so that flow_run() holds none of its registers across
+ * these callbacks. A step whose callback did anything but return or call
+ * success() with no values on its own frame (values, sub-steps, waiting,
+ * an error, stack() memory, chain(), a pending cancel or free, hooks set)
+ * leaves the loop and ends its turn as exec_frame() ends it. The flow's
+ * budget is e->chain_budget (the count chain() takes from), as the
+ * caller's turn left it; the loop starts with that turn's end.
+ */
+static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
+{
+    futoin__root* r = fl->root;
+    futoin_tool* tool = futoin__root_tool(r);
+    struct futoin__engine_tool* e = futoin__eng(tool);
+    /* The steps that complete here stay linked as they were queued, from
+     * `first` to `last`, and go back to the steps pool in one splice when
+     * the loop ends (each is FREE, and its `xs` closed, as it completes:
+     * a stale handle is reported at once). */
+    futoin__step* const first = fl->head;
+    futoin__step* last = NULL;
+    size_t n = 0;
+    futoin__step* s;
+    enum level0_end end;
+    /* The callbacks run as FUTOIN__USER() runs them, with r->in_cb counted
+     * once for the whole loop: between them only this loop runs, and any
+     * pending cancel() or free() (r->pending) ends it. */
+    /* Turn ends that pass flow_run()'s checks (--budget != 0, and
+     * futoin__tool_busy(tool, 1) false with no clock read) with only the
+     * two counts moved; at 0, the checks themselves run. Only chain()
+     * moves the counts inside a callback, and a step that chained leaves
+     * the loop. */
+    uint32_t left = 0;
+    ++r->in_cb;
+    for (;;) {
+        /* the end of flow_run()'s turn: --budget, the time slice */
+        if (FUTOIN__UNLIKELY(left == 0)) {
+            if (e->chain_budget == 0 || futoin__tool_busy(tool, 1)) {
+                end = L0_YIELD;
+                break;
+            }
+            --e->chain_budget;
+            left = tool->slice_units + 1 < tool->slice_stride
+                           ? tool->slice_stride - tool->slice_units - 1
+                           : 0;
+            if (left > e->chain_budget) {
+                left = e->chain_budget;
+            }
+        } else {
+            --left;
+            --e->chain_budget;
+            ++tool->slice_units;
+        }
+        s = fl->head;
+        if (!s || !level0_plain(s) || fl->args) {
+            end = L0_NEXT;
+            break;
+        }
+        /* pop_queue() and push_frame(): a step of fl's queue has `flow`
+         * set to fl and `parent` NULL since it was queued; its `next`
+         * (the rest of the queue) is cleared if it leaves the loop */
+        fl->head = s->next;
+        if (!fl->head) {
+            fl->tail = NULL;
+        }
+        fl->top = s;
+        /* app_step needs no reset: nothing was ever appended to this
+         * step (its generation is new), and the cursor names a step by
+         * record and generation */
+        s->state = FUTOIN__S_EXEC;
+        atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
+                              memory_order_relaxed);
+        s->f(&s->bsi, s->data, &e->args_in);
+        if (FUTOIN__UNLIKELY(fl->top != s
+                             || (s->flags
+                                 & (uint16_t)~(FUTOIN__F_SUCCESS | FUTOIN__F_CLASS))
+                             || s->rare || r->pending || futoin__hooked(tool))) {
+            goto slow;
+        }
+        /* No raise can be pending: the caller found none, and nothing
+         * requests one at fl while its only frame runs its callback (an
+         * error of the step itself is F_ERROR; add() to a running root
+         * from here fails this step; timers and posts run from the loop,
+         * not inside a callback). */
+        /* futoin__complete() of a step that holds nothing but maybe a
+         * release hook of its data (a binding's step), which runs first,
+         * as futoin__step_release_slow() runs it */
+        fl->top = NULL;
+        if (s->rel.release) {
+            void (*rel)(void*) = (s->flags & FUTOIN__F_CLASS)
+                                         ? s->rel.cls->release
+                                         : s->rel.release;
+            s->rel.release = NULL;
+            if (rel) {
+                rel(s->data); /* in_cb counted (above) */
+            }
+        }
+        /* it ended normally, so no completion may claim it any more
+         * (futoin__step_retire_to; only a misusing thread races here, and
+         * nothing here aborts a step) */
+        atomic_store_explicit(
+                &s->xs,
+                (atomic_load_explicit(&s->xs, memory_order_relaxed)
+                 + FUTOIN__XS_GEN_ONE)
+                        & ~3u, /* the next generation, NONE */
+                memory_order_relaxed);
+        s->state = FUTOIN__S_FREE;
+        last = s;
+        ++n;
+    }
+    --r->in_cb;
+    if (last) {
+        futoin__recpool_put_chain_at(&e->steps, first, last, n,
+                                     offsetof(futoin__step, next));
+    }
+    return end;
+slow:
+    --r->in_cb;
+    if (last) {
+        futoin__recpool_put_chain_at(&e->steps, first, last, n,
+                                     offsetof(futoin__step, next));
+    }
+    /* the end of exec_frame() */
+    if (FUTOIN__UNLIKELY(fl->top != s)) {
+        /* the callback chained on (futoin__step_chain): chain() gave `s`
+         * back already, and its `next` is the pool's link now */
+        s = fl->top;
+    } else {
+        s->next = NULL; /* a frame now (push_frame) */
+    }
+    if (r->pending && !r->in_cb) {
+        futoin__root_settle(r);
+        return L0_OUT;
+    }
+    return after_callback(fl, s) ? L0_DONE : L0_OUT;
+}
+
 /*
  * ext chain(): inside the execute callback of step `bsi`, complete it as
  * success() with no values would, and start the step that runs next, if
@@ -1106,6 +1278,7 @@ static void flow_run(futoin__flow* fl)
      * immediates queued after it. */
     do {
         futoin__step* top;
+    turn:
         if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
             /* raise_top with no frame (raised between level-0 steps, or
              * before the first): unwind_error(fl, NULL) ends the flow with
@@ -1128,6 +1301,24 @@ static void flow_run(futoin__flow* fl)
             futoin__eng(tool)->chain_budget = budget - 1;
             if (!exec_frame(fl, next)) {
                 goto out;
+            }
+            /* More level-0 steps after one that completed: a run of plain
+             * ones goes to level0_run(), which starts with this turn's end
+             * (a root of one step, T1, or one that waits, T2, never
+             * enters it). */
+            if (!fl->top && fl->head && level0_plain(fl->head) && !fl->args
+                && !fl->raise_at && !fl->raise_top && !futoin__hooked(tool)) {
+                switch (level0_run(fl)) {
+                case L0_OUT:
+                    goto out;
+                case L0_YIELD:
+                    goto yield;
+                case L0_NEXT:
+                    budget = futoin__eng(tool)->chain_budget + 1;
+                    goto turn;
+                default:
+                    break;
+                }
             }
             budget = futoin__eng(tool)->chain_budget + 1;
             continue;

@@ -137,6 +137,23 @@ static inline __attribute__((always_inline)) void futoin__recpool_put_at(
     --p->live;
 }
 
+/* futoin__recpool_put_at() of `n` records at once, already linked from
+ * `first` to `last` through the link at `link_off` (last's link is set
+ * here). */
+static inline __attribute__((always_inline)) void futoin__recpool_put_chain_at(
+        futoin__recpool* p, void* first, void* last, size_t n, size_t link_off)
+{
+    *(void**)((char*)last + link_off) = NULL;
+    if (p->tail) {
+        *(void**)((char*)p->tail + link_off) = first;
+    } else {
+        p->head = first;
+    }
+    p->tail = last;
+    p->count += n;
+    p->live -= n;
+}
+
 static inline void futoin__recpool_put(futoin__recpool* p, void* rec)
 {
     futoin__recpool_put_at(p, rec, p->link_off);

@@ -241,7 +241,10 @@ static void timer_cb(uv_timer_t* handle)
     futoin__tool_timers_fire(tool, now);
     --tool->cb_depth;
     tool->timer_firing = false;
-    if (tool->heap_len != 0 && tool->heap[0]->due <= now
+    /* against the loop's time as it is now: a callback that started a
+     * timer may have refreshed it (futoin__tool_clock), and timer_arm()
+     * would then arm a zero timeout that libuv < 1.45 runs in this pass */
+    if (tool->heap_len != 0 && tool->heap[0]->due <= uv_now(tool->loop)
         && futoin__tool_imm_push(tool, timer_arm_cb, tool)) {
         futoin__tool_sync(tool);
         return;

@@ -411,14 +411,11 @@ static inline fl_steps* fl_handle_new(fl_ctx* ctx, FutoInAsyncSteps* bsi)
     } else if (!(h = fl_handle_grow(ctx))) {
         return NULL;
     }
-    h->next = NULL;
-    h->s.magic = &fl_steps_magic;
+    /* magic, ctx, tool and kind stay as fl_handle_grow() set them; `next`
+     * is only read in the retired FIFO, which fl_handle_retire() sets */
     h->s.bsi = bsi;
-    h->s.ctx = ctx;
     h->s.rec = NULL;
-    h->s.tool = NULL;
     h->s.flags = FL_F_LIGHT;
-    h->s.kind = FL_STEP;
     return &h->s;
 }
 /** The call of slot `s` is over (once per call): reuse it later. */
@@ -449,6 +446,12 @@ static inline void* fl_handle_value(const fl_steps* s)
     return (void*)(((uintptr_t)0xA << 60) | ((uintptr_t)s->ctx->light_id << 52)
                    | ((uintptr_t)h->idx << 32) | h->gen);
 }
+/** The context whose number value `p` (a handle value) carries, or NULL. */
+static inline fl_ctx* fl_handle_ctx_of(const void* p)
+{
+    return atomic_load_explicit(&fl_handle_ctx[((uintptr_t)p >> 52) & 0xFFu],
+                                memory_order_relaxed);
+}
 /** The slot of value `p` (the ghost if it moved on), NULL if not ours. */
 static inline fl_steps* fl_handle_decode(const void* p)
 {
@@ -465,6 +468,7 @@ static inline fl_steps* fl_handle_decode(const void* p)
 }
 #else /* no room for the encoding: step handles are full userdata */
 #define FL_HANDLE_BITS 0
+static inline fl_ctx* fl_handle_ctx_of(const void* p) { (void)p; return NULL; }
 static inline int fl_handle_is_light(const void* p) { (void)p; return 0; }
 static inline void* fl_handle_value(const fl_steps* s) { (void)s; return NULL; }
 static inline fl_steps* fl_handle_decode(const void* p) { (void)p; return NULL; }

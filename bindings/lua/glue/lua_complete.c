@@ -129,13 +129,25 @@ static __attribute__((noinline)) int success_keep(lua_State* L, fl_steps* s,
  * context), having done nothing else through the handle, the step
  * succeeds with numbers or booleans. The values are kept by the call
  * (lua_trampoline.c): they go to the next Lua step as they are if the
- * runtime lets it run now. One integer, the usual value, is read here. */
+ * runtime lets it run now. One integer, the usual value, is read here.
+ * A light handle is that call's when its value is the call's (fl_call.hv,
+ * unique while the call runs): its slot is then c->s, not decoded. */
 int fl_success(lua_State* L)
 {
-    fl_steps* s = fl_to_steps(L, 1);
+    void* p = lua_touserdata(L, 1);
+    fl_steps* s;
     fl_call* c;
-    if (s && (c = s->ctx->cur_call) != NULL && c->s == s && c->kept
-        && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
+    fl_ctx* ctx;
+    if (fl_handle_is_light(p) && (ctx = fl_handle_ctx_of(p)) != NULL
+        && (c = ctx->cur_call) != NULL && c->hv == p) {
+        s = c->s;
+    } else {
+        s = fl_to_steps(L, 1);
+        if (!s || (c = s->ctx->cur_call) == NULL || c->s != s) {
+            return success_slow(L, s);
+        }
+    }
+    if (c->kept && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
         int n = lua_gettop(L) - 1;
         if (n == 1 && lua_isinteger(L, 2)) {
             FutoInBinaryValue* v = &c->kept->args[0];

@@ -250,8 +250,16 @@ fl_rec* fl_rec_new(lua_State* L, fl_ctx* ctx, unsigned need)
         }
         c->next = ctx->chunks;
         ctx->chunks = c;
+        /* What a record on the free list always holds (add_fast() in
+         * lua_steps.c takes one as it is): its ctx, no live handle, no
+         * value, no origin; fl_rec_release() leaves it so. */
         for (int i = CHUNK_RECS - 1; i >= 0; --i) {
             c->recs[i].ref[0] = c->recs[i].ref[1] = c->recs[i].ref[2] = LUA_NOREF;
+            c->recs[i].ctx = ctx;
+            c->recs[i].live = NULL;
+            c->recs[i].has = 0;
+            c->recs[i].name = NULL;
+            c->recs[i].src = NULL;
             c->recs[i].next = ctx->free_recs;
             ctx->free_recs = &c->recs[i];
         }

@@ -171,6 +171,12 @@ fl_hslot* fl_handle_grow(fl_ctx* ctx)
     }
     h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
     h->idx = idx;
+    /* for the slot's life: fl_handle_new() sets only what changes */
+    h->s.magic = &fl_steps_magic;
+    h->s.ctx = ctx;
+    h->s.tool = NULL;
+    h->s.kind = FL_STEP;
+    h->next = NULL;
     ctx->nhslots = idx + 1;
     return h;
 }

@@ -160,12 +160,9 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
                           == FL_F_ACTIVE
                 : s->bsi != NULL)
         && lua_type(L, fn) == LUA_TFUNCTION) {
+        /* a free record holds its ctx and nothing else (fl_rec_new(),
+         * lua_ctx.c); `next` is read on the free list only */
         ctx->free_recs = r->next;
-        r->ctx = ctx;
-        r->live = NULL;
-        r->next = NULL;
-        r->name = NULL;
-        r->src = NULL;
         ++ctx->recs;
         p = lua_topointer(L, fn);
         if (p == ctx->share_ptr) {

@@ -137,6 +137,10 @@ typedef struct fl_call
     int kept_n;
     int chained; /* how chain_body() ended (lua_trampoline.c) */
     struct fl_call* prev; /* the context's call this one runs inside */
+    /* The light userdata value of `s` while `s` is a light handle made for
+     * a step (FL_CALL_STEP), else NULL: success() finds its call by this
+     * value alone (lua_complete.c), without decoding the handle. */
+    void* hv;
 } fl_call;
 
 /** The trampolines of error handlers, cancel handlers, loop and

@@ -43,6 +43,7 @@ static int call_body(lua_State* L)
         s->rec = r;
         r->live = s;
         c->s = s;
+        c->hv = NULL;
         s->flags = call_flags(c->kind);
     }
     switch (c->kind) {
@@ -323,12 +324,12 @@ static inline int call_plain(const fl_rec* r, const fl_steps* s, uint16_t f)
 /* After the plain end of the call of step handle `s` (call_plain): the
  * handle is finished (fl_rec_detach(), inline), then chain the next Lua
  * step into `c` (returns 1: c->rec is its record, c->args its values),
- * or give the kept success() (returns 0). */
+ * or give the kept success() (returns 0). `x`: fl_ext_of() of c->bsi. */
 static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps* s,
-                                                            uint16_t f)
+                                                            uint16_t f,
+                                                            const futoin_async_ext_table* x)
 {
     fl_rec* r = c->rec;
-    const futoin_async_ext_table* x = fl_ext_of(r->ctx, c->bsi);
     FutoInAsyncSteps* next;
     void* data;
     s->flags = (uint16_t)((f & ~FL_F_KEPT) | FL_F_DONE);
@@ -356,6 +357,7 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
     c->bsi = next;
     c->rec = data;
     c->s = NULL;
+    c->hv = NULL;
     return 1;
 give:
     if (f & FL_F_KEPT) {
@@ -376,11 +378,22 @@ enum
  * steps chained into `c` after its first, of c's context, one after
  * another while they end plainly and the runtime chains the next.
  * Tracebacks leave its frame out (lua_ctx.c): a step's traceback reads as
- * if the runtime had called the step itself. */
+ * if the runtime had called the step itself.
+ *
+ * Stack: 1 `c`, 2 the context's shared step function (fl_rec) as last
+ * read from its registry slot, or nil; then the call. A run of steps of
+ * one function (a loop adding one handler, a named function) pushes it
+ * with lua_pushvalue() from slot 2 instead of a registry read per step.
+ * Slot 2 keeps the function alive, so while the anchor's pointer is the
+ * one read into it (`fn`), slot 2 holds the anchored function. */
 int fl_chain_body(lua_State* L)
 {
     fl_call* c = lua_touserdata(L, 1);
     fl_ctx* ctx = c->rec->ctx;
+    const void* fn = NULL; /* what slot 2 holds, if anything */
+    /* every step of the run is a handle chain() of this table returned */
+    const futoin_async_ext_table* x = fl_ext_of(ctx, c->bsi);
+    lua_pushnil(L);
     for (;;) {
         fl_rec* r = c->rec;
         fl_steps* s;
@@ -390,9 +403,19 @@ int fl_chain_body(lua_State* L)
             fl_rec_detach(r);
         }
         ctx->cur_bsi = c->bsi;
-        fl_rec_push(L, r, FL_A_FN);
+        if (!(r->has & FL_H_SHARED)) {
+            fl_rec_push(L, r, FL_A_FN);
+        } else if (fn && fn == ctx->share_ptr) {
+            lua_pushvalue(L, 2);
+        } else {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->share_ref);
+            lua_copy(L, -1, 2);
+            fn = ctx->share_ptr;
+        }
         if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
-            lua_pushlightuserdata(L, fl_handle_value(s));
+            void* hv = fl_handle_value(s);
+            lua_pushlightuserdata(L, hv);
+            c->hv = hv;
         } else {
             s = fl_push_steps(L, ctx, c->bsi, FL_STEP, 0); /* may raise */
         }
@@ -412,10 +435,10 @@ int fl_chain_body(lua_State* L)
         lua_call(L, n, LUA_MULTRET);
         f = (uint16_t)(s->flags & ~FL_F_ACTIVE);
         s->flags = f;
-        if (lua_gettop(L) != 1 || !call_plain(r, s, f)) {
-            return lua_gettop(L) - 1; /* invoke_inl() finishes the call */
+        if (lua_gettop(L) != 2 || !call_plain(r, s, f)) {
+            return lua_gettop(L) - 2; /* invoke_inl() finishes the call */
         }
-        if (!chain_next(c, s, f)) {
+        if (!chain_next(c, s, f, x)) {
             c->chained = FL_CHAIN_DONE;
             return 0;
         }
@@ -472,14 +495,19 @@ static inline __attribute__((always_inline)) int invoke_inl(fl_call* c)
         s->rec = r;
         r->live = s;
         c->s = s;
+        c->hv = NULL;
         s->flags |= call_flags(c->kind);
         /* The fast path: nothing below allocates or raises (the stack was
          * checked; values that would allocate go the slow way), so the
          * function is called directly, without call_body's C frame. */
         if (c->kind == FL_CALL_STEP || c->kind == FL_CALL_LOOP || c->kind == FL_CALL_REPEAT) {
             int n = 1;
+            void* hv = fl_handle_value(s);
             fl_rec_push(L, r, FL_A_FN);
-            lua_pushlightuserdata(L, fl_handle_value(s));
+            lua_pushlightuserdata(L, hv);
+            if (c->kind == FL_CALL_STEP) {
+                c->hv = hv;
+            }
             if (c->kind == FL_CALL_REPEAT) {
                 lua_pushinteger(L, (lua_Integer)c->index + 1); /* Lua counts from 1 */
                 ++n;
@@ -515,7 +543,7 @@ called:
             && call_plain(r, s, f)) {
             /* The usual step: it returned nothing and did nothing but
              * (maybe) success(). The next step may run right here. */
-            if (!chain_next(c, s, f)) {
+            if (!chain_next(c, s, f, fl_ext_of(ctx, c->bsi))) {
                 lua_settop(L, base);
                 return 0;
             }

@@ -151,6 +151,41 @@ describe("chained steps", function()
         assert.are.same({ true, N }, { long:result() })
     end)
 
+    it("call each step's own function when runs mix a shared one with others", function()
+        -- a run of steps pushes the context's shared step function from a
+        -- slot of its own (lua_trampoline.c); steps of other functions,
+        -- and a shared function that changes between flows, must still
+        -- call the function each step was added with
+        local log = {}
+        local function f(asi, v) v = v or 0; log[#log + 1] = "f" .. v; asi:success(v + 1) end
+        local function g(asi, v) v = v or 0; log[#log + 1] = "g" .. v; asi:success(v + 10) end
+        local other = fa.AsyncSteps(tool)
+        local root = fa.AsyncSteps(tool)
+        root:add(f) -- f becomes the shared function
+        root:add(g)
+        root:add(f)
+        root:add(function(asi, v)
+            other:add(g) -- a root not running may be added to
+            other:add(f)
+            other:add(g)
+            asi:success(v)
+        end)
+        root:add(f)
+        root:add(g)
+        assert.are.equal(23, root:run())
+        other:add(function(asi, v) log[#log + 1] = "end " .. tostring(v) end)
+        assert.is_nil(other:run())
+        -- f is anchored by no step any more: g becomes the shared one
+        local third = fa.AsyncSteps(tool)
+        third:add(g)
+        third:add(g)
+        third:add(f)
+        assert.are.equal(21, third:run())
+        assert.are.same({ "f0", "g1", "f11", "f12", "g13",
+                          "g0", "f10", "g11", "end 21",
+                          "g0", "g10", "f20" }, log)
+    end)
+
     it("leave nothing anchored", function()
         local refs0, recs0 = H.settle()
         do
