@@ -329,6 +329,41 @@ Test(threads, claimed_completion_beats_a_due_timeout)
     API(as)->free(as);
 }
 
+/* A completion that claims the step while its callback runs, from a
+ * worker, where the callback then returns without waiting: the step
+ * completes by itself, and the completion, which reaches the loop thread
+ * after the step's record was retired, is reported as misuse, not dropped
+ * as a lost race (the record's generation moved on when it was retired:
+ * remote.c tells the two apart by it). */
+static void claim_then_return(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    spawn(complete_now_thread, as);
+    pthread_join(worker, NULL);
+}
+static void next_step(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("next %s", a->arg0.type ? "with a value" : "without a value");
+}
+
+Test(threads, claimed_completion_of_a_step_that_did_not_wait_is_misuse)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, NULL, claim_then_return, on_err_trace);
+    API(as)->add(as, NULL, next_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    /* The flow ended before the loop polled: the next run takes the post. */
+    run();
+    assert_trace("next without a value\n");
+    cr_assert_eq(misuse_seen, 1, "%zu reports, last: %s", misuse_seen,
+                 misuse_last);
+    cr_assert(strstr(misuse_last, "success() from another thread on a step "
+                                  "that completed without waiting"),
+              "%s", misuse_last);
+    cr_assert_eq(late_count(), 0);
+    API(as)->free(as);
+}
+
 /* try_success()/try_error() say what became of the completion. */
 static FutoInAsyncSteps* waiting;
 static void wait_here(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)

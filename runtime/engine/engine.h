@@ -83,8 +83,9 @@ enum futoin__flag
 
 /*
  * Who may still complete a step: futoin__step.xs, the one field other
- * threads touch (atomically). It holds the low 30 bits of the step's
- * generation and one of these states:
+ * threads touch (atomically). It holds the low 29 bits of the step's
+ * generation (futoin__step_gen: their only copy) above one of these
+ * states:
  *  - OPEN: the step runs or waits; one completion may claim it;
  *  - CLAIMED: a completion claimed it (from any thread) and is on its way
  *    to the loop thread; its timeout and cancel handler stand down;
@@ -95,16 +96,26 @@ enum futoin__flag
  * The loop thread opens it when the step starts and closes it when the
  * step ends; the claim is a compare-and-swap, so a completion and a
  * timeout can never both win.
+ *
+ * Three bits for four states: ABORTED has a bit of its own, so retiring a
+ * record (futoin__step_retire_to), which moves the generation on, keeps
+ * ABORTED and turns every other state into NONE with one add and one mask.
  */
 enum futoin__xs
 {
     FUTOIN__XS_NONE = 0,
     FUTOIN__XS_OPEN = 1,
-    FUTOIN__XS_ABORTED = 2,
-    FUTOIN__XS_CLAIMED = 3
+    FUTOIN__XS_CLAIMED = 3,
+    FUTOIN__XS_ABORTED = 4
 };
-#define FUTOIN__XS_STATE(w) ((uint32_t)(w) & 3u)
-#define FUTOIN__XS_WORD(gen, st) (((uint32_t)(gen) << 2) | (uint32_t)(st))
+#define FUTOIN__XS_BITS 3
+#define FUTOIN__XS_MASK 7u
+#define FUTOIN__XS_STATE(w) ((uint32_t)(w) & FUTOIN__XS_MASK)
+#define FUTOIN__XS_WORD(gen, st)                                               \
+    (((uint32_t)(gen) << FUTOIN__XS_BITS) | (uint32_t)(st))
+/* One in the generation field of an xs word: it moves on each time a
+ * record is retired (futoin__step_retire_to) or carved (pool.c). */
+#define FUTOIN__XS_GEN_ONE (1u << FUTOIN__XS_BITS)
 
 /* A stack() allocation; the user's memory follows the header. */
 struct futoin__alloc
@@ -118,7 +129,7 @@ struct futoin__alloc
  * What few steps use: stack() memory, a cancel handler (setCancel), a
  * timeout (setTimeout). A record of its own, taken on first use
  * (futoin__step_rare_get) and given back with the step, so that a plain
- * step is 96 bytes (issue 22: a waiting flow holds two steps). Loop
+ * step is 88 bytes (issue 22: a waiting flow holds two steps). Loop
  * thread only; nothing but its step points to it.
  */
 typedef struct futoin__step_rare
@@ -128,12 +139,13 @@ typedef struct futoin__step_rare
     void* cancel_data;
     void (*cancel_release)(void* data);
     futoin__timer* timer;
+    uint32_t timer_gen; /* generation of `timer` */
 } futoin__step_rare;
 
 /*
  * Two record sizes: a step, a loop body and addSync()'s unlock step (the
- * kinds that run a callback of their own) end at `u` (96 bytes, pool
- * `steps`); a loop, parallel() or addSync() frame has `u` too (128 bytes,
+ * kinds that run a callback of their own) end at `u` (88 bytes, pool
+ * `steps`); a loop, parallel() or addSync() frame has `u` too (120 bytes,
  * pool `frames`). A record never changes its size class: its kind is
  * known when it is taken (futoin__step_new). Code must not touch `u` of a
  * small one.
@@ -160,12 +172,13 @@ struct futoin__step
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
-    uint32_t gen;
-    uint32_t timer_gen; /* generation of rare->timer */
     uint16_t flags;
     uint8_t kind;
     uint8_t state;
-    _Atomic(uint32_t) xs; /* enum futoin__xs, the only cross-thread field */
+    /* enum futoin__xs, the only cross-thread field, and above it the
+     * step's generation (futoin__step_gen): its one copy (issue 22: a
+     * step of 88 bytes, not 96). */
+    _Atomic(uint32_t) xs;
     union /* frames (futoin__step_big) only */
     {
         struct /* K_LOOP */
@@ -202,6 +215,31 @@ static inline bool futoin__step_big(uint8_t kind)
     return kind == FUTOIN__K_LOOP || kind == FUTOIN__K_PARALLEL
            || kind == FUTOIN__K_SYNC;
 }
+
+/*
+ * A step's generation is the upper 29 bits of `xs`, the only place it is
+ * kept. The loop thread is the only writer of those bits: it moves them on
+ * when a record is retired (so the next step of the record has the next
+ * one) and every other state it stores keeps them, as a worker's claim
+ * does. So a relaxed load on the loop thread reads the step's own
+ * generation.
+ */
+static inline uint32_t futoin__step_gen(const futoin__step* s)
+{
+    return atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
+           >> FUTOIN__XS_BITS;
+}
+/* The xs word of step `s` in state `st` (enum futoin__xs). */
+static inline uint32_t futoin__step_xs(const futoin__step* s, uint32_t st)
+{
+    return (atomic_load_explicit(&((futoin__step*)s)->xs, memory_order_relaxed)
+            & ~FUTOIN__XS_MASK)
+           | st;
+}
+
+_Static_assert(FUTOIN__XS_ABORTED == 4 && FUTOIN__XS_NONE == 0
+                       && FUTOIN__XS_OPEN < 4 && FUTOIN__XS_CLAIMED < 4,
+               "retiring masks off the two low bits: ABORTED is bit 2");
 
 enum futoin__flow_state
 {
@@ -294,7 +332,9 @@ struct futoin__root
     FutoInAsyncSteps bsi; /* must be first */
     /* The main flow (main.top: the root pool's free-list link) without
      * the branch fields (futoin__flow.par, next): the root's own two
-     * fields take their place (issue 22, bytes per waiting flow). */
+     * fields take their place (issue 22, bytes per waiting flow). The
+     * root's tool is not kept: its block header names it
+     * (futoin__root_tool), for a freed root too. */
     union
     {
         futoin__flow main;
@@ -302,14 +342,14 @@ struct futoin__root
         {
             char main_part_[FUTOIN__FLOW_MAIN_SIZE];
             futoin__root_rare* rare; /* NULL until a rare part is set */
-            futoin_tool* owner; /* kept after free: stale handles are reported */
+            /* The root's id while it lives; its negation once freed. Other
+             * threads read it when they post execute/cancel/free
+             * (remote.c), so a call that was posted before a free on the
+             * loop thread is told apart from one made after it, and never
+             * lands on the record's next owner. */
+            _Atomic(ptrdiff_t) id;
         };
     };
-    /* The root's id while it lives; its negation once freed. Other threads
-     * read it when they post execute/cancel/free (remote.c), so a call
-     * that was posted before a free on the loop thread is told apart from
-     * one made after it, and never lands on the record's next owner. */
-    _Atomic(ptrdiff_t) id;
     uint32_t in_cb;   /* user callbacks of this root on the C stack */
     uint8_t state;
     uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
@@ -357,9 +397,20 @@ static inline futoin__step* futoin__flow_par(const futoin__flow* fl)
 {
     return fl == &fl->root->main ? NULL : fl->par;
 }
+/* The tool of a step, flow or root: its record's block header names it
+ * (recpool.h), one mask and one load away. A root's main flow lives in
+ * the root's record, a branch flow in one of its own. */
 static inline futoin_tool* futoin__step_tool(const futoin__step* s)
 {
-    return s->flow->root->owner;
+    return futoin__recpool_tool(s);
+}
+static inline futoin_tool* futoin__flow_tool(const futoin__flow* fl)
+{
+    return futoin__recpool_tool(fl);
+}
+static inline futoin_tool* futoin__root_tool(const futoin__root* r)
+{
+    return futoin__recpool_tool(r);
 }
 static inline void futoin__set_api(FutoInAsyncSteps* bsi,
                                    const FutoInAsyncStepsAPI* api)
@@ -380,7 +431,7 @@ static inline void futoin__set_api(FutoInAsyncSteps* bsi,
 /*
  * Sub-steps are appended only while their step's own callback runs, one
  * callback at a time per tool, so the tail of the queue being appended to
- * is kept per tool instead of in every record (which keeps a step at 96
+ * is kept per tool instead of in every record (which keeps a step at 88
  * bytes). futoin__sub_append() is the only way to append.
  */
 void futoin__sub_append(futoin__step* s, futoin__step* n);
@@ -392,7 +443,8 @@ static inline __attribute__((always_inline)) void futoin__sub_append_in(
         struct futoin__engine_tool* e, futoin__step* s, futoin__step* n)
 {
     futoin__step* t;
-    if (e->app_step == s && e->app_gen == s->gen) {
+    uint32_t gen = futoin__step_gen(s);
+    if (e->app_step == s && e->app_gen == gen) {
         t = e->app_tail;
     } else {
         t = s->sub_head;
@@ -400,7 +452,7 @@ static inline __attribute__((always_inline)) void futoin__sub_append_in(
             t = t->next;
         }
         e->app_step = s;
-        e->app_gen = s->gen;
+        e->app_gen = gen;
     }
     n->next = NULL;
     if (t) {
@@ -436,9 +488,9 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
  * what futoin__step_new_small() and futoin__step_new_plain() make of it.
  * Field by field, no loop: nothing for GCC to turn into `rep stos`. `xs`
  * is left alone (the previous owner's outcome, for late completions:
- * pool.c). What a record given back holds already (futoin__step_retire_to:
- * the step table, no sub-steps, rare record or release hook) is not
- * written again. */
+ * pool.c; its generation moved on when that owner was retired). What a
+ * record given back holds already (futoin__step_retire_to: the step table,
+ * no sub-steps, rare record or release hook) is not written again. */
 static inline __attribute__((always_inline)) void futoin__step_init_small(
         futoin__step* s, futoin__flow* fl, uint8_t kind,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
@@ -450,8 +502,6 @@ static inline __attribute__((always_inline)) void futoin__step_init_small(
     s->f = f;
     s->eh = eh;
     s->data = data;
-    s->gen = s->gen + 1;
-    s->timer_gen = 0;
     s->flags = 0;
     s->kind = kind;
     s->state = FUTOIN__S_QUEUED;
@@ -501,12 +551,14 @@ static inline __attribute__((always_inline)) void futoin__step_retire_to(
 {
     /* A step that ended normally takes no completion any more (misuse); one
      * that was aborted keeps saying so, for completions that lost the race
-     * (above). Nothing but a misusing thread can race with this store. */
-    if (FUTOIN__XS_STATE(atomic_load_explicit(&s->xs, memory_order_relaxed))
-        != FUTOIN__XS_ABORTED) {
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
-                              memory_order_relaxed);
-    }
+     * (above). Either way the record's next step gets the next generation
+     * (futoin__step_gen): it moves on here, not when the record is taken,
+     * so taking one (every add) stores nothing to `xs`. Nothing but a
+     * misusing thread can race with this store. */
+    uint32_t w = atomic_load_explicit(&s->xs, memory_order_relaxed);
+    /* the next generation; ABORTED kept, anything else NONE */
+    atomic_store_explicit(&s->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
+                          memory_order_relaxed);
     s->state = FUTOIN__S_FREE;
     futoin__recpool_put_at(p, s, offsetof(futoin__step, next));
 }
@@ -627,7 +679,7 @@ static inline void futoin__flow_drop_vals(futoin__flow* fl)
         for (unsigned i = 0; i < n; ++i) {
             futoin_reset_binval(&a->args[i]);
         }
-        futoin__vals_put(fl->root->owner, a);
+        futoin__vals_put(futoin__flow_tool(fl), a);
     }
 }
 
@@ -644,7 +696,7 @@ static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
     if (!n) {
         return;
     }
-    a = futoin__vals_get(fl->root->owner);
+    a = futoin__vals_get(futoin__flow_tool(fl));
     if (!a) {
         futoin__args_clear(args);
         return;

@@ -79,7 +79,7 @@ void futoin__flow_schedule(futoin__flow* fl)
 {
     if (fl->state == FUTOIN__FL_IDLE) {
         fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_imm(fl->root->owner, futoin__flow_run_cb, fl);
+        futoin__tool_imm(futoin__flow_tool(fl), futoin__flow_run_cb, fl);
     }
 }
 
@@ -138,7 +138,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
     futoin__root_set_error(fl->root, code, info);
     futoin__stack_capture(fl, s, code);
     s->flags |= FUTOIN__F_ERROR;
-    if (futoin__hooked(fl->root->owner)) {
+    if (futoin__hooked(futoin__flow_tool(fl))) {
         if (s->state == FUTOIN__S_WAIT) {
             futoin__hook_wait(s, FUTOIN_HOOK_WAIT_ENDED);
         }
@@ -159,7 +159,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
 static void stop_timer(futoin_tool* tool, futoin__step* s)
 {
     if ((s->flags & FUTOIN__F_TIMEOUT) && FUTOIN__RARE(s, timer)) {
-        futoin__tool_timer_stop(tool, s->rare->timer, s->timer_gen);
+        futoin__tool_timer_stop(tool, s->rare->timer, s->rare->timer_gen);
         s->rare->timer = NULL;
     }
     s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
@@ -204,7 +204,7 @@ static void release_stash(futoin_tool* tool, futoin__step* y)
  * success that was applied already cleared the handler: futoin__step_resolve.) */
 static void run_cancel_handler(futoin__root* r, futoin__step* s)
 {
-    atomic_exchange_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
+    atomic_exchange_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_ABORTED),
                              memory_order_acq_rel);
     if ((s->flags & FUTOIN__F_CANCEL) && FUTOIN__RARE(s, cancel)) {
         FutoInAsyncSteps_cancel_callback ch = s->rare->cancel;
@@ -220,7 +220,7 @@ static void run_cancel_handler(futoin__root* r, futoin__step* s)
 static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
 
     if (futoin__hooked(tool)) {
         futoin__hook_pop(s, cancel);
@@ -301,7 +301,7 @@ static void root_finish(futoin__root* r)
 {
     if (r->state == FUTOIN__R_RUNNING) {
         r->state = FUTOIN__R_DONE;
-        futoin__tool_unref(r->owner);
+        futoin__tool_unref(futoin__root_tool(r));
     }
 }
 
@@ -320,7 +320,7 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
         return;
     }
     root_finish(r);
-    if (futoin__hooked(r->owner)) {
+    if (futoin__hooked(futoin__root_tool(r))) {
         futoin__hook_root(r, FUTOIN_HOOK_FLOW_FINISHED,
                           code ? FUTOIN_HOOK_ERROR : FUTOIN_HOOK_SUCCESS, code);
     }
@@ -330,7 +330,7 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
          * runs only what is added since (as the reference does,
          * tests/ref_js/q14_unhandled_rerun.js). Before the callback, which
          * may add steps and execute the root again. */
-        futoin__queue_free(r->owner, fl->head);
+        futoin__queue_free(futoin__root_tool(r), fl->head);
         fl->head = fl->tail = NULL;
     }
     if (code && FUTOIN__RARE(r, unhandled)) {
@@ -353,7 +353,7 @@ void futoin__flow_cancel(futoin__flow* fl)
     while (fl->top) {
         pop_frame(fl, fl->top, true);
     }
-    futoin__queue_free(fl->root->owner, fl->head);
+    futoin__queue_free(futoin__flow_tool(fl), fl->head);
     fl->head = fl->tail = NULL;
     drop_args(fl);
     flow_clear_code(fl);
@@ -378,7 +378,7 @@ static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
     futoin__move_slots(in, a, n);
     fl->args = NULL;
     fl->nvals = 0;
-    futoin__vals_put(fl->root->owner, a);
+    futoin__vals_put(futoin__flow_tool(fl), a);
     return n;
 }
 
@@ -387,7 +387,7 @@ static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
 {
     if (*src) {
         futoin__args_move(in, *src);
-        futoin__args_release(fl->root->owner, *src);
+        futoin__args_release(futoin__flow_tool(fl), *src);
         *src = NULL;
     }
 }
@@ -401,7 +401,7 @@ static inline __attribute__((always_inline)) void loop_burst(
         futoin__flow* fl, futoin__step* s, futoin__step* l, const bool rep)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     /* u.l.i counts iterations started, this one included; it lives in a
      * local during the burst and is stored back before anything else can
      * look at it. The burst's own count is i - i0. */
@@ -486,7 +486,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
     futoin__root* r = fl->root;
     futoin__step* l = s->parent;
     /* sub-steps were consumed since the last callback: forget the cursor */
-    futoin__eng(r->owner)->app_step = NULL;
+    futoin__eng(futoin__root_tool(r))->app_step = NULL;
     /* An iteration that completes at once (nothing added, nothing to
      * wait for, no stack() memory, no error or loop control) leaves
      * nothing to unwind: the next iteration runs on the same frame,
@@ -497,7 +497,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
     drop_args(fl);
     s->state = FUTOIN__S_EXEC;
     /* a body may wait and be completed from another thread */
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
     if (l->flags & FUTOIN__F_REPEAT) {
@@ -517,7 +517,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
 static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     FutoInArgs* in = &futoin__eng(tool)->args_in;
 
     /* sub-steps were consumed since the last callback: forget the cursor */
@@ -604,7 +604,7 @@ static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
         /* From here until the step ends, one completion may claim it, from
          * any thread (remote.c). A plain store: nobody else can hold the
          * handle before its callback runs. */
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+        atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         if (futoin__hooked(tool)) {
             futoin__hook_enter(s);
@@ -636,10 +636,10 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin__step* l = s->parent;
-    futoin__eng(r->owner)->app_step = NULL;
+    futoin__eng(futoin__root_tool(r))->app_step = NULL;
     drop_args(fl);
     s->state = FUTOIN__S_EXEC;
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     futoin__hook_enter(s);
     if (l->flags & FUTOIN__F_REPEAT) {
@@ -647,7 +647,7 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
     } else {
         FUTOIN__USER(r, l->u.l.fn.loop(&s->bsi, l->data));
     }
-    ++r->owner->slice_units;
+    ++futoin__root_tool(r)->slice_units;
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
         return false;
@@ -663,7 +663,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
                                                            futoin__step* s)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     FutoInArgs* in;
     unsigned n;
     if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
@@ -676,7 +676,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
     n = take_args(fl, in);
     s->state = FUTOIN__S_EXEC;
     /* completions may claim it from now on (see exec_frame_other) */
-    atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+    atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     FUTOIN__USER(r, s->f(&s->bsi, s->data, in));
     for (unsigned i = 0; i < n; ++i) {
@@ -742,7 +742,7 @@ static inline __attribute__((always_inline)) bool level0_plain(
 static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     struct futoin__engine_tool* e = futoin__eng(tool);
     /* The steps that complete here stay linked as they were queued, from
      * `first` to `last`, and go back to the steps pool in one splice when
@@ -799,7 +799,7 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
          * step (its generation is new), and the cursor names a step by
          * record and generation */
         s->state = FUTOIN__S_EXEC;
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN),
+        atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                               memory_order_relaxed);
         s->f(&s->bsi, s->data, &e->args_in);
         if (FUTOIN__UNLIKELY(fl->top != s
@@ -829,8 +829,12 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
         /* it ended normally, so no completion may claim it any more
          * (futoin__step_retire_to; only a misusing thread races here, and
          * nothing here aborts a step) */
-        atomic_store_explicit(&s->xs, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_NONE),
-                              memory_order_relaxed);
+        atomic_store_explicit(
+                &s->xs,
+                (atomic_load_explicit(&s->xs, memory_order_relaxed)
+                 + FUTOIN__XS_GEN_ONE)
+                        & ~3u, /* the next generation, NONE */
+                memory_order_relaxed);
         s->state = FUTOIN__S_FREE;
         last = s;
         ++n;
@@ -912,11 +916,11 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
     for (i = 0; i < nfns && next->f != fns[i]; ++i) {
     }
     /* With hooks, each step is entered and left the usual way. */
-    if (i == nfns || futoin__eng(r->owner)->chain_budget == 0
-        || futoin__hooked(r->owner) || futoin__tool_busy(r->owner, 1)) {
+    if (i == nfns || futoin__eng(futoin__root_tool(r))->chain_budget == 0
+        || futoin__hooked(futoin__root_tool(r)) || futoin__tool_busy(futoin__root_tool(r), 1)) {
         return NULL;
     }
-    --futoin__eng(r->owner)->chain_budget;
+    --futoin__eng(futoin__root_tool(r))->chain_budget;
     pop_frame(fl, s, false); /* what futoin__complete() does for a step */
     if (parent) {
         parent->sub_head = next->next;
@@ -924,10 +928,10 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
         pop_queue(&fl->head, &fl->tail);
     }
     push_frame(fl, next, parent);
-    futoin__eng(r->owner)->app_step = NULL;
+    futoin__eng(futoin__root_tool(r))->app_step = NULL;
     next->state = FUTOIN__S_EXEC;
     atomic_store_explicit(&next->xs,
-                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          futoin__step_xs(next, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     *data = next->data;
     return &next->bsi;
@@ -1024,7 +1028,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     e->app_step = NULL;
     next->state = FUTOIN__S_EXEC;
     atomic_store_explicit(&next->xs,
-                          FUTOIN__XS_WORD(next->gen, FUTOIN__XS_OPEN),
+                          futoin__step_xs(next, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     *data = next->data;
     return &next->bsi;
@@ -1051,7 +1055,7 @@ static FUTOIN__NOINLINE void complete_released(futoin__flow* fl,
                                                futoin__step* s)
 {
     fl->top = s->parent;
-    futoin__step_release_slow(fl->root->owner, s);
+    futoin__step_release_slow(futoin__flow_tool(fl), s);
 }
 
 void futoin__complete(futoin__flow* fl, futoin__step* s)
@@ -1063,7 +1067,7 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
      * saving; one whose data has a release hook (a binding's step) only
      * adds that (complete_released). Anything else takes the general
      * path. */
-    futoin_tool* tool = fl->root->owner;
+    futoin_tool* tool = futoin__flow_tool(fl);
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
         && !s->sub_head && !s->rare
@@ -1094,7 +1098,7 @@ static void loop_control(futoin__flow* fl, futoin__step* l)
     futoin__root_clear_error(r);
     futoin__root_set_exception(r, NULL);
     drop_args(fl);
-    futoin__queue_free(r->owner, l->sub_head);
+    futoin__queue_free(futoin__root_tool(r), l->sub_head);
     l->sub_head = NULL;
     if (cont) {
         futoin__loop_iterate(l);
@@ -1127,7 +1131,7 @@ static inline __attribute__((always_inline)) bool after_callback(
         return true;
     }
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
-        futoin_tool* tool = fl->root->owner;
+        futoin_tool* tool = futoin__flow_tool(fl);
         s->state = FUTOIN__S_WAIT;
         s->wait_since = futoin__tool_time_cached(tool);
         if (futoin__hooked(tool)) {
@@ -1180,7 +1184,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             loop_control(fl, s);
             return true;
         }
-        futoin__queue_free(r->owner, s->sub_head);
+        futoin__queue_free(futoin__root_tool(r), s->sub_head);
         s->sub_head = NULL;
         eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
         if (s->kind == FUTOIN__K_SYNC || s->kind == FUTOIN__K_LOOP
@@ -1192,7 +1196,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
         if (s->kind == FUTOIN__K_PARALLEL) {
             futoin__parallel_cancel(s);
         } else if (s->kind != FUTOIN__K_LOOP && s->kind != FUTOIN__K_SYNC) {
-            stop_timer(r->owner, s);
+            stop_timer(futoin__root_tool(r), s);
             run_cancel_handler(r, s);
             if (r->pending && !r->in_cb) {
                 futoin__root_settle(r);
@@ -1200,7 +1204,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             }
         }
         if (eh) {
-            futoin__eng(r->owner)->app_step = NULL;
+            futoin__eng(futoin__root_tool(r))->app_step = NULL;
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
                                      | FUTOIN__F_ADDED | FUTOIN__F_WAITEXT);
@@ -1213,7 +1217,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
                 /* a new code (maybe a break of its own) was stored by
                  * flow_set_code(); unwinding goes on with it */
             } else if (s->flags & FUTOIN__F_ADDED) {
-                if (futoin__hooked(r->owner)) {
+                if (futoin__hooked(futoin__root_tool(r))) {
                     futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
                                        fl->raise_code, NULL);
                 }
@@ -1223,7 +1227,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
                 s->state = FUTOIN__S_SUBS;
                 return true;
             } else if (s->flags & FUTOIN__F_SUCCESS) {
-                if (futoin__hooked(r->owner)) {
+                if (futoin__hooked(futoin__root_tool(r))) {
                     futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
                                        fl->raise_code, NULL);
                 }
@@ -1262,7 +1266,7 @@ static inline __attribute__((always_inline)) futoin__step* loop_next(
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     unsigned budget = FUTOIN__FLOW_BUDGET;
 
     fl->state = FUTOIN__FL_RUNNING;
@@ -1399,10 +1403,10 @@ int futoin__step_wake(futoin__step* s)
 void futoin__step_resolve(futoin__step* s)
 {
     futoin__flow* fl = s->flow;
-    if (futoin__hooked(fl->root->owner)) {
+    if (futoin__hooked(futoin__flow_tool(fl))) {
         futoin__hook_wait(s, FUTOIN_HOOK_WAIT_ENDED);
     }
-    stop_timer(fl->root->owner, s);
+    stop_timer(futoin__flow_tool(fl), s);
     /* the external operation finished: nothing is left to cancel, even if
      * the root is cancelled before the flow resumes */
     s->flags &= (uint16_t)~FUTOIN__F_CANCEL;

@@ -109,14 +109,14 @@ static void event_init(futoin_hook_event* ev, uint32_t type, futoin__root* r)
     ev->type = type;
     ev->root = &r->bsi;
     ev->root_id = atomic_load_explicit(&r->id, memory_order_relaxed);
-    ev->now = futoin_tool_now(r->owner);
+    ev->now = futoin_tool_now(futoin__root_tool(r));
 }
 
 /* Call the hook of `ev->type`, if the table (as it is now) has one. The
  * root is held (in_cb) so that nothing a hook does can free it under us. */
 static void deliver(futoin__root* r, futoin_hook_event* ev)
 {
-    struct futoin__engine_tool* e = futoin__eng(r->owner);
+    struct futoin__engine_tool* e = futoin__eng(futoin__root_tool(r));
     const futoin_hooks* h = e->hooks;
     futoin_hook_cb cb = h ? pick(h, ev->type) : NULL;
     if (!cb) {
@@ -141,7 +141,7 @@ void futoin__hook_root(futoin__root* r, uint32_t type, int outcome,
                        const char* code)
 {
     futoin_hook_event ev;
-    if (!wanted(r->owner, type)) {
+    if (!wanted(futoin__root_tool(r), type)) {
         return;
     }
     event_init(&ev, type, r);
@@ -155,7 +155,7 @@ static void step_event(futoin__step* s, uint32_t type)
     futoin_hook_event ev;
     futoin_frame_origin o;
     futoin__root* r = s->flow->root;
-    if (!wanted(r->owner, type)) {
+    if (!wanted(futoin__root_tool(r), type)) {
         return;
     }
     event_init(&ev, type, r);
@@ -169,7 +169,7 @@ static void sync_event(futoin__step* y, futoin__step* s, uint32_t type)
 {
     futoin_hook_event ev;
     futoin__root* r = y->flow->root;
-    if (!wanted(r->owner, type)) {
+    if (!wanted(futoin__root_tool(r), type)) {
         return;
     }
     event_init(&ev, type, r);
@@ -251,7 +251,7 @@ void futoin__hook_wait(futoin__step* s, uint32_t type)
     const char* language;
     uint64_t due;
     futoin__root* r = s->flow->root;
-    if (!wanted(r->owner, type)) {
+    if (!wanted(futoin__root_tool(r), type)) {
         return;
     }
     event_init(&ev, type, r);
@@ -269,7 +269,7 @@ void futoin__hook_error(futoin__root* r, futoin__step* s, uint32_t type,
 {
     futoin_hook_event ev;
     if (futoin__is_loop_code(futoin__static_code(code))
-        || !wanted(r->owner, type)) {
+        || !wanted(futoin__root_tool(r), type)) {
         return; /* a break or continue is not an error */
     }
     event_init(&ev, type, r);

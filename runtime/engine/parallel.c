@@ -11,7 +11,7 @@ void futoin__parallel_start(futoin__step* p)
 {
     futoin__flow* fl = p->flow;
     futoin__root* r = fl->root;
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     futoin__step* b;
 
     /* From now on the handle is the running step's: its error handler gets
@@ -83,7 +83,7 @@ void futoin__parallel_branch_done(futoin__flow* bf, const char* code)
 {
     futoin__step* p = bf->par;
     futoin__flow* fl = p->flow;
-    futoin_tool* tool = fl->root->owner;
+    futoin_tool* tool = futoin__flow_tool(fl);
 
     if (code && futoin__is_loop_code(code) && bf->ctl_target) {
         /* A break in the branch for a loop around the parallel(): it goes

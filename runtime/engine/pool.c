@@ -102,22 +102,22 @@ static inline __attribute__((always_inline)) void zero_words(void* rec,
  * a late completion how the previous owner ended until the new one starts.
  */
 _Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
-_Static_assert(offsetof(futoin__step, flags) == 88
-                       && offsetof(futoin__step, xs) == 92,
-               "flags, kind, state and xs share word 11");
-_Static_assert(sizeof(futoin__step) == 128, "a frame is 16 words");
+_Static_assert(offsetof(futoin__step, flags) == 80
+                       && offsetof(futoin__step, xs) == 84,
+               "flags, kind, state and xs share word 10");
+_Static_assert(sizeof(futoin__step) == 120, "a frame is 15 words");
 /* Every waiting flow holds two steps (bench T2): grow it knowingly. */
-_Static_assert(FUTOIN__STEP_SMALL == 96, "a step is 12 words");
+_Static_assert(FUTOIN__STEP_SMALL == 88, "a step is 11 words");
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
 _Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 14 words, its rare parts aside
+/* Every waiting flow holds a root: 13 words, its rare parts aside
  * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 112, "a root is at most 14 words");
+_Static_assert(sizeof(futoin__root) <= 104, "a root is at most 13 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
-                       && offsetof(futoin__root, owner)
+                       && offsetof(futoin__root, id)
                                   == offsetof(futoin__root, main.next),
                "a root's own fields take the place of its main flow's par, next");
 _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
@@ -127,15 +127,17 @@ _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 static inline __attribute__((always_inline)) void step_clear(futoin__step* s,
                                                              bool big)
 {
-    uint32_t gen = s->gen + 1;
-    zero_words(s, 1, 11);
+    zero_words(s, 1, 10);
     s->flags = 0;
     s->kind = 0;
     s->state = FUTOIN__S_FREE;
     if (big) {
-        zero_words(s, 12, 16);
+        zero_words(s, 11, 15);
     }
-    s->gen = gen;
+    atomic_store_explicit(&s->xs,
+                          atomic_load_explicit(&s->xs, memory_order_relaxed)
+                                  + FUTOIN__XS_GEN_ONE,
+                          memory_order_relaxed);
 }
 
 /* The pool of records of `kind`. */
@@ -162,7 +164,7 @@ static inline __attribute__((always_inline)) void step_queue_init(
 static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
         futoin__flow* fl, uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_carve(step_pool(fl->root->owner, kind));
+    futoin__step* s = futoin__recpool_carve(step_pool(futoin__flow_tool(fl), kind));
     if (s) {
         step_clear(s, futoin__step_big(kind));
         step_queue_init(s, fl, kind);
@@ -175,7 +177,7 @@ static FUTOIN__NOINLINE NO_MEMSET_PATTERN futoin__step* step_new_carved(
 futoin__step* futoin__step_new_small(futoin__flow* fl,
                                                        uint8_t kind)
 {
-    futoin__step* s = futoin__step_take_small(futoin__eng(fl->root->owner), fl,
+    futoin__step* s = futoin__step_take_small(futoin__eng(futoin__flow_tool(fl)), fl,
                                               kind);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_carved(fl, kind);
@@ -186,7 +188,7 @@ futoin__step* futoin__step_new_small(futoin__flow* fl,
 NO_MEMSET_PATTERN futoin__step* futoin__step_new_frame(futoin__flow* fl,
                                                        uint8_t kind)
 {
-    futoin__step* s = futoin__recpool_take(&futoin__eng(fl->root->owner)->frames);
+    futoin__step* s = futoin__recpool_take(&futoin__eng(futoin__flow_tool(fl))->frames);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_carved(fl, kind);
     }
@@ -213,7 +215,7 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
                                      FutoInAsyncSteps_error_callback eh,
                                      void* data)
 {
-    futoin__step* s = futoin__step_take_plain(futoin__eng(fl->root->owner), fl,
+    futoin__step* s = futoin__step_take_plain(futoin__eng(futoin__flow_tool(fl)), fl,
                                               f, eh, data);
     if (FUTOIN__UNLIKELY(!s)) {
         return step_new_plain_carved(fl, f, eh, data);
@@ -272,7 +274,8 @@ futoin__step* futoin__sub_tail(futoin__step* s)
 {
     struct futoin__engine_tool* e = futoin__eng(futoin__step_tool(s));
     futoin__step* t;
-    if (e->app_step == s && e->app_gen == s->gen) {
+    uint32_t gen = futoin__step_gen(s);
+    if (e->app_step == s && e->app_gen == gen) {
         return e->app_tail;
     }
     t = s->sub_head;
@@ -280,7 +283,7 @@ futoin__step* futoin__sub_tail(futoin__step* s)
         t = t->next;
     }
     e->app_step = s;
-    e->app_gen = s->gen;
+    e->app_gen = gen;
     e->app_tail = t;
     return t;
 }
@@ -323,13 +326,11 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-/* Words 1, 11 and 12 of a root are set, not cleared, by
- * futoin__root_alloc(). */
+/* Words 1 and 11 of a root are set, not cleared, by futoin__root_alloc(). */
 _Static_assert(offsetof(futoin__root, main.root) == 8
-                       && offsetof(futoin__root, owner) == 88
-                       && offsetof(futoin__root, id) == 96
-                       && sizeof(futoin__root) == 112,
-               "root: main.root word 1, owner word 11, id word 12 of 14");
+                       && offsetof(futoin__root, id) == 88
+                       && sizeof(futoin__root) == 104,
+               "root: main.root word 1, id word 11 of 13");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -342,10 +343,9 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
     }
     r->main.root = r;
     zero_words(r, 2, 11);
-    r->owner = tool;
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
-    zero_words(r, 13, 14);
+    zero_words(r, 12, 13);
     return &r->bsi;
 }
 
@@ -358,7 +358,7 @@ static FUTOIN__NOINLINE NO_MEMSET_PATTERN FutoInAsyncSteps* root_alloc_carved(
 }
 
 /* futoin_root_new() past its checks (issue 22, T1): a root as it is
- * handed out (cleared, its api, owner, id and main flow set), or NULL when
+ * handed out (cleared, its api, id and main flow set), or NULL when
  * out of memory. The usual record comes off the free list with no call,
  * so nothing is saved around one. */
 NO_MEMSET_PATTERN FutoInAsyncSteps* futoin__root_alloc(futoin_tool* tool)
@@ -377,7 +377,7 @@ NO_MEMSET_PATTERN futoin__root_rare* futoin__root_rare_get(futoin__root* r)
     if (x) {
         return x;
     }
-    x = futoin__recpool_get(&futoin__eng(r->owner)->rares);
+    x = futoin__recpool_get(&futoin__eng(futoin__root_tool(r))->rares);
     if (x) {
         zero_words(x, 0, sizeof(*x) / 8);
         r->rare = x;

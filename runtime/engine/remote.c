@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GEN_MASK (UINT32_MAX >> 2)
 
 /* ---- misuse from a foreign thread --------------------------------------- */
 
@@ -76,7 +75,7 @@ int futoin__xs_claim(futoin__step* s, const char* what)
     uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
     while (FUTOIN__XS_STATE(w) == FUTOIN__XS_OPEN) {
         if (atomic_compare_exchange_weak_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             return 1;
         }
@@ -90,7 +89,7 @@ typedef struct completion
 {
     futoin__remote node; /* first: the node pointer is the record pointer */
     futoin__step* s;
-    uint32_t gen;        /* the low 30 bits the claim saw */
+    uint32_t gen;        /* the generation the claim saw (29 bits) */
     FutoInArgs args;     /* success values (moved in) */
     char* code;          /* error code, or NULL for success */
     char* info;          /* error info, or NULL */
@@ -104,15 +103,16 @@ static void completion_run(futoin__remote* node, bool dropped)
     if (!dropped) {
         futoin_tool* tool = futoin__recpool_tool(s);
         uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
-        bool mine = (s->gen & GEN_MASK) == c->gen
-                    && w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_CLAIMED);
+        /* The generation is part of the word (futoin__step_gen). */
+        bool mine = w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_CLAIMED);
         if (mine
             && (s->state == FUTOIN__S_WAIT || s->state == FUTOIN__S_SUBS)) {
             futoin__step_apply(s, &c->args, c->code, c->info);
-        } else if (w == FUTOIN__XS_WORD(c->gen, FUTOIN__XS_NONE)) {
+        } else if (w == FUTOIN__XS_WORD(c->gen + 1, FUTOIN__XS_NONE)) {
             /* It was claimed while its callback ran, but the callback
              * neither waited (waitExternal, setTimeout, setCancel) nor
-             * failed: the step completed by itself. */
+             * failed: the step completed by itself (and was retired,
+             * which moved the generation on). */
             futoin__tool_misuse(
                     tool, c->code ? "handle_error() from another thread on "
                                     "a step that completed without waiting"
@@ -156,14 +156,14 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
                                           : "success() from another thread");
         }
         if (atomic_compare_exchange_weak_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             break;
         }
     }
     c->node.run = completion_run;
     c->s = s;
-    c->gen = w >> 2;
+    c->gen = w >> FUTOIN__XS_BITS;
     if (args) {
         futoin__args_move(&c->args, args);
     } else {

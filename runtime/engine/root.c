@@ -246,24 +246,24 @@ static void root_do_cancel(futoin__root* r)
     if (r->state != FUTOIN__R_RUNNING) {
         return;
     }
-    futoin__tool_active(r->owner); /* frees records: trimming on idle */
+    futoin__tool_active(futoin__root_tool(r)); /* frees records: trimming on idle */
     ++r->in_cb; /* cancel handlers may call cancel()/free() again */
-    if (futoin__hooked(r->owner)) {
+    if (futoin__hooked(futoin__root_tool(r))) {
         futoin__hook_root(r, FUTOIN_HOOK_CANCEL, 0, NULL);
     }
     futoin__flow_cancel(&r->main);
-    if (futoin__hooked(r->owner)) {
+    if (futoin__hooked(futoin__root_tool(r))) {
         futoin__hook_root(r, FUTOIN_HOOK_FLOW_FINISHED, FUTOIN_HOOK_CANCELLED,
                           NULL);
     }
     --r->in_cb;
     r->state = FUTOIN__R_DONE;
-    futoin__tool_unref(r->owner);
+    futoin__tool_unref(futoin__root_tool(r));
 }
 
 static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
 {
-    futoin_tool* tool = r->owner;
+    futoin_tool* tool = futoin__root_tool(r);
     futoin__tool_active(tool); /* frees records: trimming on idle */
     root_do_cancel(r);
     /* Each part is released only if it is there: a root that ran its
@@ -336,7 +336,7 @@ static void root_do_free(futoin__root* r)
         root_do_free_all(r);
         return;
     }
-    root_free_plain(r->owner, r);
+    root_free_plain(futoin__root_tool(r), r);
 }
 
 void futoin__root_settle(futoin__root* r)
@@ -402,7 +402,7 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
         return;
     }
     futoin__root_set_error(r, FUTOIN_ERR_INTERNAL_ERROR, msg);
-    if (futoin__hooked(r->owner)) {
+    if (futoin__hooked(futoin__root_tool(r))) {
         futoin__hook_error(r, NULL, FUTOIN_HOOK_ERROR_RAISED,
                            FUTOIN_ERR_INTERNAL_ERROR, msg);
     }
@@ -779,8 +779,8 @@ bool futoin__root_execute(FutoInAsyncSteps* bsi, void* data,
         x->unhandled_release = release;
     }
     r->state = FUTOIN__R_RUNNING;
-    futoin__tool_ref(r->owner);
-    if (futoin__hooked(r->owner)) {
+    futoin__tool_ref(futoin__root_tool(r));
+    if (futoin__hooked(futoin__root_tool(r))) {
         futoin__hook_root(r, FUTOIN_HOOK_FLOW_STARTED, 0, NULL);
     }
     futoin__flow_start(&r->main);

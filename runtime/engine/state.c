@@ -66,7 +66,7 @@ void* futoin__state_variable(futoin__root* r, void* data, const char* name,
     size_t len;
 
     if (!name) {
-        futoin__tool_misuse(r->owner, "stateVariable(): the name is NULL");
+        futoin__tool_misuse(futoin__root_tool(r), "stateVariable(): the name is NULL");
         return NULL;
     }
     if (strcmp(name, "error_info") == 0) {

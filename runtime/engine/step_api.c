@@ -336,7 +336,7 @@ static FUTOIN__NOINLINE int step_complete_checked(futoin__step* s,
                 uint32_t w = atomic_load_explicit(&s->xs, memory_order_acquire);
                 if (FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
                     || !atomic_compare_exchange_strong_explicit(
-                            &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                            &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                             memory_order_acq_rel, memory_order_acquire)) {
                     /* lost a race or misuse: as futoin__xs_claim decides */
                     int claim = futoin__xs_claim(s, "success()");
@@ -406,7 +406,7 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         if ((s->flags & FUTOIN__F_TIMEOUT) || futoin__hooked(tool)
             || FUTOIN__XS_STATE(w) != FUTOIN__XS_OPEN
             || !atomic_compare_exchange_strong_explicit(
-                    &s->xs, &w, (w & ~3u) | FUTOIN__XS_CLAIMED,
+                    &s->xs, &w, (w & ~FUTOIN__XS_MASK) | FUTOIN__XS_CLAIMED,
                     memory_order_acq_rel, memory_order_acquire)) {
             goto slow; /* a claim that failed is decided there again */
         }
@@ -491,14 +491,14 @@ static void timeout_cb(void* data)
 {
     futoin__step* s = data;
     futoin__flow* fl = s->flow;
-    bool hooked = futoin__hooked(fl->root->owner);
+    bool hooked = futoin__hooked(futoin__flow_tool(fl));
     if (s->state == FUTOIN__S_WAIT) {
         /* The timeout and a completion race for the step: whoever closes
          * `xs` first wins. A completion that claimed it is on its way to
          * this thread: the timeout stands down. */
-        uint32_t open = FUTOIN__XS_WORD(s->gen, FUTOIN__XS_OPEN);
+        uint32_t open = futoin__step_xs(s, FUTOIN__XS_OPEN);
         if (!atomic_compare_exchange_strong_explicit(
-                    &s->xs, &open, FUTOIN__XS_WORD(s->gen, FUTOIN__XS_ABORTED),
+                    &s->xs, &open, futoin__step_xs(s, FUTOIN__XS_ABORTED),
                     memory_order_acq_rel, memory_order_acquire)) {
             s->rare->timer = NULL;
             s->flags &= (uint16_t)~FUTOIN__F_TIMEOUT;
@@ -539,7 +539,7 @@ static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
     }
     if ((s->flags & FUTOIN__F_TIMEOUT) && x->timer) {
         /* §1.9: a repeated call overrides the previous limit */
-        futoin__tool_timer_stop(tool, x->timer, s->timer_gen);
+        futoin__tool_timer_stop(tool, x->timer, x->timer_gen);
     }
     x->timer = futoin__tool_timer_start(tool, timeout_ms, timeout_cb, s);
     if (!x->timer) {
@@ -548,7 +548,7 @@ static void step_set_timeout(FutoInAsyncSteps* bsi, uint32_t timeout_ms)
                            "setTimeout(): out of memory");
         return;
     }
-    s->timer_gen = x->timer->gen;
+    x->timer_gen = x->timer->gen;
     s->flags |= FUTOIN__F_TIMEOUT;
 }
 

@@ -174,7 +174,7 @@ FUTOIN_API const char* futoin_trace_check(const char* traceparent)
 static uint64_t span_of(const struct futoin__trace* t, const futoin__step* s)
 {
     uint64_t h = mix64((uint64_t)(uintptr_t)s ^ t->key[0]);
-    h = mix64(h ^ t->key[1] ^ s->gen);
+    h = mix64(h ^ t->key[1] ^ futoin__step_gen(s));
     return h ? h : 1; /* W3C: an all-zero span id is invalid */
 }
 
