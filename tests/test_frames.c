@@ -338,6 +338,85 @@ Test(frames, a_class_built_before_frame_existed_is_not_read_past_its_size)
     API(as)->free(as);
 }
 
+/* ---- a class that defers its origin (origin_defer / origin_resolve) ------- */
+
+static int deferred, resolved, dropped;
+static int defer_token;
+
+static void* defer_file(void* data, futoin_frame_origin* out)
+{
+    ++deferred;
+    out->function = "cheap_name"; /* copied now */
+    return &defer_token;
+}
+static void resolve_file(void* tok, futoin_frame_origin* out)
+{
+    cr_assert_eq(tok, &defer_token);
+    if (!out) {
+        ++dropped;
+        return;
+    }
+    ++resolved;
+    cr_assert_str_eq(out->function, "cheap_name");
+    out->file = "later.js"; /* static: outlives the stack */
+    out->line = 77;
+}
+static const futoin_step_class deferring = {sizeof(futoin_step_class), NULL, line_only,
+                                            {"c", "named", "here.c", 1}, defer_file,
+                                            resolve_file};
+/* `origin_defer` without `origin_resolve`: not a deferring class */
+static const futoin_step_class half = {sizeof(futoin_step_class), NULL, line_only,
+                                       {"c", "named", "here.c", 1}, defer_file, NULL};
+
+static void keep_stack_unread(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("unhandled %s", code);
+}
+
+Test(frames, a_deferred_origin_is_completed_once_when_the_stack_is_read)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    deferred = resolved = dropped = 0;
+    futoin_wrap_add_classed(as, NULL, fails, NULL, &deferring);
+    API(as)->execute(as, NULL, keep_stack_unread);
+    run();
+    cr_assert_eq(deferred, 1);
+    cr_assert_eq(resolved, 0, "resolved while the error unwound");
+    seen = futoin_wrap_async_stack(as);
+    cr_assert_not_null(seen);
+    futoin_async_stack_format(seen, text, sizeof(text));
+    cr_assert_eq(resolved, 1);
+    assert_frame(0, "cheap_name", "later.js", 77);
+    cr_assert_eq(futoin_wrap_async_stack(as), seen);
+    cr_assert_eq(resolved, 1, "read twice, resolved twice");
+    API(as)->free(as);
+    cr_assert_eq(dropped, 0);
+}
+
+Test(frames, a_deferred_origin_nobody_read_is_released_with_the_stack)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    deferred = resolved = dropped = 0;
+    futoin_wrap_add_classed(as, NULL, fails, NULL, &deferring);
+    API(as)->execute(as, NULL, keep_stack_unread);
+    run();
+    API(as)->free(as);
+    cr_assert_eq(deferred, 1);
+    cr_assert_eq(resolved, 0);
+    cr_assert_eq(dropped, 1);
+}
+
+Test(frames, a_class_that_defers_without_resolving_is_asked_its_origin)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    deferred = 0;
+    futoin_wrap_add_classed(as, NULL, fails, NULL, &half);
+    run_keeping_stack(as);
+    cr_assert_eq(deferred, 0);
+    assert_frame(0, "named", "here.c", 4242);
+    API(as)->free(as);
+}
+
 /* ---- C steps by name (the built-in host "c") ------------------------------ */
 
 static void a_string(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)

@@ -44,7 +44,8 @@
  *  one's own: `static const futoin_step_class cls =
  *  FUTOIN_STEP_CLASS_HERE(my_step, NULL);`. */
 #define FUTOIN_STEP_CLASS_HERE(fn, release)                                    \
-    {sizeof(futoin_step_class), (release), NULL, {"c", #fn, __FILE__, __LINE__}}
+    {sizeof(futoin_step_class), (release), NULL, {"c", #fn, __FILE__, __LINE__},    \
+     NULL, NULL}
 
 /** add(as, data, fn, eh), recording where. */
 #define FUTOIN_ADD(as, data, fn, eh) FUTOIN_ADD_OWNED(as, data, fn, eh, NULL)

@@ -22,32 +22,16 @@
 // this binding's addon as lib/native.js finds it ($FUTOIN_ASYNC_NODE_ADDON
 // for a release build).
 const path = require('path');
+const { repo, opt, loadReference, median } = require('./common');
 
 const args = process.argv.slice(2);
-function opt(name, dflt) {
-    const i = args.indexOf(name);
-    return i >= 0 ? Number(args[i + 1]) : dflt;
-}
 const TOTAL = opt('--steps', 200000);
 const N = Math.min(TOTAL, opt('--len', 1000));
 const ROOTS = Math.ceil(TOTAL / N);
 const ROUNDS = opt('--rounds', 9);
 const CSV = args.includes('--csv');
 
-const repo = path.resolve(__dirname, '..', '..');
 const $as = require(path.join(repo, 'bindings', 'node', 'lib', 'index.js'));
-
-function loadReference() {
-    const cache = process.env.FUTOIN_RI_CACHE || path.join(repo, 'build', 'node-ri');
-    for (const p of [path.join(cache, 'node_modules', 'futoin-asyncsteps'), 'futoin-asyncsteps']) {
-        try {
-            return require(p);
-        } catch (_) {
-            // next
-        }
-    }
-    return null;
-}
 const ref = loadReference();
 
 // ---- the chains: each returns a promise of [ns per step, check value] ----
@@ -129,11 +113,6 @@ if (ref) {
     impls.push(['futoin-asyncsteps 2.5.5', asChain(() => ref())]);
 }
 impls.push(['Promises', promises]);
-
-function median(a) {
-    const s = [...a].sort((x, y) => x - y);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 async function main() {
     const chains = ['value', 'empty', 'repeat'];

@@ -7,7 +7,9 @@
  * wait does: a C step with no recorded origin is named (from its object's
  * symbols and debug info, base/codeinfo.c) only when someone reads the
  * stack, since errors in C-only flows can be frequent and nobody may ever
- * look.
+ * look; so is the rest of a frame whose class defers its origin
+ * (origin_defer: a JavaScript function's file:line costs a debugger round
+ * trip).
  */
 #include "engine/engine.h"
 
@@ -17,20 +19,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* [futoin__stack][futoin_async_stack + frames][fns][names][strings] */
+/* [futoin__stack][futoin_async_stack + frames][fns][later][names][strings] */
 struct futoin__stack
 {
     futoin_async_stack* pub;
     void** fns;           /* per frame: C function still to be named */
+    struct frame_later* later; /* per frame: a deferred origin's token */
     char (*names)[24];    /* per frame: room for "+0x..." of a C frame */
-    uint32_t unresolved;  /* how many fns are set */
+    uint32_t unresolved;  /* how many fns and later tokens are set */
 };
+
+/* The rest of a frame whose class deferred it (origin_defer). */
+typedef struct frame_later
+{
+    const futoin_step_class* cls;
+    void* tok;
+} frame_later;
 
 /* What a frame will show: its class's origin, or its C function. */
 typedef struct frame_src
 {
     futoin_frame_origin o;
     void* fn;
+    frame_later later;
 } frame_src;
 
 bool futoin__frame_shown(const futoin__step* s)
@@ -71,6 +82,14 @@ static bool has_frame(const futoin_step_class* cls)
            && cls->frame.language;
 }
 
+/* Whether class `cls` can defer its origin (futoin/sys/host.h). */
+static bool has_defer(const futoin_step_class* cls)
+{
+    return cls->size >= offsetof(futoin_step_class, origin_resolve)
+                                + sizeof(cls->origin_resolve)
+           && cls->origin_defer && cls->origin_resolve;
+}
+
 static void source_of(futoin__step* s, frame_src* out)
 {
     /* A loop body shows its loop's function and class; the step an
@@ -82,11 +101,14 @@ static void source_of(futoin__step* s, frame_src* out)
                                                                    : NULL;
     memset(out, 0, sizeof(*out));
     out->o.language = "c";
-    if (cls && (cls->origin || has_frame(cls))) {
+    if (cls && (cls->origin || has_frame(cls) || has_defer(cls))) {
         if (has_frame(cls)) {
             out->o = cls->frame;
         }
-        if (cls->origin) {
+        if (has_defer(cls)) {
+            out->later.tok = cls->origin_defer(owner->data, &out->o);
+            out->later.cls = out->later.tok ? cls : NULL;
+        } else if (cls->origin) {
             cls->origin(owner->data, &out->o);
         }
         if (!out->o.language) {
@@ -104,6 +126,9 @@ void futoin__step_origin(futoin__step* s, futoin_frame_origin* out)
     frame_src src;
     source_of(s, &src);
     *out = src.o;
+    if (src.later.tok) {
+        src.later.cls->origin_resolve(src.later.tok, out);
+    }
     if (src.fn) {
         futoin__codeinfo ci;
         futoin__codeinfo_get(src.fn, &ci);
@@ -133,8 +158,15 @@ static const char* str_copy(char** at, const char* s)
 
 void futoin__stack_free(futoin__root* r)
 {
-    if (r->rare) {
-        free(r->rare->stack);
+    struct futoin__stack* st = r->rare ? r->rare->stack : NULL;
+    if (st) {
+        /* deferred origins nobody read: their tokens released */
+        for (uint32_t i = 0; st->unresolved && i < st->pub->count; ++i) {
+            if (st->later[i].tok) {
+                st->later[i].cls->origin_resolve(st->later[i].tok, NULL);
+            }
+        }
+        free(st);
         r->rare->stack = NULL;
     }
 }
@@ -180,14 +212,20 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
     }
     bytes = sizeof(*st) + sizeof(futoin_async_stack)
             + n * sizeof(futoin_frame_origin) + n * sizeof(void*)
-            + n * sizeof(*st->names) + strings;
+            + n * sizeof(frame_later) + n * sizeof(*st->names) + strings;
     futoin__stack_free(r);
     if (!futoin__root_rare_get(r) || !(st = malloc(bytes))) {
+        for (uint32_t i = 0; i < n; ++i) {
+            if (src[i].later.tok) {
+                src[i].later.cls->origin_resolve(src[i].later.tok, NULL);
+            }
+        }
         return; /* no stack for this error: it still unwinds */
     }
     st->pub = (futoin_async_stack*)(st + 1);
     st->fns = (void**)&st->pub->frames[n];
-    st->names = (char (*)[24])&st->fns[n];
+    st->later = (frame_later*)&st->fns[n];
+    st->names = (char (*)[24])&st->later[n];
     st->unresolved = 0;
     text = (char*)&st->names[n];
     st->pub->code = str_copy(&text, code);
@@ -201,7 +239,8 @@ void futoin__stack_capture(futoin__flow* fl, futoin__step* at,
         o->file = str_copy(&text, src[i].o.file);
         o->line = src[i].o.line;
         st->fns[i] = src[i].fn;
-        st->unresolved += src[i].fn != NULL;
+        st->later[i] = src[i].later;
+        st->unresolved += src[i].fn != NULL || src[i].later.tok != NULL;
     }
     r->rare->stack = st;
 }
@@ -217,10 +256,16 @@ const futoin_async_stack* futoin__stack_get(futoin__root* r)
          * symbols and debug info (base/codeinfo.c; strings kept for the
          * process, so they outlive the stack). A function with no name
          * there shows as its offset in the object, and no line: the
-         * object's path stands in for the file. */
+         * object's path stands in for the file. A deferred origin: its
+         * class completes the frame. */
         for (uint32_t i = 0; i < st->pub->count; ++i) {
             futoin__codeinfo ci;
             futoin_frame_origin* o = &st->pub->frames[i];
+            if (st->later[i].tok) {
+                frame_later l = st->later[i];
+                st->later[i].tok = NULL;
+                l.cls->origin_resolve(l.tok, o);
+            }
             if (!st->fns[i]) {
                 continue;
             }

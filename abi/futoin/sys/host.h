@@ -131,6 +131,23 @@ typedef struct futoin_step_class
      *  Ignored while `frame.language` is NULL. Read only when `size`
      *  covers it. @since 0.3.0 (extension table version 5) */
     futoin_frame_origin frame;
+    /** Where the step came from, for a class whose answer is costly
+     *  (a debugger round trip) while errors can be frequent and their
+     *  stacks mostly unread. When set, it is asked instead of `origin`
+     *  when a stack is recorded: it fills `out` with what is cheap (as
+     *  `origin`, copied at once) and returns a token for the rest, or NULL
+     *  when `out` is complete. Each token is then given to
+     *  `origin_resolve` exactly once. Read only when `size` covers it.
+     *  @since 0.3.0 */
+    void* (*origin_defer)(void* data, futoin_frame_origin* out);
+    /** Finish a frame `origin_defer` left a token for: `out` holds its frame
+     *  as recorded and is completed, when the stack is first read (on the
+     *  thread that reads it: the flow's loop thread), with strings that
+     *  stay valid as long as the stack (they are not copied); `out` NULL
+     *  when the stack goes unread: only release the token. Also called
+     *  right after `origin_defer` when a step's origin is asked outside a
+     *  stack (hooks, dumps). Set whenever `origin_defer` is. */
+    void (*origin_resolve)(void* token, futoin_frame_origin* out);
 } futoin_step_class;
 
 /* ---- the async stack of an error ---------------------------------------- */

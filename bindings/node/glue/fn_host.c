@@ -9,7 +9,8 @@
  *  - the async stack of a flow's last error (asyncStack), whose JavaScript
  *    frames name the step function and its file:line: every JavaScript
  *    step's data has the class fn_js_class, whose origin asks the
- *    JavaScript layer (FN_ORIGIN) when a stack is recorded;
+ *    JavaScript layer the function's name (FN_ORIGIN) when a stack is
+ *    recorded and its file:line (FN_WHERE) only when the stack is read;
  *  - the language host "javascript", registered when the addon is loaded:
  *    steps of JavaScript by name (require(module)[function]) in flows of
  *    this process, added from any language (FN_RESOLVE).
@@ -81,40 +82,101 @@ static const char* interned_string(napi_env env, napi_value v)
 
 /* ---- the class of JavaScript steps ------------------------------------------ */
 
-static void js_origin(void* data, futoin_frame_origin* out)
+/* A frame from what JavaScript answered, [function, file, line] (a
+ * function as `file`: where it was written is not known yet; given back,
+ * the caller asks later). */
+static napi_value origin_from(napi_env env, napi_value r, futoin_frame_origin* out)
+{
+    napi_value x, later = NULL;
+    napi_valuetype t = napi_undefined;
+    bool is = false;
+    double line = 0;
+    if (napi_is_array(env, r, &is) != napi_ok || !is) {
+        return NULL;
+    }
+    if (napi_get_element(env, r, 0, &x) == napi_ok) {
+        const char* f = interned_string(env, x);
+        if (f) {
+            out->function = f;
+        }
+    }
+    if (napi_get_element(env, r, 1, &x) == napi_ok && napi_typeof(env, x, &t) == napi_ok) {
+        if (t == napi_function) {
+            later = x;
+        } else {
+            out->file = interned_string(env, x);
+        }
+    }
+    if (napi_get_element(env, r, 2, &x) == napi_ok
+        && napi_get_value_double(env, x, &line) == napi_ok && line > 0 && line < 4e9) {
+        out->line = (uint32_t)line;
+    }
+    return later;
+}
+
+/* The frame of a JavaScript step, asked of JavaScript (FN_ORIGIN): with
+ * `defer`, a function whose file:line is not known yet comes back as
+ * a reference to it (the token of origin_defer), else NULL. */
+static void* js_frame(void* data, futoin_frame_origin* out, bool defer)
 {
     napi_handle_scope scope;
     napi_env env;
-    napi_value r, x;
-    bool is = false;
+    napi_value r, a, later;
+    void* tok = NULL;
     out->language = "javascript";
     out->function = NULL;
     out->file = NULL;
     out->line = 0;
     env = fn_dispatch_open(&scope);
     if (!env) {
-        return;
+        return NULL;
     }
-    r = fn_dispatch_invoke(FN_ORIGIN, data, 0, NULL);
-    if (napi_is_array(env, r, &is) == napi_ok && is) {
-        double line = 0;
-        if (napi_get_element(env, r, 0, &x) == napi_ok) {
-            out->function = interned_string(env, x);
-        }
-        if (napi_get_element(env, r, 1, &x) == napi_ok) {
-            out->file = interned_string(env, x);
-        }
-        if (napi_get_element(env, r, 2, &x) == napi_ok
-            && napi_get_value_double(env, x, &line) == napi_ok && line > 0
-            && line < 4e9) {
-            out->line = (uint32_t)line;
-        }
+    napi_get_boolean(env, defer, &a);
+    r = fn_dispatch_invoke(FN_ORIGIN, data, 1, &a);
+    later = origin_from(env, r, out);
+    if (later) {
+        tok = fn_new_ref(env, later);
     }
     napi_close_handle_scope(env, scope);
+    return tok;
 }
 
-const futoin_step_class fn_js_class = {
-    sizeof(futoin_step_class), fn_release_ref, js_origin, {NULL, NULL, NULL, 0}};
+/* A core without origin_defer asks here, while the error unwinds. */
+static void js_origin(void* data, futoin_frame_origin* out)
+{
+    (void)js_frame(data, out, false);
+}
+
+/* When a stack is recorded: the function's name now, its file:line (an
+ * inspector round trip for a function not seen yet, lib/polyglot.js)
+ * when someone reads the stack. Idiomatic flows make their steps of
+ * fresh closures, so an error would pay it every time. */
+static void* js_origin_defer(void* data, futoin_frame_origin* out)
+{
+    return js_frame(data, out, true);
+}
+
+/* The stack is read (`out`: the frame to complete, FN_WHERE) or freed
+ * unread (`out` NULL); `tok` is the function's reference. */
+static void js_origin_resolve(void* tok, futoin_frame_origin* out)
+{
+    napi_handle_scope scope;
+    napi_env env;
+    if (out && (env = fn_dispatch_open(&scope)) != NULL) {
+        futoin_frame_origin o = *out;
+        (void)origin_from(env, fn_dispatch_invoke(FN_WHERE, tok, 0, NULL), &o);
+        napi_close_handle_scope(env, scope);
+        *out = o;
+    }
+    fn_release_ref(tok);
+}
+
+const futoin_step_class fn_js_class = {sizeof(futoin_step_class),
+                                       fn_release_ref,
+                                       js_origin,
+                                       {NULL, NULL, NULL, 0},
+                                       js_origin_defer,
+                                       js_origin_resolve};
 
 /* ---- the language host "javascript" ----------------------------------------- */
 

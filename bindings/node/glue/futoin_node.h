@@ -36,9 +36,12 @@ enum fn_kind
     FN_TIMER = 6,     /* (rec) */
     FN_ENDED = 7,     /* (rec): a waiting step's handle ended */
     FN_ROOT_END = 8,  /* (rec): a root's execution ended */
-    FN_ORIGIN = 9,    /* (rec) -> [function, file, line]: a frame's origin */
+    FN_ORIGIN = 9,    /* (rec, defer) -> [function, file, line]: a frame's
+                       * origin; with defer, [function, fn] while fn's
+                       * file:line is not known yet */
     FN_RESOLVE = 10,  /* (undefined, module, function) -> rec | message */
     FN_HOOK = 11,     /* (undefined, tool, event): a hook of tool.setHooks() */
+    FN_WHERE = 12,    /* (function) -> [function, file, line]: where it was written */
 };
 
 /* Per JavaScript thread. */
@@ -112,7 +115,8 @@ void fn_watch_init(napi_env env, napi_value exports);
 
 /* The class of every JavaScript step's data (a napi_ref to its record):
  * released by fn_release_ref, its origin (function, file:line) asked of
- * JavaScript when an async stack is recorded (fn_host.c). */
+ * JavaScript when an async stack is recorded, the file:line of a function
+ * not seen yet only when the stack is read (fn_host.c). */
 extern const futoin_step_class fn_js_class;
 /* The trampolines of fn_steps.c, for the steps of the host "javascript". */
 void fn_t_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);

@@ -34,6 +34,7 @@ const K_ROOT_END = 8;
 const K_ORIGIN = 9;
 const K_RESOLVE = 10;
 const K_HOOK = 11;
+const K_WHERE = 12;
 
 // What break()/continue() and a handled error() throw to leave the
 // callback: the flow already knows.
@@ -290,7 +291,7 @@ class Step {
     // one a step of this flow raised): frames {language, function, file,
     // line}, innermost first, across languages.
     asyncStack() {
-        return native.asyncStack(this._live());
+        return readStack(this._live());
     }
 
     // The flow's trace context from now on (a W3C traceparent; null
@@ -729,7 +730,7 @@ class AsyncSteps {
     // The async stack of the last error this root did not handle (frames
     // {language, function, file, line}, innermost first), or null.
     asyncStack() {
-        return this._bsi ? native.asyncStack(this._bsi) : this._async_stack || null;
+        return this._bsi ? readStack(this._bsi) : this._async_stack || null;
     }
 
     parallel(onerror) {
@@ -950,6 +951,15 @@ class AsyncSteps {
     }
 }
 
+// The async stack of the last error of the root of `bsi`: reading it
+// locates the functions it names that were not located yet (inspector
+// calls, lib/polyglot.js), whose hold the inspector then lets go of.
+function readStack(bsi) {
+    const frames = native.asyncStack(bsi);
+    polyglot.releaseHeld();
+    return frames;
+}
+
 // ---- the dispatcher: every call from the core --------------------------------------
 
 // After a break() or continue(): once the unwinding reached its loop, the
@@ -1121,7 +1131,7 @@ function dispatchTo(kind, rec, a, b, c) {
         break;
     case K_UNHANDLED: {
         const root = rec;
-        root._async_stack = native.asyncStack(a);
+        root._async_stack = readStack(a);
         coreError(root, b, c);
         const f = root._on_unhandled;
         if (f) {
@@ -1150,7 +1160,9 @@ function dispatchTo(kind, rec, a, b, c) {
         rec._ended();
         break;
     case K_ORIGIN:
-        return polyglot.origin(rec);
+        return polyglot.origin(rec, a);
+    case K_WHERE:
+        return polyglot.where(rec);
     case K_RESOLVE:
         return polyglot.resolve(a, b, Rec);
     case K_HOOK:

@@ -93,15 +93,19 @@ function attachStack(e, frames) {
 
 // Where a JavaScript function was written: [name, file, line]. V8 knows
 // ([[FunctionLocation]]), and tells it through the inspector protocol (a
-// session of this thread answers synchronously). Asked only when an async
-// stack is recorded, once per function.
+// session of this thread answers synchronously): three round trips, and
+// for a script not seen yet a Debugger.enable that stalls the loop. So it
+// is asked only when a recorded async stack is read (the core keeps the
+// function until then: fn_host.c js_origin_defer), once per function.
 let g_session = null;
 let g_urls = new Map();
 const g_where = new WeakMap();
+let g_posts = 0; // inspector calls made (tests: none while errors unwind)
 
 function post(method, params) {
     let res = null;
     let err = null;
+    ++g_posts;
     g_session.post(method, params, (e, r) => {
         err = e;
         res = r;
@@ -130,6 +134,20 @@ function scriptUrl(id) {
     return u || null;
 }
 
+const WHERE_GROUP = 64;
+let g_held = 0; // functions the inspector holds for us (objectGroup futoin-where)
+
+function releaseHeld() {
+    if (g_held && g_session) {
+        g_held = 0;
+        try {
+            post('Runtime.releaseObjectGroup', { objectGroup: 'futoin-where' });
+        } catch (_) {
+            // the session is gone: so is what it held
+        }
+    }
+}
+
 function locate(fn) {
     if (g_session === false) {
         return [null, 0];
@@ -149,7 +167,12 @@ function locate(fn) {
         const p = post('Runtime.getProperties', {
             objectId: o.result.objectId, ownProperties: true,
         });
-        post('Runtime.releaseObjectGroup', { objectGroup: 'futoin-where' });
+        // the inspector holds the functions it named until their group is
+        // released: once per WHERE_GROUP lookups (a round trip saved on
+        // every other one), and when an async stack has been read
+        if (++g_held >= WHERE_GROUP) {
+            releaseHeld();
+        }
         const loc = (p.internalProperties || []).find((x) => x.name === '[[FunctionLocation]]');
         if (!loc) {
             return [null, 0];
@@ -177,12 +200,18 @@ function where(fn) {
     return w;
 }
 
-// K_ORIGIN: the frame of a JavaScript step (its record)
-function origin(rec) {
+// K_ORIGIN: the frame of a JavaScript step (its record); `later`: a
+// function not located yet comes back as [name, fn], to be located by
+// where() (K_WHERE) if the stack is read
+function origin(rec, later) {
     if (!rec) {
         return undefined;
     }
-    return where(rec.f || rec.eh);
+    const fn = rec.f || rec.eh;
+    if (later && typeof fn === 'function' && !fn._futoinOrigin) {
+        return g_where.get(fn) || [fn.name || '<anonymous>', fn];
+    }
+    return where(fn);
 }
 
 // ---- JavaScript steps by name (the host "javascript") ------------------------
@@ -362,6 +391,9 @@ module.exports = {
     attachStack,
     formatStack,
     origin,
+    where,
+    releaseHeld,
+    inspectorCalls: () => g_posts,
     resolve,
     foreignRoot,
     sharedState,
