@@ -1021,10 +1021,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
             fl->tail = NULL;
         }
     }
-    next->parent = parent;
-    next->flow = fl;
-    next->next = NULL;
-    fl->top = next;
+    push_frame(fl, next, parent);
     e->app_step = NULL;
     next->state = FUTOIN__S_EXEC;
     atomic_store_explicit(&next->xs,
