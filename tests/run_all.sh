@@ -478,10 +478,11 @@ while [ $# -gt 0 ]; do
 done
 
 for p in "${parts[@]}"; do
-  part_t0=$SECONDS
+  # where a slow run spent its time (a fresh root took 1,712 s, not 919);
+  # the name is kept apart: parts use `p` for their own counts
+  part_name=$p part_t0=$SECONDS
   "part_$p"
-  # where a slow run spent its time (a fresh root took 1,712 s, not 919)
-  echo "(part $p took $((SECONDS - part_t0)) s)"
+  echo "(part $part_name took $((SECONDS - part_t0)) s)"
 done
 
 if [ ${#failed_digest[@]} -gt 0 ]; then
