@@ -389,7 +389,9 @@ struct fl_hslot
 {
     fl_steps s; /* first: a slot is its fl_steps */
     uint32_t gen;
-    uint32_t idx;
+    /* the high half of its handle values (tag, context number, index;
+     * fl_handle_value): fixed when the slot is made */
+    uint32_t hi;
     fl_hslot* next; /* FIFO of retired slots */
 };
 enum { FL_HANDLE_QUARANTINE = 1024, FL_HANDLE_CHUNK = 256 };
@@ -443,8 +445,7 @@ static inline int fl_handle_is_light(const void* p)
 static inline void* fl_handle_value(const fl_steps* s)
 {
     const fl_hslot* h = (const fl_hslot*)s;
-    return (void*)(((uintptr_t)0xA << 60) | ((uintptr_t)s->ctx->light_id << 52)
-                   | ((uintptr_t)h->idx << 32) | h->gen);
+    return (void*)(((uintptr_t)h->hi << 32) | h->gen);
 }
 /** The context whose number value `p` (a handle value) carries, or NULL. */
 static inline fl_ctx* fl_handle_ctx_of(const void* p)

@@ -170,7 +170,8 @@ fl_hslot* fl_handle_grow(fl_ctx* ctx)
         }
     }
     h = &ctx->hchunks[idx / FL_HANDLE_CHUNK][idx % FL_HANDLE_CHUNK];
-    h->idx = idx;
+    /* bits 63-32 of its values: tag 0xA, context number, index */
+    h->hi = (0xAu << 28) | ((uint32_t)ctx->light_id << 20) | idx;
     /* for the slot's life: fl_handle_new() sets only what changes */
     h->s.magic = &fl_steps_magic;
     h->s.ctx = ctx;

@@ -159,12 +159,18 @@ static inline __attribute__((always_inline)) int add_fast(lua_State* L, fl_steps
                 ? (s->flags & (uint16_t) ~(FL_F_LIGHT | FL_F_ADDED | FL_F_WAITING))
                           == FL_F_ACTIVE
                 : s->bsi != NULL)
-        && lua_type(L, fn) == LUA_TFUNCTION) {
+        /* The anchored function again (the usual add() of a loop or a
+         * named function) needs no type check: lua_topointer() of a
+         * value is the address of a live object only for that object
+         * itself (NULL for numbers, booleans and nil), and the anchored
+         * function is alive. Only a light userdata that C code made of
+         * that very address would pass too. */
+        && (((p = lua_topointer(L, fn)) == ctx->share_ptr && p)
+            || lua_type(L, fn) == LUA_TFUNCTION)) {
         /* a free record holds its ctx and nothing else (fl_rec_new(),
          * lua_ctx.c); `next` is read on the free list only */
         ctx->free_recs = r->next;
         ++ctx->recs;
-        p = lua_topointer(L, fn);
         if (p == ctx->share_ptr) {
             ++ctx->share_cnt; /* anchored already */
             r->has = (1u << FL_A_FN) | FL_H_SHARED;
