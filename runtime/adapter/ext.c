@@ -442,7 +442,7 @@ static int ext_set_hooks(FutoInAsyncSteps* bsi, const futoin_hooks* hooks)
 
 const futoin_async_ext_table futoin__ext_tab = {
         .size = sizeof(futoin_async_ext_table),
-        .version = FUTOIN_EXT_VERSION_7,
+        .version = FUTOIN_EXT_VERSION_8,
         .add = ext_add,
         .parallel = ext_parallel,
         .setCancel = ext_set_cancel,
@@ -467,6 +467,7 @@ const futoin_async_ext_table futoin__ext_tab = {
         .set_hooks = ext_set_hooks,
         .trace_set = futoin_trace_set,
         .trace_get = futoin_trace_get,
+        .chain_kept = futoin__step_chain_kept, /* the same checks as chain */
 };
 
 const futoin_async_ext_table* futoin__ext_table(void)

@@ -805,6 +805,11 @@ int futoin__remote_complete(futoin_tool* tool, futoin__step* s,
 FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                                      const FutoInAsyncSteps_execute_callback* fns,
                                      size_t nfns, void** data);
+/* flow.c: ext chain_kept(), the same slot's way for a binding that
+ * releases the data of the step chained over itself. */
+FutoInAsyncSteps* futoin__step_chain_kept(FutoInAsyncSteps* bsi,
+                                          const FutoInAsyncSteps_execute_callback* fns,
+                                          size_t nfns, void** data, int* kept);
 
 /* step_api.c: complete step `s` (WAIT or SUBS) that was claimed. */
 void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,

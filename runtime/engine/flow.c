@@ -947,9 +947,9 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
  * stores below, and the one call is the release hook, at the point where
  * pop_frame() made it. Everything else, hooks set included, goes to
  * chain_slow() as before, which checks it all again. */
-FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
-                                     const FutoInAsyncSteps_execute_callback* fns,
-                                     size_t nfns, void** data)
+static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
+        FutoInAsyncSteps* bsi, const FutoInAsyncSteps_execute_callback* fns,
+        size_t nfns, void** data, int* kept)
 {
     futoin__step* s = futoin__as_step(bsi);
     futoin_tool* tool;
@@ -1008,10 +1008,12 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     rel = (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release : s->rel.release;
     s->rel.release = NULL;
     s->flags = 0;
-    if (rel) {
+    if (kept) {
+        *kept = rel != NULL; /* the caller releases the data: no call here */
+    } else if (rel) {
         FUTOIN__USER(r, rel(s->data));
     }
-    futoin__step_retire(tool, s);
+    futoin__step_retire_to(futoin__recpool_of(s), s); /* inline in both */
     /* the next step leaves its queue and starts (push_frame) */
     if (parent) {
         parent->sub_head = next->next;
@@ -1031,6 +1033,28 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
     return &next->bsi;
 slow:
     return chain_slow(bsi, fns, nfns, data);
+}
+
+FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
+                                     const FutoInAsyncSteps_execute_callback* fns,
+                                     size_t nfns, void** data)
+{
+    return step_chain(bsi, fns, nfns, data, NULL);
+}
+
+/* ext chain_kept(): chain() whose usual case hands the data of the step
+ * chained over back to the caller instead of calling its release hook
+ * (*kept = 1), so that the binding that runs the steps releases it
+ * inline; chain_slow() releases it as chain() does (*kept stays 0). */
+FutoInAsyncSteps* futoin__step_chain_kept(FutoInAsyncSteps* bsi,
+                                          const FutoInAsyncSteps_execute_callback* fns,
+                                          size_t nfns, void** data, int* kept)
+{
+    if (FUTOIN__UNLIKELY(!kept)) {
+        return NULL;
+    }
+    *kept = 0;
+    return step_chain(bsi, fns, nfns, data, kept);
 }
 
 /* Complete top frame `s` with success: its values stay in fl->args for the

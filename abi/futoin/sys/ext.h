@@ -54,7 +54,9 @@ typedef void (*futoin_release_cb)(void* data);
 /** Extension table version 7 (library 0.3.0, later): trace_set,
  *  trace_get (futoin/trace.h). */
 #define FUTOIN_EXT_VERSION_7 7u
-#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_7
+/** Extension table version 8 (library 0.3.0, later): chain_kept. */
+#define FUTOIN_EXT_VERSION_8 8u
+#define FUTOIN_EXT_VERSION FUTOIN_EXT_VERSION_8
 
 typedef struct futoin_async_ext_table
 {
@@ -240,6 +242,25 @@ typedef struct futoin_async_ext_table
     /** futoin_trace_get() (futoin/trace.h): the context as step `bsi`
      *  sees it. Threads: loop thread. @since 7 */
     int (*trace_get)(FutoInAsyncSteps* bsi, futoin_trace_info* out);
+
+    /* ---- version 8 ---- */
+
+    /**
+     * chain() for a binding that releases the data of its own steps
+     * itself: the same, but when it returns a handle and sets `*kept` to
+     * 1, the step of `bsi` was completed and popped WITHOUT its data's
+     * release hook, which now belongs to the caller: the hook never runs
+     * for that data, the caller releases it (before it runs the returned
+     * step, as chain() would have). `*kept` 0: the hook ran as in
+     * chain(), or there was none. A NULL `kept` is refused (NULL). Saves
+     * the hook's call per chained step where the caller can release
+     * inline. Threads: loop thread. @since 8
+     */
+    FutoInAsyncSteps* (*chain_kept)(FutoInAsyncSteps* bsi,
+                                    const FutoInAsyncSteps_execute_callback* fns,
+                                    size_t nfns,
+                                    void** data,
+                                    int* kept);
 } futoin_async_ext_table;
 
 /**
@@ -352,8 +373,9 @@ FUTOIN__EXT_SLOT(20, addSync_classed);
 FUTOIN__EXT_SLOT(21, set_hooks);
 FUTOIN__EXT_SLOT(22, trace_set);
 FUTOIN__EXT_SLOT(23, trace_get);
-FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 24 * sizeof(void*),
-                "ext v7 size");
+FUTOIN__EXT_SLOT(24, chain_kept);
+FUTOIN__SASSERT(sizeof(futoin_async_ext_table) == 8 + 25 * sizeof(void*),
+                "ext v8 size");
 
 #define FUTOIN__API_SLOT(n, f)                                                 \
     FUTOIN__SASSERT(offsetof(futoin_async_api, f)                              \

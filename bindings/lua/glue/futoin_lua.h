@@ -226,8 +226,32 @@ static inline int fl_rec_has(const fl_rec* r, int which)
  *  through it from now on (a waiting one that nobody completed is "lost"
  *  to a timeout or cancel) and drop the reference that kept it alive. */
 void fl_rec_detach(fl_rec* r);
-/** The release hook given to the runtime: runs exactly once per record. */
+/** The release hook given to the runtime: runs exactly once per record
+ *  (or the binding releases a record itself, once, in its place: ext
+ *  chain_kept(), lua_trampoline.c). */
 void fl_rec_release(void* data);
+/** fl_rec_release() of any record (the slow way). */
+void fl_rec_release_slow(fl_rec* r);
+/** fl_rec_release() of the usual record, inline: the shared step function
+ *  and nothing else (no live handle, origin or other value), not its last
+ *  holder, in an open context that no tool waits on. The record goes back
+ *  to the free list as it was taken (add_fast(), lua_steps.c), with no
+ *  call. Returns 0, having done nothing, for any other record. */
+static inline int fl_rec_release_fast(fl_rec* r)
+{
+    fl_ctx* ctx = r->ctx;
+    if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && !r->live && ctx->share_cnt > 1
+        && !r->name && !r->src && !ctx->closed && !ctx->sweepers) {
+        r->has = 0;
+        --ctx->refs;
+        --ctx->share_cnt;
+        r->next = ctx->free_recs;
+        ctx->free_recs = r;
+        --ctx->recs;
+        return 1;
+    }
+    return 0;
+}
 
 /** The class of a record's data (add_classed): release + origin. */
 extern const futoin_step_class fl_rec_class;

@@ -395,8 +395,8 @@ void fl_rec_detach(fl_rec* r)
     }
 }
 
-/* fl_rec_release() of any record but the usual one. */
-static __attribute__((noinline)) void rec_release_slow(fl_rec* r)
+/* fl_rec_release() of any record but the usual one (fl_rec_release_fast). */
+void fl_rec_release_slow(fl_rec* r)
 {
     fl_ctx* ctx = r->ctx;
     if (r->live) {
@@ -446,24 +446,9 @@ static __attribute__((noinline)) void rec_release_slow(fl_rec* r)
 
 void fl_rec_release(void* data)
 {
-    fl_rec* r = data;
-    fl_ctx* ctx = r->ctx;
-    /* The usual record: the shared step function, nothing else (no live
-     * handle, origin or other value), not its last holder, in an open
-     * context that no tool waits on. Then the release is what
-     * rec_release_slow() does for it, without a call or a saved
-     * register: the record goes back to the free list as it was taken. */
-    if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && !r->live && ctx->share_cnt > 1
-        && !r->name && !r->src && !ctx->closed && !ctx->sweepers) {
-        r->has = 0;
-        --ctx->refs;
-        --ctx->share_cnt;
-        r->next = ctx->free_recs;
-        ctx->free_recs = r;
-        --ctx->recs;
-        return;
+    if (!fl_rec_release_fast(data)) {
+        fl_rec_release_slow(data);
     }
-    rec_release_slow(r);
 }
 
 /* ---- errors -------------------------------------------------------------- */

@@ -336,7 +336,34 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
     s->rec = NULL;
     r->live = NULL;
     fl_handle_retire(s);
-    if (!x || !(next = x->chain(c->bsi, chain_fns, 1, &data))) {
+    if (!x) {
+        goto give;
+    }
+    if (x->version >= FUTOIN_EXT_VERSION_8) {
+        /* the step's record is released here, inline for the usual one,
+         * instead of through its release hook */
+        int kept;
+        if (!(next = x->chain_kept(c->bsi, chain_fns, 1, &data, &kept))) {
+            goto give;
+        }
+        if (kept) {
+            fl_ctx* ctx = r->ctx;
+            /* fl_rec_release_fast() of the usual record, less what holds
+             * here: its handle is detached (above) and the context open
+             * (its Lua step just ran) */
+            if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && ctx->share_cnt > 1
+                && !r->name && !r->src && !ctx->sweepers) {
+                r->has = 0;
+                --ctx->refs;
+                --ctx->share_cnt;
+                r->next = ctx->free_recs;
+                ctx->free_recs = r;
+                --ctx->recs;
+            } else {
+                fl_rec_release_slow(r);
+            }
+        }
+    } else if (!(next = x->chain(c->bsi, chain_fns, 1, &data))) {
         goto give;
     }
     /* the step ended as its success() said; the next one gets its values
