@@ -150,12 +150,8 @@ int fl_success(lua_State* L)
     if (c->kept && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
         int n = lua_gettop(L) - 1;
         if (n == 1 && lua_isinteger(L, 2)) {
-            FutoInBinaryValue* v = &c->kept->args[0];
-            v->type = &fl_ty_i64;
-            v->i64 = (int64_t)lua_tointeger(L, 2);
-            v->custom_data = NULL;
-            v->length = 0;
-            c->kept_n = 1;
+            c->kept_i = lua_tointeger(L, 2);
+            c->kept_n = FL_KEPT_INT;
             s->flags |= FL_F_SUCCESS | FL_F_KEPT;
             return 0;
         }

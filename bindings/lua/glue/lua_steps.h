@@ -134,7 +134,9 @@ typedef struct fl_call
      * handle (fl_kept_flush). */
     FutoInArgs* kept;
     FutoInArgs* spare; /* the other buffer, for the next step's success() */
-    int kept_n;
+    int kept_n; /* or FL_KEPT_INT: one integer, in kept_i */
+    lua_Integer kept_i;
+    lua_Integer arg_i; /* args == &fl_args_int: the step's one integer */
     int chained; /* how chain_body() ended (lua_trampoline.c) */
     struct fl_call* prev; /* the context's call this one runs inside */
     /* The light userdata value of `s` while `s` is a light handle made for
@@ -142,6 +144,15 @@ typedef struct fl_call
      * value alone (lua_complete.c), without decoding the handle. */
     void* hv;
 } fl_call;
+
+/** fl_call.kept_n of a success() of one integer (fl_call.kept_i), the
+ *  usual one: no FutoInArgs is filled unless the runtime gets it. */
+enum { FL_KEPT_INT = 5 };
+/** fl_call.args of a chained step whose one argument is the integer
+ *  fl_call.arg_i (chain_next(), lua_trampoline.c): read only by the
+ *  chained run; anything else that takes the call gets real FutoInArgs
+ *  first (fl_call_args_fill). */
+extern const FutoInArgs fl_args_int;
 
 /** The trampolines of error handlers, cancel handlers, loop and
  *  repeat_loop bodies (a record with the function); fl_tr_step, the one

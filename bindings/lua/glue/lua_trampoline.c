@@ -284,10 +284,34 @@ static void call_returned(lua_State* L, fl_ctx* ctx, fl_call* c, int first)
  * once per step. An error in any of them unwinds to that pcall, where `c`
  * describes the step that raised it. */
 
+const FutoInArgs fl_args_int; /* only its address is used */
+
+/* The one integer a chained step got (fl_args_int) as real FutoInArgs, in
+ * the buffer its call does not keep values in (c->spare): before the call
+ * goes anywhere but the chained run (fl_chain_body). */
+static void call_args_fill(fl_call* c)
+{
+    FutoInBinaryValue* v = &c->spare->args[0];
+    v->type = &fl_ty_i64;
+    v->i64 = (int64_t)c->arg_i;
+    v->custom_data = NULL;
+    v->length = 0;
+    c->spare->args[1].type = NULL; /* readers stop at the first empty slot */
+    c->args = c->spare;
+}
+
 /* The kept values of call `c` to the runtime (s: its handle). */
 static void kept_give(fl_call* c, fl_steps* s)
 {
     int n = c->kept_n;
+    if (n == FL_KEPT_INT) {
+        FutoInBinaryValue* v = &c->kept->args[0];
+        v->type = &fl_ty_i64;
+        v->i64 = (int64_t)c->kept_i;
+        v->custom_data = NULL;
+        v->length = 0;
+        n = 1;
+    }
     s->flags &= (uint16_t)~FL_F_KEPT;
     if (n < 4) {
         memset(&c->kept->args[n], 0, sizeof(c->kept->args[0]) * (size_t)(4 - n));
@@ -371,7 +395,11 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
     c->args = NULL;
     if (f & FL_F_KEPT) {
         int n = c->kept_n;
-        if (n) {
+        if (n == FL_KEPT_INT) {
+            /* one integer: no buffer changes hands */
+            c->arg_i = c->kept_i;
+            c->args = &fl_args_int;
+        } else if (n) {
             FutoInArgs* in = c->kept;
             if (n < 4) {
                 in->args[n].type = NULL; /* readers stop at the first empty slot */
@@ -450,10 +478,13 @@ int fl_chain_body(lua_State* L)
         r->live = s;
         c->s = s;
         s->flags |= FL_F_ACTIVE;
-        if (c->args) {
+        if (c->args == &fl_args_int) {
+            lua_pushinteger(L, c->arg_i); /* the usual one */
+            ++n;
+        } else if (c->args) {
             const FutoInBinaryValue* v = &c->args->args[0];
             if (v->type == &fl_ty_i64 && !c->args->args[1].type) {
-                lua_pushinteger(L, (lua_Integer)v->i64); /* the usual one */
+                lua_pushinteger(L, (lua_Integer)v->i64);
                 ++n;
             } else {
                 n += fl_push_args(L, ctx, c->args);
@@ -492,6 +523,9 @@ static inline __attribute__((always_inline)) int invoke_inl(fl_call* c)
     fl_steps* s;
     int base;
 
+    if (c->args == &fl_args_int) {
+        call_args_fill(c); /* chained from a call of another context */
+    }
     if (ctx->closed) {
         if (c->kind != FL_CALL_CANCEL) {
             c->bsi->api->handle_error(c->bsi, FUTOIN_ERR_INTERNAL_ERROR,
