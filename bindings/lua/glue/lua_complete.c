@@ -140,14 +140,14 @@ int fl_success(lua_State* L)
     fl_ctx* ctx;
     if (fl_handle_is_light(p) && (ctx = fl_handle_ctx_of(p)) != NULL
         && (c = ctx->cur_call) != NULL && c->hv == p) {
-        s = c->s;
+        s = c->s; /* a step's call (hv): it has c->kept */
     } else {
         s = fl_to_steps(L, 1);
-        if (!s || (c = s->ctx->cur_call) == NULL || c->s != s) {
+        if (!s || (c = s->ctx->cur_call) == NULL || c->s != s || !c->kept) {
             return success_slow(L, s);
         }
     }
-    if (c->kept && (s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
+    if ((s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
         int n = lua_gettop(L) - 1;
         if (n == 1 && lua_isinteger(L, 2)) {
             c->kept_i = lua_tointeger(L, 2);

@@ -348,10 +348,12 @@ static inline int call_plain(const fl_rec* r, const fl_steps* s, uint16_t f)
 /* After the plain end of the call of step handle `s` (call_plain): the
  * handle is finished (fl_rec_detach(), inline), then chain the next Lua
  * step into `c` (returns 1: c->rec is its record, c->args its values),
- * or give the kept success() (returns 0). `x`: fl_ext_of() of c->bsi. */
+ * or give the kept success() (returns 0). `x`: fl_ext_of() of c->bsi;
+ * kept_ok: it has chain_kept() (version 8). */
 static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps* s,
                                                             uint16_t f,
-                                                            const futoin_async_ext_table* x)
+                                                            const futoin_async_ext_table* x,
+                                                            int kept_ok)
 {
     fl_rec* r = c->rec;
     FutoInAsyncSteps* next;
@@ -360,10 +362,7 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
     s->rec = NULL;
     r->live = NULL;
     fl_handle_retire(s);
-    if (!x) {
-        goto give;
-    }
-    if (x->version >= FUTOIN_EXT_VERSION_8) {
+    if (kept_ok) {
         /* the step's record is released here, inline for the usual one,
          * instead of through its release hook */
         int kept;
@@ -387,7 +386,7 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
                 fl_rec_release_slow(r);
             }
         }
-    } else if (!(next = x->chain(c->bsi, chain_fns, 1, &data))) {
+    } else if (!x || !(next = x->chain(c->bsi, chain_fns, 1, &data))) {
         goto give;
     }
     /* the step ended as its success() said; the next one gets its values
@@ -448,6 +447,7 @@ int fl_chain_body(lua_State* L)
     const void* fn = NULL; /* what slot 2 holds, if anything */
     /* every step of the run is a handle chain() of this table returned */
     const futoin_async_ext_table* x = fl_ext_of(ctx, c->bsi);
+    const int kept_ok = x && x->version >= FUTOIN_EXT_VERSION_8;
     lua_pushnil(L);
     for (;;) {
         fl_rec* r = c->rec;
@@ -468,9 +468,8 @@ int fl_chain_body(lua_State* L)
             fn = ctx->share_ptr;
         }
         if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
-            void* hv = fl_handle_value(s);
-            lua_pushlightuserdata(L, hv);
-            c->hv = hv;
+            c->hv = fl_handle_value(s);
+            lua_pushlightuserdata(L, c->hv);
         } else {
             s = fl_push_steps(L, ctx, c->bsi, FL_STEP, 0); /* may raise */
         }
@@ -491,12 +490,17 @@ int fl_chain_body(lua_State* L)
             }
         }
         lua_call(L, n, LUA_MULTRET);
-        f = (uint16_t)(s->flags & ~FL_F_ACTIVE);
-        s->flags = f;
-        if (lua_gettop(L) != 2 || !call_plain(r, s, f)) {
+        /* the flags are read after lua_gettop(): no value lives across it */
+        if (lua_gettop(L) != 2) {
+            s->flags &= (uint16_t)~FL_F_ACTIVE;
             return lua_gettop(L) - 2; /* invoke_inl() finishes the call */
         }
-        if (!chain_next(c, s, f, x)) {
+        f = (uint16_t)(s->flags & ~FL_F_ACTIVE);
+        if (!call_plain(r, s, f)) {
+            s->flags = f;
+            return 0; /* invoke_inl() finishes the call */
+        }
+        if (!chain_next(c, s, f, x, kept_ok)) {
             c->chained = FL_CHAIN_DONE;
             return 0;
         }
@@ -604,7 +608,8 @@ called:
             && call_plain(r, s, f)) {
             /* The usual step: it returned nothing and did nothing but
              * (maybe) success(). The next step may run right here. */
-            if (!chain_next(c, s, f, fl_ext_of(ctx, c->bsi))) {
+            const futoin_async_ext_table* x = fl_ext_of(ctx, c->bsi);
+            if (!chain_next(c, s, f, x, x && x->version >= FUTOIN_EXT_VERSION_8)) {
                 lua_settop(L, base);
                 return 0;
             }
