@@ -148,14 +148,14 @@ int fl_success(lua_State* L)
         }
     }
     if ((s->flags & (uint16_t)~FL_F_LIGHT) == FL_F_ACTIVE) {
-        int n = lua_gettop(L) - 1;
-        if (n == 1 && lua_isinteger(L, 2)) {
+        /* no count lives across the calls: fewer saved registers */
+        if (lua_gettop(L) == 2 && lua_isinteger(L, 2)) {
             c->kept_i = lua_tointeger(L, 2);
             c->kept_n = FL_KEPT_INT;
             s->flags |= FL_F_SUCCESS | FL_F_KEPT;
             return 0;
         }
-        return success_keep(L, s, c, n);
+        return success_keep(L, s, c, lua_gettop(L) - 1);
     }
     return success_slow(L, s);
 }
