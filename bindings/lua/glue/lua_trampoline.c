@@ -468,15 +468,21 @@ int fl_chain_body(lua_State* L)
             fn = ctx->share_ptr;
         }
         if (ctx->light && (s = fl_handle_new(ctx, c->bsi)) != NULL) {
+            /* all set before the push: the stores fl_handle_new() made
+             * are overwritten here, not repeated */
+            s->rec = r;
+            s->flags = FL_F_LIGHT | FL_F_ACTIVE;
+            r->live = s;
+            c->s = s;
             c->hv = fl_handle_value(s);
             lua_pushlightuserdata(L, c->hv);
         } else {
             s = fl_push_steps(L, ctx, c->bsi, FL_STEP, 0); /* may raise */
+            s->rec = r;
+            s->flags |= FL_F_ACTIVE;
+            r->live = s;
+            c->s = s;
         }
-        s->rec = r;
-        r->live = s;
-        c->s = s;
-        s->flags |= FL_F_ACTIVE;
         if (c->args == &fl_args_int) {
             lua_pushinteger(L, c->arg_i); /* the usual one */
             ++n;
