@@ -183,6 +183,11 @@ enum { FL_A_FN = 1, FL_A_EH = 2, FL_A_WAIT = 3 };
  * function is only ever compared with the anchored one, which cannot be
  * collected (nor its address reused) while anchored. */
 enum { FL_H_SHARED = 1 };
+/* Bit 4 of fl_rec.has: the record has an origin (name or src set, freed
+ * when it is released), so that `has` alone tells the usual record. */
+enum { FL_H_ORIGIN = 16 };
+/** The record's name/src were set: mark it so (FL_H_ORIGIN). */
+static inline void fl_rec_origin_set(fl_rec* r);
 
 struct fl_rec
 {
@@ -218,6 +223,10 @@ static inline void fl_rec_push(lua_State* L, const fl_rec* r, int which)
 void fl_rec_unshare(fl_rec* r);
 /** Drop the value of the record's slot `which` (never raises). */
 void fl_rec_clear(fl_rec* r, int which);
+static inline void fl_rec_origin_set(fl_rec* r)
+{
+    r->has |= FL_H_ORIGIN;
+}
 static inline int fl_rec_has(const fl_rec* r, int which)
 {
     return (r->has >> which) & 1;
@@ -241,7 +250,7 @@ static inline int fl_rec_release_fast(fl_rec* r)
 {
     fl_ctx* ctx = r->ctx;
     if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && !r->live && ctx->share_cnt > 1
-        && !r->name && !r->src && !ctx->closed && !ctx->sweepers) {
+        && !ctx->closed && !ctx->sweepers) { /* has: no origin either */
         r->has = 0;
         --ctx->refs;
         --ctx->share_cnt;

@@ -330,7 +330,7 @@ static void rec_clear_mask(fl_rec* r, unsigned mask)
     fl_ctx* ctx = r->ctx;
     lua_State* L;
     int unshared = 0;
-    mask &= r->has;
+    mask &= r->has & ((1u << FL_A_FN) | (1u << FL_A_EH) | (1u << FL_A_WAIT) | FL_H_SHARED);
     if ((mask & (1u << FL_A_FN)) && (r->has & FL_H_SHARED)) {
         /* the value is in the shared anchor: nothing of the record's own */
         fl_rec_unshare(r);
@@ -428,11 +428,12 @@ void fl_rec_release_slow(fl_rec* r)
     } else {
         rec_clear_mask(r, r->has); /* FN, EH and WAIT */
     }
-    if (r->name || r->src) {
+    if (r->has & FL_H_ORIGIN) {
         free(r->name);
         free(r->src);
         r->name = NULL;
         r->src = NULL;
+        r->has = 0; /* as a free record is (fl_rec_new) */
     }
     r->next = ctx->free_recs;
     ctx->free_recs = r;

@@ -215,6 +215,7 @@ static int add_checked(lua_State* L, fl_steps* s, int fn, int eh,
         r->name = strdup(name);
         r->src = file && *file ? strdup(file) : NULL;
         r->line = line > 0 && line <= (lua_Integer)UINT32_MAX ? (uint32_t)line : 0;
+        fl_rec_origin_set(r);
     }
     fl_clear_misuse(ctx);
     futoin_wrap_add_classed(s->bsi, r, fl_tr_step, eh ? fl_tr_error : NULL,

@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
              * here: its handle is detached (above) and the context open
              * (its Lua step just ran) */
             if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && ctx->share_cnt > 1
-                && !r->name && !r->src && !ctx->sweepers) {
+                && !ctx->sweepers) { /* has: no origin either */
                 r->has = 0;
                 --ctx->refs;
                 --ctx->share_cnt;

@@ -107,6 +107,7 @@ static int origin_body(lua_State* L)
     fl_rec_push(L, r, FL_A_FN); /* 2 */
     if (!r->name) {
         r->name = loaded_name(L, 2);
+        fl_rec_origin_set(r); /* even NULL: then src may follow */
     }
     if (ctx->async_fns != LUA_NOREF) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->async_fns);
@@ -121,6 +122,7 @@ static int origin_body(lua_State* L)
                                                             : ar.short_src;
         r->src = strdup(file);
         r->line = ar.linedefined > 0 ? (uint32_t)ar.linedefined : 0;
+        fl_rec_origin_set(r);
     }
     return 0;
 }
@@ -501,6 +503,7 @@ static int host_resolve(const char* module, const char* function,
         return FUTOIN_EINVAL;
     }
     c.rec->name = step_name(module, function);
+    fl_rec_origin_set(c.rec);
     out->execute = fl_tr_step;
     out->error = NULL;
     out->data = c.rec;
