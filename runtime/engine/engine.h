@@ -809,7 +809,7 @@ FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
  * releases the data of the step chained over itself. */
 FutoInAsyncSteps* futoin__step_chain_kept(FutoInAsyncSteps* bsi,
                                           const FutoInAsyncSteps_execute_callback* fns,
-                                          size_t nfns, void** data, int* kept);
+                                          size_t nfns, void** data);
 
 /* step_api.c: complete step `s` (WAIT or SUBS) that was claimed. */
 void futoin__step_apply(futoin__step* s, FutoInArgs* args, const char* code,

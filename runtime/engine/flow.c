@@ -882,7 +882,7 @@ slow:
  */
 static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
         FutoInAsyncSteps* bsi, const FutoInAsyncSteps_execute_callback* fns,
-        size_t nfns, void** data)
+        size_t nfns, void** data, bool keep)
 {
     futoin__step* s = futoin__as_step(bsi);
     futoin__step* parent;
@@ -921,6 +921,10 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
         return NULL;
     }
     --futoin__eng(futoin__root_tool(r))->chain_budget;
+    if (keep) { /* chain_kept(): the data is the caller's again */
+        s->rel.release = NULL;
+        s->flags &= (uint16_t)~FUTOIN__F_CLASS;
+    }
     pop_frame(fl, s, false); /* what futoin__complete() does for a step */
     if (parent) {
         parent->sub_head = next->next;
@@ -949,7 +953,7 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
  * chain_slow() as before, which checks it all again. */
 static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
         FutoInAsyncSteps* bsi, const FutoInAsyncSteps_execute_callback* fns,
-        size_t nfns, void** data, int* kept)
+        size_t nfns, void** data, bool keep)
 {
     futoin__step* s = futoin__as_step(bsi);
     futoin_tool* tool;
@@ -1005,12 +1009,12 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
     ++tool->slice_units;
     /* pop_frame(fl, s, false) and futoin__step_release(tool, s) */
     fl->top = parent;
-    rel = (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release : s->rel.release;
+    /* chain_kept(): the data is the caller's again, no hook runs */
+    rel = keep ? NULL
+               : (s->flags & FUTOIN__F_CLASS) ? s->rel.cls->release : s->rel.release;
     s->rel.release = NULL;
     s->flags = 0;
-    if (kept) {
-        *kept = rel != NULL; /* the caller releases the data: no call here */
-    } else if (rel) {
+    if (rel) {
         FUTOIN__USER(r, rel(s->data));
     }
     futoin__step_retire_to(futoin__recpool_of(s), s); /* inline in both */
@@ -1032,29 +1036,24 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
     *data = next->data;
     return &next->bsi;
 slow:
-    return chain_slow(bsi, fns, nfns, data);
+    return chain_slow(bsi, fns, nfns, data, keep);
 }
 
 FutoInAsyncSteps* futoin__step_chain(FutoInAsyncSteps* bsi,
                                      const FutoInAsyncSteps_execute_callback* fns,
                                      size_t nfns, void** data)
 {
-    return step_chain(bsi, fns, nfns, data, NULL);
+    return step_chain(bsi, fns, nfns, data, false);
 }
 
-/* ext chain_kept(): chain() whose usual case hands the data of the step
- * chained over back to the caller instead of calling its release hook
- * (*kept = 1), so that the binding that runs the steps releases it
- * inline; chain_slow() releases it as chain() does (*kept stays 0). */
+/* ext chain_kept(): chain() that hands the data of the step chained over
+ * back to the caller instead of calling its release hook, so that the
+ * binding that runs the steps releases it inline. */
 FutoInAsyncSteps* futoin__step_chain_kept(FutoInAsyncSteps* bsi,
                                           const FutoInAsyncSteps_execute_callback* fns,
-                                          size_t nfns, void** data, int* kept)
+                                          size_t nfns, void** data)
 {
-    if (FUTOIN__UNLIKELY(!kept)) {
-        return NULL;
-    }
-    *kept = 0;
-    return step_chain(bsi, fns, nfns, data, kept);
+    return step_chain(bsi, fns, nfns, data, true);
 }
 
 /* Complete top frame `s` with success: its values stay in fl->args for the

@@ -247,20 +247,18 @@ typedef struct futoin_async_ext_table
 
     /**
      * chain() for a binding that releases the data of its own steps
-     * itself: the same, but when it returns a handle and sets `*kept` to
-     * 1, the step of `bsi` was completed and popped WITHOUT its data's
-     * release hook, which now belongs to the caller: the hook never runs
-     * for that data, the caller releases it (before it runs the returned
-     * step, as chain() would have). `*kept` 0: the hook ran as in
-     * chain(), or there was none. A NULL `kept` is refused (NULL). Saves
-     * the hook's call per chained step where the caller can release
-     * inline. Threads: loop thread. @since 8
+     * itself: the same, but when it returns a handle, the step of `bsi`
+     * was completed and popped WITHOUT running the release hook its data
+     * came with (add()'s `release`, add_classed()'s cls->release): that
+     * data is the caller's again, to release itself (before it runs the
+     * returned step, as chain() would have). When it returns NULL nothing
+     * changed, as with chain(). Saves the hook's call per chained step
+     * where the caller can release inline. Threads: loop thread. @since 8
      */
     FutoInAsyncSteps* (*chain_kept)(FutoInAsyncSteps* bsi,
                                     const FutoInAsyncSteps_execute_callback* fns,
                                     size_t nfns,
-                                    void** data,
-                                    int* kept);
+                                    void** data);
 } futoin_async_ext_table;
 
 /**

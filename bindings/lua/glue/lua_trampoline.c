@@ -365,11 +365,10 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
     if (kept_ok) {
         /* the step's record is released here, inline for the usual one,
          * instead of through its release hook */
-        int kept;
-        if (!(next = x->chain_kept(c->bsi, chain_fns, 1, &data, &kept))) {
+        if (!(next = x->chain_kept(c->bsi, chain_fns, 1, &data))) {
             goto give;
         }
-        if (kept) {
+        {
             fl_ctx* ctx = r->ctx;
             /* fl_rec_release_fast() of the usual record, less what holds
              * here: its handle is detached (above) and the context open
