@@ -245,18 +245,23 @@ void fl_rec_release_slow(fl_rec* r);
  *  and nothing else (no live handle, origin or other value), not its last
  *  holder, in an open context that no tool waits on. The record goes back
  *  to the free list as it was taken (add_fast(), lua_steps.c), with no
- *  call. Returns 0, having done nothing, for any other record. */
+ *  call (fl_rec_release_usual: the stores, once the record is known to be
+ *  such). Returns 0, having done nothing, for any other record. */
+static inline void fl_rec_release_usual(fl_ctx* ctx, fl_rec* r)
+{
+    r->has = 0;
+    --ctx->refs;
+    --ctx->share_cnt;
+    r->next = ctx->free_recs;
+    ctx->free_recs = r;
+    --ctx->recs;
+}
 static inline int fl_rec_release_fast(fl_rec* r)
 {
     fl_ctx* ctx = r->ctx;
     if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && !r->live && ctx->share_cnt > 1
         && !ctx->closed && !ctx->sweepers) { /* has: no origin either */
-        r->has = 0;
-        --ctx->refs;
-        --ctx->share_cnt;
-        r->next = ctx->free_recs;
-        ctx->free_recs = r;
-        --ctx->recs;
+        fl_rec_release_usual(ctx, r);
         return 1;
     }
     return 0;

@@ -375,12 +375,7 @@ static inline __attribute__((always_inline)) int chain_next(fl_call* c, fl_steps
              * (its Lua step just ran) */
             if (r->has == ((1u << FL_A_FN) | FL_H_SHARED) && ctx->share_cnt > 1
                 && !ctx->sweepers) { /* has: no origin either */
-                r->has = 0;
-                --ctx->refs;
-                --ctx->share_cnt;
-                r->next = ctx->free_recs;
-                ctx->free_recs = r;
-                --ctx->recs;
+                fl_rec_release_usual(ctx, r);
             } else {
                 fl_rec_release_slow(r);
             }
