@@ -272,12 +272,13 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
 }
 
 /* Queued step `s`, off its queue, becomes the top frame: its `next` turns
- * into `parent` (engine.h). */
+ * into `parent` (engine.h). Its `flow` is `fl` since it was queued there
+ * (futoin__step_new; a parallel() branch's first step gets its flow's as
+ * the branch starts, futoin__parallel_start). */
 static void push_frame(futoin__flow* fl, futoin__step* s, futoin__step* parent)
 {
-    FUTOIN__DEBUG_ASSERT(s->state == FUTOIN__S_QUEUED);
+    FUTOIN__DEBUG_ASSERT(s->state == FUTOIN__S_QUEUED && s->flow == fl);
     s->parent = parent;
-    s->flow = fl;
     fl->top = s;
 }
 
