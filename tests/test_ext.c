@@ -600,3 +600,48 @@ Test(ext, chain_refuses_what_is_not_a_running_step)
     cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
     API(as)->free(as);
 }
+
+/* A step that waits takes no sub-steps: add(), add_classed() and
+ * successStep() through its handle from outside its callback fail it with
+ * InternalError, and their data is released (or their values dropped) at
+ * once. The word of a waiting step's sub-step queue holds the time its
+ * wait began (runtime/engine/engine.h): the clock is moved on first, so
+ * that a walk of that queue would not find it empty. */
+static FutoInAsyncSteps* waiters[3];
+static void waits_for(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    waiters[(intptr_t)d] = as;
+    API(as)->waitExternal(as);
+}
+Test(ext, a_waiting_step_takes_no_sub_steps, .init = fx_setup_virtual)
+{
+    FutoInAsyncSteps* roots[3];
+    const futoin_async_ext_table* x;
+    FutoInArgs v;
+    memset(released, 0, sizeof(released));
+    memset(cls_released, 0, sizeof(cls_released));
+    cr_assert_eq(futoin_tool_advance(T, 400), FUTOIN_OK);
+    for (int i = 0; i < 3; ++i) {
+        roots[i] = futoin_root_new(T);
+        API(roots[i])->add(roots[i], (void*)(intptr_t)i, waits_for, NULL);
+        API(roots[i])->execute(roots[i], NULL, on_unhandled);
+    }
+    run();
+    cr_assert_str_eq(trace_buf, "");
+    x = futoin_async_ext(waiters[0]);
+    x->add(waiters[0], (void*)4, name_step, NULL, rel);
+    cr_assert_eq(released[4], 1, "refused: released at once");
+    x->add_classed(waiters[1], (void*)5, cls_step, NULL, &rel_cls);
+    cr_assert_eq(cls_released[5], 1, "refused: released at once");
+    memset(&v, 0, sizeof(v));
+    set_i64(&v, 0, 7);
+    x->successStep(waiters[2], &v);
+    cr_assert_null(v.arg0.type, "moved");
+    run();
+    assert_trace("unhandled InternalError\nunhandled InternalError\n"
+                 "unhandled InternalError\n");
+    for (int i = 0; i < 3; ++i) {
+        API(roots[i])->free(roots[i]);
+    }
+    cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
+}

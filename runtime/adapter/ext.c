@@ -36,6 +36,12 @@ static futoin__step* queue_tail(FutoInAsyncSteps* bsi)
     if (bsi->api == &futoin__par_api) {
         return s->u.p.br_tail;
     }
+    /* Only a step whose callback runs takes sub-steps; a waiting one's
+     * `sub_head` holds its wait's start (engine.h), and the add() of any
+     * other refuses, as it does with NULL here. */
+    if (s->state != FUTOIN__S_EXEC && s->state != FUTOIN__S_ERRH) {
+        return NULL;
+    }
     return futoin__sub_tail(s);
 }
 

@@ -30,6 +30,16 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Checks of the engine's invariants in debug builds (unoptimized: the
+ * ASan+UBSan suites build with buildtype=debug), never in an optimized
+ * build, whose instruction counts they would move (bench/callgrind.sh). */
+#if !defined(NDEBUG) && !defined(__OPTIMIZE__)
+#include <assert.h>
+#define FUTOIN__DEBUG_ASSERT(x) assert(x)
+#else
+#define FUTOIN__DEBUG_ASSERT(x) ((void)0)
+#endif
+
 typedef struct futoin__step futoin__step;
 typedef struct futoin__flow futoin__flow;
 typedef struct futoin__root futoin__root;
@@ -129,7 +139,7 @@ struct futoin__alloc
  * What few steps use: stack() memory, a cancel handler (setCancel), a
  * timeout (setTimeout). A record of its own, taken on first use
  * (futoin__step_rare_get) and given back with the step, so that a plain
- * step is 88 bytes (issue 22: a waiting flow holds two steps). Loop
+ * step is 80 bytes (issue 22: a waiting flow holds two steps). Loop
  * thread only; nothing but its step points to it.
  */
 typedef struct futoin__step_rare
@@ -144,25 +154,49 @@ typedef struct futoin__step_rare
 
 /*
  * Two record sizes: a step, a loop body and addSync()'s unlock step (the
- * kinds that run a callback of their own) end at `u` (88 bytes, pool
- * `steps`); a loop, parallel() or addSync() frame has `u` too (120 bytes,
+ * kinds that run a callback of their own) end at `u` (80 bytes, pool
+ * `steps`); a loop, parallel() or addSync() frame has `u` too (112 bytes,
  * pool `frames`). A record never changes its size class: its kind is
  * known when it is taken (futoin__step_new). Code must not touch `u` of a
  * small one.
+ *
+ * Two words serve two purposes each, by state (issue 22: a waiting flow
+ * holds two steps, so every word of a step is two words of T2's bytes):
+ *  - `next` / `parent`: a record on a queue (QUEUED) or on its pool's
+ *    free list (FREE) is linked through `next`; a frame (EXEC, SUBS, WAIT,
+ *    ERRH, DONE) is on no queue and points to the frame below it through
+ *    `parent`. A step turns from one into the other only where it leaves
+ *    its queue and becomes the top frame (push_frame in flow.c and the
+ *    copies of it there: level0_run, chain), and back only when its record
+ *    is retired (futoin__step_retire_to). So no code may read `parent` of
+ *    a queued step nor `next` of a frame.
+ *  - `sub_head` / `wait_since`: a step or loop body that waits for an
+ *    external event (WAIT) has no sub-steps (a step that added any goes to
+ *    SUBS, not WAIT: after_callback in flow.c), so its `sub_head` holds the
+ *    time its wait began, for the dump. Whatever ends the wait (resolve,
+ *    wake, an error or a timeout, all of which make it DONE) clears it
+ *    again; the two places that drop a frame in any state (pop_frame and
+ *    unwind_error) do not read it as a queue while the frame is WAIT. A
+ *    parallel() frame waits for its branches as WAIT too, with no time:
+ *    its `sub_head` stays NULL.
  */
 struct futoin__step
 {
     FutoInAsyncSteps bsi; /* must be first: the handle is the record */
     union
     {
-        futoin__step* next;  /* queue link, or free-list link */
-        /* S_WAIT: the tool's time (ms) the wait began, for the dump. A
-         * frame is off every queue, so its link is free to hold it. */
+        futoin__step* next;   /* QUEUED: queue link; FREE: free-list link */
+        futoin__step* parent; /* a frame: the frame below, NULL at level 0 */
+    };
+    futoin__flow* flow;   /* flow it is queued in or executing in */
+    union
+    {
+        /* queue of sub-steps; its tail: futoin__sub_tail */
+        futoin__step* sub_head;
+        /* WAIT (a step or body): the tool's time (ms) the wait began, for
+         * the dump */
         uint64_t wait_since;
     };
-    futoin__step* parent; /* frame below, while executing */
-    futoin__flow* flow;   /* flow executing it (NULL while queued) */
-    futoin__step* sub_head; /* queue of sub-steps; its tail: futoin__sub_tail */
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
     void* data;
@@ -177,7 +211,7 @@ struct futoin__step
     uint8_t state;
     /* enum futoin__xs, the only cross-thread field, and above it the
      * step's generation (futoin__step_gen): its one copy (issue 22: a
-     * step of 88 bytes, not 96). */
+     * step of 80 bytes, not 88). */
     _Atomic(uint32_t) xs;
     union /* frames (futoin__step_big) only */
     {
@@ -431,7 +465,7 @@ static inline void futoin__set_api(FutoInAsyncSteps* bsi,
 /*
  * Sub-steps are appended only while their step's own callback runs, one
  * callback at a time per tool, so the tail of the queue being appended to
- * is kept per tool instead of in every record (which keeps a step at 88
+ * is kept per tool instead of in every record (which keeps a step at 80
  * bytes). futoin__sub_append() is the only way to append.
  */
 void futoin__sub_append(futoin__step* s, futoin__step* n);
@@ -454,6 +488,10 @@ static inline __attribute__((always_inline)) void futoin__sub_append_in(
         e->app_step = s;
         e->app_gen = gen;
     }
+    /* sub-steps go to a step whose callback runs (not WAIT: engine.h) */
+    FUTOIN__DEBUG_ASSERT(s->state == FUTOIN__S_EXEC
+                         || s->state == FUTOIN__S_ERRH);
+    FUTOIN__DEBUG_ASSERT(!t || t->state == FUTOIN__S_QUEUED);
     n->next = NULL;
     if (t) {
         t->next = n;
@@ -496,8 +534,7 @@ static inline __attribute__((always_inline)) void futoin__step_init_small(
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
         void* data)
 {
-    s->next = NULL;
-    s->parent = NULL;
+    s->next = NULL; /* and `parent` (engine.h: one word) */
     s->flow = fl;
     s->f = f;
     s->eh = eh;

@@ -22,8 +22,8 @@ typedef struct futoin__tool_upper
 
 struct futoin__engine_tool
 {
-    futoin__recpool steps;  /* step, loop body, unlock: 88 B */
-    futoin__recpool frames; /* loop, parallel, addSync frames: 120 B */
+    futoin__recpool steps;  /* step, loop body, unlock: 80 B */
+    futoin__recpool frames; /* loop, parallel, addSync frames: 112 B */
     futoin__recpool step_rares; /* futoin__step_rare */
     futoin__recpool flows;
     futoin__recpool args;

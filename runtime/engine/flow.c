@@ -150,6 +150,7 @@ void futoin__step_error(futoin__step* s, const char* code, const char* info)
     }
     if (s->state == FUTOIN__S_WAIT) {
         s->state = FUTOIN__S_DONE;
+        s->sub_head = NULL; /* it held wait_since (engine.h) */
     }
     request_raise(fl, s, code);
 }
@@ -170,6 +171,7 @@ void futoin__queue_free(futoin_tool* tool, futoin__step* head)
 {
     while (head) {
         futoin__step* next = head->next;
+        FUTOIN__DEBUG_ASSERT(head->state == FUTOIN__S_QUEUED);
         switch (head->kind) {
         case FUTOIN__K_PARALLEL:
             futoin__queue_free(tool, head->u.p.br_head);
@@ -250,7 +252,9 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
         }
         break;
     }
-    if (s->sub_head) {
+    if (s->state == FUTOIN__S_WAIT) {
+        s->sub_head = NULL; /* it held wait_since (engine.h) */
+    } else if (s->sub_head) {
         futoin__queue_free(tool, s->sub_head);
         s->sub_head = NULL;
     }
@@ -267,14 +271,19 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     futoin__step_release(tool, s);
 }
 
+/* Queued step `s`, off its queue, becomes the top frame: its `next` turns
+ * into `parent` (engine.h). Its `flow` is `fl` since it was queued there
+ * (futoin__step_new; a parallel() branch's first step gets its flow's as
+ * the branch starts, futoin__parallel_start). */
 static void push_frame(futoin__flow* fl, futoin__step* s, futoin__step* parent)
 {
+    FUTOIN__DEBUG_ASSERT(s->state == FUTOIN__S_QUEUED && s->flow == fl);
     s->parent = parent;
-    s->flow = fl;
-    s->next = NULL;
     fl->top = s;
 }
 
+/* The first step of a queue, taken off it; push_frame() is next (it sets
+ * the word `next` shares with `parent`). */
 static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
 {
     futoin__step* s = *head;
@@ -283,7 +292,6 @@ static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
         if (!*head) {
             *tail = NULL;
         }
-        s->next = NULL;
     }
     return s;
 }
@@ -744,10 +752,13 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
     futoin__root* r = fl->root;
     futoin_tool* tool = futoin__root_tool(r);
     struct futoin__engine_tool* e = futoin__eng(tool);
-    /* The steps that complete here stay linked as they were queued, from
-     * `first` to `last`, and go back to the steps pool in one splice when
-     * the loop ends (each is FREE, and its `xs` closed, as it completes:
-     * a stale handle is reported at once). */
+    /* The steps that complete here go back to the steps pool in one
+     * splice when the loop ends (each is FREE, and its `xs` closed, as it
+     * completes: a stale handle is reported at once), linked again, the
+     * last one first: a step's queue link is its `parent` once it runs
+     * (engine.h), so each is linked to the one that completed before it.
+     * The first to complete is the queue's head as the loop starts (steps
+     * run in order, and the first that does not complete ends the loop). */
     futoin__step* const first = fl->head;
     futoin__step* last = NULL;
     size_t n = 0;
@@ -788,12 +799,13 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
             break;
         }
         /* pop_queue() and push_frame(): a step of fl's queue has `flow`
-         * set to fl and `parent` NULL since it was queued; its `next`
-         * (the rest of the queue) is cleared if it leaves the loop */
+         * set to fl since it was queued; its `next` (the rest of the
+         * queue) becomes its `parent`, NULL at level 0 */
         fl->head = s->next;
         if (!fl->head) {
             fl->tail = NULL;
         }
+        s->parent = NULL;
         fl->top = s;
         /* app_step needs no reset: nothing was ever appended to this
          * step (its generation is new), and the cursor names a step by
@@ -836,28 +848,28 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
                         & ~3u, /* the next generation, NONE */
                 memory_order_relaxed);
         s->state = FUTOIN__S_FREE;
+        FUTOIN__DEBUG_ASSERT(last || s == first);
+        s->next = last;
         last = s;
         ++n;
     }
     --r->in_cb;
     if (last) {
-        futoin__recpool_put_chain_at(&e->steps, first, last, n,
+        futoin__recpool_put_chain_at(&e->steps, last, first, n,
                                      offsetof(futoin__step, next));
     }
     return end;
 slow:
     --r->in_cb;
     if (last) {
-        futoin__recpool_put_chain_at(&e->steps, first, last, n,
+        futoin__recpool_put_chain_at(&e->steps, last, first, n,
                                      offsetof(futoin__step, next));
     }
     /* the end of exec_frame() */
     if (FUTOIN__UNLIKELY(fl->top != s)) {
         /* the callback chained on (futoin__step_chain): chain() gave `s`
-         * back already, and its `next` is the pool's link now */
+         * back already */
         s = fl->top;
-    } else {
-        s->next = NULL; /* a frame now (push_frame) */
     }
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
@@ -1153,6 +1165,9 @@ static inline __attribute__((always_inline)) bool after_callback(
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
         futoin_tool* tool = futoin__flow_tool(fl);
         s->state = FUTOIN__S_WAIT;
+        /* no sub-steps (F_ADDED went to SUBS): `sub_head` holds the time
+         * (engine.h) until the wait ends */
+        FUTOIN__DEBUG_ASSERT(!s->sub_head);
         s->wait_since = futoin__tool_time_cached(tool);
         if (futoin__hooked(tool)) {
             futoin__hook_wait(s, FUTOIN_HOOK_WAIT_BEGUN);
@@ -1204,7 +1219,9 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             loop_control(fl, s);
             return true;
         }
-        futoin__queue_free(futoin__root_tool(r), s->sub_head);
+        if (s->state != FUTOIN__S_WAIT) { /* WAIT: wait_since (engine.h) */
+            futoin__queue_free(futoin__root_tool(r), s->sub_head);
+        }
         s->sub_head = NULL;
         eh = (s->flags & FUTOIN__F_NOEH) ? NULL : s->eh;
         if (s->kind == FUTOIN__K_SYNC || s->kind == FUTOIN__K_LOOP
@@ -1361,8 +1378,7 @@ static void flow_run(futoin__flow* fl)
                 }
             }
             if (next) {
-                top->sub_head = next->next;
-                next->next = NULL;
+                top->sub_head = next->next; /* push_frame() sets parent */
             }
             if (next) {
                 push_frame(fl, next, top);
@@ -1415,6 +1431,7 @@ int futoin__step_wake(futoin__step* s)
 {
     s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
     s->state = FUTOIN__S_DONE;
+    s->sub_head = NULL; /* it held wait_since (engine.h) */
     futoin__flow_schedule(s->flow);
     return 1;
 }
@@ -1431,5 +1448,6 @@ void futoin__step_resolve(futoin__step* s)
      * the root is cancelled before the flow resumes */
     s->flags &= (uint16_t)~FUTOIN__F_CANCEL;
     s->state = FUTOIN__S_DONE;
+    s->sub_head = NULL; /* it held wait_since (engine.h) */
     futoin__flow_schedule(fl);
 }

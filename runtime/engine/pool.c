@@ -102,12 +102,18 @@ static inline __attribute__((always_inline)) void zero_words(void* rec,
  * a late completion how the previous owner ended until the new one starts.
  */
 _Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
-_Static_assert(offsetof(futoin__step, flags) == 80
-                       && offsetof(futoin__step, xs) == 84,
-               "flags, kind, state and xs share word 10");
-_Static_assert(sizeof(futoin__step) == 120, "a frame is 15 words");
+_Static_assert(offsetof(futoin__step, flags) == 72
+                       && offsetof(futoin__step, xs) == 76,
+               "flags, kind, state and xs share word 9");
+_Static_assert(sizeof(futoin__step) == 112, "a frame is 14 words");
 /* Every waiting flow holds two steps (bench T2): grow it knowingly. */
-_Static_assert(FUTOIN__STEP_SMALL == 88, "a step is 11 words");
+_Static_assert(FUTOIN__STEP_SMALL == 80, "a step is 10 words");
+/* One word each (engine.h): a queued step's link is a frame's parent, a
+ * waiting step's start time is where its sub-steps would be. */
+_Static_assert(offsetof(futoin__step, next) == offsetof(futoin__step, parent)
+                       && offsetof(futoin__step, sub_head)
+                                  == offsetof(futoin__step, wait_since),
+               "next/parent and sub_head/wait_since share a word each");
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
@@ -127,12 +133,12 @@ _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 static inline __attribute__((always_inline)) void step_clear(futoin__step* s,
                                                              bool big)
 {
-    zero_words(s, 1, 10);
+    zero_words(s, 1, 9);
     s->flags = 0;
     s->kind = 0;
     s->state = FUTOIN__S_FREE;
     if (big) {
-        zero_words(s, 11, 15);
+        zero_words(s, 10, 14);
     }
     atomic_store_explicit(&s->xs,
                           atomic_load_explicit(&s->xs, memory_order_relaxed)

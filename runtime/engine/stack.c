@@ -56,6 +56,9 @@ bool futoin__frame_shown(const futoin__step* s)
  * the parallel() frame of the flow that runs it. */
 futoin__step* futoin__frame_below(const futoin__step* s)
 {
+    /* a frame: a queued or free record's word is `next` (engine.h) */
+    FUTOIN__DEBUG_ASSERT(s->state != FUTOIN__S_QUEUED
+                         && s->state != FUTOIN__S_FREE);
     if (s->parent) {
         return s->parent;
     }

@@ -510,6 +510,7 @@ static void timeout_cb(void* data)
         }
         /* a completion arriving from now on lost the race: dropped */
         s->state = FUTOIN__S_DONE;
+        s->sub_head = NULL; /* it held wait_since (engine.h) */
         s->flags |= FUTOIN__F_ERROR;
     }
     s->rare->timer = NULL;
