@@ -270,6 +270,13 @@ struct futoin__flow
     uintptr_t raise;     /* the pending raise, above; 0: none */
     uint8_t state;
     uint8_t nvals;       /* args->args[nvals..3] are empty */
+    /* A root's main flow: the root's own state, pending and in_cb
+     * (futoin__root) live in these bytes; a branch flow leaves them alone.
+     * Fields rather than padding, so that no store to the flow's other
+     * fields may rewrite them. */
+    uint8_t root_state_;
+    uint8_t root_pending_;
+    uint32_t root_in_cb_;
     /* Pending success values, or NULL (then nvals is 0): the tool's hot
      * buffer when it was free (a chain of steps passing values on only
      * ever uses that one), else a pooled FutoInArgs. A pointer, not an
@@ -339,12 +346,20 @@ struct futoin__root
     FutoInAsyncSteps bsi; /* must be first */
     /* The main flow (main.top: the root pool's free-list link) without
      * the branch fields (futoin__flow.par, next): the root's own two
-     * fields take their place (issue 22, bytes per waiting flow). The
+     * fields take their place, and its small ones live in the bytes the
+     * main flow keeps for them (issue 22, bytes per waiting flow). The
      * root's tool is not kept: its block header names it
      * (futoin__root_tool), for a freed root too. */
     union
     {
         futoin__flow main;
+        struct /* in main.root_state_, root_pending_, root_in_cb_ */
+        {
+            char main_head_[offsetof(futoin__flow, root_state_)];
+            uint8_t state;
+            uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
+            uint32_t in_cb;   /* user callbacks of this root on the C stack */
+        };
         struct
         {
             char main_part_[FUTOIN__FLOW_MAIN_SIZE];
@@ -357,13 +372,19 @@ struct futoin__root
             _Atomic(ptrdiff_t) id;
         };
     };
-    uint32_t in_cb;   /* user callbacks of this root on the C stack */
-    uint8_t state;
-    uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
-    /* rare->trace is set: the one test of the hot paths (flow.c, root.c)
-     * stays a byte of the root, with no second load. */
-    uint8_t traced;
 };
+_Static_assert(offsetof(futoin__root, state)
+                               == offsetof(futoin__root, main.root_state_)
+                       && offsetof(futoin__root, pending)
+                                  == offsetof(futoin__root, main.root_pending_)
+                       && offsetof(futoin__root, in_cb)
+                                  == offsetof(futoin__root, main.root_in_cb_),
+               "a root's small fields are the bytes its main flow keeps");
+
+/* Whether root `r` has a trace context (trace.c): the test of the hot paths
+ * (flow.c, root.c) reads one field of a root with no rare record, as every
+ * root that never set one has. */
+#define FUTOIN__TRACED(r) ((r)->rare && (r)->rare->trace)
 
 /* A rare part of root `r` for reading: its value, or 0/NULL when the root
  * has no rare record. */

@@ -644,7 +644,7 @@ static inline __attribute__((always_inline)) void loop_burst(
     limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1 : FUTOIN__LOOP_INPLACE;
     /* A traced root gives every iteration a frame, hence a span id, of its
      * own (trace.c): one iteration, then the general path. */
-    if (FUTOIN__UNLIKELY(r->traced)) {
+    if (FUTOIN__UNLIKELY(FUTOIN__TRACED(r))) {
         limit = 0;
     }
     bound = i0 + limit < last ? i0 + limit : last;
@@ -662,7 +662,7 @@ static inline __attribute__((always_inline)) void loop_burst(
             n = (unsigned)(i - i0);
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->rare
                 || r->pending || fl->raise || i >= last
-                || r->traced) {
+                || FUTOIN__TRACED(r)) {
                 break; /* a reason other than the clock read */
             }
             over = futoin__tool_busy(tool, n + 1 - counted);

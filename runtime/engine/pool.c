@@ -116,10 +116,10 @@ _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
 _Static_assert(sizeof(futoin__flow) <= 72, "a flow is at most 9 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 11 words, its rare parts aside
+/* Every waiting flow holds a root: 10 words, its rare parts aside
  * (engine.h futoin__root_rare) and its pending raise (futoin__raise_rec).
  * Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 88, "a root is at most 11 words");
+_Static_assert(sizeof(futoin__root) <= 80, "a root is at most 10 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
                        && offsetof(futoin__root, id)
                                   == offsetof(futoin__root, main.next),
@@ -333,8 +333,8 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
 /* Words 1 and 9 of a root are set, not cleared, by futoin__root_alloc(). */
 _Static_assert(offsetof(futoin__root, main.root) == 8
                        && offsetof(futoin__root, id) == 72
-                       && sizeof(futoin__root) == 88,
-               "root: main.root word 1, id word 9 of 11");
+                       && sizeof(futoin__root) == 80,
+               "root: main.root word 1, id word 9 of 10");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -349,7 +349,6 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
     zero_words(r, 2, 9);
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
-    zero_words(r, 10, 11);
     return &r->bsi;
 }
 
@@ -397,7 +396,6 @@ void futoin__root_release(futoin_tool* tool, futoin__root* r)
     if (r->rare) {
         futoin__recpool_put(&futoin__eng(tool)->rares, r->rare);
         r->rare = NULL;
-        r->traced = 0;
     }
     futoin__recpool_put(&futoin__eng(tool)->roots, r);
 }
