@@ -344,6 +344,20 @@ static void oom_loop_once(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->repeat(as, NULL, 1, oom_body, NULL);
 }
 
+/* Root `as` runs a loop that breaks, then the step "after", with the
+ * allocator failing. */
+static void break_without_memory(FutoInAsyncSteps* as, const char* after)
+{
+    trace_len = 0;
+    trace_buf[0] = 0;
+    API(as)->add(as, NULL, oom_loop, NULL);
+    API(as)->add(as, (void*)after, oom_after, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    failing = 1;
+    run();
+    failing = 0;
+}
+
 Test(alloc, a_break_without_memory_still_ends_its_loop)
 {
     FutoInAsyncSteps* as = futoin_root_new(T);
@@ -353,24 +367,10 @@ Test(alloc, a_break_without_memory_still_ends_its_loop)
     API(as)->execute(as, NULL, on_unhandled);
     run();
     assert_trace("body 0\n");
-    trace_len = 0;
-    trace_buf[0] = 0;
-    API(as)->add(as, NULL, oom_loop, NULL);
-    API(as)->add(as, "after the loop", oom_after, NULL);
-    API(as)->execute(as, NULL, on_unhandled);
-    failing = 1;
-    run();
-    failing = 0;
+    break_without_memory(as, "after the loop");
     assert_trace("body 0\nbody 1\nafter the loop\n");
     /* the spare was given back: a second break needs it again */
-    trace_len = 0;
-    trace_buf[0] = 0;
-    API(as)->add(as, NULL, oom_loop, NULL);
-    API(as)->add(as, "after again", oom_after, NULL);
-    API(as)->execute(as, NULL, on_unhandled);
-    failing = 1;
-    run();
-    failing = 0;
+    break_without_memory(as, "after again");
     assert_trace("body 0\nbody 1\nafter again\n");
     API(as)->free(as);
 }
