@@ -357,8 +357,8 @@ struct futoin__root
         {
             char main_head_[offsetof(futoin__flow, root_state_)];
             uint8_t state;
-            uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
-            uint32_t in_cb;   /* user callbacks of this root on the C stack */
+            uint8_t pending; /* futoin__root_pending, acted on at in_cb 0 */
+            uint32_t in_cb;  /* user callbacks of this root on the C stack */
         };
         struct
         {

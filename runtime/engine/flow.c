@@ -32,7 +32,8 @@
 /* The flow's raise record, or NULL: none, or a bare raise. */
 static inline futoin__raise_rec* raise_rec(const futoin__flow* fl)
 {
-    return (fl->raise & FUTOIN__RAISE_BARE) ? NULL : (futoin__raise_rec*)fl->raise;
+    return (fl->raise & FUTOIN__RAISE_BARE) ? NULL
+                                            : (futoin__raise_rec*)fl->raise;
 }
 
 /* The frame a raise is pending at, or NULL. */
