@@ -258,3 +258,119 @@ Test(alloc, an_immediate_posted_without_memory_says_it_was_not_queued)
     run();
     cr_assert_eq(atomic_load(&posted_ran), 1, "only the queued post runs");
 }
+
+/* A raise takes a record of its own from the tool's pool (engine.h,
+ * futoin__flow.raise). Out of memory it must still happen: the tool's
+ * spare record keeps the first flow's raise whole, code and break target
+ * included; any other flow keeps the raise in its one word, its code then
+ * reading as InternalError. These run with the raise pool still empty, so
+ * its first block cannot be had while `failing`. */
+
+static FutoInAsyncSteps* oom_waiting[2];
+static void oom_wait(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    oom_waiting[(intptr_t)d] = as;
+    API(as)->waitExternal(as);
+}
+static void oom_fail(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    ERROR(as, FUTOIN_ERR_INVALID_REQUEST);
+}
+static void oom_onerror(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%s onerror %s", (const char*)d, code);
+}
+static void oom_wait_onerror(FutoInAsyncSteps* as, void* d, const char* code)
+{
+    tr("%c onerror %s", (int)"ab"[(intptr_t)d], code);
+}
+static void oom_after(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("%s", (const char*)d);
+}
+
+Test(alloc, an_error_raised_without_memory_keeps_its_code)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->add(as, "step", oom_fail, oom_onerror);
+    API(as)->execute(as, NULL, on_unhandled);
+    failing = 1;
+    run();
+    failing = 0;
+    assert_trace("step onerror InvalidRequest\n"
+                 "unhandled InvalidRequest\n");
+    API(as)->free(as);
+}
+
+Test(alloc, errors_of_two_waiting_flows_without_memory_both_unwind)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, (void*)0, oom_wait, oom_wait_onerror);
+    API(a)->add(a, "a goes on", oom_after, NULL);
+    API(b)->add(b, (void*)1, oom_wait, oom_wait_onerror);
+    API(b)->add(b, "b goes on", oom_after, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    futoin_tool_run_nowait(T); /* both wait */
+    cr_assert(oom_waiting[0] && oom_waiting[1]);
+    /* Both errors are pending before either flow runs: the first takes
+     * the spare, the second is bare. */
+    failing = 1;
+    ERROR(oom_waiting[0], FUTOIN_ERR_INVALID_REQUEST);
+    ERROR(oom_waiting[1], FUTOIN_ERR_INVALID_REQUEST);
+    run();
+    failing = 0;
+    assert_trace("a onerror InvalidRequest\nunhandled InvalidRequest\n"
+                 "b onerror InternalError\nunhandled InternalError\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+static void oom_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("body %zu", i);
+    if (i == 1) {
+        API(as)->breakLoop(as, NULL);
+    }
+}
+static void oom_loop(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->repeat(as, NULL, 5, oom_body, NULL);
+}
+
+static void oom_loop_once(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->repeat(as, NULL, 1, oom_body, NULL);
+}
+
+/* Root `as` runs a loop that breaks, then the step "after", with the
+ * allocator failing. */
+static void break_without_memory(FutoInAsyncSteps* as, const char* after)
+{
+    trace_len = 0;
+    trace_buf[0] = 0;
+    API(as)->add(as, NULL, oom_loop, NULL);
+    API(as)->add(as, (void*)after, oom_after, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    failing = 1;
+    run();
+    failing = 0;
+}
+
+Test(alloc, a_break_without_memory_still_ends_its_loop)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    /* a loop with no break first: its frame and body records are had
+     * before `failing`, the raise pool stays empty */
+    API(as)->add(as, NULL, oom_loop_once, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body 0\n");
+    break_without_memory(as, "after the loop");
+    assert_trace("body 0\nbody 1\nafter the loop\n");
+    /* the spare was given back: a second break needs it again */
+    break_without_memory(as, "after again");
+    assert_trace("body 0\nbody 1\nafter again\n");
+    API(as)->free(as);
+}

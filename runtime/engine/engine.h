@@ -283,20 +283,34 @@ enum futoin__flow_state
     FUTOIN__FL_DONE
 };
 
+/*
+ * futoin__flow.raise: 0 while nothing is raised; else the flow's
+ * futoin__raise_rec record; or, when no record could be had (out of memory),
+ * a bare word that keeps the raise itself: the frame to raise at (or none)
+ * with FUTOIN__RAISE_BARE, and FUTOIN__RAISE_TOP for "at whatever is on
+ * top". A bare raise's code reads as InternalError (as a code that cannot
+ * be copied does) and it carries no break/continue target. So a raise never
+ * fails for lack of memory, and the hot paths test one word.
+ */
+#define FUTOIN__RAISE_BARE ((uintptr_t)1)
+#define FUTOIN__RAISE_TOP ((uintptr_t)2)
+
 struct futoin__flow
 {
     futoin__root* root;
     futoin__step* top;   /* deepest frame, NULL between level-0 steps */
     futoin__step* head;  /* level-0 queue */
     futoin__step* tail;
-    futoin__step* raise_at; /* frame to raise `raise_code` at, or NULL */
-    const char* raise_code;
-    futoin__step* ctl_target; /* loop frame of a pending break/continue */
+    uintptr_t raise;     /* the pending raise, above; 0: none */
     uint8_t state;
-    uint8_t ctl_continue;     /* 1 = continueLoop, 0 = breakLoop */
-    uint8_t code_owned;       /* raise_code is a malloc'd copy */
-    uint8_t raise_top;        /* raise raise_code at whatever is on top */
-    uint8_t nvals;            /* args->args[nvals..3] are empty */
+    uint8_t nvals;       /* args->args[nvals..3] are empty */
+    /* A root's main flow: the root's own state, pending and in_cb
+     * (futoin__root) live in these bytes; a branch flow leaves them alone.
+     * Fields rather than padding, so that no store to the flow's other
+     * fields may rewrite them. */
+    uint8_t root_state_;
+    uint8_t root_pending_;
+    uint32_t root_in_cb_;
     /* Pending success values, or NULL (then nvals is 0): the tool's hot
      * buffer when it was free (a chain of steps passing values on only
      * ever uses that one), else a pooled FutoInArgs. A pointer, not an
@@ -366,12 +380,20 @@ struct futoin__root
     FutoInAsyncSteps bsi; /* must be first */
     /* The main flow (main.top: the root pool's free-list link) without
      * the branch fields (futoin__flow.par, next): the root's own two
-     * fields take their place (issue 22, bytes per waiting flow). The
+     * fields take their place, and its small ones live in the bytes the
+     * main flow keeps for them (issue 22, bytes per waiting flow). The
      * root's tool is not kept: its block header names it
      * (futoin__root_tool), for a freed root too. */
     union
     {
         futoin__flow main;
+        struct /* in main.root_state_, root_pending_, root_in_cb_ */
+        {
+            char main_head_[offsetof(futoin__flow, root_state_)];
+            uint8_t state;
+            uint8_t pending; /* futoin__root_pending, acted on at in_cb 0 */
+            uint32_t in_cb;  /* user callbacks of this root on the C stack */
+        };
         struct
         {
             char main_part_[FUTOIN__FLOW_MAIN_SIZE];
@@ -384,13 +406,19 @@ struct futoin__root
             _Atomic(ptrdiff_t) id;
         };
     };
-    uint32_t in_cb;   /* user callbacks of this root on the C stack */
-    uint8_t state;
-    uint8_t pending;  /* futoin__root_pending, acted on when in_cb == 0 */
-    /* rare->trace is set: the one test of the hot paths (flow.c, root.c)
-     * stays a byte of the root, with no second load. */
-    uint8_t traced;
 };
+_Static_assert(offsetof(futoin__root, state)
+                               == offsetof(futoin__root, main.root_state_)
+                       && offsetof(futoin__root, pending)
+                                  == offsetof(futoin__root, main.root_pending_)
+                       && offsetof(futoin__root, in_cb)
+                                  == offsetof(futoin__root, main.root_in_cb_),
+               "a root's small fields are the bytes its main flow keeps");
+
+/* Whether root `r` has a trace context (trace.c): the test of the hot paths
+ * (flow.c, root.c) reads one field of a root with no rare record, as every
+ * root that never set one has. */
+#define FUTOIN__TRACED(r) ((r)->rare && (r)->rare->trace)
 
 /* A rare part of root `r` for reading: its value, or 0/NULL when the root
  * has no rare record. */
@@ -637,6 +665,14 @@ void futoin__flow_cancel(futoin__flow* fl);
 void futoin__queue_free(futoin_tool* tool, futoin__step* head);
 void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code);
 void futoin__raise_top(futoin__flow* fl, const char* code);
+/* breakLoop()/continueLoop() (loop.c): the loop code that `fl` raises next
+ * ends (or, `cont`, continues) loop frame `l`. */
+void futoin__flow_set_ctl(futoin__flow* fl, futoin__step* l, bool cont);
+/* Branch flow `bf` ended with a loop code (parallel.c): its break or
+ * continue target, if it has one, becomes that of flow `fl`. */
+void futoin__flow_pass_ctl(futoin__flow* bf, futoin__flow* fl);
+/* Drop what is left of `fl`'s raise (its record goes back to the pool). */
+void futoin__flow_drop_raise(futoin__flow* fl);
 void futoin__complete(futoin__flow* fl, futoin__step* s);
 void futoin__step_resolve(futoin__step* s);
 /* The same for a step with no timer, claimed, while the tool has no hooks;

@@ -65,7 +65,8 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
                       + futoin__recpool_mapped(&e->flows)
                       + futoin__recpool_mapped(&e->args)
                       + futoin__recpool_mapped(&e->roots)
-                      + futoin__recpool_mapped(&e->rares);
+                      + futoin__recpool_mapped(&e->rares)
+                      + futoin__recpool_mapped(&e->raises);
     out->trimmed_bytes = e->trimmed_bytes;
     return FUTOIN_OK;
 }
@@ -79,7 +80,7 @@ static size_t engine_trim(futoin_tool* tool)
     n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->frames)
         + futoin__recpool_trim(&e->step_rares) + futoin__recpool_trim(&e->flows)
         + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
-        + futoin__recpool_trim(&e->rares)
+        + futoin__recpool_trim(&e->rares) + futoin__recpool_trim(&e->raises)
         + futoin__tool_trim_loop(tool);
     e->trimmed_bytes += n;
 #if defined(__GLIBC__)
@@ -103,6 +104,7 @@ static bool engine_trim_idle(futoin_tool* tool)
              && futoin__recpool_at_rest(&e->args)
              && futoin__recpool_at_rest(&e->roots)
              && futoin__recpool_at_rest(&e->rares)
+             && futoin__recpool_at_rest(&e->raises)
              && futoin__tool_loop_at_rest(tool));
 }
 

@@ -20,6 +20,24 @@ typedef struct futoin__tool_upper
     void (*release)(struct futoin__tool_upper* self);
 } futoin__tool_upper;
 
+/*
+ * What an error or a break/continue needs while it is raised and unwinds
+ * in a flow (engine/flow.c). Most flows never raise, so a flow keeps one
+ * word for it (futoin__flow.raise, engine.h) and this record comes from
+ * the tool's pool when a raise starts and goes back when it ends (issue
+ * 22: every waiting flow holds a root, and these were three words and
+ * three bytes of it).
+ */
+typedef struct futoin__raise_rec
+{
+    const char* code;         /* first: the pool's free-list link */
+    struct futoin__step* at;  /* frame to raise `code` at, or NULL */
+    struct futoin__step* ctl; /* loop frame of a pending break/continue */
+    uint8_t top;              /* raise `code` at whatever is on top */
+    uint8_t cont;             /* ctl: 1 = continueLoop, 0 = breakLoop */
+    uint8_t owned;            /* `code` is a malloc'd copy */
+} futoin__raise_rec;
+
 struct futoin__engine_tool
 {
     futoin__recpool steps;  /* step, loop body, unlock: 80 B */
@@ -29,6 +47,12 @@ struct futoin__engine_tool
     futoin__recpool args;
     futoin__recpool roots; /* roots.live: the live roots */
     futoin__recpool rares; /* futoin__root_rare: what few roots use */
+    futoin__recpool raises; /* futoin__raise_rec: flows raising an error */
+    /* The record a raise takes when the pool has none to give (out of
+     * memory): the flow that unwinds now (one at a time per tool) keeps
+     * its exact code and break/continue target (engine/flow.c). */
+    futoin__raise_rec raise_spare;
+    uint8_t raise_spare_busy;
     /* Completions dropped because they lost a race against their step's
      * timeout or cancel (remote.c); written from any thread. */
     _Atomic(size_t) late_completions;

@@ -27,14 +27,128 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the flow's pending error code ------------------------------------- */
+/* ---- the flow's pending raise (engine.h, futoin__flow.raise) --------- */
+
+/* The flow's raise record, or NULL: none, or a bare raise. */
+static inline futoin__raise_rec* raise_rec(const futoin__flow* fl)
+{
+    return (fl->raise & FUTOIN__RAISE_BARE) ? NULL
+                                            : (futoin__raise_rec*)fl->raise;
+}
+
+/* The frame a raise is pending at, or NULL. */
+static futoin__step* raise_at(const futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        return x->at;
+    }
+    return (futoin__step*)(fl->raise
+                           & ~(FUTOIN__RAISE_BARE | FUTOIN__RAISE_TOP));
+}
+
+/* Whether a raise at whatever is on top is pending. */
+static bool raise_top(const futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    return x ? x->top != 0 : (fl->raise & FUTOIN__RAISE_TOP) != 0;
+}
+
+/* The code being raised, or NULL. */
+static const char* raise_code(const futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        return x->code;
+    }
+    return fl->raise ? futoin_error_name(FUTOIN_ERROR_INTERNAL_ERROR) : NULL;
+}
+
+/* The loop frame of a pending break/continue, or NULL. */
+static futoin__step* raise_ctl(const futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    return x ? x->ctl : NULL;
+}
+
+/*
+ * The flow's raise record, taken (cleared) if it has none: off the tool's
+ * pool, else the tool's spare (engine_tool.h). NULL when the raise is bare:
+ * it was already, or no record could be had, and then it becomes one with
+ * nothing pending (its code reads as InternalError). A raise never fails
+ * for lack of memory; it only loses its code and its break target.
+ */
+static futoin__raise_rec* raise_get(futoin__flow* fl)
+{
+    struct futoin__engine_tool* e;
+    futoin__raise_rec* x;
+    if (fl->raise) {
+        return raise_rec(fl);
+    }
+    e = futoin__eng(futoin__flow_tool(fl));
+    x = futoin__recpool_get(&e->raises);
+    if (!x && !e->raise_spare_busy) {
+        e->raise_spare_busy = 1;
+        x = &e->raise_spare;
+    }
+    if (!x) {
+        fl->raise = FUTOIN__RAISE_BARE;
+        return NULL;
+    }
+    x->code = NULL;
+    x->at = NULL;
+    x->ctl = NULL;
+    x->top = 0;
+    x->cont = 0;
+    x->owned = 0;
+    fl->raise = (uintptr_t)x;
+    return x;
+}
+
+static void raise_put(futoin__flow* fl, futoin__raise_rec* x)
+{
+    struct futoin__engine_tool* e = futoin__eng(futoin__flow_tool(fl));
+    if (x == &e->raise_spare) {
+        e->raise_spare_busy = 0;
+    } else {
+        futoin__recpool_put(&e->raises, x);
+    }
+    fl->raise = 0;
+}
+
+/* The record goes back once it holds nothing: no code, nothing pending,
+ * no break/continue target. */
+static void raise_tidy(futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x && !x->code && !x->at && !x->top && !x->ctl) {
+        raise_put(fl, x);
+    }
+}
+
+void futoin__flow_drop_raise(futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        if (x->owned) {
+            free((char*)x->code);
+        }
+        raise_put(fl, x);
+    }
+    fl->raise = 0;
+}
 
 /* Store `code` as the flow's pending error code. Standard codes are kept as
  * their static string; others are copied (errors are not a hot path). */
 static void flow_set_code(futoin__flow* fl, const char* code)
 {
-    const char* keep = futoin__static_code(code);
+    futoin__raise_rec* x = raise_get(fl);
+    const char* keep;
     bool owned = false;
+    if (!x) {
+        return; /* bare: the code reads as InternalError */
+    }
+    keep = futoin__static_code(code);
     if (!keep) {
         char* copy = strdup(code ? code : "");
         if (copy) {
@@ -44,20 +158,105 @@ static void flow_set_code(futoin__flow* fl, const char* code)
             keep = futoin_error_name(FUTOIN_ERROR_INTERNAL_ERROR);
         }
     }
-    if (fl->code_owned) {
-        free((char*)fl->raise_code);
+    if (x->owned) {
+        free((char*)x->code);
     }
-    fl->raise_code = keep;
-    fl->code_owned = owned;
+    x->code = keep;
+    x->owned = owned;
 }
 
 static void flow_clear_code(futoin__flow* fl)
 {
-    if (fl->code_owned) {
-        free((char*)fl->raise_code);
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        if (x->owned) {
+            free((char*)x->code);
+        }
+        x->code = NULL;
+        x->owned = 0;
+        raise_tidy(fl);
+    } else if (fl->raise == FUTOIN__RAISE_BARE) {
+        fl->raise = 0; /* a bare code, nothing pending */
     }
-    fl->raise_code = NULL;
-    fl->code_owned = false;
+}
+
+/* The unwinding ended at a handler (success() or add() there): the code
+ * and any break/continue target are forgotten. */
+static void raise_handled(futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        x->ctl = NULL; /* a break ends here */
+    }
+    flow_clear_code(fl);
+}
+
+/* No raise is pending at a frame any more (the code stays). */
+static void raise_clear_at(futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        x->at = NULL;
+    } else {
+        fl->raise &= FUTOIN__RAISE_BARE | FUTOIN__RAISE_TOP;
+    }
+}
+
+/* The frame a pending raise is raised at when the flow acts on it: its
+ * frame, else (pending at the top) the top frame or NULL. The raise at the
+ * top is no longer pending; unwind_error() clears the frame. */
+static FUTOIN__NOINLINE futoin__step* raise_start(futoin__flow* fl)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    futoin__step* at = raise_at(fl);
+    if (x) {
+        x->top = 0;
+    } else {
+        fl->raise &= ~FUTOIN__RAISE_TOP;
+    }
+    return at ? at : fl->top;
+}
+
+/* Whether a raise is pending (at a frame or at the top), not only a code
+ * being unwound. */
+static bool raise_pending(const futoin__flow* fl)
+{
+    return raise_at(fl) || raise_top(fl);
+}
+
+/* Frame `s` of `fl` is popped: a raise pending at it, or a break aimed at
+ * it, goes with it (the code stays). */
+static FUTOIN__NOINLINE void raise_popped(futoin__flow* fl, futoin__step* s)
+{
+    futoin__raise_rec* x = raise_rec(fl);
+    if (x) {
+        if (x->at == s) {
+            x->at = NULL;
+        }
+        if (x->ctl == s) {
+            x->ctl = NULL;
+        }
+        raise_tidy(fl);
+    } else if (raise_at(fl) == s) {
+        fl->raise &= FUTOIN__RAISE_BARE | FUTOIN__RAISE_TOP;
+    }
+}
+
+void futoin__flow_set_ctl(futoin__flow* fl, futoin__step* l, bool cont)
+{
+    futoin__raise_rec* x = raise_get(fl);
+    if (x) {
+        x->ctl = l;
+        x->cont = cont ? 1 : 0;
+    }
+}
+
+void futoin__flow_pass_ctl(futoin__flow* bf, futoin__flow* fl)
+{
+    futoin__raise_rec* b = raise_rec(bf);
+    if (b && b->ctl) {
+        futoin__flow_set_ctl(fl, b->ctl, b->cont != 0);
+    }
 }
 
 /* ---- scheduling ---------------------------------------------------------- */
@@ -94,15 +293,23 @@ void futoin__flow_start(futoin__flow* fl)
  * covers `at` too. */
 static void request_raise(futoin__flow* fl, futoin__step* at, const char* code)
 {
-    if (fl->raise_at) {
+    futoin__step* cur = raise_at(fl);
+    futoin__raise_rec* x;
+    if (cur) {
         /* keep a pending raise at `at` itself or below it */
         for (futoin__step* f = at; f; f = f->parent) {
-            if (f == fl->raise_at) {
+            if (f == cur) {
                 return;
             }
         }
     }
-    fl->raise_at = at;
+    x = raise_get(fl);
+    if (x) {
+        x->at = at;
+    } else {
+        fl->raise = (fl->raise & FUTOIN__RAISE_TOP) | FUTOIN__RAISE_BARE
+                    | (uintptr_t)at;
+    }
     flow_set_code(fl, code);
     futoin__flow_schedule(fl);
 }
@@ -117,11 +324,17 @@ void futoin__raise(futoin__flow* fl, futoin__step* at, const char* code)
  * Timeout first, innermost first (as the reference implementation does). */
 void futoin__raise_top(futoin__flow* fl, const char* code)
 {
-    if (fl->raise_at || fl->raise_top) {
+    futoin__raise_rec* x;
+    if (raise_at(fl) || raise_top(fl)) {
         return; /* an error is already on its way down */
     }
     futoin__stack_capture(fl, NULL, code);
-    fl->raise_top = 1;
+    x = raise_get(fl);
+    if (x) {
+        x->top = 1;
+    } else {
+        fl->raise |= FUTOIN__RAISE_TOP;
+    }
     flow_set_code(fl, code);
     futoin__flow_schedule(fl);
 }
@@ -261,11 +474,8 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     if (FUTOIN__RARE(s, allocs)) {
         FUTOIN__USER(r, futoin__alloc_free_all(&s->rare->allocs));
     }
-    if (fl->raise_at == s) {
-        fl->raise_at = NULL;
-    }
-    if (fl->ctl_target == s) {
-        fl->ctl_target = NULL;
+    if (fl->raise) {
+        raise_popped(fl, s);
     }
     fl->top = s->parent;
     futoin__step_release(tool, s);
@@ -350,21 +560,23 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
                 atomic_load_explicit(&r->id, memory_order_relaxed), code,
                 info ? info : "");
     }
-    flow_clear_code(fl);
+    if (fl->raise) {
+        flow_clear_code(fl);
+    }
 }
 
 void futoin__flow_cancel(futoin__flow* fl)
 {
-    fl->raise_at = NULL;
-    fl->raise_top = 0;
-    fl->ctl_target = NULL;
+    /* Nothing pending is acted on any more; what a cancel handler raises
+     * on the way goes with the rest. */
+    futoin__flow_drop_raise(fl);
     while (fl->top) {
         pop_frame(fl, fl->top, true);
     }
     futoin__queue_free(futoin__flow_tool(fl), fl->head);
     fl->head = fl->tail = NULL;
     drop_args(fl);
-    flow_clear_code(fl);
+    futoin__flow_drop_raise(fl);
     fl->state = FUTOIN__FL_DONE;
 }
 
@@ -441,7 +653,7 @@ static inline __attribute__((always_inline)) void loop_burst(
     limit = left - 1 < FUTOIN__LOOP_INPLACE ? left - 1 : FUTOIN__LOOP_INPLACE;
     /* A traced root gives every iteration a frame, hence a span id, of its
      * own (trace.c): one iteration, then the general path. */
-    if (FUTOIN__UNLIKELY(r->traced)) {
+    if (FUTOIN__UNLIKELY(FUTOIN__TRACED(r))) {
         limit = 0;
     }
     bound = i0 + limit < last ? i0 + limit : last;
@@ -453,13 +665,13 @@ static inline __attribute__((always_inline)) void loop_burst(
             s->flags = 0; /* success(): values of a body are dropped */
             drop_args(fl);
         }
-        if (FUTOIN__UNLIKELY(s->rare || r->pending || fl->raise_at
-                             || fl->raise_top || i >= bound)) {
+        if (FUTOIN__UNLIKELY(s->rare || r->pending || fl->raise
+                             || i >= bound)) {
             bool over;
             n = (unsigned)(i - i0);
             if (n < limit || n >= FUTOIN__LOOP_INPLACE || s->rare
-                || r->pending || fl->raise_at || fl->raise_top || i >= last
-                || r->traced) {
+                || r->pending || fl->raise || i >= last
+                || FUTOIN__TRACED(r)) {
                 break; /* a reason other than the clock read */
             }
             over = futoin__tool_busy(tool, n + 1 - counted);
@@ -913,7 +1125,7 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
     fl = s->flow;
     r = fl->root;
     if (fl->top != s || r->in_cb != 1 || r->pending || fl->args
-        || fl->raise_at || fl->raise_top || fl->ctl_target) {
+        || fl->raise) {
         return NULL;
     }
     parent = s->parent;
@@ -993,7 +1205,7 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
     fl = s->flow;
     r = fl->root;
     if (fl->top != s || r->in_cb != 1 || r->pending || fl->args
-        || fl->raise_at || fl->raise_top || fl->ctl_target) {
+        || fl->raise) {
         goto slow;
     }
     parent = s->parent;
@@ -1103,7 +1315,7 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
         && !s->sub_head && !s->rare
-        && fl->raise_at != s && fl->ctl_target != s
+        && !fl->raise
         && !futoin__hooked(tool)) { /* hooks: step_left there */
         if (s->rel.release) {
             complete_released(fl, s);
@@ -1124,9 +1336,8 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
 static void loop_control(futoin__flow* fl, futoin__step* l)
 {
     futoin__root* r = fl->root;
-    bool cont = fl->ctl_continue != 0;
-    fl->ctl_target = NULL;
-    flow_clear_code(fl);
+    bool cont = raise_rec(fl)->cont != 0; /* ctl is set: a record */
+    raise_handled(fl);
     futoin__root_clear_error(r);
     futoin__root_set_exception(r, NULL);
     drop_args(fl);
@@ -1181,7 +1392,7 @@ static inline __attribute__((always_inline)) bool after_callback(
 
 /*
  * Unwind an error from frame `at` (frames above it leave as cancelled),
- * offering fl->raise_code to each frame from `at` down (§1.2). A frame that
+ * offering the flow's code to each frame from `at` down (§1.2). A frame that
  * had set a cancel handler gets it called first (it will not complete the
  * way it was waiting for), then its error handler runs:
  *  - success() in the handler: continue after that frame;
@@ -1198,24 +1409,30 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
         pop_frame(fl, fl->top, true);
     }
     drop_args(fl);
-    fl->raise_at = NULL;
+    raise_clear_at(fl);
 
     for (;;) {
         futoin__step* s = fl->top;
         FutoInAsyncSteps_error_callback eh;
         if (!s) {
-            const char* code = fl->raise_code;
             /* The code must outlive the flow for a branch flow. */
-            fl->raise_code = NULL;
-            bool owned = fl->code_owned;
-            fl->code_owned = false;
+            futoin__raise_rec* x = raise_rec(fl);
+            const char* code = raise_code(fl);
+            bool owned = x && x->owned;
+            if (x) {
+                x->code = NULL;
+                x->owned = 0;
+                raise_tidy(fl); /* a branch's break target stays */
+            } else if (fl->raise == FUTOIN__RAISE_BARE) {
+                fl->raise = 0;
+            }
             flow_end(fl, code ? code : FUTOIN_ERR_INTERNAL_ERROR);
             if (owned) {
                 free((char*)code);
             }
             return false;
         }
-        if (s == fl->ctl_target && futoin__is_loop_code(fl->raise_code)) {
+        if (s == raise_ctl(fl) && futoin__is_loop_code(raise_code(fl))) {
             loop_control(fl, s);
             return true;
         }
@@ -1245,7 +1462,7 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             s->state = FUTOIN__S_ERRH;
             s->flags &= (uint16_t) ~(FUTOIN__F_SUCCESS | FUTOIN__F_ERROR
                                      | FUTOIN__F_ADDED | FUTOIN__F_WAITEXT);
-            FUTOIN__USER(r, eh(&s->bsi, s->data, fl->raise_code));
+            FUTOIN__USER(r, eh(&s->bsi, s->data, raise_code(fl)));
             if (r->pending && !r->in_cb) {
                 futoin__root_settle(r);
                 return false;
@@ -1256,20 +1473,18 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
             } else if (s->flags & FUTOIN__F_ADDED) {
                 if (futoin__hooked(futoin__root_tool(r))) {
                     futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
-                                       fl->raise_code, NULL);
+                                       raise_code(fl), NULL);
                 }
-                flow_clear_code(fl);
-                fl->ctl_target = NULL; /* a break ends here */
+                raise_handled(fl); /* a break ends here */
                 s->flags |= FUTOIN__F_NOEH;
                 s->state = FUTOIN__S_SUBS;
                 return true;
             } else if (s->flags & FUTOIN__F_SUCCESS) {
                 if (futoin__hooked(futoin__root_tool(r))) {
                     futoin__hook_error(r, s, FUTOIN_HOOK_ERROR_HANDLED,
-                                       fl->raise_code, NULL);
+                                       raise_code(fl), NULL);
                 }
-                flow_clear_code(fl);
-                fl->ctl_target = NULL;
+                raise_handled(fl);
                 futoin__complete(fl, s);
                 return true;
             }
@@ -1316,13 +1531,11 @@ static void flow_run(futoin__flow* fl)
     do {
         futoin__step* top;
     turn:
-        if (FUTOIN__UNLIKELY(fl->raise_at || fl->raise_top)) {
-            /* raise_top with no frame (raised between level-0 steps, or
-             * before the first): unwind_error(fl, NULL) ends the flow with
-             * the error, unhandled; it must not be dropped. */
-            futoin__step* at = fl->raise_at ? fl->raise_at : fl->top;
-            fl->raise_top = 0;
-            if (!unwind_error(fl, at)) {
+        if (FUTOIN__UNLIKELY(fl->raise) && raise_pending(fl)) {
+            /* A raise at the top with no frame (raised between level-0
+             * steps, or before the first): unwind_error(fl, NULL) ends the
+             * flow with the error, unhandled; it must not be dropped. */
+            if (!unwind_error(fl, raise_start(fl))) {
                 goto out;
             }
             continue;
@@ -1344,7 +1557,7 @@ static void flow_run(futoin__flow* fl)
              * (a root of one step, T1, or one that waits, T2, never
              * enters it). */
             if (!fl->top && fl->head && level0_plain(fl->head) && !fl->args
-                && !fl->raise_at && !fl->raise_top && !futoin__hooked(tool)) {
+                && !fl->raise && !futoin__hooked(tool)) {
                 switch (level0_run(fl)) {
                 case L0_OUT:
                     goto out;

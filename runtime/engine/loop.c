@@ -88,8 +88,7 @@ void futoin__loop_control(futoin__step* s, const char* label, bool cont)
                                          : "breakLoop() outside of a loop"));
         return;
     }
-    fl->ctl_target = l;
-    fl->ctl_continue = cont ? 1 : 0;
+    futoin__flow_set_ctl(fl, l, cont);
     futoin__step_error(s, cont ? futoin__code_loop_cont : futoin__code_loop_break,
                        NULL);
 }

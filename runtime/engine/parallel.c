@@ -85,12 +85,12 @@ void futoin__parallel_branch_done(futoin__flow* bf, const char* code)
     futoin__flow* fl = p->flow;
     futoin_tool* tool = futoin__flow_tool(fl);
 
-    if (code && futoin__is_loop_code(code) && bf->ctl_target) {
+    if (code && futoin__is_loop_code(code)) {
         /* A break in the branch for a loop around the parallel(): it goes
          * on unwinding in this flow, after the siblings are cancelled. */
-        fl->ctl_target = bf->ctl_target;
-        fl->ctl_continue = bf->ctl_continue;
+        futoin__flow_pass_ctl(bf, fl);
     }
+    futoin__flow_drop_raise(bf);
 
     unlink_flow(p, bf);
     bf->par = NULL;

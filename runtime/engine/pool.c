@@ -46,6 +46,8 @@ void futoin__engine_tool_init(futoin_tool* tool)
                          &root_template);
     futoin__recpool_init(&e->rares, tool, sizeof(futoin__root_rare),
                          offsetof(futoin__root_rare, vars), 0, NULL);
+    futoin__recpool_init(&e->raises, tool, sizeof(futoin__raise_rec),
+                         offsetof(futoin__raise_rec, code), 0, NULL);
     e->next_root_id = 1;
 }
 
@@ -60,6 +62,7 @@ void futoin__engine_tool_close(futoin_tool* tool)
     futoin__recpool_close(&e->args);
     futoin__recpool_close(&e->roots);
     futoin__recpool_close(&e->rares);
+    futoin__recpool_close(&e->raises);
     {
         futoin__tool_upper* up = atomic_load_explicit(&e->upper, memory_order_acquire);
         if (up) {
@@ -117,11 +120,12 @@ _Static_assert(offsetof(futoin__step, next) == offsetof(futoin__step, parent)
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
-_Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
+_Static_assert(sizeof(futoin__flow) <= 72, "a flow is at most 9 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 13 words, its rare parts aside
- * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 104, "a root is at most 13 words");
+/* Every waiting flow holds a root: 10 words, its rare parts aside
+ * (engine.h futoin__root_rare) and its pending raise (futoin__raise_rec).
+ * Grow it knowingly (bench T2). */
+_Static_assert(sizeof(futoin__root) <= 80, "a root is at most 10 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
                        && offsetof(futoin__root, id)
                                   == offsetof(futoin__root, main.next),
@@ -332,11 +336,11 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-/* Words 1 and 11 of a root are set, not cleared, by futoin__root_alloc(). */
+/* Words 1 and 9 of a root are set, not cleared, by futoin__root_alloc(). */
 _Static_assert(offsetof(futoin__root, main.root) == 8
-                       && offsetof(futoin__root, id) == 88
-                       && sizeof(futoin__root) == 104,
-               "root: main.root word 1, id word 11 of 13");
+                       && offsetof(futoin__root, id) == 72
+                       && sizeof(futoin__root) == 80,
+               "root: main.root word 1, id word 9 of 10");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -348,10 +352,9 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
         futoin__set_api(&r->bsi, &futoin__root_api); /* see above */
     }
     r->main.root = r;
-    zero_words(r, 2, 11);
+    zero_words(r, 2, 9);
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
-    zero_words(r, 12, 13);
     return &r->bsi;
 }
 
@@ -399,7 +402,6 @@ void futoin__root_release(futoin_tool* tool, futoin__root* r)
     if (r->rare) {
         futoin__recpool_put(&futoin__eng(tool)->rares, r->rare);
         r->rare = NULL;
-        r->traced = 0;
     }
     futoin__recpool_put(&futoin__eng(tool)->roots, r);
 }

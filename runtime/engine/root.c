@@ -109,7 +109,7 @@ FutoInAsyncSteps* futoin__common_new_instance(FutoInAsyncSteps* bsi)
         return NULL;
     }
     n = futoin_root_new(tool);
-    if (n && FUTOIN__UNLIKELY(r->traced)) {
+    if (n && FUTOIN__UNLIKELY(FUTOIN__TRACED(r))) {
         futoin__trace_inherit(futoin__as_root(n), bsi, r);
     }
     return n;

@@ -281,7 +281,6 @@ FUTOIN_API int futoin_trace_set(FutoInAsyncSteps* bsi, const char* traceparent)
         t->key[0] = next_key();
         t->key[1] = next_key();
         r->rare->trace = t;
-        r->traced = 1;
         end_burst(s);
     }
     memcpy(t->id, p.id, sizeof(t->id));
@@ -359,7 +358,6 @@ void futoin__trace_inherit(futoin__root* nr, FutoInAsyncSteps* from,
                                        ? NULL
                                        : futoin__as_step(from));
     nr->rare->trace = n;
-    nr->traced = 1;
 }
 
 void futoin__trace_free(futoin__root* r)
@@ -368,5 +366,4 @@ void futoin__trace_free(futoin__root* r)
         free(r->rare->trace);
         r->rare->trace = NULL;
     }
-    r->traced = 0;
 }
