@@ -269,6 +269,13 @@ struct futoin__flow
      * inline FutoInArgs: every root and branch holds a flow, and 128 more
      * bytes each would break the bytes-per-waiting-flow budget (T2). */
     FutoInArgs* args;
+    /* Its place in the tool's run queue while it is scheduled (and, if it
+     * was cancelled or freed meanwhile, until its batch passed it):
+     * futoin__flow_schedule, tool/tool.h futoin__tool_rq. It replaces the
+     * ring slot each scheduled flow took (issue 22: 16 B of ring per
+     * waiting flow at T2's peak, for 8 B here). Never cleared but by the
+     * run queue: a record taken again from its pool keeps it (pool.c). */
+    struct futoin__rq_node rq;
     /* Branch flows only, last: a root's main flow ends before them (its
      * root keeps two fields of its own there, futoin__root); read them
      * through futoin__flow_par(). */
@@ -591,8 +598,8 @@ FutoInAsyncSteps* futoin__root_alloc(futoin_tool* tool);
 void futoin__root_release(futoin_tool* tool, futoin__root* r);
 
 /* flow.c */
-/* What a scheduled flow's entry in the immediate ring calls (data: the
- * flow); root.c's execute() queues it itself. */
+/* What a scheduled flow's batch in the run queue calls (data: the flow's
+ * `rq`); root.c's execute() queues it itself. */
 void futoin__flow_run_cb(void* data);
 void futoin__flow_schedule(futoin__flow* fl);
 void futoin__flow_start(futoin__flow* fl);

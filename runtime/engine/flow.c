@@ -66,7 +66,12 @@ static void flow_run(futoin__flow* fl);
 
 void futoin__flow_run_cb(void* data)
 {
-    futoin__flow* fl = data;
+    futoin__flow* fl =
+            (futoin__flow*)((char*)data - offsetof(futoin__flow, rq));
+    struct futoin__rq_node* rest = futoin__tool_rq_pop(&fl->rq);
+    if (rest) {
+        futoin__tool_rq_keep(futoin__flow_tool(fl), rest);
+    }
     /* The flow may have finished, been cancelled or even recycled since it
      * was queued: records stay valid while the tool lives, and only a flow
      * that is still SCHED has work to do. */
@@ -75,11 +80,15 @@ void futoin__flow_run_cb(void* data)
     }
 }
 
+/* Scheduled flows queue on the tool's run queue (tool/tool.h): flows
+ * scheduled one after another share a ring slot. A flow that is still in
+ * a batch (it was cancelled or freed there, then started again) keeps its
+ * place, where its old slot would have run it. */
 void futoin__flow_schedule(futoin__flow* fl)
 {
     if (fl->state == FUTOIN__FL_IDLE) {
         fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_imm(futoin__flow_tool(fl), futoin__flow_run_cb, fl);
+        futoin__tool_rq(futoin__flow_tool(fl), futoin__flow_run_cb, &fl->rq);
     }
 }
 

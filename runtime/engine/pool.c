@@ -111,11 +111,11 @@ _Static_assert(FUTOIN__STEP_SMALL == 88, "a step is 11 words");
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
-_Static_assert(sizeof(futoin__flow) <= 88, "a flow is at most 11 words");
+_Static_assert(sizeof(futoin__flow) <= 96, "a flow is at most 12 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 13 words, its rare parts aside
+/* Every waiting flow holds a root: 14 words, its rare parts aside
  * (engine.h futoin__root_rare). Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 104, "a root is at most 13 words");
+_Static_assert(sizeof(futoin__root) <= 112, "a root is at most 14 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
                        && offsetof(futoin__root, id)
                                   == offsetof(futoin__root, main.next),
@@ -301,7 +301,10 @@ NO_MEMSET_PATTERN futoin__flow* futoin__flow_alloc(futoin_tool* tool)
 {
     futoin__flow* fl = futoin__recpool_get(&futoin__eng(tool)->flows);
     if (fl) {
-        zero_words(fl, 0, sizeof(*fl) / 8);
+        /* all but `rq`: the record may still be in a batch of the run
+         * queue, which its previous owner joined (engine.h) */
+        zero_words(fl, 0, offsetof(futoin__flow, rq) / 8);
+        zero_words(fl, offsetof(futoin__flow, rq) / 8 + 1, sizeof(*fl) / 8);
     }
     return fl;
 }
@@ -326,11 +329,14 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-/* Words 1 and 11 of a root are set, not cleared, by futoin__root_alloc(). */
+/* Words 1 and 12 of a root are set, not cleared, by futoin__root_alloc(),
+ * and word 10, its main flow's place in the run queue, is kept (engine.h:
+ * the record may still be in a batch its previous owner joined). */
 _Static_assert(offsetof(futoin__root, main.root) == 8
-                       && offsetof(futoin__root, id) == 88
-                       && sizeof(futoin__root) == 104,
-               "root: main.root word 1, id word 11 of 13");
+                       && offsetof(futoin__root, main.rq) == 80
+                       && offsetof(futoin__root, id) == 96
+                       && sizeof(futoin__root) == 112,
+               "root: main.root word 1, main.rq word 10, id word 12 of 14");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -342,10 +348,11 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
         futoin__set_api(&r->bsi, &futoin__root_api); /* see above */
     }
     r->main.root = r;
-    zero_words(r, 2, 11);
+    zero_words(r, 2, 10);
+    zero_words(r, 11, 12);
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
-    zero_words(r, 12, 13);
+    zero_words(r, 13, 14);
     return &r->bsi;
 }
 

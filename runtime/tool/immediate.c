@@ -75,6 +75,19 @@ bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return imm_push(tool, cb, data);
 }
 
+/* A new batch whose slot needs the ring grown or the idle handle started.
+ * If the ring cannot grow (reported), `node` stays out of every batch, as
+ * an immediate that could not be queued. */
+void futoin__tool_rq_slow(futoin_tool* tool, futoin__cb cb,
+                          struct futoin__rq_node* node)
+{
+    if (imm_push(tool, cb, node)) {
+        node->next = FUTOIN__RQ_LAST;
+        tool->rq_end = tool->ring_tail;
+        tool->rq_last = node;
+    }
+}
+
 /* The idle handle's callback: one burst (futoin__tool_burst). */
 void futoin__tool_idle_cb(uv_idle_t* handle)
 {
