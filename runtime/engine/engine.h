@@ -251,6 +251,15 @@ enum futoin__flow_state
 
 struct futoin__flow
 {
+    /* Its place in the tool's run queue while it is scheduled (and, if it
+     * was cancelled or freed meanwhile, until its batch passed it):
+     * futoin__flow_schedule, tool/tool.h futoin__tool_rq. It replaces the
+     * ring slot each scheduled flow took (issue 22: 16 B of ring per
+     * waiting flow at T2's peak, for 8 B here). Never cleared but by the
+     * run queue: a record taken again from its pool keeps it (pool.c).
+     * First: the run queue hands its callback this field, which is then
+     * the flow itself, no offset to take off. */
+    struct futoin__rq_node rq;
     futoin__root* root;
     futoin__step* top;   /* deepest frame, NULL between level-0 steps */
     futoin__step* head;  /* level-0 queue */
@@ -269,13 +278,6 @@ struct futoin__flow
      * inline FutoInArgs: every root and branch holds a flow, and 128 more
      * bytes each would break the bytes-per-waiting-flow budget (T2). */
     FutoInArgs* args;
-    /* Its place in the tool's run queue while it is scheduled (and, if it
-     * was cancelled or freed meanwhile, until its batch passed it):
-     * futoin__flow_schedule, tool/tool.h futoin__tool_rq. It replaces the
-     * ring slot each scheduled flow took (issue 22: 16 B of ring per
-     * waiting flow at T2's peak, for 8 B here). Never cleared but by the
-     * run queue: a record taken again from its pool keeps it (pool.c). */
-    struct futoin__rq_node rq;
     /* Branch flows only, last: a root's main flow ends before them (its
      * root keeps two fields of its own there, futoin__root); read them
      * through futoin__flow_par(). */

@@ -6,9 +6,10 @@
  * flow_run(). The only recursion is through nested parallel() frames on
  * cancel, which is bounded by how the user nested them.
  *
- * A flow runs from the tool's immediate ring (futoin__flow_run_cb) for at most
+ * A flow runs from the tool's run queue (futoin__flow_run_cb) for at most
  * FUTOIN__FLOW_BUDGET steps, then yields so that other flows get their
- * turn; a continuation costs one ring slot, not a libuv loop turn. Every
+ * turn; a continuation costs a place in the queue (a link in the flow,
+ * tool/tool.h), not a libuv loop turn. Every
  * step and every batch of in-place loop iterations also counts against the
  * tool's time slice (futoin__tool_busy, tool/tool.h): once it is used up,
  * the flow yields at once and the ring waits for libuv's next turn, so
@@ -64,10 +65,11 @@ static void flow_clear_code(futoin__flow* fl)
 
 static void flow_run(futoin__flow* fl);
 
+_Static_assert(offsetof(futoin__flow, rq) == 0, "the run queue's node is the flow");
+
 void futoin__flow_run_cb(void* data)
 {
-    futoin__flow* fl =
-            (futoin__flow*)((char*)data - offsetof(futoin__flow, rq));
+    futoin__flow* fl = data;
     struct futoin__rq_node* rest = futoin__tool_rq_pop(&fl->rq);
     if (rest) {
         futoin__tool_rq_keep(futoin__flow_tool(fl), rest);

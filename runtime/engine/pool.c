@@ -303,8 +303,8 @@ NO_MEMSET_PATTERN futoin__flow* futoin__flow_alloc(futoin_tool* tool)
     if (fl) {
         /* all but `rq`: the record may still be in a batch of the run
          * queue, which its previous owner joined (engine.h) */
-        zero_words(fl, 0, offsetof(futoin__flow, rq) / 8);
-        zero_words(fl, offsetof(futoin__flow, rq) / 8 + 1, sizeof(*fl) / 8);
+        _Static_assert(offsetof(futoin__flow, rq) == 0, "rq is word 0");
+        zero_words(fl, 1, sizeof(*fl) / 8);
     }
     return fl;
 }
@@ -329,14 +329,14 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-/* Words 1 and 12 of a root are set, not cleared, by futoin__root_alloc(),
- * and word 10, its main flow's place in the run queue, is kept (engine.h:
+/* Words 2 and 12 of a root are set, not cleared, by futoin__root_alloc(),
+ * and word 1, its main flow's place in the run queue, is kept (engine.h:
  * the record may still be in a batch its previous owner joined). */
-_Static_assert(offsetof(futoin__root, main.root) == 8
-                       && offsetof(futoin__root, main.rq) == 80
+_Static_assert(offsetof(futoin__root, main.rq) == 8
+                       && offsetof(futoin__root, main.root) == 16
                        && offsetof(futoin__root, id) == 96
                        && sizeof(futoin__root) == 112,
-               "root: main.root word 1, main.rq word 10, id word 12 of 14");
+               "root: main.rq word 1, main.root word 2, id word 12 of 14");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -348,8 +348,7 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
         futoin__set_api(&r->bsi, &futoin__root_api); /* see above */
     }
     r->main.root = r;
-    zero_words(r, 2, 10);
-    zero_words(r, 11, 12);
+    zero_words(r, 3, 12);
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
     zero_words(r, 13, 14);

@@ -2,7 +2,8 @@
  * Internal AsyncTool interface (not installed). The tool is one libuv loop
  * and one thread. It gives the step engine three cheap services:
  *  - immediates: a ring of callbacks drained in bursts by one uv_idle_t, so
- *    a continuation costs a few ns instead of one libuv loop turn;
+ *    a continuation costs a few ns instead of one libuv loop turn; records
+ *    queued often (flows) share one slot of it per batch (the run queue);
  *  - timers: a binary min-heap of pooled entries behind one uv_timer_t,
  *    on libuv's loop time or on a virtual clock (clock.c), which the
  *    layers above never see;
