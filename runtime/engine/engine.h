@@ -600,8 +600,8 @@ FutoInAsyncSteps* futoin__root_alloc(futoin_tool* tool);
 void futoin__root_release(futoin_tool* tool, futoin__root* r);
 
 /* flow.c */
-/* What a scheduled flow's batch in the run queue calls (data: the flow's
- * `rq`); root.c's execute() queues it itself. */
+/* What the tool's run queue calls for a scheduled flow (data: the flow,
+ * whose `rq` is its node); root.c's execute() queues it itself. */
 void futoin__flow_run_cb(void* data);
 void futoin__flow_schedule(futoin__flow* fl);
 void futoin__flow_start(futoin__flow* fl);

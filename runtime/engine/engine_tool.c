@@ -18,6 +18,7 @@ FUTOIN_API int futoin_tool_new(
     if (rc == FUTOIN_OK) {
         futoin__engine_tool_init(*out);
         (*out)->trim_idle = engine_trim_idle;
+        (*out)->rq_run = futoin__flow_run_cb; /* flows are its records */
     }
     return rc;
 }

@@ -70,10 +70,6 @@ _Static_assert(offsetof(futoin__flow, rq) == 0, "the run queue's node is the flo
 void futoin__flow_run_cb(void* data)
 {
     futoin__flow* fl = data;
-    struct futoin__rq_node* rest = futoin__tool_rq_pop(&fl->rq);
-    if (rest) {
-        futoin__tool_rq_keep(futoin__flow_tool(fl), rest);
-    }
     /* The flow may have finished, been cancelled or even recycled since it
      * was queued: records stay valid while the tool lives, and only a flow
      * that is still SCHED has work to do. */
@@ -90,7 +86,7 @@ void futoin__flow_schedule(futoin__flow* fl)
 {
     if (fl->state == FUTOIN__FL_IDLE) {
         fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_rq(futoin__flow_tool(fl), futoin__flow_run_cb, &fl->rq);
+        futoin__tool_rq(futoin__flow_tool(fl), &fl->rq);
     }
 }
 

@@ -827,11 +827,11 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
         if (FUTOIN__UNLIKELY(tool->imm_eager)) {
             goto slow;
         }
-        futoin__tool_rq_new(tool, futoin__flow_run_cb, &r->main.rq);
+        futoin__tool_rq_new(tool, &r->main.rq);
     } else if (tool->rq_end == tool->ring_tail) {
         futoin__tool_rq_append(tool, &r->main.rq);
     } else if (futoin__tool_imm_ready(tool)) {
-        futoin__tool_rq_new(tool, futoin__flow_run_cb, &r->main.rq);
+        futoin__tool_rq_new(tool, &r->main.rq);
     } else {
         goto slow;
     }

@@ -121,6 +121,9 @@ struct futoin_tool
      * records while its slot is the ring's last and has not run out. */
     uint64_t rq_end;
     struct futoin__rq_node* rq_last;
+    /* What the burst calls for each record of a batch, with the record
+     * (set by the layer above, whose records they are). */
+    futoin__cb rq_run;
 
     /* Timer heap. */
     futoin__timer** heap;
@@ -346,21 +349,20 @@ static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data
 }
 
 /*
- * The run queue. futoin__tool_rq(tool, cb, node) queues cb(node) as an
+ * The run queue. futoin__tool_rq(tool, node) queues rq_run(node) as an
  * immediate would, after everything queued so far, but when the ring's
  * last slot is a batch of the run queue that has not run out, `node` is
  * appended to it instead of taking a slot: a burst of 30,000 flows
  * scheduled one after another takes one slot, not 30,000 (issue 22:
- * bytes per waiting flow, a ring kept at its peak). The order in which
- * records and immediates run is the order they were queued in, as if
- * each had a slot.
+ * bytes per waiting flow, a ring kept at its peak). Records and
+ * immediates run in the order they were queued, as if each had a slot.
  *
- * A batch's slot holds `cb` and its first record. The burst runs it like
- * any slot (it passes the slot, then calls cb(node)); cb must start with
- * futoin__tool_rq_pop(), which takes `node` out of the batch and, if
- * records follow it, puts the slot back at the ring's head with the next
- * one. So each record is one callback of the burst: the burst budget and
- * the time slice count records, not batches, exactly as with a slot each.
+ * A batch's slot has no callback and its first record as data (a
+ * cancelled immediate has neither). The burst (internal.h) takes one
+ * record off it per callback and leaves the slot at the ring's head while
+ * records follow, so each record is one callback of the burst: the burst
+ * budget and the time slice count records, not batches, exactly as with a
+ * slot each.
  *
  * A record is in at most one batch: queueing one whose `next` is not
  * NULL does nothing (it keeps its place; the layer above queues a record
@@ -378,13 +380,13 @@ static inline bool futoin__tool_rq_open(const futoin_tool* tool)
     return tool->ring_head != tool->ring_tail
            && tool->rq_end == tool->ring_tail;
 }
-/* Put `node` (in no batch) in a new batch: a slot of cb(node), pushed as
+/* Put `node` (in no batch) in a new batch: a slot pushed as
  * futoin__tool_imm_put() does (after futoin__tool_imm_ready() said so). */
-static inline void futoin__tool_rq_new(futoin_tool* tool, futoin__cb cb,
+static inline void futoin__tool_rq_new(futoin_tool* tool,
                                        struct futoin__rq_node* node)
 {
     node->next = FUTOIN__RQ_LAST;
-    futoin__tool_imm_put(tool, cb, node);
+    futoin__tool_imm_put(tool, NULL, node);
     tool->rq_end = tool->ring_tail;
     tool->rq_last = node;
 }
@@ -398,11 +400,10 @@ static inline void futoin__tool_rq_append(futoin_tool* tool,
 }
 /* The same as a slot pushed with a ring to grow or an idle handle to
  * start (immediate.c). */
-void futoin__tool_rq_slow(futoin_tool* tool, futoin__cb cb,
-                          struct futoin__rq_node* node);
-/* Loop thread: queue cb(node) on the run queue, unless `node` is in a
+void futoin__tool_rq_slow(futoin_tool* tool, struct futoin__rq_node* node);
+/* Loop thread: queue rq_run(node) on the run queue, unless `node` is in a
  * batch already. */
-static inline void futoin__tool_rq(futoin_tool* tool, futoin__cb cb,
+static inline void futoin__tool_rq(futoin_tool* tool,
                                    struct futoin__rq_node* node)
 {
     if (FUTOIN__UNLIKELY(node->next != NULL)) {
@@ -411,30 +412,10 @@ static inline void futoin__tool_rq(futoin_tool* tool, futoin__cb cb,
     if (futoin__tool_rq_open(tool)) {
         futoin__tool_rq_append(tool, node);
     } else if (futoin__tool_imm_ready(tool)) {
-        futoin__tool_rq_new(tool, cb, node);
+        futoin__tool_rq_new(tool, node);
     } else {
-        futoin__tool_rq_slow(tool, cb, node);
+        futoin__tool_rq_slow(tool, node);
     }
-}
-/* The first thing cb(node) of a batch does (see above): `node` leaves its
- * batch. Returns the record after it, or NULL if it was the last; the
- * caller then hands that one to futoin__tool_rq_keep(). */
-static inline struct futoin__rq_node* futoin__tool_rq_pop(
-        struct futoin__rq_node* node)
-{
-    struct futoin__rq_node* next = node->next;
-    node->next = NULL;
-    return next != FUTOIN__RQ_LAST ? next : NULL;
-}
-/* The records from `next` on keep the batch's slot: it goes back to the
- * ring's head, the slot the burst has just passed (nothing was pushed
- * since), with `next` first. */
-static inline void futoin__tool_rq_keep(futoin_tool* tool,
-                                        struct futoin__rq_node* next)
-{
-    uint64_t seq = tool->ring_head - 1;
-    tool->ring[seq & tool->ring_mask].data = next;
-    tool->ring_head = seq;
 }
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
