@@ -85,14 +85,22 @@ Test(runq, a_yielding_flow_goes_behind_the_others)
     API(b)->free(b);
 }
 
+/* Roots A, B and C executed one after another: one batch. */
+static void three_in_a_batch(FutoInAsyncSteps** a, FutoInAsyncSteps** b,
+                             FutoInAsyncSteps** c)
+{
+    *a = root_saying("A");
+    *b = root_saying("B");
+    *c = root_saying("C");
+    exec(*a);
+    exec(*b);
+    exec(*c);
+}
+
 Test(runq, a_root_freed_while_scheduled_leaves_its_batch_whole)
 {
-    FutoInAsyncSteps* a = root_saying("A");
-    FutoInAsyncSteps* b = root_saying("B");
-    FutoInAsyncSteps* c = root_saying("C");
-    exec(a);
-    exec(b);
-    exec(c);
+    FutoInAsyncSteps *a, *b, *c;
+    three_in_a_batch(&a, &b, &c);
     API(b)->free(b);
     API(a)->free(a);
     run();
@@ -102,12 +110,8 @@ Test(runq, a_root_freed_while_scheduled_leaves_its_batch_whole)
 
 Test(runq, a_root_cancelled_and_executed_again_while_scheduled_runs_once)
 {
-    FutoInAsyncSteps* a = root_saying("A");
-    FutoInAsyncSteps* b = root_saying("B");
-    FutoInAsyncSteps* c = root_saying("C");
-    exec(a);
-    exec(b);
-    exec(c);
+    FutoInAsyncSteps *a, *b, *c;
+    three_in_a_batch(&a, &b, &c);
     API(b)->cancel(b);
     API(b)->add(b, "B again", say, NULL);
     exec(b);
