@@ -18,6 +18,7 @@ FUTOIN_API int futoin_tool_new(
     if (rc == FUTOIN_OK) {
         futoin__engine_tool_init(*out);
         (*out)->trim_idle = engine_trim_idle;
+        (*out)->rq_run = futoin__flow_run_cb; /* flows are its records */
     }
     return rc;
 }
@@ -78,10 +79,15 @@ static size_t engine_trim(futoin_tool* tool)
     struct futoin__engine_tool* e = futoin__eng(tool);
     size_t n;
     n = futoin__recpool_trim(&e->steps) + futoin__recpool_trim(&e->frames)
-        + futoin__recpool_trim(&e->step_rares) + futoin__recpool_trim(&e->flows)
-        + futoin__recpool_trim(&e->args) + futoin__recpool_trim(&e->roots)
-        + futoin__recpool_trim(&e->rares) + futoin__recpool_trim(&e->raises)
-        + futoin__tool_trim_loop(tool);
+        + futoin__recpool_trim(&e->step_rares) + futoin__recpool_trim(&e->args)
+        + futoin__recpool_trim(&e->rares) + futoin__recpool_trim(&e->raises);
+    /* A flow freed while in a batch of the run queue still links the rest
+     * of its batch (tool/tool.h): flows and roots keep their memory while
+     * the ring holds anything (a trim on idle finds it empty). */
+    if (tool->ring_head == tool->ring_tail) {
+        n += futoin__recpool_trim(&e->flows) + futoin__recpool_trim(&e->roots);
+    }
+    n += futoin__tool_trim_loop(tool);
     e->trimmed_bytes += n;
 #if defined(__GLIBC__)
     /* stack() memory, state variables, remote posts, label copies: the

@@ -6,9 +6,10 @@
  * flow_run(). The only recursion is through nested parallel() frames on
  * cancel, which is bounded by how the user nested them.
  *
- * A flow runs from the tool's immediate ring (futoin__flow_run_cb) for at most
+ * A flow runs from the tool's run queue (futoin__flow_run_cb) for at most
  * FUTOIN__FLOW_BUDGET steps, then yields so that other flows get their
- * turn; a continuation costs one ring slot, not a libuv loop turn. Every
+ * turn; a continuation costs a place in the queue (a link in the flow,
+ * tool/tool.h), not a libuv loop turn. Every
  * step and every batch of in-place loop iterations also counts against the
  * tool's time slice (futoin__tool_busy, tool/tool.h): once it is used up,
  * the flow yields at once and the ring waits for libuv's next turn, so
@@ -263,6 +264,8 @@ void futoin__flow_pass_ctl(futoin__flow* bf, futoin__flow* fl)
 
 static void flow_run(futoin__flow* fl);
 
+_Static_assert(offsetof(futoin__flow, rq) == 0, "the run queue's node is the flow");
+
 void futoin__flow_run_cb(void* data)
 {
     futoin__flow* fl = data;
@@ -274,11 +277,15 @@ void futoin__flow_run_cb(void* data)
     }
 }
 
+/* Scheduled flows queue on the tool's run queue (tool/tool.h): flows
+ * scheduled one after another share a ring slot. A flow that is still in
+ * a batch (it was cancelled or freed there, then started again) keeps its
+ * place, where its old slot would have run it. */
 void futoin__flow_schedule(futoin__flow* fl)
 {
     if (fl->state == FUTOIN__FL_IDLE) {
         fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_imm(futoin__flow_tool(fl), futoin__flow_run_cb, fl);
+        futoin__tool_rq(futoin__flow_tool(fl), &fl->rq);
     }
 }
 

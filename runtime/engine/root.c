@@ -799,8 +799,9 @@ static FUTOIN__NOINLINE void root_execute_slow(
  * execute() with no unhandled-error callback nor data, of a new or
  * finished root that has no rare record (nothing of a previous run to
  * release: an execute() release hook, stack() memory), from its loop
- * thread, no hooks set, and its flow's entry and the keep-alive ref each
- * one store (the immediate ring has room and needs no idle handle
+ * thread, no hooks set, and its flow's entry in the run queue and the
+ * keep-alive ref a few stores (its flow is in no batch, and the open
+ * batch takes it or the immediate ring has room and needs no idle handle
  * started; the loop is owned, or flows already keep it alive): what
  * futoin__root_execute() would do, with no call, so nothing to save
  * around one. Anything else goes there.
@@ -818,13 +819,25 @@ static void root_execute(FutoInAsyncSteps* bsi, void* data,
         || FUTOIN__UNLIKELY(r->state != FUTOIN__R_NEW
                             && r->state != FUTOIN__R_DONE)
         || r->rare || unhandled || data || futoin__hooked(tool)
-        || !futoin__tool_imm_ready(tool) || !futoin__tool_ref_ready(tool)) {
+        || r->main.rq.next || !futoin__tool_ref_ready(tool)) {
+        goto slow;
+    }
+    /* futoin__tool_rq(): a root run alone (T1) finds the ring empty */
+    if (tool->ring_head == tool->ring_tail) {
+        if (FUTOIN__UNLIKELY(tool->imm_eager)) {
+            goto slow;
+        }
+        futoin__tool_rq_new(tool, &r->main.rq);
+    } else if (tool->rq_end == tool->ring_tail) {
+        futoin__tool_rq_append(tool, &r->main.rq);
+    } else if (futoin__tool_imm_ready(tool)) {
+        futoin__tool_rq_new(tool, &r->main.rq);
+    } else {
         goto slow;
     }
     r->state = FUTOIN__R_RUNNING;
     ++tool->active_refs;              /* futoin__tool_ref() */
     r->main.state = FUTOIN__FL_SCHED; /* futoin__flow_start() */
-    futoin__tool_imm_put(tool, futoin__flow_run_cb, &r->main);
     return;
 slow:
     root_execute_slow(bsi, data, unhandled);

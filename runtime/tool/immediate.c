@@ -75,6 +75,18 @@ bool futoin__tool_imm_push(futoin_tool* tool, futoin__cb cb, void* data)
     return imm_push(tool, cb, data);
 }
 
+/* A new batch whose slot needs the ring grown or the idle handle started.
+ * If the ring cannot grow (reported), `node` stays out of every batch, as
+ * an immediate that could not be queued. */
+void futoin__tool_rq_slow(futoin_tool* tool, struct futoin__rq_node* node)
+{
+    if (imm_push(tool, NULL, node)) {
+        node->next = FUTOIN__RQ_LAST;
+        tool->rq_end = tool->ring_tail;
+        tool->rq_last = node;
+    }
+}
+
 /* The idle handle's callback: one burst (futoin__tool_burst). */
 void futoin__tool_idle_cb(uv_idle_t* handle)
 {
@@ -112,8 +124,10 @@ void futoin__tool_imm_cancel(futoin_tool* tool, uint64_t seq)
     /* Skip cancelled entries at the head at once, so a ring that holds only
      * cancelled entries releases the loop instead of spinning it once more. */
     if (seq == tool->ring_head) {
+        /* a batch of the run queue has no callback either, but data */
         while (tool->ring_head != tool->ring_tail
-               && !tool->ring[tool->ring_head & tool->ring_mask].cb) {
+               && !tool->ring[tool->ring_head & tool->ring_mask].cb
+               && !tool->ring[tool->ring_head & tool->ring_mask].data) {
             ++tool->ring_head;
         }
         if (tool->ring_head == tool->ring_tail) {

@@ -218,7 +218,8 @@ void futoin__tool_prepare_cb(uv_prepare_t* handle);
 
 /*
  * Run the ring in a burst, as one callback of ours. The head is advanced
- * before each callback, so the running entry is no longer valid
+ * before each callback (but for a batch of the run queue that has records
+ * left, tool.h), so the running entry is no longer valid
  * (cancelling it is a no-op), and the ring fields are re-read after each
  * callback because it may have pushed (and grown the ring) or cancelled
  * entries. Callbacks never nest: one returns before the next starts, so
@@ -253,6 +254,18 @@ static inline __attribute__((always_inline)) void futoin__tool_burst(
             ++tool->ring_head;
             if (cb) {
                 cb(data);
+            } else if (data) {
+                /* A batch of the run queue (tool.h): its first record
+                 * leaves it; while others follow, the slot stays at the
+                 * head (nothing was pushed since it was passed). */
+                struct futoin__rq_node* node = data;
+                struct futoin__rq_node* next = node->next;
+                node->next = NULL;
+                if (next != FUTOIN__RQ_LAST) {
+                    slot->data = next;
+                    --tool->ring_head;
+                }
+                tool->rq_run(node);
             }
             if (futoin__tool_busy(tool, 1)) {
                 break; /* the rest runs after libuv's next turn */

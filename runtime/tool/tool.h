@@ -2,7 +2,8 @@
  * Internal AsyncTool interface (not installed). The tool is one libuv loop
  * and one thread. It gives the step engine three cheap services:
  *  - immediates: a ring of callbacks drained in bursts by one uv_idle_t, so
- *    a continuation costs a few ns instead of one libuv loop turn;
+ *    a continuation costs a few ns instead of one libuv loop turn; records
+ *    queued often (flows) share one slot of it per batch (the run queue);
  *  - timers: a binary min-heap of pooled entries behind one uv_timer_t,
  *    on libuv's loop time or on a virtual clock (clock.c), which the
  *    layers above never see;
@@ -42,6 +43,19 @@ struct futoin__imm
     futoin__cb cb;
     void* data;
 };
+
+/*
+ * A link of the run queue (futoin__tool_rq): a record that is queued
+ * often, and at most once at a time (a flow of the step engine), carries
+ * one, so that records queued one after another share one ring slot, a
+ * batch, instead of taking a slot each. `next` is NULL while the record
+ * is in no batch, FUTOIN__RQ_LAST while it is the last of one.
+ */
+struct futoin__rq_node
+{
+    struct futoin__rq_node* next;
+};
+#define FUTOIN__RQ_LAST ((struct futoin__rq_node*)(uintptr_t)1)
 
 /*
  * A timer entry. Entries are pooled and only freed with the tool, so a
@@ -102,6 +116,14 @@ struct futoin_tool
     size_t ring_mask;
     uint64_t ring_head; /* next sequence number to run */
     uint64_t ring_tail; /* next sequence number to assign */
+    /* The run queue's last batch (futoin__tool_rq): the ring_tail just
+     * after its slot was pushed, and its last record. It takes more
+     * records while its slot is the ring's last and has not run out. */
+    uint64_t rq_end;
+    struct futoin__rq_node* rq_last;
+    /* What the burst calls for each record of a batch, with the record
+     * (set by the layer above, whose records they are). */
+    futoin__cb rq_run;
 
     /* Timer heap. */
     futoin__timer** heap;
@@ -324,6 +346,76 @@ static inline void futoin__tool_imm(futoin_tool* tool, futoin__cb cb, void* data
         return;
     }
     futoin__tool_imm_put(tool, cb, data);
+}
+
+/*
+ * The run queue. futoin__tool_rq(tool, node) queues rq_run(node) as an
+ * immediate would, after everything queued so far, but when the ring's
+ * last slot is a batch of the run queue that has not run out, `node` is
+ * appended to it instead of taking a slot: a burst of 30,000 flows
+ * scheduled one after another takes one slot, not 30,000 (issue 22:
+ * bytes per waiting flow, a ring kept at its peak). Records and
+ * immediates run in the order they were queued, as if each had a slot.
+ *
+ * A batch's slot has no callback and its first record as data (a
+ * cancelled immediate has neither). The burst (internal.h) takes one
+ * record off it per callback and leaves the slot at the ring's head while
+ * records follow, so each record is one callback of the burst: the burst
+ * budget and the time slice count records, not batches, exactly as with a
+ * slot each.
+ *
+ * A record is in at most one batch: queueing one whose `next` is not
+ * NULL does nothing (it keeps its place; the layer above queues a record
+ * again only after it ran, or after it was cancelled or freed and
+ * restarted, when its old place is the place today's order gives it, the
+ * one a slot of its own would have had). A record must stay readable
+ * until its batch passed it: the layer above never gives back the memory
+ * of a record while the ring holds entries (engine_tool.c's trim), and a
+ * record freed and taken again keeps its link (pool.c).
+ */
+/* Whether the ring's last slot is a batch that takes more records: it
+ * is the last slot pushed and has not run out. */
+static inline bool futoin__tool_rq_open(const futoin_tool* tool)
+{
+    return tool->ring_head != tool->ring_tail
+           && tool->rq_end == tool->ring_tail;
+}
+/* Put `node` (in no batch) in a new batch: a slot pushed as
+ * futoin__tool_imm_put() does (after futoin__tool_imm_ready() said so). */
+static inline void futoin__tool_rq_new(futoin_tool* tool,
+                                       struct futoin__rq_node* node)
+{
+    node->next = FUTOIN__RQ_LAST;
+    futoin__tool_imm_put(tool, NULL, node);
+    tool->rq_end = tool->ring_tail;
+    tool->rq_last = node;
+}
+/* Append `node` (in no batch) to the open batch (futoin__tool_rq_open). */
+static inline void futoin__tool_rq_append(futoin_tool* tool,
+                                          struct futoin__rq_node* node)
+{
+    node->next = FUTOIN__RQ_LAST;
+    tool->rq_last->next = node;
+    tool->rq_last = node;
+}
+/* The same as a slot pushed with a ring to grow or an idle handle to
+ * start (immediate.c). */
+void futoin__tool_rq_slow(futoin_tool* tool, struct futoin__rq_node* node);
+/* Loop thread: queue rq_run(node) on the run queue, unless `node` is in a
+ * batch already. */
+static inline void futoin__tool_rq(futoin_tool* tool,
+                                   struct futoin__rq_node* node)
+{
+    if (FUTOIN__UNLIKELY(node->next != NULL)) {
+        return;
+    }
+    if (futoin__tool_rq_open(tool)) {
+        futoin__tool_rq_append(tool, node);
+    } else if (futoin__tool_imm_ready(tool)) {
+        futoin__tool_rq_new(tool, node);
+    } else {
+        futoin__tool_rq_slow(tool, node);
+    }
 }
 
 /* Loop thread only: start a one-shot timer; returns the pooled entry, or
