@@ -39,9 +39,11 @@ class Op:
     ops are read back from the process's output (BENCH ... ops=N, or OPS N),
     so a unit of n that covers many ops (a T2 batch) divides right."""
 
-    def __init__(self, name, group, what, argv, n, env=None, reps=1):
+    def __init__(self, name, group, what, argv, n, env=None, reps=1,
+                 seed_pad=False):
         self.name, self.group, self.what = name, group, what
         self.argv, self.n, self.env, self.reps = argv, n, env, reps
+        self.seed_pad = seed_pad  # each rep under its own seed (Lua, below)
 
 
 def c_ops(build):
@@ -145,12 +147,16 @@ def python_ops(py):
     ]
 
 
-# Lua seeds its string hashes with time(NULL) (lstate.c luai_makeseed):
-# table layouts, and so the counts, moved by up to 4 % between runs. Lua
-# runs with a time() that returns a constant (LD_PRELOAD, built here with
-# cc; nothing in these ops reads the time through time()); without cc, the
-# median of 3 pairs.
-LUA_REPS = 3
+# Lua seeds its string hashes with time(NULL) and with addresses, one of
+# them on the C stack (lstate.c luai_makeseed): table layouts, and so the
+# counts, move with the seed (by up to 4 % with the time; with the time
+# fixed, by ~1.5 % with the size of the environment, which moves the
+# stack). Lua runs with a time() that returns a constant (LD_PRELOAD, built
+# here with cc; nothing in these ops reads the time through time()), and
+# each op is the median of LUA_REPS pairs, each pair under its own seed: an
+# environment variable FUTOIN_CG_SEED_PAD of 16 * rep bytes moves the stack.
+# One seed alone could land on a lucky (or unlucky) table layout.
+LUA_REPS = 5
 FIXED_TIME_C = "#include <time.h>\ntime_t time(time_t* t) { if (t) *t = 1; return 1; }\n"
 
 
@@ -174,17 +180,17 @@ def lua_ops(lua_env, tmp):
     preload = fixed_time_preload(tmp)
     if preload:
         lua_env = {**lua_env, "LD_PRELOAD": preload}
-        reps = 1
 
     def run(kind):
         return lambda n: ["lua5.4", script, kind, str(n), str(WARM)]
     return [
         Op("lua_step", "Lua", "step `function(asi) end` (add + run)",
-           run("step"), BINDING_N, lua_env, reps),
+           run("step"), BINDING_N, lua_env, reps, seed_pad=True),
         Op("lua_success", "Lua", "step `asi:success(v + 1)`", run("success"),
-           BINDING_N, lua_env, reps),
+           BINDING_N, lua_env, reps, seed_pad=True),
         Op("lua_floor_coroutine", "Lua", "floor: coroutine resume/yield "
-           "passing a value", run("coroutine"), BINDING_N, lua_env, reps),
+           "passing a value", run("coroutine"), BINDING_N, lua_env, reps,
+           seed_pad=True),
     ]
 
 
@@ -335,13 +341,17 @@ def find_java(build, arg, build_bindings, tmp):
     return (java, jar + os.pathsep + classes), None
 
 
-def count(op, n, tmp):
-    """(ops, instructions) of one run of `op` with n under callgrind."""
+def count(op, n, tmp, rep=0):
+    """(ops, instructions) of one run of `op` with n under callgrind (rep:
+    which of op.reps, for the seed of an op with seed_pad)."""
     out = os.path.join(tmp, "%s.%d.cg" % (op.name, n))
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
            "--dump-instr=no"] + op.argv(n)
     # in tmp: a JVM that dies leaves its hs_err_pid*.log in the cwd
-    r = sh(cmd, env={**os.environ, **(op.env or {})}, cwd=tmp)
+    env = {**os.environ, **(op.env or {})}
+    if op.seed_pad:
+        env["FUTOIN_CG_SEED_PAD"] = "x" * (16 * rep)
+    r = sh(cmd, env=env, cwd=tmp)
     m = (re.search(r"^BENCH .*\bops=(\d+)", r.stdout, re.M)
          or re.search(r"^OPS (\d+)", r.stdout, re.M))
     if r.returncode or not m or not os.path.exists(out):
@@ -426,9 +436,9 @@ def main():
         for op in ops:
             try:
                 pers = []
-                for _ in range(op.reps):
-                    o1, i1 = count(op, op.n, tmp)
-                    o2, i2 = count(op, 2 * op.n, tmp)
+                for rep in range(op.reps):
+                    o1, i1 = count(op, op.n, tmp, rep)
+                    o2, i2 = count(op, 2 * op.n, tmp, rep)
                     if o2 <= o1:
                         raise RuntimeError("ops did not grow: %d, %d"
                                            % (o1, o2))
