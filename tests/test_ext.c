@@ -645,3 +645,36 @@ Test(ext, a_waiting_step_takes_no_sub_steps, .init = fx_setup_virtual)
     }
     cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
 }
+
+/* ext add() finds the step it added at the end of the root's queue (to
+ * give it the release hook): with roots filled in turn too, where the
+ * root's last step is found through the tool's append cursor or by a walk
+ * (root.c: a flow keeps no tail). Each hook goes with its own step. */
+Test(ext, add_to_roots_in_turn_gives_each_step_its_own_release)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    const futoin_async_ext_table* x = futoin_async_ext(a);
+    memset(released, 0, sizeof(released));
+    x->add(a, (void*)1, name_step, NULL, rel);
+    x->add(b, (void*)2, name_step, NULL, rel);
+    x->add(a, (void*)3, name_step, NULL, rel);
+    x->add(a, (void*)4, name_step, NULL, rel);
+    x->add(b, (void*)5, name_step, NULL, rel);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("step 2 released=0\nstep 5 released=0\n");
+    cr_assert(released[2] == 1 && released[5] == 1);
+    cr_assert(released[1] == 0 && released[3] == 0 && released[4] == 0,
+              "a's steps have not run");
+    API(a)->execute(a, NULL, on_unhandled);
+    run();
+    assert_trace("step 2 released=0\nstep 5 released=0\n"
+                 "step 1 released=0\nstep 3 released=0\nstep 4 released=0\n");
+    for (int i = 1; i <= 5; ++i) {
+        cr_assert_eq(released[i], 1, "step %d released %d times", i,
+                     released[i]);
+    }
+    API(a)->free(a);
+    API(b)->free(b);
+}

@@ -532,3 +532,113 @@ Test(steps, level0_run_chained_steps)
     cr_assert_eq(l0_released, roots * steps);
     cr_assert_eq(misuse_seen, 0, "%s", misuse_last);
 }
+
+/* ---- a root's level-0 queue ----------------------------------------------
+ * A flow keeps no tail: a root's queue grows only while it is not running,
+ * through the tool's append cursor (root.c root_append), which names the
+ * root added to last. These fill roots in turn, refill them after a run,
+ * a cancel or an unhandled error, and check that every step lands at the
+ * end of its own root's queue. */
+
+static void l0_run(FutoInAsyncSteps* as)
+{
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+}
+
+Test(steps, roots_filled_in_turn_keep_each_its_order)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, "a1", name_step, NULL);
+    API(b)->add(b, "b1", name_step, NULL);
+    API(a)->add(a, "a2", name_step, NULL);
+    API(a)->add(a, "a3", name_step, NULL);
+    API(b)->add(b, "b2", name_step, NULL);
+    API(a)->add(a, "a4", name_step, NULL);
+    API(b)->add(b, "b3", name_step, NULL);
+    l0_run(b);
+    l0_run(a);
+    assert_trace("b1\nb2\nb3\na1\na2\na3\na4\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* The cursor still names a root whose queue a run emptied: its next steps
+ * start a new queue, and a root filled meanwhile keeps its own. */
+Test(steps, a_root_refilled_after_its_run_runs_only_its_new_steps)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, "a1", name_step, NULL);
+    API(a)->add(a, "a2", name_step, NULL);
+    l0_run(a);
+    API(a)->add(a, "a3", name_step, NULL);
+    API(b)->add(b, "b1", name_step, NULL);
+    API(a)->add(a, "a4", name_step, NULL);
+    l0_run(a);
+    l0_run(b);
+    assert_trace("a1\na2\na3\na4\nb1\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+static void l0_fails(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("fails");
+    API(as)->handle_error(as, "Failed", NULL);
+}
+
+/* An unhandled error drops the steps the flow did not run; what the root's
+ * unhandled callback adds runs when it executes the root again. */
+static void l0_refill(FutoInAsyncSteps* as, void* data, const char* code)
+{
+    tr("unhandled %s", code);
+    API(as)->add(as, "again 1", name_step, NULL);
+    API(as)->add(as, "again 2", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+}
+
+Test(steps, steps_added_by_the_unhandled_callback_run_alone)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    API(a)->add(a, NULL, l0_fails, NULL);
+    API(a)->add(a, "dropped", name_step, NULL);
+    API(a)->execute(a, NULL, l0_refill);
+    run();
+    assert_trace("fails\nunhandled Failed\nagain 1\nagain 2\n");
+    API(a)->free(a);
+}
+
+static void l0_noop_cancel(FutoInAsyncSteps* as, void* d)
+{
+    tr("cancelled");
+}
+static void l0_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("waits");
+    API(as)->setCancel(as, NULL, l0_noop_cancel);
+}
+
+/* A cancel drops the steps the flow did not run; steps added after it run
+ * alone. */
+Test(steps, a_root_refilled_after_a_cancel_runs_only_its_new_steps)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, NULL, l0_waits, NULL);
+    API(a)->add(a, "dropped 1", name_step, NULL);
+    API(a)->add(a, "dropped 2", name_step, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    futoin_tool_run_nowait(T); /* a waits: run() would not return */
+    API(a)->cancel(a);
+    run();
+    API(b)->add(b, "b1", name_step, NULL);
+    API(a)->add(a, "a1", name_step, NULL);
+    API(a)->add(a, "a2", name_step, NULL);
+    l0_run(a);
+    l0_run(b);
+    assert_trace("waits\ncancelled\na1\na2\nb1\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}

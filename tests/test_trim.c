@@ -35,6 +35,14 @@ static futoin_tool_stats stats(void)
 }
 
 #define PEAK 200000
+/* What the pools keep when every record is free: the blocks that hold the
+ * quarantines of steps and roots (FUTOIN__STEP_QUARANTINE records each,
+ * far less than a 256 KiB block), at most two blocks each, when the last
+ * records freed straddle a block's end (recpool.c futoin__recpool_at_rest:
+ * the design's bound). Whether they straddle depends on PEAK and the
+ * record sizes: with roots of 104 or 88 bytes they did not (under four
+ * blocks were kept); with roots of 80 bytes they do. */
+#define KEPT_AT_REST ((size_t)4 << 18)
 static FutoInAsyncSteps* roots[PEAK];
 static size_t waiting;
 
@@ -93,8 +101,8 @@ Test(trim, memory_goes_back_after_a_peak)
     given = futoin_tool_trim(T);
     after = rss_kb();
     /* the pools keep only the blocks that hold the quarantine */
-    cr_assert_lt(stats().pool_bytes, (size_t)1 << 20, "%zu bytes still mapped",
-                 stats().pool_bytes);
+    cr_assert_leq(stats().pool_bytes, KEPT_AT_REST, "%zu bytes still mapped",
+                  stats().pool_bytes);
     cr_assert_geq(given, peak_pool * 9 / 10, "gave back %zu of %zu", given,
                   peak_pool);
     cr_assert_eq(stats().trimmed_bytes, given);
@@ -236,8 +244,8 @@ Test(trim_idle, memory_goes_back_once_the_loop_is_idle)
     watch_run(0);
     after = rss_kb();
     cr_assert(watch_trimmed);
-    cr_assert_lt(stats().pool_bytes, (size_t)1 << 20, "%zu bytes still mapped",
-                 stats().pool_bytes);
+    cr_assert_leq(stats().pool_bytes, KEPT_AT_REST, "%zu bytes still mapped",
+                  stats().pool_bytes);
     cr_assert_geq(stats().trimmed_bytes, peak_pool * 9 / 10,
                   "gave back %zu of %zu", stats().trimmed_bytes, peak_pool);
     cr_assert_lt(after, 2 * before + 1024,

@@ -27,7 +27,7 @@ static futoin__step* queue_tail(FutoInAsyncSteps* bsi)
 {
     if (bsi->api == &futoin__root_api) {
         futoin__root* r = futoin__as_root(bsi);
-        return r->state == FUTOIN__R_FREED ? NULL : r->main.tail;
+        return r->state == FUTOIN__R_FREED ? NULL : futoin__root_tail(r);
     }
     futoin__step* s = futoin__as_step(bsi);
     if (s->state == FUTOIN__S_FREE) {

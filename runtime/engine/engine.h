@@ -308,8 +308,10 @@ struct futoin__flow
     struct futoin__rq_node rq;
     futoin__root* root;
     futoin__step* top;   /* deepest frame, NULL between level-0 steps */
-    futoin__step* head;  /* level-0 queue */
-    futoin__step* tail;
+    /* Level-0 queue. No tail: a root's queue grows only while the root
+     * is not running (root.c root_append, through the tool's cursor), a
+     * branch flow's is its one step (parallel.c). */
+    futoin__step* head;
     uintptr_t raise;     /* the pending raise, above; 0: none */
     uint8_t state;
     uint8_t nvals;       /* args->args[nvals..3] are empty */
@@ -483,6 +485,37 @@ static inline futoin_tool* futoin__root_tool(const futoin__root* r)
 {
     return futoin__recpool_tool(r);
 }
+/*
+ * The last step of the level-0 queue of root `r` (e: the engine state of
+ * r's tool), or NULL. The flow keeps no tail (engine.h): the tool's cursor
+ * names the last root appended to and its last step. While r's queue is
+ * not empty, the cursor, if it names r, names its last step: a root's
+ * queue grows only while the root is not running, by root.c root_append(), which
+ * sets the cursor each time; steps leave it from its head only, and a
+ * queue emptied by running or cancel has a NULL head. Roots appended to in
+ * turn walk their queue instead, as futoin__sub_append() does for
+ * sub-steps.
+ */
+static inline __attribute__((always_inline)) futoin__step* futoin__root_tail_in(
+        const struct futoin__engine_tool* e, const futoin__root* r)
+{
+    futoin__step* t = r->main.head;
+    if (t) {
+        if (e->l0_flow == &r->main) {
+            return e->l0_tail;
+        }
+        while (t->next) {
+            t = t->next;
+        }
+    }
+    return t;
+}
+
+static inline futoin__step* futoin__root_tail(const futoin__root* r)
+{
+    return futoin__root_tail_in(futoin__eng(futoin__root_tool(r)), r);
+}
+
 static inline void futoin__set_api(FutoInAsyncSteps* bsi,
                                    const FutoInAsyncStepsAPI* api)
 {

@@ -69,6 +69,12 @@ struct futoin__engine_tool
     struct futoin__step* app_step;
     struct futoin__step* app_tail;
     uint32_t app_gen;
+    /* append cursor of a root's level-0 queue (root.c root_append): the
+     * flow and its queue's last step. A flow keeps no tail of its own
+     * (issue 22, bytes per waiting flow): its queue only grows while the
+     * root is not running, by root_append(), which sets this each time. */
+    struct futoin__flow* l0_flow;
+    struct futoin__step* l0_tail;
     uint32_t running; /* flow_run() depth, for reentrancy checks */
     /* Steps the running flow may still take this turn, for chain(): a
      * chained step counts against the flow's budget like any other. */

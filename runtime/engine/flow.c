@@ -501,14 +501,11 @@ static void push_frame(futoin__flow* fl, futoin__step* s, futoin__step* parent)
 
 /* The first step of a queue, taken off it; push_frame() is next (it sets
  * the word `next` shares with `parent`). */
-static futoin__step* pop_queue(futoin__step** head, futoin__step** tail)
+static futoin__step* pop_queue(futoin__step** head)
 {
     futoin__step* s = *head;
     if (s) {
         *head = s->next;
-        if (!*head) {
-            *tail = NULL;
-        }
     }
     return s;
 }
@@ -556,7 +553,7 @@ static inline __attribute__((always_inline)) void flow_end(futoin__flow* fl,
          * tests/ref_js/q14_unhandled_rerun.js). Before the callback, which
          * may add steps and execute the root again. */
         futoin__queue_free(futoin__root_tool(r), fl->head);
-        fl->head = fl->tail = NULL;
+        fl->head = NULL;
     }
     if (code && FUTOIN__RARE(r, unhandled)) {
         FUTOIN__USER(r, r->rare->unhandled(&r->bsi, r->rare->unhandled_data,
@@ -581,7 +578,7 @@ void futoin__flow_cancel(futoin__flow* fl)
         pop_frame(fl, fl->top, true);
     }
     futoin__queue_free(futoin__flow_tool(fl), fl->head);
-    fl->head = fl->tail = NULL;
+    fl->head = NULL;
     drop_args(fl);
     futoin__flow_drop_raise(fl);
     fl->state = FUTOIN__FL_DONE;
@@ -1021,9 +1018,6 @@ static FUTOIN__NOINLINE enum level0_end level0_run(futoin__flow* fl)
          * set to fl since it was queued; its `next` (the rest of the
          * queue) becomes its `parent`, NULL at level 0 */
         fl->head = s->next;
-        if (!fl->head) {
-            fl->tail = NULL;
-        }
         s->parent = NULL;
         fl->top = s;
         /* app_step needs no reset: nothing was ever appended to this
@@ -1160,7 +1154,7 @@ static FUTOIN__NOINLINE FutoInAsyncSteps* chain_slow(
     if (parent) {
         parent->sub_head = next->next;
     } else {
-        pop_queue(&fl->head, &fl->tail);
+        pop_queue(&fl->head);
     }
     push_frame(fl, next, parent);
     futoin__eng(futoin__root_tool(r))->app_step = NULL;
@@ -1254,9 +1248,6 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* step_chain(
         parent->sub_head = next->next;
     } else {
         fl->head = next->next;
-        if (!fl->head) {
-            fl->tail = NULL;
-        }
     }
     push_frame(fl, next, parent);
     e->app_step = NULL;
@@ -1549,7 +1540,7 @@ static void flow_run(futoin__flow* fl)
         }
         top = fl->top;
         if (!top) {
-            futoin__step* next = pop_queue(&fl->head, &fl->tail);
+            futoin__step* next = pop_queue(&fl->head);
             if (!next) {
                 flow_end(fl, NULL);
                 goto out;

@@ -33,7 +33,7 @@ void futoin__parallel_start(futoin__step* p)
         b->next = NULL;
         b->flow = bf;
         bf->root = r;
-        bf->head = bf->tail = b;
+        bf->head = b;
         bf->par = p;
         if (p->u.p.flows_tail) {
             p->u.p.flows_tail->next = bf;

@@ -120,12 +120,12 @@ _Static_assert(offsetof(futoin__step, next) == offsetof(futoin__step, parent)
 _Static_assert(sizeof(futoin__step_rare) % 8 == 0, "word-sized records");
 /* Every root and parallel branch holds a flow: its size is part of the
  * bytes-per-waiting-flow budget (bench T2 <= 512 B). Grow it knowingly. */
-_Static_assert(sizeof(futoin__flow) <= 80, "a flow is at most 10 words");
+_Static_assert(sizeof(futoin__flow) <= 72, "a flow is at most 9 words");
 _Static_assert(offsetof(futoin__root, bsi) == 0, "api pointer in word 0");
-/* Every waiting flow holds a root: 11 words, its rare parts aside
+/* Every waiting flow holds a root: 10 words, its rare parts aside
  * (engine.h futoin__root_rare) and its pending raise (futoin__raise_rec).
  * Grow it knowingly (bench T2). */
-_Static_assert(sizeof(futoin__root) <= 88, "a root is at most 11 words");
+_Static_assert(sizeof(futoin__root) <= 80, "a root is at most 10 words");
 _Static_assert(offsetof(futoin__root, rare) == offsetof(futoin__root, main.par)
                        && offsetof(futoin__root, id)
                                   == offsetof(futoin__root, main.next),
@@ -339,14 +339,14 @@ void futoin__args_release(futoin_tool* tool, FutoInArgs* a)
     futoin__recpool_put(&futoin__eng(tool)->args, a);
 }
 
-/* Words 2 and 10 of a root are set, not cleared, by futoin__root_alloc(),
+/* Words 2 and 9 of a root are set, not cleared, by futoin__root_alloc(),
  * and word 1, its main flow's place in the run queue, is kept (engine.h:
  * the record may still be in a batch its previous owner joined). */
 _Static_assert(offsetof(futoin__root, main.rq) == 8
                        && offsetof(futoin__root, main.root) == 16
-                       && offsetof(futoin__root, id) == 80
-                       && sizeof(futoin__root) == 88,
-               "root: main.rq word 1, main.root word 2, id word 10 of 11");
+                       && offsetof(futoin__root, id) == 72
+                       && sizeof(futoin__root) == 80,
+               "root: main.rq word 1, main.root word 2, id word 9 of 10");
 _Static_assert(FUTOIN__FL_IDLE == 0 && FUTOIN__R_NEW == 0,
                "a cleared root is new, its main flow idle");
 
@@ -358,7 +358,7 @@ static inline __attribute__((always_inline)) FutoInAsyncSteps* root_init(
         futoin__set_api(&r->bsi, &futoin__root_api); /* see above */
     }
     r->main.root = r;
-    zero_words(r, 3, 10);
+    zero_words(r, 3, 9);
     atomic_store_explicit(&r->id, futoin__eng(tool)->next_root_id++,
                           memory_order_relaxed);
     return &r->bsi;

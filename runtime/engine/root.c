@@ -281,7 +281,7 @@ static FUTOIN__NOINLINE void root_do_free_all(futoin__root* r)
         }
         --r->in_cb;
     }
-    r->main.head = r->main.tail = NULL;
+    r->main.head = NULL;
     /* The rare record of a root is kept as long as the root: no callback
      * above frees it (root_release() does, below). */
     if (x) {
@@ -319,7 +319,6 @@ static inline __attribute__((always_inline)) void root_free_plain(
         futoin_tool* tool, futoin__root* r)
 {
     r->pending &= (uint8_t)~FUTOIN__P_CANCEL; /* as root_do_cancel() */
-    r->main.tail = NULL;
     r->main.state = FUTOIN__FL_DONE;
     atomic_store_explicit(
             &r->id, -atomic_load_explicit(&r->id, memory_order_relaxed),
@@ -409,6 +408,27 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
     futoin__raise_top(&r->main, FUTOIN_ERR_INTERNAL_ERROR);
 }
 
+/* Append step `s` to the level-0 queue of root `r`, which is not running
+ * (futoin__root_tail_in: the cursor; e: the engine state of r's tool). */
+static inline __attribute__((always_inline)) void root_append(
+        struct futoin__engine_tool* e, futoin__root* r, futoin__step* s)
+{
+    futoin__step* t = r->main.head;
+    if (!t) {
+        r->main.head = s;
+        e->l0_flow = &r->main;
+    } else if (e->l0_flow == &r->main) {
+        e->l0_tail->next = s; /* the usual: the root added to just before */
+    } else {
+        while (t->next) {
+            t = t->next;
+        }
+        t->next = s;
+        e->l0_flow = &r->main;
+    }
+    e->l0_tail = s;
+}
+
 /* Queue a new step of `kind` on live root `r` (on its loop thread). */
 static inline futoin__step* root_queue_step(FutoInAsyncSteps* bsi,
                                             futoin__root* r, const char* what,
@@ -425,12 +445,7 @@ static inline futoin__step* root_queue_step(FutoInAsyncSteps* bsi,
         report(bsi, "out of memory");
         return NULL;
     }
-    if (r->main.tail) {
-        r->main.tail->next = s;
-    } else {
-        r->main.head = s;
-    }
-    r->main.tail = s;
+    root_append(futoin__eng(futoin__root_tool(r)), r, s);
     return s;
 }
 
@@ -492,17 +507,16 @@ void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
                          || r->state == FUTOIN__R_RUNNING)) {
         s = futoin__root_add(bsi, data, f, eh);
     } else {
+        struct futoin__engine_tool* e = futoin__eng(futoin__root_tool(r));
         r->state = FUTOIN__R_NEW;
-        s = futoin__step_new_plain(&r->main, f, eh, data);
+        s = futoin__step_take_plain(e, &r->main, f, eh, data);
+        if (FUTOIN__UNLIKELY(!s)) {
+            s = futoin__step_new_plain(&r->main, f, eh, data); /* carves */
+        }
         if (FUTOIN__UNLIKELY(!s)) {
             report(bsi, "out of memory");
         } else {
-            if (r->main.tail) {
-                r->main.tail->next = s;
-            } else {
-                r->main.head = s;
-            }
-            r->main.tail = s;
+            root_append(e, r, s);
         }
     }
     if (FUTOIN__UNLIKELY(!s)) {
@@ -558,12 +572,7 @@ static void root_add(FutoInAsyncSteps* bsi, void* data,
         goto slow;
     }
     r->state = FUTOIN__R_NEW;
-    if (r->main.tail) {
-        r->main.tail->next = s;
-    } else {
-        r->main.head = s;
-    }
-    r->main.tail = s;
+    root_append(futoin__eng(tool), r, s);
     return;
 slow:
     root_add_slow(bsi, data, f, eh);
