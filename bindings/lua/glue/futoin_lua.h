@@ -556,6 +556,19 @@ int fl_steps_tostring(lua_State* L);
 int fl_add(lua_State* L, fl_steps* s, int fn, int eh);
 int fl_parallel(lua_State* L, fl_steps* s, int eh);
 int fl_add_native(lua_State* L);   /* %native: asi:add(step [, onerror]) */
+/** Push a new table for the methods of roots and step handles, holding
+ *  add and success (lua_ctx.c). Every `asi:success(v)` and `root:add(f)`
+ *  looks its method up there (luaH_get, after the metatable's __index):
+ *  the lookup reads the key's main position, then follows its chain. The
+ *  table is made with room for every method (FL_METHODS_SIZE: no rehash
+ *  while the Lua layer fills it) and these two go in first, so each stays
+ *  at its main position, the first node looked at, under any string hash
+ *  seed (a key put in later that collides is chained after it). Filled
+ *  key by key into an empty table instead, they land wherever the last
+ *  rehash put them: 0, 1 or 2 more nodes to follow, by seed. */
+void fl_methods_new(lua_State* L);
+/** Room for the methods (steps.lua and the parts after it put 57). */
+#define FL_METHODS_SIZE 64
 int fl_set_timeout(lua_State* L, fl_steps* s, lua_Number ms);
 int fl_set_cancel(lua_State* L, fl_steps* s, int fn);
 int fl_wait_external(lua_State* L, fl_steps* s);

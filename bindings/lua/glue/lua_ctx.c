@@ -93,7 +93,11 @@ static int box_gc(lua_State* L)
     return 0;
 }
 
-/* One metatable per kind of object; the Lua layer fills __index. */
+/* One metatable per kind of object; the Lua layer fills __index. Its key
+ * goes in first (an empty table holds its place until then): the key
+ * first put in a table that never grows keeps its main position, so every
+ * `obj:method` finds __index at the first node it looks at, whatever the
+ * string hash seed (fl_methods_new() says why that matters). */
 static void open_metatables(lua_State* L, fl_ctx* ctx)
 {
     static const char* const names[FL_MT_LIGHT] = {
@@ -101,6 +105,8 @@ static void open_metatables(lua_State* L, fl_ctx* ctx)
         "futoin_async.Tool", "futoin_async.Timer", "futoin_async.Opaque"};
     for (int i = 0; i < FL_MT_LIGHT; ++i) { /* FL_MT_LIGHT: lua_handle.c */
         lua_createtable(L, 0, 4);
+        lua_newtable(L);
+        lua_setfield(L, -2, "__index");
         lua_pushstring(L, names[i]);
         lua_setfield(L, -2, "__name");
         switch (i) {
@@ -132,6 +138,15 @@ static void open_metatables(lua_State* L, fl_ctx* ctx)
         }
         ctx->mt[i] = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed: not counted */
     }
+}
+
+void fl_methods_new(lua_State* L)
+{
+    lua_createtable(L, 0, FL_METHODS_SIZE);
+    lua_pushcfunction(L, fl_add_native);
+    lua_setfield(L, -2, "add");
+    lua_pushcfunction(L, fl_success);
+    lua_setfield(L, -2, "success");
 }
 
 const futoin_async_ext_table* fl_ext_learn(fl_ctx* ctx, FutoInAsyncSteps* bsi)

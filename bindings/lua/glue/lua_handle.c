@@ -83,6 +83,8 @@ void fl_handles_open(lua_State* L, fl_ctx* ctx)
     ctx->ghost.flags = FL_F_DONE | FL_F_LOST | FL_F_GHOST;
 
     lua_createtable(L, 0, 2);
+    lua_newtable(L); /* __index first (open_metatables(), lua_ctx.c) */
+    lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, light_tostring);
     lua_setfield(L, -2, "__tostring");
     ctx->mt[FL_MT_LIGHT] = luaL_ref(L, LUA_REGISTRYINDEX); /* fixed */

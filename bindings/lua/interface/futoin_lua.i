@@ -343,6 +343,13 @@ static fl_nret metatable(lua_State* L, const char* kind)
     }
     return luaL_error(L, "metatable(): unknown kind '%s'", kind);
 }
+/* A new table for the methods of roots and step handles (the Lua layer
+ * fills it and makes it their metatables' __index): fl_methods_new(). */
+static fl_nret _methods(lua_State* L)
+{
+    fl_methods_new(L);
+    return 1;
+}
 /* _setup(error_factory, bytes_metatable, coroutine_steps): the Lua
  * layer's FutoInError constructor function(code, info, handled), fa.bytes()'s
  * metatable, and its weak table {coroutine = asi} of coroutine steps. */
@@ -537,6 +544,7 @@ uintptr_t tool_ptr(lua_State* L, fl_tool* self);
 bool tool_attached(fl_tool* self);
 bool tool_is_virtual(fl_tool* self);
 fl_nret metatable(lua_State* L, const char* kind);
+fl_nret _methods(lua_State* L);
 bool _is_handle(lua_State* L, fl_idx value);
 fl_nret _setup(lua_State* L, fl_idx err_new, fl_idx bytes_mt, fl_idx co_steps);
 fl_nret _origins(lua_State* L, fl_idx async_fns);

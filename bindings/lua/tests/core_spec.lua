@@ -64,6 +64,28 @@ describe("module", function()
         assert.are.equal("Timeout: too slow", tostring(e))
         assert.are.equal("myerror", fa.FutoInError("myerror").code)
     end)
+
+    it("keeps the methods of roots and step handles in one table that never grows", function()
+        -- glue/lua_ctx.c fl_methods_new(): the table comes with room for
+        -- FL_METHODS_SIZE (64) keys, add and success first, so that their
+        -- lookups stay at their main positions under any string hash seed
+        -- (a rehash would undo that): more methods need a larger size there
+        local S = getmetatable(fa.AsyncSteps(fa.Tool())).__index
+        local n = 0
+        for _ in pairs(S) do
+            n = n + 1
+        end
+        assert.is_true(n <= 64, "methods: " .. n .. " > FL_METHODS_SIZE (64)")
+        assert.are.equal(S, fa.core.metatable("step").__index)
+        assert.are.equal(S, fa.core.metatable("root").__index)
+        assert.are.equal(S, fa.core.metatable("light").__index)
+        local fresh = fa.core._methods()
+        assert.are.equal(S.add, fresh.add)
+        assert.are.equal(S.success, fresh.success)
+        assert.are.equal(fa.core.add, fresh.add)
+        assert.are.equal(fa.core.success, fresh.success)
+        assert.is_nil(next(fresh, next(fresh, next(fresh)))) -- those two only
+    end)
 end)
 
 describe("errors", function()

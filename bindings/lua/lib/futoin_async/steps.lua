@@ -15,7 +15,9 @@ local unpack = table.unpack
 return function(M, core, I)
     local tool_info = I.tool_info
 
-    local S = {}  -- methods of roots and step handles
+    -- methods of roots and step handles: add and success are in it already,
+    -- where their lookups are cheapest (glue/lua_ctx.c fl_methods_new)
+    local S = core._methods()
     local sync_objects = setmetatable({}, { __mode = "k" }) -- Mutex/Throttle/Limiter made here
     local step_mt, root_mt = core.metatable("step"), core.metatable("root")
     step_mt.__index = S
