@@ -151,17 +151,30 @@ def python_ops(py):
 # them on the C stack (lstate.c luai_makeseed): table layouts, and so the
 # counts, move with the seed (by up to 4 % with the time; with the time
 # fixed, by ~1.5 % with the size of the environment, which moves the
-# stack). Lua runs with a time() that returns a constant (LD_PRELOAD, built
-# here with cc; nothing in these ops reads the time through time()), and
-# each op is the median of LUA_REPS pairs, each pair under its own seed: an
-# environment variable FUTOIN_CG_SEED_PAD of 16 * rep bytes moves the stack.
-# One seed alone could land on a lucky (or unlucky) table layout.
+# stack). And the runtime's time slice (tool/tool.h: 1 ms of busy work per
+# loop turn, the clock read about every 100 us of it) ends, and is read,
+# some 50 times as often per step under callgrind as at native speed, each
+# end sending a chained run through its slow path (~250 instructions):
+# 10-40 instructions per Lua step under callgrind, following the wall
+# clock and the load, where at native speed it is well under one. So Lua
+# runs with a time() and a clock_gettime() that return a constant
+# (LD_PRELOAD, built here with cc; the stride of clock reads then grows to
+# its maximum, 4,096 steps, and these ops set no timers), and each op is
+# the median of LUA_REPS pairs,
+# each pair under its own seed: an environment variable FUTOIN_CG_SEED_PAD
+# of 16 * rep bytes moves the stack. One seed alone could land on a lucky
+# (or unlucky) table layout. Without cc, the clock runs and the median
+# still holds.
 LUA_REPS = 5
-FIXED_TIME_C = "#include <time.h>\ntime_t time(time_t* t) { if (t) *t = 1; return 1; }\n"
+FIXED_TIME_C = ("#include <time.h>\n"
+                "time_t time(time_t* t) { if (t) *t = 1; return 1; }\n"
+                "int clock_gettime(clockid_t c, struct timespec* ts)\n"
+                "{ (void)c; ts->tv_sec = 1; ts->tv_nsec = 0; return 0; }\n")
 
 
 def fixed_time_preload(tmp):
-    """Path of a shared object whose time() returns 1, or None."""
+    """Path of a shared object whose time() and clock_gettime() return a
+    constant, or None."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return None
