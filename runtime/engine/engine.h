@@ -630,7 +630,12 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_sma
 
 /* futoin__step_new_plain() with no call: NULL while the free list of
  * `e->steps` is within its quarantine (the caller then takes the way
- * through futoin__step_new_plain(), which carves a record). */
+ * through futoin__step_new_plain(), or, having tried this,
+ * futoin__step_new_plain_carved(), which carves a record). */
+futoin__step* futoin__step_new_plain_carved(futoin__flow* fl,
+                                            FutoInAsyncSteps_execute_callback f,
+                                            FutoInAsyncSteps_error_callback eh,
+                                            void* data);
 static inline __attribute__((always_inline)) futoin__step* futoin__step_take_plain(
         struct futoin__engine_tool* e, futoin__flow* fl,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,

@@ -207,7 +207,7 @@ NO_MEMSET_PATTERN futoin__step* futoin__step_new_frame(futoin__flow* fl,
     return s;
 }
 
-static FUTOIN__NOINLINE futoin__step* step_new_plain_carved(
+FUTOIN__NOINLINE futoin__step* futoin__step_new_plain_carved(
         futoin__flow* fl, FutoInAsyncSteps_execute_callback f,
         FutoInAsyncSteps_error_callback eh, void* data)
 {
@@ -228,7 +228,7 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
     futoin__step* s = futoin__step_take_plain(futoin__eng(futoin__flow_tool(fl)), fl,
                                               f, eh, data);
     if (FUTOIN__UNLIKELY(!s)) {
-        return step_new_plain_carved(fl, f, eh, data);
+        return futoin__step_new_plain_carved(fl, f, eh, data);
     }
     return s;
 }

@@ -413,17 +413,15 @@ static FUTOIN__NOINLINE void add_while_running(FutoInAsyncSteps* bsi,
 static inline __attribute__((always_inline)) void root_append(
         struct futoin__engine_tool* e, futoin__root* r, futoin__step* s)
 {
-    futoin__step* t = r->main.head;
-    if (!t) {
-        r->main.head = s;
-        e->l0_flow = &r->main;
-    } else if (e->l0_flow == &r->main) {
+    if (e->l0_flow == &r->main && r->main.head) {
         e->l0_tail->next = s; /* the usual: the root added to just before */
     } else {
-        while (t->next) {
-            t = t->next;
+        futoin__step* t = futoin__root_tail_in(e, r);
+        if (t) {
+            t->next = s;
+        } else {
+            r->main.head = s;
         }
-        t->next = s;
         e->l0_flow = &r->main;
     }
     e->l0_tail = s;
@@ -511,7 +509,7 @@ void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
         r->state = FUTOIN__R_NEW;
         s = futoin__step_take_plain(e, &r->main, f, eh, data);
         if (FUTOIN__UNLIKELY(!s)) {
-            s = futoin__step_new_plain(&r->main, f, eh, data); /* carves */
+            s = futoin__step_new_plain_carved(&r->main, f, eh, data);
         }
         if (FUTOIN__UNLIKELY(!s)) {
             report(bsi, "out of memory");
