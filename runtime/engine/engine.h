@@ -183,6 +183,17 @@ typedef struct futoin__step_rare
 struct futoin__step
 {
     FutoInAsyncSteps bsi; /* must be first: the handle is the record */
+    /* Word 1, beside `api`: what success() and the run loop test first
+     * (state, kind, flags, xs) shares the handle's cache line whatever
+     * the record's place in its 64-byte lines (records are 16-byte
+     * aligned; issue 22, T3: a wake reads them on a cold record). */
+    uint16_t flags;
+    uint8_t kind;
+    uint8_t state;
+    /* enum futoin__xs, the only cross-thread field, and above it the
+     * step's generation (futoin__step_gen): its one copy (issue 22: a
+     * step of 80 bytes, not 88). */
+    _Atomic(uint32_t) xs;
     union
     {
         futoin__step* next;   /* QUEUED: queue link; FREE: free-list link */
@@ -206,13 +217,6 @@ struct futoin__step
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
-    uint16_t flags;
-    uint8_t kind;
-    uint8_t state;
-    /* enum futoin__xs, the only cross-thread field, and above it the
-     * step's generation (futoin__step_gen): its one copy (issue 22: a
-     * step of 80 bytes, not 88). */
-    _Atomic(uint32_t) xs;
     union /* frames (futoin__step_big) only */
     {
         struct /* K_LOOP */

@@ -1513,6 +1513,42 @@ static inline __attribute__((always_inline)) futoin__step* loop_next(
     return NULL;
 }
 
+/*
+ * Whether body frame `b` (the top of `fl`, its sub-steps all done) may run
+ * its loop's next iteration itself, instead of being popped and given back
+ * while a fresh record is taken for the next one: what the in-place burst
+ * does for an iteration that completes at once (loop_burst), extended to
+ * one whose sub-steps ran (issue 22, T3: the usual asynchronous loop). The
+ * frame must hold nothing a pop would release or report (only F_ADDED
+ * set: no timeout, cancel handler, values it owns; no rare record: no
+ * stack() memory, whose cleanup tells a binding the step ended; no
+ * release hook), no error or loop control may be pending, no hooks or
+ * trace may expect a frame per iteration, and the loop must go on. Then
+ * it becomes the next iteration here: its flags cleared, its generation
+ * moved on (as a retired record's), the loop's count taken. A call through
+ * its handle after the iteration ended is misuse either way (README, "A
+ * step's handle ends with its step"): here it reaches the next iteration
+ * at once, as it did already after an iteration of the burst.
+ */
+static inline __attribute__((always_inline)) bool body_again(
+        futoin__flow* fl, futoin__step* b, futoin_tool* tool)
+{
+    futoin__step* l = b->parent;
+    uint32_t w;
+    if (b->flags != FUTOIN__F_ADDED || b->rare || b->rel.release || fl->raise
+        || futoin__hooked(tool) || FUTOIN__TRACED(fl->root)
+        || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
+        return false;
+    }
+    b->flags = 0;
+    b->state = FUTOIN__S_QUEUED;
+    w = atomic_load_explicit(&b->xs, memory_order_relaxed);
+    atomic_store_explicit(&b->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
+                          memory_order_relaxed);
+    ++l->u.l.i;
+    return true;
+}
+
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
@@ -1574,6 +1610,22 @@ static void flow_run(futoin__flow* fl)
         switch (top->state) {
         case FUTOIN__S_SUBS: {
             futoin__step* next = top->sub_head;
+            if (!next && top->kind == FUTOIN__K_BODY
+                && body_again(fl, top, tool)) {
+                /* The iteration's sub-steps are done and its frame holds
+                 * nothing: the same frame runs the next iteration
+                 * (body_again), with this turn's end checks as below. */
+                next = top;
+                top = top->parent;
+                if (--budget == 0 || futoin__tool_busy(tool, 1)) {
+                    /* queued under the loop, as loop_next() leaves it */
+                    next->next = NULL;
+                    top->sub_head = next;
+                    fl->top = top;
+                    goto yield;
+                }
+                goto run_body;
+            }
             if (!next && top->kind == FUTOIN__K_LOOP) {
                 /* The loop's next iteration. Its body frame comes off the
                  * free list with no call (futoin__loop_iterate() else) and
@@ -1594,6 +1646,7 @@ static void flow_run(futoin__flow* fl)
             if (next) {
                 push_frame(fl, next, top);
                 if (next->kind == FUTOIN__K_BODY) {
+                run_body:
                     /* no chain() from a body (futoin__step_chain): its
                      * budget is not handed over */
                     if (!(futoin__hooked(tool) ? hooked_exec_body(fl, next)
