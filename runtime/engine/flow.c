@@ -587,7 +587,7 @@ void futoin__flow_cancel(futoin__flow* fl)
 /* ---- running one step ---------------------------------------------------- */
 
 static inline __attribute__((always_inline)) bool after_callback(
-        futoin__flow* fl, futoin__step* s);
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool);
 static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
 /* Move the flow's pending values into the per-tool callback scratch (all
@@ -734,7 +734,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, futoin__root_tool(r));
 }
 
 /* exec_frame() of any frame but a plain step. */
@@ -849,7 +849,7 @@ static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, tool);
 }
 
 /* exec_frame() of a loop body `s` when the tool has hooks: every
@@ -876,7 +876,7 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, futoin__root_tool(r));
 }
 
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
@@ -915,7 +915,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, tool);
 }
 
 /* ---- a run of plain level-0 steps --------------------------------------- */
@@ -1088,7 +1088,7 @@ slow:
         futoin__root_settle(r);
         return L0_OUT;
     }
-    return after_callback(fl, s) ? L0_DONE : L0_OUT;
+    return after_callback(fl, s, tool) ? L0_DONE : L0_OUT;
 }
 
 /*
@@ -1300,7 +1300,13 @@ static FUTOIN__NOINLINE void complete_released(futoin__flow* fl,
     futoin__step_release_slow(futoin__flow_tool(fl), s);
 }
 
-void futoin__complete(futoin__flow* fl, futoin__step* s)
+/* futoin__complete() of a frame of `tool`, inline where the caller holds
+ * the tool already (the run loop: issue 22, T3 completes two steps per
+ * wake). Returns true when it ran no code but ours (no release hook, no
+ * pop_frame()): the flow and its root are as they were, but for the
+ * popped frame. */
+static inline __attribute__((always_inline)) bool complete_in(
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
 {
     /* The usual frame, a step or loop body that holds nothing (no timer,
      * sub-steps, stack() memory, pending raise or loop control aimed at
@@ -1309,7 +1315,6 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
      * saving; one whose data has a release hook (a binding's step) only
      * adds that (complete_released). Anything else takes the general
      * path. */
-    futoin_tool* tool = futoin__flow_tool(fl);
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
         && !s->sub_head && !s->rare
@@ -1317,14 +1322,20 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
         && !futoin__hooked(tool)) { /* hooks: step_left there */
         if (s->rel.release) {
             complete_released(fl, s);
-            return;
+            return false;
         }
         fl->top = s->parent;
         /* a step or body: a record of the small class */
         futoin__step_retire_to(&futoin__eng(tool)->steps, s);
-        return;
+        return true;
     }
     complete_frame(fl, s);
+    return false;
+}
+
+void futoin__complete(futoin__flow* fl, futoin__step* s)
+{
+    (void)complete_in(fl, s, futoin__flow_tool(fl));
 }
 
 /* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
@@ -1351,13 +1362,13 @@ static void loop_control(futoin__flow* fl, futoin__step* l)
 /* Decide what a frame's callback asked for. Inlined into exec_frame(), as
  * it was before a second caller (hooked_exec_body) came. */
 static inline __attribute__((always_inline)) bool after_callback(
-        futoin__flow* fl, futoin__step* s)
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
 {
     uint16_t f = s->flags;
     if (!(f & (FUTOIN__F_ERROR | FUTOIN__F_ADDED | FUTOIN__F_TIMEOUT
                | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
         /* the usual outcome, success() or none, in one test: as below */
-        futoin__complete(fl, s);
+        (void)complete_in(fl, s, tool);
         return true;
     }
     if (f & FUTOIN__F_ERROR) {
@@ -1372,7 +1383,6 @@ static inline __attribute__((always_inline)) bool after_callback(
         return true;
     }
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
-        futoin_tool* tool = futoin__flow_tool(fl);
         s->state = FUTOIN__S_WAIT;
         /* no sub-steps (F_ADDED went to SUBS): `sub_head` holds the time
          * (engine.h) until the wait ends */
@@ -1586,6 +1596,12 @@ static void flow_run(futoin__flow* fl)
             if (!exec_frame(fl, next)) {
                 goto out;
             }
+            /* a level-0 step that waits now (bench T2): as below */
+            if (fl->top && fl->top->state == FUTOIN__S_WAIT && !fl->raise
+                && !futoin__hooked(tool)) {
+                fl->state = FUTOIN__FL_IDLE;
+                goto out;
+            }
             /* More level-0 steps after one that completed: a run of plain
              * ones goes to level0_run(), which starts with this turn's end
              * (a root of one step, T1, or one that waits, T2, never
@@ -1608,7 +1624,8 @@ static void flow_run(futoin__flow* fl)
             continue;
         }
         switch (top->state) {
-        case FUTOIN__S_SUBS: {
+        case FUTOIN__S_SUBS:
+        subs: {
             futoin__step* next = top->sub_head;
             if (!next && top->kind == FUTOIN__K_BODY
                 && body_again(fl, top, tool)) {
@@ -1659,6 +1676,16 @@ static void flow_run(futoin__flow* fl)
                         goto out;
                     }
                     budget = futoin__eng(tool)->chain_budget + 1;
+                    /* A step that waits now (bench T3) ends the run:
+                     * what the next turn would find, with nothing that
+                     * could have changed since exec_frame() looked (no
+                     * hooks ran, no raise is pending). */
+                    if (fl->top && fl->top->state == FUTOIN__S_WAIT
+                        && !fl->raise
+                        && !futoin__hooked(tool)) {
+                        fl->state = FUTOIN__FL_IDLE;
+                        goto out;
+                    }
                 }
             } else {
                 futoin__complete(fl, top);
@@ -1666,7 +1693,14 @@ static void flow_run(futoin__flow* fl)
             break;
         }
         case FUTOIN__S_DONE:
-            futoin__complete(fl, top);
+            /* A step completed from outside (a wake, T2/T3): once it is
+             * popped with no code but ours run, the frame below goes on
+             * in this turn (nothing the turn's end checks can have
+             * changed). */
+            if (complete_in(fl, top, tool) && (top = fl->top) != NULL
+                && top->state == FUTOIN__S_SUBS) {
+                goto subs;
+            }
             break;
         default: /* WAIT: an external event will schedule us */
             fl->state = FUTOIN__FL_IDLE;
