@@ -82,6 +82,7 @@ enum futoin__flag
     FUTOIN__F_WAITEXT = 1u << 3,  /* waitExternal() */
     FUTOIN__F_TIMEOUT = 1u << 4,  /* setTimeout() armed */
     FUTOIN__F_CANCEL = 1u << 5,   /* setCancel() set */
+    FUTOIN__F_VAL1 = 1u << 6,     /* DONE: holds its one value (futoin__val1) */
     FUTOIN__F_REPEAT = 1u << 7,   /* K_LOOP: repeat() (bounded, passes i) */
     FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
@@ -207,6 +208,8 @@ struct futoin__step
         /* WAIT (a step or body): the tool's time (ms) the wait began, for
          * the dump */
         uint64_t wait_since;
+        /* DONE with F_VAL1: the bits of its value (futoin__val1) */
+        uint64_t val_bits;
     };
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
@@ -215,6 +218,7 @@ struct futoin__step
     {
         void (*release)(void* data);    /* runs once */
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
+        const FutoInType* val_type;     /* DONE with F_VAL1 (futoin__val1) */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
     union /* frames (futoin__step_big) only */
@@ -828,6 +832,38 @@ static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
     futoin__move_slots(a, args, n);
     fl->args = a;
     fl->nvals = (uint8_t)n;
+}
+
+/*
+ * A waiting step completed from outside with one plain value (a scalar
+ * with no custom_data or length) and no release hook keeps that value in
+ * itself, F_VAL1, until its flow runs: the type in `rel`, the bits in
+ * `sub_head` (words a DONE step does not use otherwise). So a wake needs no
+ * pooled FutoInArgs, cold by the time the flow runs when many flows wait
+ * (issue 22, T3: 30,000 flows woken in turn). The flow takes the value as
+ * it pops the step (flow.c take_val1), into the tool's hot buffer as a
+ * rule; a step popped otherwise (cancel, an error) drops it: its type's
+ * cleanup runs, as it would in a pooled container.
+ */
+static inline __attribute__((always_inline)) bool futoin__val1_fits(
+        const futoin__step* s, const FutoInBinaryValue* v)
+{
+    return !v->custom_data && !v->length && !s->rel.release;
+}
+static inline __attribute__((always_inline)) void futoin__val1_read(
+        const futoin__step* s, FutoInBinaryValue* v)
+{
+    v->type = s->rel.val_type;
+    v->u64 = s->val_bits;
+    v->custom_data = NULL;
+    v->length = 0;
+}
+static inline __attribute__((always_inline)) void futoin__val1_clear(
+        futoin__step* s)
+{
+    s->flags &= (uint16_t)~FUTOIN__F_VAL1;
+    s->rel.release = NULL;
+    s->sub_head = NULL;
 }
 
 /* The same for `args` (may be NULL) with any number of values. */

@@ -436,6 +436,36 @@ static void run_cancel_handler(futoin__root* r, futoin__step* s)
     }
 }
 
+/* The value a DONE step holds (futoin__val1) is dropped: its type's
+ * cleanup runs, as for values in a pooled container. */
+static void drop_val1(futoin__step* s)
+{
+    FutoInBinaryValue v;
+    futoin__val1_read(s, &v);
+    futoin__val1_clear(s);
+    futoin_reset_binval(&v);
+}
+
+/* ... or taken as the flow's pending values (futoin__flow_set_vals_n) as
+ * the flow pops step `s`. Out of memory, it is dropped. */
+static inline __attribute__((always_inline)) void take_val1(
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
+{
+    FutoInArgs* a;
+    if (FUTOIN__UNLIKELY(fl->args != NULL)) {
+        futoin__flow_drop_vals(fl); /* none are pending, as a rule */
+    }
+    a = futoin__vals_get(tool);
+    if (FUTOIN__UNLIKELY(!a)) {
+        drop_val1(s);
+        return;
+    }
+    futoin__val1_read(s, &a->args[0]);
+    futoin__val1_clear(s);
+    fl->args = a;
+    fl->nvals = 1;
+}
+
 /* Pop the top frame `s` of `fl`. With `cancel`, the frame leaves abnormally:
  * its cancel handler (if any) runs, exactly once; a parallel frame cancels
  * its branches first (innermost first); a sync frame releases its lock. */
@@ -443,6 +473,10 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = futoin__root_tool(r);
+
+    if (s->flags & FUTOIN__F_VAL1) {
+        drop_val1(s); /* before `sub_head` and `rel` are looked at */
+    }
 
     if (futoin__hooked(tool)) {
         futoin__hook_pop(s, cancel);
@@ -1417,6 +1451,10 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
         pop_frame(fl, fl->top, true);
     }
     drop_args(fl);
+    if (fl->top && (fl->top->flags & FUTOIN__F_VAL1)) {
+        drop_val1(fl->top); /* a DONE step the error starts from: its value
+                             * goes as the flow's would (futoin__val1) */
+    }
     raise_clear_at(fl);
 
     for (;;) {
@@ -1696,7 +1734,10 @@ static void flow_run(futoin__flow* fl)
             /* A step completed from outside (a wake, T2/T3): once it is
              * popped with no code but ours run, the frame below goes on
              * in this turn (nothing the turn's end checks can have
-             * changed). */
+             * changed). Its value, if it holds one, is the flow's now. */
+            if (top->flags & FUTOIN__F_VAL1) {
+                take_val1(fl, top, tool);
+            }
             if (complete_in(fl, top, tool) && (top = fl->top) != NULL
                 && top->state == FUTOIN__S_SUBS) {
                 goto subs;

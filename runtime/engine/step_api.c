@@ -414,6 +414,18 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
                & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED)) {
         goto slow;
     }
+    /* a waiting step's one plain value stays in the step (futoin__val1):
+     * futoin__step_wake() but for `sub_head`, which holds its bits */
+    if (wait && n == 1 && futoin__val1_fits(s, &args->arg0)) {
+        s->rel.val_type = args->arg0.type;
+        s->val_bits = args->arg0.u64;
+        memset(&args->arg0, 0, sizeof(args->arg0));
+        s->flags = (uint16_t)((s->flags & ~FUTOIN__F_CANCEL) | FUTOIN__F_SUCCESS
+                              | FUTOIN__F_VAL1);
+        s->state = FUTOIN__S_DONE;
+        futoin__flow_schedule(fl);
+        return 1;
+    }
     /* futoin__flow_set_vals_n() with no values pending */
     if (n) {
         FutoInArgs* a;
