@@ -283,10 +283,7 @@ void futoin__flow_run_cb(void* data)
  * place, where its old slot would have run it. */
 void futoin__flow_schedule(futoin__flow* fl)
 {
-    if (fl->state == FUTOIN__FL_IDLE) {
-        fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_rq(futoin__flow_tool(fl), &fl->rq);
-    }
+    futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
 }
 
 void futoin__flow_start(futoin__flow* fl)
@@ -656,10 +653,10 @@ static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
  * tests (GCC stopped unswitching it by itself once the burst grew a
  * time-slice bound). */
 static inline __attribute__((always_inline)) void loop_burst(
-        futoin__flow* fl, futoin__step* s, futoin__step* l, const bool rep)
+        futoin__flow* fl, futoin__step* s, futoin__step* l, futoin_tool* tool,
+        const bool rep)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = futoin__root_tool(r);
     /* u.l.i counts iterations started, this one included; it lives in a
      * local during the burst and is stored back before anything else can
      * look at it. The burst's own count is i - i0. */
@@ -742,9 +739,10 @@ static inline __attribute__((always_inline)) void loop_burst(
 static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
+    futoin_tool* tool = futoin__root_tool(r);
     futoin__step* l = s->parent;
     /* sub-steps were consumed since the last callback: forget the cursor */
-    futoin__eng(futoin__root_tool(r))->app_step = NULL;
+    futoin__eng(tool)->app_step = NULL;
     /* An iteration that completes at once (nothing added, nothing to
      * wait for, no stack() memory, no error or loop control) leaves
      * nothing to unwind: the next iteration runs on the same frame,
@@ -759,16 +757,16 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
     if (l->flags & FUTOIN__F_REPEAT) {
-        loop_burst(fl, s, l, true);
+        loop_burst(fl, s, l, tool, true);
     } else {
-        loop_burst(fl, s, l, false);
+        loop_burst(fl, s, l, tool, false);
     }
     --r->in_cb;
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s, futoin__root_tool(r));
+    return after_callback(fl, s, tool);
 }
 
 /* exec_frame() of any frame but a plain step. */
