@@ -286,6 +286,12 @@ void futoin__flow_schedule(futoin__flow* fl)
     futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
 }
 
+int futoin__flow_wake(futoin__flow* fl)
+{
+    futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
+    return 1;
+}
+
 void futoin__flow_start(futoin__flow* fl)
 {
     fl->state = FUTOIN__FL_IDLE;
@@ -434,8 +440,10 @@ static void run_cancel_handler(futoin__root* r, futoin__step* s)
 }
 
 /* The value a DONE step holds (futoin__val1) is dropped: its type's
- * cleanup runs, as for values in a pooled container. */
-static void drop_val1(futoin__step* s)
+ * cleanup runs, as for values in a pooled container. Never inlined: its
+ * local value, whose address the cleanup gets, would give the run loop a
+ * stack-protector check on every call (-fstack-protector-strong). */
+static FUTOIN__NOINLINE void drop_val1(futoin__step* s)
 {
     FutoInBinaryValue v;
     futoin__val1_read(s, &v);
