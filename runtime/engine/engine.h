@@ -211,9 +211,6 @@ struct futoin__step
         /* DONE with F_VAL1: the bits of its value (futoin__val1) */
         uint64_t val_bits;
     };
-    FutoInAsyncSteps_execute_callback f;
-    FutoInAsyncSteps_error_callback eh;
-    void* data;
     union /* ext: what to do with `data` when the record goes */
     {
         void (*release)(void* data);    /* runs once */
@@ -221,6 +218,12 @@ struct futoin__step
         const FutoInType* val_type;     /* DONE with F_VAL1 (futoin__val1) */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
+    /* the callbacks and their data, in the record's second half: a wake
+     * (success() of a waiting step, then the pop) reads the words above
+     * (issue 22, T3) */
+    FutoInAsyncSteps_execute_callback f;
+    FutoInAsyncSteps_error_callback eh;
+    void* data;
     union /* frames (futoin__step_big) only */
     {
         struct /* K_LOOP */
