@@ -1678,7 +1678,9 @@ static void flow_run(futoin__flow* fl)
                  * (body_again), with this turn's end checks as below. */
                 next = top;
                 top = top->parent;
-                if (--budget == 0 || futoin__tool_busy(tool, 1)) {
+                /* no slice check: the turn that ran its last sub-step
+                 * ended with one, and no code but ours ran since */
+                if (--budget == 0) {
                     /* queued under the loop, as loop_next() leaves it */
                     next->next = NULL;
                     top->sub_head = next;
