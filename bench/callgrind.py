@@ -46,7 +46,8 @@ class Op:
         self.seed_pad = seed_pad  # each rep under its own seed (Lua, below)
 
 
-def c_ops(build):
+def c_ops(build, env=None):
+    """The C ops; `env` (the held clock, below) for futoin_bench's."""
     fb = os.path.join(build, "bench", "futoin_bench")
     fl = os.path.join(build, "bench", "peers", "libuv_floor")
     fib = os.path.join(build, "bench", "peers", "fiber_bench")
@@ -101,6 +102,8 @@ def c_ops(build):
             Op("immediate_hooks", "hooks", "immediate with a counting hook "
                "set", hooked("immediate"), 100000),
         ]
+    for o in ops:  # futoin_bench's, so far
+        o.env = env
     if os.access(fl, os.X_OK):
         ops += [
             Op("floor_libuv_ring", "floor", "libuv ring: pop + indirect call "
@@ -415,7 +418,13 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="futoin-cg-") as tmp:
         build_core(build, a.no_build)
-        ops = [o for o in c_ops(build) if wanted(o.name, o.group)]
+        # The C ops run with the clock held too (as Lua's, below): the time
+        # slice ending every few dozen steps under callgrind moved T3 by
+        # up to 20 instructions per wake between runs of one build.
+        preload = fixed_time_preload(tmp)
+        ops = [o for o in c_ops(build,
+                                {"LD_PRELOAD": preload} if preload else None)
+               if wanted(o.name, o.group)]
         skipped = []
         if any(wanted(n, "Python") for n in ("python_step", "python_success",
                                               "python_floor_await", "python_aioflow",
