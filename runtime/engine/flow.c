@@ -479,9 +479,6 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     futoin__root* r = fl->root;
     futoin_tool* tool = futoin__root_tool(r);
 
-    if (s->flags & FUTOIN__F_VAL1) {
-        drop_val1(s); /* before `sub_head` and `rel` are looked at */
-    }
 
     if (futoin__hooked(tool)) {
         futoin__hook_pop(s, cancel);
@@ -513,6 +510,8 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     }
     if (s->state == FUTOIN__S_WAIT) {
         s->sub_head = NULL; /* it held wait_since (engine.h) */
+    } else if (FUTOIN__UNLIKELY(s->flags & FUTOIN__F_VAL1)) {
+        drop_val1(s); /* it held the value's bits; `rel` its type */
     } else if (s->sub_head) {
         futoin__queue_free(tool, s->sub_head);
         s->sub_head = NULL;
