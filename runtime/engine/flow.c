@@ -479,7 +479,6 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     futoin__root* r = fl->root;
     futoin_tool* tool = futoin__root_tool(r);
 
-
     if (futoin__hooked(tool)) {
         futoin__hook_pop(s, cancel);
     }
