@@ -129,17 +129,22 @@ AIO_N = 2000
 AIO_WARM = 2 * AIO_N
 
 
-def python_ops(py):
+def python_ops(py, preload=None):
+    """`preload` (the held clock, below) for the steps: their counts moved
+    by up to 30 between runs of one build with the clock running (the
+    time slice, as for Lua); the asyncio ops keep the clock asyncio
+    schedules by."""
     script = os.path.join(BENCH_DIR, "python", "callgrind_ops.py")
     env = {"PYTHONHASHSEED": "0"}
+    held = {**env, "LD_PRELOAD": preload} if preload else env
 
     def run(kind, warm=WARM):
         return lambda n: [py, script, kind, str(n), str(warm)]
     return [
         Op("python_step", "Python", "step `lambda asi: None` (add + run)",
-           run("step"), BINDING_N, env),
+           run("step"), BINDING_N, held),
         Op("python_success", "Python", "step `asi.success(v + 1)`",
-           run("success"), BINDING_N, env),
+           run("success"), BINDING_N, held),
         Op("python_floor_await", "Python", "floor: `await coro()`",
            run("await"), BINDING_N, env),
         Op("python_aioflow", "Python",
@@ -432,7 +437,8 @@ def main():
             py, why = find_python(a.python, a.build_bindings)
             if py:
                 print("# python: %s" % py)
-                ops += [o for o in python_ops(py) if wanted(o.name, o.group)]
+                ops += [o for o in python_ops(py, preload)
+                        if wanted(o.name, o.group)]
             else:
                 skipped.append(("python_*", why))
         if any(wanted(n, "Lua") for n in ("lua_step", "lua_success",
