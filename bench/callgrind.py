@@ -46,7 +46,8 @@ class Op:
         self.seed_pad = seed_pad  # each rep under its own seed (Lua, below)
 
 
-def c_ops(build):
+def c_ops(build, env=None):
+    """The C ops; `env` (the held clock, below) for futoin_bench's."""
     fb = os.path.join(build, "bench", "futoin_bench")
     fl = os.path.join(build, "bench", "peers", "libuv_floor")
     fib = os.path.join(build, "bench", "peers", "fiber_bench")
@@ -101,6 +102,8 @@ def c_ops(build):
             Op("immediate_hooks", "hooks", "immediate with a counting hook "
                "set", hooked("immediate"), 100000),
         ]
+    for o in ops:  # futoin_bench's, so far
+        o.env = env
     if os.access(fl, os.X_OK):
         ops += [
             Op("floor_libuv_ring", "floor", "libuv ring: pop + indirect call "
@@ -126,17 +129,22 @@ AIO_N = 2000
 AIO_WARM = 2 * AIO_N
 
 
-def python_ops(py):
+def python_ops(py, preload=None):
+    """`preload` (the held clock, below) for the steps: their counts moved
+    by up to 30 between runs of one build with the clock running (the
+    time slice, as for Lua); the asyncio ops keep the clock asyncio
+    schedules by."""
     script = os.path.join(BENCH_DIR, "python", "callgrind_ops.py")
     env = {"PYTHONHASHSEED": "0"}
+    held = {**env, "LD_PRELOAD": preload} if preload else env
 
     def run(kind, warm=WARM):
         return lambda n: [py, script, kind, str(n), str(warm)]
     return [
         Op("python_step", "Python", "step `lambda asi: None` (add + run)",
-           run("step"), BINDING_N, env),
+           run("step"), BINDING_N, held),
         Op("python_success", "Python", "step `asi.success(v + 1)`",
-           run("success"), BINDING_N, env),
+           run("success"), BINDING_N, held),
         Op("python_floor_await", "Python", "floor: `await coro()`",
            run("await"), BINDING_N, env),
         Op("python_aioflow", "Python",
@@ -415,7 +423,13 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="futoin-cg-") as tmp:
         build_core(build, a.no_build)
-        ops = [o for o in c_ops(build) if wanted(o.name, o.group)]
+        # The C ops run with the clock held too (as Lua's, below): the time
+        # slice ending every few dozen steps under callgrind moved T3 by
+        # up to 20 instructions per wake between runs of one build.
+        preload = fixed_time_preload(tmp)
+        ops = [o for o in c_ops(build,
+                                {"LD_PRELOAD": preload} if preload else None)
+               if wanted(o.name, o.group)]
         skipped = []
         if any(wanted(n, "Python") for n in ("python_step", "python_success",
                                               "python_floor_await", "python_aioflow",
@@ -423,7 +437,8 @@ def main():
             py, why = find_python(a.python, a.build_bindings)
             if py:
                 print("# python: %s" % py)
-                ops += [o for o in python_ops(py) if wanted(o.name, o.group)]
+                ops += [o for o in python_ops(py, preload)
+                        if wanted(o.name, o.group)]
             else:
                 skipped.append(("python_*", why))
         if any(wanted(n, "Lua") for n in ("lua_step", "lua_success",

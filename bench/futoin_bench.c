@@ -440,9 +440,15 @@ static void t3_ctl_round(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
         return;
     }
     t3_nwait = 0;
+    /* success() moves the value out and leaves its slot empty (ftn12.h),
+     * so the container is cleared once per round, as a C caller would,
+     * not once per wake (the C++ reference's success(int64_t), issue 22's
+     * peer, builds no container at all). */
+    FutoInArgs val;
+    memset(&val, 0, sizeof(val));
     for (size_t i = 0; i < n; ++i) {
-        FutoInArgs val;
-        set_int(&val, v);
+        val.arg0.type = &ty_int;
+        val.arg0.i64 = v;
         API(t3_waiting[i])->success(t3_waiting[i], &val);
     }
     if (v == 0) {

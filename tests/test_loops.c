@@ -375,3 +375,108 @@ Test(loops, continue_in_a_parallel_branch_goes_on_with_the_next_iteration)
                  "after loop, last_exception=(null)\n");
     API(as)->free(as);
 }
+
+/* Issue 22 (T3): an iteration whose body added sub-steps and holds
+ * nothing else ends on the same frame the next iteration runs on (as
+ * iterations of the in-place burst always did), so an asynchronous loop
+ * takes no fresh body record per iteration. The order of callbacks is
+ * the same either way. */
+static FutoInAsyncSteps* body_handles[4];
+static void sub_resume(void* d)
+{
+    SUCCESS0((FutoInAsyncSteps*)d);
+}
+static void waiting_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    tr("sub %d", (int)(intptr_t)d);
+    API(as)->waitExternal(as);
+    API(as)->sched_immediate(as, as, sub_resume);
+}
+static void adding_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("body %zu", i);
+    body_handles[i] = as;
+    API(as)->add(as, (void*)(intptr_t)i, waiting_sub, NULL);
+}
+
+Test(loops, async_iterations_run_on_one_body_frame)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(body_handles, 0, sizeof(body_handles));
+    API(as)->repeat(as, NULL, 3, adding_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body 0\nsub 0\nbody 1\nsub 1\nbody 2\nsub 2\ndone\n");
+    cr_assert(body_handles[0] != NULL);
+    cr_assert_eq(body_handles[1], body_handles[0]);
+    cr_assert_eq(body_handles[2], body_handles[0]);
+    API(as)->free(as);
+}
+
+/* A body with stack() memory is how a binding (or C code) learns that its
+ * iteration ended: the cleanup runs as the iteration ends, before the next
+ * body, and such a body is never run again: the next iteration gets a
+ * record of its own, so a call through the ended one's handle finds a
+ * freed record (README, "A step's handle ends with its step"). */
+static void iteration_cleanup(void* v)
+{
+    tr("cleanup %d", *(int*)v);
+}
+static void anchored_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    int* v = API(as)->stack(as, sizeof(int), iteration_cleanup);
+    cr_assert(v != NULL);
+    *v = (int)i;
+    tr("body %zu", i);
+    body_handles[i] = as;
+    API(as)->add(as, (void*)(intptr_t)i, waiting_sub, NULL);
+}
+
+Test(loops, a_body_with_stack_memory_ends_with_its_iteration)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(body_handles, 0, sizeof(body_handles));
+    API(as)->repeat(as, NULL, 3, anchored_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body 0\nsub 0\ncleanup 0\nbody 1\nsub 1\ncleanup 1\n"
+                 "body 2\nsub 2\ncleanup 2\ndone\n");
+    cr_assert_neq(body_handles[1], body_handles[0]);
+    cr_assert_neq(body_handles[2], body_handles[1]);
+    API(as)->free(as);
+}
+
+/* A sub-step that calls success() through the handle of the iteration
+ * before its own: with the frame run again that handle is its parent's,
+ * misuse the flow reports (InternalError), never a silent completion. */
+static void stale_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    size_t i = (size_t)(intptr_t)d;
+    tr("sub %zu", i);
+    if (i == 1) {
+        SUCCESS0(body_handles[0]);
+    }
+}
+static void stale_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("body %zu", i);
+    body_handles[i] = as;
+    API(as)->add(as, (void*)(intptr_t)i, stale_sub, NULL);
+}
+
+Test(loops, a_call_through_the_previous_iterations_handle_is_misuse)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    size_t before = misuse_seen;
+    memset(body_handles, 0, sizeof(body_handles));
+    API(as)->repeat(as, NULL, 3, stale_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    tr("reported %zu", misuse_seen - before);
+    assert_trace("body 0\nsub 0\nbody 1\nsub 1\nunhandled InternalError\n"
+                 "reported 0\n");
+    API(as)->free(as);
+}

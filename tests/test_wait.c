@@ -393,3 +393,148 @@ Test(wait, late_success_after_cancel_is_dropped_quietly)
     assert_trace("cancel k\n");
     API(as)->free(as);
 }
+
+/* ---- a woken step's one value (issue 22: kept in the step, not pooled) -- */
+
+/* A step woken from outside with one plain value keeps it until its flow
+ * runs (engine.h futoin__val1); the next step gets it bit for bit, its
+ * type the caller's own. */
+static int val_cleanups;
+static void val_cleanup(FutoInBinaryValue* v)
+{
+    tr("cleanup %lld", (long long)v->i64);
+    ++val_cleanups;
+}
+static const FutoInType ty_counted_i64 = {FTN_TYPE_INT64, val_cleanup};
+static int custom_anchor;
+
+static void print_value(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    const FutoInBinaryValue* v = &a->arg0;
+    if (v->type == &ty_dbl) {
+        tr("got double %g", v->d);
+    } else if (v->type == &ty_counted_i64) {
+        tr("got counted %lld custom=%d length=%u", (long long)v->i64,
+           v->custom_data == &custom_anchor, v->length);
+    } else {
+        tr("got type %p", (const void*)v->type);
+    }
+    cr_assert_null(a->arg1.type);
+}
+static void wake_with(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    FutoInArgs v;
+    memset(&v, 0, sizeof(v));
+    if (d == (void*)&ty_dbl) {
+        v.arg0.type = &ty_dbl;
+        v.arg0.d = -1.25;
+    } else {
+        v.arg0.type = &ty_counted_i64;
+        v.arg0.i64 = 7;
+        if (d) { /* with custom data: the pooled way */
+            v.arg0.custom_data = &custom_anchor;
+            v.arg0.length = 3;
+        }
+    }
+    tr("wake");
+    API(waiting)->success(waiting, &v);
+    cr_assert_null(v.arg0.type, "success() moved the value out");
+}
+
+Test(wait, a_woken_steps_one_value_reaches_the_next_step)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    API(a)->add(a, NULL, waiter, NULL);
+    API(a)->add(a, NULL, print_value, NULL);
+    API(b)->add(b, (void*)&ty_dbl, wake_with, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ngot double -1.25\n");
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* A value with custom_data and a length is passed in a pooled container,
+ * whole. */
+Test(wait, a_woken_steps_value_with_custom_data_arrives_whole)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    val_cleanups = 0;
+    API(a)->add(a, NULL, waiter, NULL);
+    API(a)->add(a, NULL, print_value, NULL);
+    API(b)->add(b, (void*)1, wake_with, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ngot counted 7 custom=1 length=3\n"
+                 "cleanup 7\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* The woken flow's root is cancelled before the flow runs: the value the
+ * step holds is cleaned up once, and nothing after the step runs. */
+static FutoInAsyncSteps* root_a;
+static void wake_then_cancel(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    wake_with(as, NULL, a);
+    API(root_a)->cancel(root_a);
+    tr("cancelled");
+}
+
+Test(wait, a_woken_steps_value_is_cleaned_up_once_on_cancel)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    root_a = a;
+    val_cleanups = 0;
+    API(a)->add(a, NULL, waiter, NULL);
+    API(a)->add(a, NULL, print_value, NULL);
+    API(b)->add(b, NULL, wake_then_cancel, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ncleanup 7\ncancelled\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* An outer step's timeout fires, then the inner waiting step is woken with
+ * a value, both before the flow runs: the Timeout unwinds from the woken
+ * step (innermost first), its value is cleaned up once, and the outer
+ * handler sees the Timeout. */
+static void wake_at_10(void* d)
+{
+    wake_with(NULL, NULL, NULL);
+}
+static void inner_waits(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    waiting = as;
+    API(as)->waitExternal(as);
+    API(as)->sched_deferred(as, 10, NULL, wake_at_10);
+}
+static void outer_times_out(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->setTimeout(as, 10);
+    API(as)->add(as, NULL, inner_waits, NULL);
+    API(as)->add(as, NULL, print_value, NULL);
+}
+
+Test(wait_timers, a_timeout_before_the_woken_flow_runs_drops_the_value_once)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    val_cleanups = 0;
+    API(as)->add(as, "outer", outer_times_out, eh_print);
+    API(as)->add(as, "after", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    drive();
+    assert_trace("wake\ncleanup 7\nouter onerror: Timeout\nunhandled Timeout\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(as)->free(as);
+    assert_ended_at(10);
+}

@@ -82,6 +82,7 @@ enum futoin__flag
     FUTOIN__F_WAITEXT = 1u << 3,  /* waitExternal() */
     FUTOIN__F_TIMEOUT = 1u << 4,  /* setTimeout() armed */
     FUTOIN__F_CANCEL = 1u << 5,   /* setCancel() set */
+    FUTOIN__F_VAL1 = 1u << 6,     /* DONE: holds its one value (futoin__val1) */
     FUTOIN__F_REPEAT = 1u << 7,   /* K_LOOP: repeat() (bounded, passes i) */
     FUTOIN__F_LOCKED = 1u << 8,   /* K_SYNC: lock() was called */
     FUTOIN__F_NOEH = 1u << 9,     /* error handler dropped (§1.2.1) */
@@ -183,6 +184,17 @@ typedef struct futoin__step_rare
 struct futoin__step
 {
     FutoInAsyncSteps bsi; /* must be first: the handle is the record */
+    /* Word 1, beside `api`: what success() and the run loop test first
+     * (state, kind, flags, xs) shares the handle's cache line whatever
+     * the record's place in its 64-byte lines (records are 16-byte
+     * aligned; issue 22, T3: a wake reads them on a cold record). */
+    uint16_t flags;
+    uint8_t kind;
+    uint8_t state;
+    /* enum futoin__xs, the only cross-thread field, and above it the
+     * step's generation (futoin__step_gen): its one copy (issue 22: a
+     * step of 80 bytes, not 88). */
+    _Atomic(uint32_t) xs;
     union
     {
         futoin__step* next;   /* QUEUED: queue link; FREE: free-list link */
@@ -196,23 +208,22 @@ struct futoin__step
         /* WAIT (a step or body): the tool's time (ms) the wait began, for
          * the dump */
         uint64_t wait_since;
+        /* DONE with F_VAL1: the bits of its value (futoin__val1) */
+        uint64_t val_bits;
     };
-    FutoInAsyncSteps_execute_callback f;
-    FutoInAsyncSteps_error_callback eh;
-    void* data;
     union /* ext: what to do with `data` when the record goes */
     {
         void (*release)(void* data);    /* runs once */
         const futoin_step_class* cls;   /* F_CLASS: release + origin */
+        const FutoInType* val_type;     /* DONE with F_VAL1 (futoin__val1) */
     } rel;
     futoin__step_rare* rare; /* NULL until a rare part is first set */
-    uint16_t flags;
-    uint8_t kind;
-    uint8_t state;
-    /* enum futoin__xs, the only cross-thread field, and above it the
-     * step's generation (futoin__step_gen): its one copy (issue 22: a
-     * step of 80 bytes, not 88). */
-    _Atomic(uint32_t) xs;
+    /* the callbacks and their data, in the record's second half: a wake
+     * (success() of a waiting step, then the pop) reads the words above
+     * (issue 22, T3) */
+    FutoInAsyncSteps_execute_callback f;
+    FutoInAsyncSteps_error_callback eh;
+    void* data;
     union /* frames (futoin__step_big) only */
     {
         struct /* K_LOOP */
@@ -707,6 +718,18 @@ void futoin__root_release(futoin_tool* tool, futoin__root* r);
  * whose `rq` is its node); root.c's execute() queues it itself. */
 void futoin__flow_run_cb(void* data);
 void futoin__flow_schedule(futoin__flow* fl);
+/* futoin__flow_schedule() of a flow of `tool`, inline (a wake: bench T3) */
+static inline __attribute__((always_inline)) void futoin__flow_schedule_in(
+        futoin_tool* tool, futoin__flow* fl)
+{
+    if (fl->state == FUTOIN__FL_IDLE) {
+        fl->state = FUTOIN__FL_SCHED;
+        futoin__tool_rq(tool, &fl->rq);
+    }
+}
+/* futoin__flow_schedule(), returning 1 (success()'s result) so that a
+ * wake's last call is a jump (step_api.c). */
+int futoin__flow_wake(futoin__flow* fl);
 void futoin__flow_start(futoin__flow* fl);
 void futoin__flow_cancel(futoin__flow* fl);
 void futoin__queue_free(futoin_tool* tool, futoin__step* head);
@@ -824,6 +847,38 @@ static inline __attribute__((always_inline)) void futoin__flow_set_vals_n(
     futoin__move_slots(a, args, n);
     fl->args = a;
     fl->nvals = (uint8_t)n;
+}
+
+/*
+ * A waiting step completed from outside with one plain value (a scalar
+ * with no custom_data or length) and no release hook keeps that value in
+ * itself, F_VAL1, until its flow runs: the type in `rel`, the bits in
+ * `sub_head` (words a DONE step does not use otherwise). So a wake needs no
+ * pooled FutoInArgs, cold by the time the flow runs when many flows wait
+ * (issue 22, T3: 30,000 flows woken in turn). The flow takes the value as
+ * it pops the step (flow.c take_val1), into the tool's hot buffer as a
+ * rule; a step popped otherwise (cancel, an error) drops it: its type's
+ * cleanup runs, as it would in a pooled container.
+ */
+static inline __attribute__((always_inline)) bool futoin__val1_fits(
+        const futoin__step* s, const FutoInBinaryValue* v)
+{
+    return !v->custom_data && !v->length && !s->rel.release;
+}
+static inline __attribute__((always_inline)) void futoin__val1_read(
+        const futoin__step* s, FutoInBinaryValue* v)
+{
+    v->type = s->rel.val_type;
+    v->u64 = s->val_bits;
+    v->custom_data = NULL;
+    v->length = 0;
+}
+static inline __attribute__((always_inline)) void futoin__val1_clear(
+        futoin__step* s)
+{
+    s->flags &= (uint16_t)~FUTOIN__F_VAL1;
+    s->rel.release = NULL;
+    s->sub_head = NULL;
 }
 
 /* The same for `args` (may be NULL) with any number of values. */

@@ -29,7 +29,7 @@ FUTOIN_API int futoin_tool_free(futoin_tool* tool)
     if (!tool) {
         return FUTOIN_EINVAL;
     }
-    if (futoin__eng(tool)->roots.live > 0) {
+    if (futoin__recpool_live(&futoin__eng(tool)->roots) > 0) {
         return FUTOIN_EBUSY;
     }
     rc = futoin__tool_check_free(tool);
@@ -58,8 +58,9 @@ FUTOIN_API int futoin_tool_get_stats(futoin_tool* tool, futoin_tool_stats* out)
     out->misuse = futoin_tool_misuse_count(tool);
     out->late_completions =
             atomic_load_explicit(&e->late_completions, memory_order_relaxed);
-    out->live_roots = e->roots.live;
-    out->live_steps = e->steps.live + e->frames.live;
+    out->live_roots = futoin__recpool_live(&e->roots);
+    out->live_steps = futoin__recpool_live(&e->steps)
+                     + futoin__recpool_live(&e->frames);
     out->pool_bytes = futoin__recpool_mapped(&e->steps)
                       + futoin__recpool_mapped(&e->frames)
                       + futoin__recpool_mapped(&e->step_rares)

@@ -45,7 +45,7 @@ struct futoin__engine_tool
     futoin__recpool step_rares; /* futoin__step_rare */
     futoin__recpool flows;
     futoin__recpool args;
-    futoin__recpool roots; /* roots.live: the live roots */
+    futoin__recpool roots; /* futoin__recpool_live(): the live roots */
     futoin__recpool rares; /* futoin__root_rare: what few roots use */
     futoin__recpool raises; /* futoin__raise_rec: flows raising an error */
     /* The record a raise takes when the pool has none to give (out of

@@ -283,10 +283,13 @@ void futoin__flow_run_cb(void* data)
  * place, where its old slot would have run it. */
 void futoin__flow_schedule(futoin__flow* fl)
 {
-    if (fl->state == FUTOIN__FL_IDLE) {
-        fl->state = FUTOIN__FL_SCHED;
-        futoin__tool_rq(futoin__flow_tool(fl), &fl->rq);
-    }
+    futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
+}
+
+int futoin__flow_wake(futoin__flow* fl)
+{
+    futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
+    return 1;
 }
 
 void futoin__flow_start(futoin__flow* fl)
@@ -436,6 +439,38 @@ static void run_cancel_handler(futoin__root* r, futoin__step* s)
     }
 }
 
+/* The value a DONE step holds (futoin__val1) is dropped: its type's
+ * cleanup runs, as for values in a pooled container. Never inlined: its
+ * local value, whose address the cleanup gets, would give the run loop a
+ * stack-protector check on every call (-fstack-protector-strong). */
+static FUTOIN__NOINLINE void drop_val1(futoin__step* s)
+{
+    FutoInBinaryValue v;
+    futoin__val1_read(s, &v);
+    futoin__val1_clear(s);
+    futoin_reset_binval(&v);
+}
+
+/* ... or taken as the flow's pending values (futoin__flow_set_vals_n) as
+ * the flow pops step `s`. Out of memory, it is dropped. */
+static inline __attribute__((always_inline)) void take_val1(
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
+{
+    FutoInArgs* a;
+    if (FUTOIN__UNLIKELY(fl->args != NULL)) {
+        futoin__flow_drop_vals(fl); /* none are pending, as a rule */
+    }
+    a = futoin__vals_get(tool);
+    if (FUTOIN__UNLIKELY(!a)) {
+        drop_val1(s);
+        return;
+    }
+    futoin__val1_read(s, &a->args[0]);
+    futoin__val1_clear(s);
+    fl->args = a;
+    fl->nvals = 1;
+}
+
 /* Pop the top frame `s` of `fl`. With `cancel`, the frame leaves abnormally:
  * its cancel handler (if any) runs, exactly once; a parallel frame cancels
  * its branches first (innermost first); a sync frame releases its lock. */
@@ -474,6 +509,8 @@ static void pop_frame(futoin__flow* fl, futoin__step* s, bool cancel)
     }
     if (s->state == FUTOIN__S_WAIT) {
         s->sub_head = NULL; /* it held wait_since (engine.h) */
+    } else if (FUTOIN__UNLIKELY(s->flags & FUTOIN__F_VAL1)) {
+        drop_val1(s); /* it held the value's bits; `rel` its type */
     } else if (s->sub_head) {
         futoin__queue_free(tool, s->sub_head);
         s->sub_head = NULL;
@@ -587,7 +624,7 @@ void futoin__flow_cancel(futoin__flow* fl)
 /* ---- running one step ---------------------------------------------------- */
 
 static inline __attribute__((always_inline)) bool after_callback(
-        futoin__flow* fl, futoin__step* s);
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool);
 static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
 /* Move the flow's pending values into the per-tool callback scratch (all
@@ -622,10 +659,10 @@ static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
  * tests (GCC stopped unswitching it by itself once the burst grew a
  * time-slice bound). */
 static inline __attribute__((always_inline)) void loop_burst(
-        futoin__flow* fl, futoin__step* s, futoin__step* l, const bool rep)
+        futoin__flow* fl, futoin__step* s, futoin__step* l, futoin_tool* tool,
+        const bool rep)
 {
     futoin__root* r = fl->root;
-    futoin_tool* tool = futoin__root_tool(r);
     /* u.l.i counts iterations started, this one included; it lives in a
      * local during the burst and is stored back before anything else can
      * look at it. The burst's own count is i - i0. */
@@ -708,9 +745,10 @@ static inline __attribute__((always_inline)) void loop_burst(
 static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
+    futoin_tool* tool = futoin__root_tool(r);
     futoin__step* l = s->parent;
     /* sub-steps were consumed since the last callback: forget the cursor */
-    futoin__eng(futoin__root_tool(r))->app_step = NULL;
+    futoin__eng(tool)->app_step = NULL;
     /* An iteration that completes at once (nothing added, nothing to
      * wait for, no stack() memory, no error or loop control) leaves
      * nothing to unwind: the next iteration runs on the same frame,
@@ -725,16 +763,16 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
     if (l->flags & FUTOIN__F_REPEAT) {
-        loop_burst(fl, s, l, true);
+        loop_burst(fl, s, l, tool, true);
     } else {
-        loop_burst(fl, s, l, false);
+        loop_burst(fl, s, l, tool, false);
     }
     --r->in_cb;
     if (r->pending && !r->in_cb) {
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, tool);
 }
 
 /* exec_frame() of any frame but a plain step. */
@@ -849,7 +887,7 @@ static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, tool);
 }
 
 /* exec_frame() of a loop body `s` when the tool has hooks: every
@@ -876,7 +914,7 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, futoin__root_tool(r));
 }
 
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
@@ -915,7 +953,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
         futoin__root_settle(r);
         return false;
     }
-    return after_callback(fl, s);
+    return after_callback(fl, s, tool);
 }
 
 /* ---- a run of plain level-0 steps --------------------------------------- */
@@ -1088,7 +1126,7 @@ slow:
         futoin__root_settle(r);
         return L0_OUT;
     }
-    return after_callback(fl, s) ? L0_DONE : L0_OUT;
+    return after_callback(fl, s, tool) ? L0_DONE : L0_OUT;
 }
 
 /*
@@ -1300,7 +1338,13 @@ static FUTOIN__NOINLINE void complete_released(futoin__flow* fl,
     futoin__step_release_slow(futoin__flow_tool(fl), s);
 }
 
-void futoin__complete(futoin__flow* fl, futoin__step* s)
+/* futoin__complete() of a frame of `tool`, inline where the caller holds
+ * the tool already (the run loop: issue 22, T3 completes two steps per
+ * wake). Returns true when it ran no code but ours (no release hook, no
+ * pop_frame()): the flow and its root are as they were, but for the
+ * popped frame. */
+static inline __attribute__((always_inline)) bool complete_in(
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
 {
     /* The usual frame, a step or loop body that holds nothing (no timer,
      * sub-steps, stack() memory, pending raise or loop control aimed at
@@ -1309,7 +1353,6 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
      * saving; one whose data has a release hook (a binding's step) only
      * adds that (complete_released). Anything else takes the general
      * path. */
-    futoin_tool* tool = futoin__flow_tool(fl);
     if ((s->kind == FUTOIN__K_STEP || s->kind == FUTOIN__K_BODY)
         && !(s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS))
         && !s->sub_head && !s->rare
@@ -1317,14 +1360,20 @@ void futoin__complete(futoin__flow* fl, futoin__step* s)
         && !futoin__hooked(tool)) { /* hooks: step_left there */
         if (s->rel.release) {
             complete_released(fl, s);
-            return;
+            return false;
         }
         fl->top = s->parent;
         /* a step or body: a record of the small class */
         futoin__step_retire_to(&futoin__eng(tool)->steps, s);
-        return;
+        return true;
     }
     complete_frame(fl, s);
+    return false;
+}
+
+void futoin__complete(futoin__flow* fl, futoin__step* s)
+{
+    (void)complete_in(fl, s, futoin__flow_tool(fl));
 }
 
 /* The unwinding of LoopBreak / LoopCont reached its target loop `l` (the
@@ -1351,13 +1400,13 @@ static void loop_control(futoin__flow* fl, futoin__step* l)
 /* Decide what a frame's callback asked for. Inlined into exec_frame(), as
  * it was before a second caller (hooked_exec_body) came. */
 static inline __attribute__((always_inline)) bool after_callback(
-        futoin__flow* fl, futoin__step* s)
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
 {
     uint16_t f = s->flags;
     if (!(f & (FUTOIN__F_ERROR | FUTOIN__F_ADDED | FUTOIN__F_TIMEOUT
                | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
         /* the usual outcome, success() or none, in one test: as below */
-        futoin__complete(fl, s);
+        (void)complete_in(fl, s, tool);
         return true;
     }
     if (f & FUTOIN__F_ERROR) {
@@ -1372,7 +1421,6 @@ static inline __attribute__((always_inline)) bool after_callback(
         return true;
     }
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
-        futoin_tool* tool = futoin__flow_tool(fl);
         s->state = FUTOIN__S_WAIT;
         /* no sub-steps (F_ADDED went to SUBS): `sub_head` holds the time
          * (engine.h) until the wait ends */
@@ -1407,6 +1455,10 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at)
         pop_frame(fl, fl->top, true);
     }
     drop_args(fl);
+    if (fl->top && (fl->top->flags & FUTOIN__F_VAL1)) {
+        drop_val1(fl->top); /* a DONE step the error starts from: its value
+                             * goes as the flow's would (futoin__val1) */
+    }
     raise_clear_at(fl);
 
     for (;;) {
@@ -1513,6 +1565,42 @@ static inline __attribute__((always_inline)) futoin__step* loop_next(
     return NULL;
 }
 
+/*
+ * Whether body frame `b` (the top of `fl`, its sub-steps all done) may run
+ * its loop's next iteration itself, instead of being popped and given back
+ * while a fresh record is taken for the next one: what the in-place burst
+ * does for an iteration that completes at once (loop_burst), extended to
+ * one whose sub-steps ran (issue 22, T3: the usual asynchronous loop). The
+ * frame must hold nothing a pop would release or report (only F_ADDED
+ * set: no timeout, cancel handler, values it owns; no rare record: no
+ * stack() memory, whose cleanup tells a binding the step ended; no
+ * release hook), no error or loop control may be pending, no hooks or
+ * trace may expect a frame per iteration, and the loop must go on. Then
+ * it becomes the next iteration here: its flags cleared, its generation
+ * moved on (as a retired record's), the loop's count taken. A call through
+ * its handle after the iteration ended is misuse either way (README, "A
+ * step's handle ends with its step"): here it reaches the next iteration
+ * at once, as it did already after an iteration of the burst.
+ */
+static inline __attribute__((always_inline)) bool body_again(
+        futoin__flow* fl, futoin__step* b, futoin_tool* tool)
+{
+    futoin__step* l = b->parent;
+    uint32_t w;
+    if (b->flags != FUTOIN__F_ADDED || b->rare || b->rel.release || fl->raise
+        || futoin__hooked(tool) || FUTOIN__TRACED(fl->root)
+        || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
+        return false;
+    }
+    b->flags = 0;
+    b->state = FUTOIN__S_QUEUED;
+    w = atomic_load_explicit(&b->xs, memory_order_relaxed);
+    atomic_store_explicit(&b->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
+                          memory_order_relaxed);
+    ++l->u.l.i;
+    return true;
+}
+
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
@@ -1550,6 +1638,12 @@ static void flow_run(futoin__flow* fl)
             if (!exec_frame(fl, next)) {
                 goto out;
             }
+            /* a level-0 step that waits now (bench T2): as below */
+            if (fl->top && fl->top->state == FUTOIN__S_WAIT && !fl->raise
+                && !futoin__hooked(tool)) {
+                fl->state = FUTOIN__FL_IDLE;
+                goto out;
+            }
             /* More level-0 steps after one that completed: a run of plain
              * ones goes to level0_run(), which starts with this turn's end
              * (a root of one step, T1, or one that waits, T2, never
@@ -1572,8 +1666,27 @@ static void flow_run(futoin__flow* fl)
             continue;
         }
         switch (top->state) {
-        case FUTOIN__S_SUBS: {
+        case FUTOIN__S_SUBS:
+        subs: {
             futoin__step* next = top->sub_head;
+            if (!next && top->kind == FUTOIN__K_BODY
+                && body_again(fl, top, tool)) {
+                /* The iteration's sub-steps are done and its frame holds
+                 * nothing: the same frame runs the next iteration
+                 * (body_again), with this turn's end checks as below. */
+                next = top;
+                top = top->parent;
+                /* no slice check: the turn that ran its last sub-step
+                 * ended with one, and no code but ours ran since */
+                if (--budget == 0) {
+                    /* queued under the loop, as loop_next() leaves it */
+                    next->next = NULL;
+                    top->sub_head = next;
+                    fl->top = top;
+                    goto yield;
+                }
+                goto run_body;
+            }
             if (!next && top->kind == FUTOIN__K_LOOP) {
                 /* The loop's next iteration. Its body frame comes off the
                  * free list with no call (futoin__loop_iterate() else) and
@@ -1594,6 +1707,7 @@ static void flow_run(futoin__flow* fl)
             if (next) {
                 push_frame(fl, next, top);
                 if (next->kind == FUTOIN__K_BODY) {
+                run_body:
                     /* no chain() from a body (futoin__step_chain): its
                      * budget is not handed over */
                     if (!(futoin__hooked(tool) ? hooked_exec_body(fl, next)
@@ -1606,6 +1720,16 @@ static void flow_run(futoin__flow* fl)
                         goto out;
                     }
                     budget = futoin__eng(tool)->chain_budget + 1;
+                    /* A step that waits now (bench T3) ends the run:
+                     * what the next turn would find, with nothing that
+                     * could have changed since exec_frame() looked (no
+                     * hooks ran, no raise is pending). */
+                    if (fl->top && fl->top->state == FUTOIN__S_WAIT
+                        && !fl->raise
+                        && !futoin__hooked(tool)) {
+                        fl->state = FUTOIN__FL_IDLE;
+                        goto out;
+                    }
                 }
             } else {
                 futoin__complete(fl, top);
@@ -1613,7 +1737,17 @@ static void flow_run(futoin__flow* fl)
             break;
         }
         case FUTOIN__S_DONE:
-            futoin__complete(fl, top);
+            /* A step completed from outside (a wake, T2/T3): once it is
+             * popped with no code but ours run, the frame below goes on
+             * in this turn (nothing the turn's end checks can have
+             * changed). Its value, if it holds one, is the flow's now. */
+            if (top->flags & FUTOIN__F_VAL1) {
+                take_val1(fl, top, tool);
+            }
+            if (complete_in(fl, top, tool) && (top = fl->top) != NULL
+                && top->state == FUTOIN__S_SUBS) {
+                goto subs;
+            }
             break;
         default: /* WAIT: an external event will schedule us */
             fl->state = FUTOIN__FL_IDLE;

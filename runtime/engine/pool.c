@@ -105,9 +105,9 @@ static inline __attribute__((always_inline)) void zero_words(void* rec,
  * a late completion how the previous owner ended until the new one starts.
  */
 _Static_assert(offsetof(futoin__step, bsi) == 0, "api pointer in word 0");
-_Static_assert(offsetof(futoin__step, flags) == 72
-                       && offsetof(futoin__step, xs) == 76,
-               "flags, kind, state and xs share word 9");
+_Static_assert(offsetof(futoin__step, flags) == 8
+                       && offsetof(futoin__step, xs) == 12,
+               "flags, kind, state and xs share word 1");
 _Static_assert(sizeof(futoin__step) == 112, "a frame is 14 words");
 /* Every waiting flow holds two steps (bench T2): grow it knowingly. */
 _Static_assert(FUTOIN__STEP_SMALL == 80, "a step is 10 words");
@@ -137,10 +137,10 @@ _Static_assert(sizeof(futoin__root_rare) % 8 == 0, "word-sized records");
 static inline __attribute__((always_inline)) void step_clear(futoin__step* s,
                                                              bool big)
 {
-    zero_words(s, 1, 9);
     s->flags = 0;
     s->kind = 0;
     s->state = FUTOIN__S_FREE;
+    zero_words(s, 2, 10);
     if (big) {
         zero_words(s, 10, 14);
     }

@@ -125,7 +125,6 @@ static void* pop_free(futoin__recpool* p)
         p->tail = NULL;
     }
     --p->count;
-    ++p->live;
     return rec;
 }
 
@@ -139,7 +138,7 @@ void* futoin__recpool_carve(futoin__recpool* p)
         }
         b = &p->blocks[p->cur];
     }
-    ++p->live;
+    ++p->held;
     return b->base + p->first + (size_t)b->carved++ * p->size;
 }
 
@@ -257,6 +256,7 @@ size_t futoin__recpool_trim(futoin__recpool* p)
     }
     p->head = keep_head;
     p->tail = keep_tail;
+    p->held -= p->count - kept; /* the unlinked ones are held no more */
     p->count = kept;
     /* Swap their pages for the template image: nothing stays resident,
      * and every byte still reads as a free record of this pool. */

@@ -64,7 +64,10 @@ typedef struct futoin__recpool
     size_t link_off;   /* offset of the free-list link in the record */
     size_t first;      /* offset of the first record in a block */
     size_t per_block;
-    size_t live;       /* records handed out */
+    /* records carved and not trimmed since: those handed out are
+     * held - count (futoin__recpool_live), so neither take nor put
+     * keeps a count of its own (issue 22: two of each per T3 wake) */
+    size_t held;
     struct futoin_tool* tool;
     futoin__recpool_block* blocks; /* every block ever mapped, by index */
     size_t nblocks;
@@ -101,7 +104,6 @@ static inline __attribute__((always_inline)) void* futoin__recpool_take_at(
         p->tail = NULL;
     }
     --p->count;
-    ++p->live;
     return rec;
 }
 
@@ -134,7 +136,6 @@ static inline __attribute__((always_inline)) void futoin__recpool_put_at(
     }
     p->tail = rec;
     ++p->count;
-    --p->live;
 }
 
 /* futoin__recpool_put_at() of `n` records at once, already linked from
@@ -151,12 +152,17 @@ static inline __attribute__((always_inline)) void futoin__recpool_put_chain_at(
     }
     p->tail = last;
     p->count += n;
-    p->live -= n;
 }
 
 static inline void futoin__recpool_put(futoin__recpool* p, void* rec)
 {
     futoin__recpool_put_at(p, rec, p->link_off);
+}
+
+/* Records handed out (taken or carved, not put back). */
+static inline size_t futoin__recpool_live(const futoin__recpool* p)
+{
+    return p->held - p->count;
 }
 
 /* Give back the memory of blocks whose records are all free and out of

@@ -290,6 +290,17 @@ static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
 static inline int args_plain_count(const FutoInArgs* a)
 {
     int n = 0;
+    /* the usual one: a value in the first slot only (or none) */
+    if (!a->args[1].type && !a->args[2].type && !a->args[3].type) {
+        const FutoInType* t = a->args[0].type;
+        if (!t) {
+            return 0;
+        }
+        return (t->flags & FTN_COMPLEX_TYPE_MASK)
+                               || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL
+                       ? -1
+                       : 1;
+    }
     for (int i = 0; i < 4; ++i) {
         const FutoInType* t = a->args[i].type;
         if (t) {
@@ -413,6 +424,17 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
     } else if (s->flags
                & (FUTOIN__F_SUCCESS | FUTOIN__F_ERROR | FUTOIN__F_ADDED)) {
         goto slow;
+    }
+    /* a waiting step's one plain value stays in the step (futoin__val1):
+     * futoin__step_wake() but for `sub_head`, which holds its bits */
+    if (wait && n == 1 && futoin__val1_fits(s, &args->arg0)) {
+        s->rel.val_type = args->arg0.type;
+        s->val_bits = args->arg0.u64;
+        memset(&args->arg0, 0, sizeof(args->arg0));
+        s->flags = (uint16_t)((s->flags & ~FUTOIN__F_CANCEL) | FUTOIN__F_SUCCESS
+                              | FUTOIN__F_VAL1);
+        s->state = FUTOIN__S_DONE;
+        return futoin__flow_wake(fl); /* a jump: nothing saved here */
     }
     /* futoin__flow_set_vals_n() with no values pending */
     if (n) {
