@@ -660,6 +660,20 @@ static inline __attribute__((always_inline)) futoin__step* futoin__step_take_pla
     return s;
 }
 
+/* futoin__step_new_plain() where the caller holds the engine state `e`
+ * of fl's tool: a record off the free list, else a carved one (a call). */
+static inline __attribute__((always_inline)) futoin__step* futoin__step_new_plain_in(
+        struct futoin__engine_tool* e, futoin__flow* fl,
+        FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh,
+        void* data)
+{
+    futoin__step* s = futoin__step_take_plain(e, fl, f, eh, data);
+    if (FUTOIN__UNLIKELY(!s)) {
+        return futoin__step_new_plain_carved(fl, f, eh, data);
+    }
+    return s;
+}
+
 /* futoin__step_release() of a step that holds something to release. */
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
 
@@ -669,19 +683,26 @@ void futoin__step_release_slow(futoin_tool* tool, futoin__step* s);
  * and sub_head, rare and rel are NULL (its queue was freed, its rare
  * record and release hook released), which futoin__step_init_small()
  * relies on. */
+/* The next generation (futoin__step_gen) for the record's next step:
+ * ABORTED kept, any other state NONE. Loop thread; nothing but a misusing
+ * thread can race with this store. */
+static inline __attribute__((always_inline)) void futoin__step_next_gen(
+        futoin__step* s)
+{
+    uint32_t w = atomic_load_explicit(&s->xs, memory_order_relaxed);
+    atomic_store_explicit(&s->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
+                          memory_order_relaxed);
+}
+
 static inline __attribute__((always_inline)) void futoin__step_retire_to(
         futoin__recpool* p, futoin__step* s)
 {
     /* A step that ended normally takes no completion any more (misuse); one
      * that was aborted keeps saying so, for completions that lost the race
-     * (above). Either way the record's next step gets the next generation
-     * (futoin__step_gen): it moves on here, not when the record is taken,
-     * so taking one (every add) stores nothing to `xs`. Nothing but a
-     * misusing thread can race with this store. */
-    uint32_t w = atomic_load_explicit(&s->xs, memory_order_relaxed);
-    /* the next generation; ABORTED kept, anything else NONE */
-    atomic_store_explicit(&s->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
-                          memory_order_relaxed);
+     * (above). Either way the record's next step gets the next generation:
+     * it moves on here, not when the record is taken, so taking one (every
+     * add) stores nothing to `xs`. */
+    futoin__step_next_gen(s);
     s->state = FUTOIN__S_FREE;
     futoin__recpool_put_at(p, s, offsetof(futoin__step, next));
 }

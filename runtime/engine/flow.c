@@ -1586,7 +1586,6 @@ static inline __attribute__((always_inline)) bool body_again(
         futoin__flow* fl, futoin__step* b, futoin_tool* tool)
 {
     futoin__step* l = b->parent;
-    uint32_t w;
     if (b->flags != FUTOIN__F_ADDED || b->rare || b->rel.release || fl->raise
         || futoin__hooked(tool) || FUTOIN__TRACED(fl->root)
         || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
@@ -1594,11 +1593,20 @@ static inline __attribute__((always_inline)) bool body_again(
     }
     b->flags = 0;
     b->state = FUTOIN__S_QUEUED;
-    w = atomic_load_explicit(&b->xs, memory_order_relaxed);
-    atomic_store_explicit(&b->xs, (w + FUTOIN__XS_GEN_ONE) & ~3u,
-                          memory_order_relaxed);
+    futoin__step_next_gen(b);
     ++l->u.l.i;
     return true;
+}
+
+/* After exec_frame() returned true: whether the flow's top step waits now
+ * (bench T2, T3), so the run ends here: what the next turn would find, with
+ * nothing that could have changed since exec_frame() looked (no hooks ran,
+ * no raise is pending). */
+static inline __attribute__((always_inline)) bool waits_now(
+        const futoin__flow* fl, futoin_tool* tool)
+{
+    return fl->top && fl->top->state == FUTOIN__S_WAIT && !fl->raise
+           && !futoin__hooked(tool);
 }
 
 static void flow_run(futoin__flow* fl)
@@ -1638,9 +1646,7 @@ static void flow_run(futoin__flow* fl)
             if (!exec_frame(fl, next)) {
                 goto out;
             }
-            /* a level-0 step that waits now (bench T2): as below */
-            if (fl->top && fl->top->state == FUTOIN__S_WAIT && !fl->raise
-                && !futoin__hooked(tool)) {
+            if (waits_now(fl, tool)) {
                 fl->state = FUTOIN__FL_IDLE;
                 goto out;
             }
@@ -1720,13 +1726,7 @@ static void flow_run(futoin__flow* fl)
                         goto out;
                     }
                     budget = futoin__eng(tool)->chain_budget + 1;
-                    /* A step that waits now (bench T3) ends the run:
-                     * what the next turn would find, with nothing that
-                     * could have changed since exec_frame() looked (no
-                     * hooks ran, no raise is pending). */
-                    if (fl->top && fl->top->state == FUTOIN__S_WAIT
-                        && !fl->raise
-                        && !futoin__hooked(tool)) {
+                    if (waits_now(fl, tool)) {
                         fl->state = FUTOIN__FL_IDLE;
                         goto out;
                     }

@@ -225,12 +225,8 @@ futoin__step* futoin__step_new_plain(futoin__flow* fl,
                                      FutoInAsyncSteps_error_callback eh,
                                      void* data)
 {
-    futoin__step* s = futoin__step_take_plain(futoin__eng(futoin__flow_tool(fl)), fl,
-                                              f, eh, data);
-    if (FUTOIN__UNLIKELY(!s)) {
-        return futoin__step_new_plain_carved(fl, f, eh, data);
-    }
-    return s;
+    return futoin__step_new_plain_in(futoin__eng(futoin__flow_tool(fl)), fl, f,
+                                     eh, data);
 }
 
 void futoin__step_release_slow(futoin_tool* tool, futoin__step* s)

@@ -507,10 +507,7 @@ void futoin__root_add_classed(FutoInAsyncSteps* bsi, void* data,
     } else {
         struct futoin__engine_tool* e = futoin__eng(futoin__root_tool(r));
         r->state = FUTOIN__R_NEW;
-        s = futoin__step_take_plain(e, &r->main, f, eh, data);
-        if (FUTOIN__UNLIKELY(!s)) {
-            s = futoin__step_new_plain_carved(&r->main, f, eh, data);
-        }
+        s = futoin__step_new_plain_in(e, &r->main, f, eh, data);
         if (FUTOIN__UNLIKELY(!s)) {
             report(bsi, "out of memory");
         } else {
