@@ -290,17 +290,6 @@ static FUTOIN__NOINLINE int complete_bad_values(futoin__step* s,
 static inline int args_plain_count(const FutoInArgs* a)
 {
     int n = 0;
-    /* the usual one: a value in the first slot only (or none) */
-    if (!a->args[1].type && !a->args[2].type && !a->args[3].type) {
-        const FutoInType* t = a->args[0].type;
-        if (!t) {
-            return 0;
-        }
-        return (t->flags & FTN_COMPLEX_TYPE_MASK)
-                               || (t->flags & FTN_BASE_TYPE_MASK) < FTN_TYPE_BOOL
-                       ? -1
-                       : 1;
-    }
     for (int i = 0; i < 4; ++i) {
         const FutoInType* t = a->args[i].type;
         if (t) {
