@@ -392,21 +392,35 @@ static void waiting_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
     API(as)->waitExternal(as);
     API(as)->sched_immediate(as, as, sub_resume);
 }
-static void adding_body(FutoInAsyncSteps* as, void* d, size_t i)
+/* Iteration `i`'s body: traced, its handle kept, one sub-step `sub` added. */
+static void body_adds(FutoInAsyncSteps* as, size_t i,
+                      FutoInAsyncSteps_execute_callback sub)
 {
     tr("body %zu", i);
     body_handles[i] = as;
-    API(as)->add(as, (void*)(intptr_t)i, waiting_sub, NULL);
+    API(as)->add(as, (void*)(intptr_t)i, sub, NULL);
+}
+static void adding_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    body_adds(as, i, waiting_sub);
+}
+/* A root of repeat(3, body) then a step "done", run to its end (the caller
+ * checks and frees it). */
+static FutoInAsyncSteps* run_three_iterations(
+        void (*body)(FutoInAsyncSteps* as, void* d, size_t i))
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    memset(body_handles, 0, sizeof(body_handles));
+    API(as)->repeat(as, NULL, 3, body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    return as;
 }
 
 Test(loops, async_iterations_run_on_one_body_frame)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    memset(body_handles, 0, sizeof(body_handles));
-    API(as)->repeat(as, NULL, 3, adding_body, NULL);
-    API(as)->add(as, "done", name_step, NULL);
-    API(as)->execute(as, NULL, on_unhandled);
-    run();
+    FutoInAsyncSteps* as = run_three_iterations(adding_body);
     assert_trace("body 0\nsub 0\nbody 1\nsub 1\nbody 2\nsub 2\ndone\n");
     cr_assert(body_handles[0] != NULL);
     cr_assert_eq(body_handles[1], body_handles[0]);
@@ -428,19 +442,12 @@ static void anchored_body(FutoInAsyncSteps* as, void* d, size_t i)
     int* v = API(as)->stack(as, sizeof(int), iteration_cleanup);
     cr_assert(v != NULL);
     *v = (int)i;
-    tr("body %zu", i);
-    body_handles[i] = as;
-    API(as)->add(as, (void*)(intptr_t)i, waiting_sub, NULL);
+    body_adds(as, i, waiting_sub);
 }
 
 Test(loops, a_body_with_stack_memory_ends_with_its_iteration)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
-    memset(body_handles, 0, sizeof(body_handles));
-    API(as)->repeat(as, NULL, 3, anchored_body, NULL);
-    API(as)->add(as, "done", name_step, NULL);
-    API(as)->execute(as, NULL, on_unhandled);
-    run();
+    FutoInAsyncSteps* as = run_three_iterations(anchored_body);
     assert_trace("body 0\nsub 0\ncleanup 0\nbody 1\nsub 1\ncleanup 1\n"
                  "body 2\nsub 2\ncleanup 2\ndone\n");
     cr_assert_neq(body_handles[1], body_handles[0]);
@@ -461,20 +468,13 @@ static void stale_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 }
 static void stale_body(FutoInAsyncSteps* as, void* d, size_t i)
 {
-    tr("body %zu", i);
-    body_handles[i] = as;
-    API(as)->add(as, (void*)(intptr_t)i, stale_sub, NULL);
+    body_adds(as, i, stale_sub);
 }
 
 Test(loops, a_call_through_the_previous_iterations_handle_is_misuse)
 {
-    FutoInAsyncSteps* as = futoin_root_new(T);
     size_t before = misuse_seen;
-    memset(body_handles, 0, sizeof(body_handles));
-    API(as)->repeat(as, NULL, 3, stale_body, NULL);
-    API(as)->add(as, "done", name_step, NULL);
-    API(as)->execute(as, NULL, on_unhandled);
-    run();
+    FutoInAsyncSteps* as = run_three_iterations(stale_body);
     tr("reported %zu", misuse_seen - before);
     assert_trace("body 0\nsub 0\nbody 1\nsub 1\nunhandled InternalError\n"
                  "reported 0\n");
