@@ -480,3 +480,43 @@ Test(loops, a_call_through_the_previous_iterations_handle_is_misuse)
                  "reported 0\n");
     API(as)->free(as);
 }
+
+/* A body frame keeps its loop's data and function (engine.h,
+ * futoin__body_init): every iteration of loop() gets the loop's data,
+ * on a body frame run again (its sub-step waited) and on a fresh one (the
+ * iteration before held stack() memory), and so does repeat(). */
+static int loop_ctx;
+static void data_body(FutoInAsyncSteps* as, void* d)
+{
+    static int i;
+    tr("body %d data %s", i, d == &loop_ctx ? "ok" : "WRONG");
+    if (i == 4) {
+        i = 0;
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    if (i % 2) {
+        cr_assert(API(as)->stack(as, sizeof(int), NULL) != NULL);
+    }
+    API(as)->add(as, (void*)(intptr_t)i++, waiting_sub, NULL);
+}
+static void data_rep_body(FutoInAsyncSteps* as, void* d, size_t i)
+{
+    tr("rep %zu data %s", i, d == &loop_ctx ? "ok" : "WRONG");
+    API(as)->add(as, (void*)(intptr_t)i, waiting_sub, NULL);
+}
+
+Test(loops, every_iteration_gets_the_loops_data)
+{
+    FutoInAsyncSteps* as = futoin_root_new(T);
+    API(as)->loop(as, &loop_ctx, data_body, NULL);
+    API(as)->repeat(as, &loop_ctx, 2, data_rep_body, NULL);
+    API(as)->add(as, "done", name_step, NULL);
+    API(as)->execute(as, NULL, on_unhandled);
+    run();
+    assert_trace("body 0 data ok\nsub 0\nbody 1 data ok\nsub 1\n"
+                 "body 2 data ok\nsub 2\nbody 3 data ok\nsub 3\n"
+                 "body 4 data ok\nrep 0 data ok\nsub 0\nrep 1 data ok\n"
+                 "sub 1\ndone\n");
+    API(as)->free(as);
+}

@@ -235,6 +235,8 @@ struct futoin__step
             } fn;
             char* label; /* owned copy, or NULL */
             size_t count;
+            /* iterations started; kept for repeat() only: an iteration
+             * of loop() never reads its loop frame (futoin__body_init) */
             size_t i;
         } l;
         struct /* K_PARALLEL */
@@ -945,6 +947,33 @@ void futoin__parallel_cancel(futoin__step* p);
 
 /* loop.c */
 void futoin__loop_iterate(futoin__step* l);
+
+/*
+ * A body frame keeps what its iterations call: the loop's `data` in its own
+ * `data` and, for loop(), the loop's function in its `f` (NULL for
+ * repeat(), which also needs the loop's count). So an iteration of loop()
+ * reads its body frame and never the loop frame, whose fields span two
+ * cache lines (issue 22, T3: a looping flow's wake touches one record less).
+ * A body has no callback of its own, and `f` of a body is read nowhere else
+ * (its origin is the loop's, stack.c).
+ */
+typedef void (*futoin__loop_fn)(FutoInAsyncSteps* bsi, void* data);
+static inline void futoin__body_init(futoin__step* b, const futoin__step* l)
+{
+    b->data = l->data;
+    b->f = (l->flags & FUTOIN__F_REPEAT)
+                   ? NULL
+                   : (FutoInAsyncSteps_execute_callback)(void (*)(void))
+                             l->u.l.fn.loop;
+}
+static inline bool futoin__body_repeats(const futoin__step* b)
+{
+    return !b->f;
+}
+static inline futoin__loop_fn futoin__body_loop_fn(const futoin__step* b)
+{
+    return (futoin__loop_fn)(void (*)(void))b->f;
+}
 
 /* ---- async stacks (stack.c) ---- */
 

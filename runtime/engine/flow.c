@@ -666,10 +666,11 @@ static inline __attribute__((always_inline)) void loop_burst(
     /* u.l.i counts iterations started, this one included; it lives in a
      * local during the burst and is stored back before anything else can
      * look at it. The burst's own count is i - i0. */
-    size_t i = l->u.l.i;
+    size_t i = rep ? l->u.l.i : 1;
     const size_t i0 = i;
     const size_t last = rep ? l->u.l.count : SIZE_MAX;
-    void* const ldata = l->data;
+    void* const ldata = s->data; /* futoin__body_init() */
+    const futoin__loop_fn fn = rep ? NULL : futoin__body_loop_fn(s);
     unsigned n, counted = 0, left, limit;
     size_t bound;
     /* The first iteration runs before the burst is set up: a body that
@@ -678,7 +679,7 @@ static inline __attribute__((always_inline)) void loop_burst(
     if (rep) {
         l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
     } else {
-        l->u.l.fn.loop(&s->bsi, ldata);
+        fn(&s->bsi, ldata);
     }
     if (FUTOIN__UNLIKELY(s->flags != 0) && s->flags != FUTOIN__F_SUCCESS) {
         ++tool->slice_units; /* as the end of the burst below, n = 0 */
@@ -730,13 +731,15 @@ static inline __attribute__((always_inline)) void loop_burst(
         if (rep) {
             l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
         } else {
-            l->u.l.fn.loop(&s->bsi, ldata);
+            fn(&s->bsi, ldata);
         }
     }
     /* uncounted iterations: the next futoin__tool_busy() sees them */
     n = (unsigned)(i - i0);
     tool->slice_units += n + 1 - counted;
-    l->u.l.i = i;
+    if (rep) {
+        l->u.l.i = i;
+    }
 }
 
 /* exec_frame() of a loop body `s` while the tool has no hooks: the
@@ -762,7 +765,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
     atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
-    if (l->flags & FUTOIN__F_REPEAT) {
+    if (futoin__body_repeats(s)) {
         loop_burst(fl, s, l, tool, true);
     } else {
         loop_burst(fl, s, l, tool, false);
@@ -1556,6 +1559,7 @@ static inline __attribute__((always_inline)) futoin__step* loop_next(
     if (!(l->flags & FUTOIN__F_REPEAT) || l->u.l.i < l->u.l.count) {
         b = futoin__step_take_small(futoin__eng(tool), fl, FUTOIN__K_BODY);
         if (b) {
+            futoin__body_init(b, l);
             l->sub_head = b;
             ++l->u.l.i;
             return b;
@@ -1586,15 +1590,18 @@ static inline __attribute__((always_inline)) bool body_again(
         futoin__flow* fl, futoin__step* b, futoin_tool* tool)
 {
     futoin__step* l = b->parent;
+    const bool rep = futoin__body_repeats(b);
     if (b->flags != FUTOIN__F_ADDED || b->rare || b->rel.release || fl->raise
         || futoin__hooked(tool) || FUTOIN__TRACED(fl->root)
-        || ((l->flags & FUTOIN__F_REPEAT) && l->u.l.i >= l->u.l.count)) {
+        || (rep && l->u.l.i >= l->u.l.count)) {
         return false;
     }
     b->flags = 0;
     b->state = FUTOIN__S_QUEUED;
     futoin__step_next_gen(b);
-    ++l->u.l.i;
+    if (rep) {
+        ++l->u.l.i; /* loop()'s frame is not read (futoin__body_init) */
+    }
     return true;
 }
 

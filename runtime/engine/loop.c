@@ -29,6 +29,7 @@ void futoin__loop_iterate(futoin__step* l)
         futoin__raise(fl, l, FUTOIN_ERR_INTERNAL_ERROR);
         return;
     }
+    futoin__body_init(b, l);
     l->sub_head = b;
     ++l->u.l.i;
 }
