@@ -653,11 +653,12 @@ static void take_stash(futoin__flow* fl, FutoInArgs* in, FutoInArgs** src)
     }
 }
 
-/* The in-place iterations of loop `l`'s body `s` (see exec_frame). Each
- * call site passes `rep` as a constant, so loop() and repeat() get a loop
- * of their own with nothing in it but the indirect call and the exit
- * tests (GCC stopped unswitching it by itself once the burst grew a
- * time-slice bound). */
+/* The in-place iterations of loop `l`'s body `s` (see exec_frame) after
+ * its first one, which exec_body() ran and which completed at once. Each
+ * caller passes `rep` as a constant, so loop() and repeat() get a loop of
+ * their own with nothing in it but the indirect call and the exit tests
+ * (GCC stopped unswitching it by itself once the burst grew a time-slice
+ * bound). */
 static inline __attribute__((always_inline)) void loop_burst(
         futoin__flow* fl, futoin__step* s, futoin__step* l, futoin_tool* tool,
         const bool rep)
@@ -673,18 +674,6 @@ static inline __attribute__((always_inline)) void loop_burst(
     const futoin__loop_fn fn = rep ? NULL : futoin__body_loop_fn(s);
     unsigned n, counted = 0, left, limit;
     size_t bound;
-    /* The first iteration runs before the burst is set up: a body that
-     * adds steps (the usual asynchronous loop, bench T3) or waits ends
-     * the burst there, and needs none of it. */
-    if (rep) {
-        l->u.l.fn.repeat(&s->bsi, ldata, i - 1);
-    } else {
-        fn(&s->bsi, ldata);
-    }
-    if (FUTOIN__UNLIKELY(s->flags != 0) && s->flags != FUTOIN__F_SUCCESS) {
-        ++tool->slice_units; /* as the end of the burst below, n = 0 */
-        return;
-    }
     /* The time slice's next clock read falls on iteration `limit`, folded
      * with the repeat() count into the one bound the burst compares with,
      * so the check costs nothing per iteration (`counted` iterations were
@@ -742,33 +731,95 @@ static inline __attribute__((always_inline)) void loop_burst(
     }
 }
 
+/* loop_burst() of a loop() and of a repeat() body: out of exec_body(),
+ * whose usual iteration (one that adds steps or waits, bench T3) then
+ * keeps few registers (issue 22). */
+static FUTOIN__NOINLINE void burst_loop(futoin__flow* fl, futoin__step* s,
+                                        futoin__step* l, futoin_tool* tool)
+{
+    loop_burst(fl, s, l, tool, false);
+}
+static FUTOIN__NOINLINE void burst_repeat(futoin__flow* fl, futoin__step* s,
+                                          futoin__step* l, futoin_tool* tool)
+{
+    loop_burst(fl, s, l, tool, true);
+}
+
 /* exec_frame() of a loop body `s` while the tool has no hooks: the
  * iterations its loop runs in place (loop_burst). flow_run() calls it
  * directly, without exec_frame_other()'s switch. */
+static FUTOIN__NOINLINE bool exec_body_rest(futoin__step* s);
+
+/* drop_args() out of line, for exec_body() (values pending as a body
+ * starts are rare: a body's success() values are dropped in the burst). */
+static FUTOIN__NOINLINE void drop_args_out(futoin__flow* fl)
+{
+    futoin__flow_drop_vals(fl);
+}
+
 static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
 {
-    futoin__root* r = fl->root;
-    futoin_tool* tool = futoin__root_tool(r);
-    futoin__step* l = s->parent;
+    futoin__root* r;
+    futoin_tool* tool;
+    /* Only `s` is kept over the calls below (values are read again from
+     * it after each), so the usual iteration saves one register, not six
+     * (issue 22, T3); the rest is exec_body_rest(). */
+    if (FUTOIN__UNLIKELY(fl->args != NULL)) {
+        drop_args_out(fl);
+    }
+    r = s->flow->root;
+    tool = futoin__root_tool(r);
     /* sub-steps were consumed since the last callback: forget the cursor */
     futoin__eng(tool)->app_step = NULL;
-    /* An iteration that completes at once (nothing added, nothing to
-     * wait for, no stack() memory, no error or loop control) leaves
-     * nothing to unwind: the next iteration runs on the same frame,
-     * which makes a C loop body cost little more than the indirect
-     * call. Anything else takes the general path (after_callback). The
-     * number of in-place iterations is bounded so other flows get their
-     * turn, and the burst ends early once the time slice is used up. */
-    drop_args(fl);
     s->state = FUTOIN__S_EXEC;
     /* a body may wait and be completed from another thread */
     atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
                           memory_order_relaxed);
     ++r->in_cb; /* user code runs between here and the decrement */
+    /* The first iteration runs here. */
     if (futoin__body_repeats(s)) {
-        loop_burst(fl, s, l, tool, true);
+        futoin__step* l = s->parent;
+        l->u.l.fn.repeat(&s->bsi, s->data, l->u.l.i - 1);
     } else {
-        loop_burst(fl, s, l, tool, false);
+        futoin__body_loop_fn(s)(&s->bsi, s->data);
+    }
+    /* A body that added steps (the usual asynchronous loop) needs no
+     * burst, and after_callback() would only set SUBS: done here. */
+    if (s->flags == FUTOIN__F_ADDED) {
+        r = s->flow->root;
+        ++futoin__root_tool(r)->slice_units; /* a burst of n = 0 */
+        --r->in_cb;
+        if (r->pending && !r->in_cb) {
+            futoin__root_settle(r);
+            return false;
+        }
+        s->state = FUTOIN__S_SUBS;
+        return true;
+    }
+    return exec_body_rest(s);
+}
+
+/* exec_body() after the first iteration of body `s`, which did not (only)
+ * add steps: the in-place burst if it completed at once, then what its
+ * callback asked for. An iteration that completes at once (nothing added,
+ * nothing to wait for, no stack() memory, no error or loop control) leaves
+ * nothing to unwind: the next iteration runs on the same frame, which
+ * makes a C loop body cost little more than the indirect call. Anything
+ * else takes the general path (after_callback). The number of in-place
+ * iterations is bounded so other flows get their turn, and the burst ends
+ * early once the time slice is used up. */
+static FUTOIN__NOINLINE bool exec_body_rest(futoin__step* s)
+{
+    futoin__flow* fl = s->flow;
+    futoin__root* r = fl->root;
+    futoin_tool* tool = futoin__root_tool(r);
+    futoin__step* l = s->parent;
+    if (FUTOIN__UNLIKELY(s->flags != 0) && s->flags != FUTOIN__F_SUCCESS) {
+        ++tool->slice_units; /* as the end of a burst with n = 0 */
+    } else if (futoin__body_repeats(s)) {
+        burst_repeat(fl, s, l, tool);
+    } else {
+        burst_loop(fl, s, l, tool);
     }
     --r->in_cb;
     if (r->pending && !r->in_cb) {
