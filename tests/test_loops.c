@@ -520,3 +520,37 @@ Test(loops, every_iteration_gets_the_loops_data)
                  "sub 1\ndone\n");
     API(as)->free(as);
 }
+
+/* A body that adds steps and then cancels or frees its root in the same
+ * callback: the root settles once the body returns (none of the added
+ * steps runs, no error is reported), on the way a body that only added
+ * steps takes (flow.c exec_body). */
+static FutoInAsyncSteps* settling_root;
+static int settle_free;
+static void settling_body(FutoInAsyncSteps* as, void* d)
+{
+    tr("body");
+    API(as)->add(as, "never: sub-step", name_step, NULL);
+    if (settle_free) {
+        API(settling_root)->free(settling_root);
+    } else {
+        API(settling_root)->cancel(settling_root);
+    }
+    tr("body returns");
+}
+
+Test(loops, a_body_that_adds_steps_may_cancel_or_free_its_root)
+{
+    for (settle_free = 0; settle_free < 2; ++settle_free) {
+        settling_root = futoin_root_new(T);
+        API(settling_root)->loop(settling_root, NULL, settling_body, NULL);
+        API(settling_root)->add(settling_root, "never: after", name_step, NULL);
+        API(settling_root)->execute(settling_root, NULL, on_unhandled);
+        run();
+        tr("settled");
+        if (!settle_free) {
+            API(settling_root)->free(settling_root);
+        }
+    }
+    assert_trace("body\nbody returns\nsettled\nbody\nbody returns\nsettled\n");
+}
