@@ -664,9 +664,10 @@ static inline __attribute__((always_inline)) void loop_burst(
         const bool rep)
 {
     futoin__root* r = fl->root;
-    /* u.l.i counts iterations started, this one included; it lives in a
-     * local during the burst and is stored back before anything else can
-     * look at it. The burst's own count is i - i0. */
+    /* repeat(): u.l.i counts iterations started, this one included; it
+     * lives in a local during the burst and is stored back before anything
+     * else can look at it. The burst's own count is i - i0 (loop() keeps
+     * no count: `i` starts at 1). */
     size_t i = rep ? l->u.l.i : 1;
     const size_t i0 = i;
     const size_t last = rep ? l->u.l.count : SIZE_MAX;
@@ -745,9 +746,6 @@ static FUTOIN__NOINLINE void burst_repeat(futoin__flow* fl, futoin__step* s,
     loop_burst(fl, s, l, tool, true);
 }
 
-/* exec_frame() of a loop body `s` while the tool has no hooks: the
- * iterations its loop runs in place (loop_burst). flow_run() calls it
- * directly, without exec_frame_other()'s switch. */
 static FUTOIN__NOINLINE bool exec_body_rest(futoin__step* s);
 
 /* drop_args() out of line, for exec_body() (values pending as a body
@@ -757,6 +755,9 @@ static FUTOIN__NOINLINE void drop_args_out(futoin__flow* fl)
     futoin__flow_drop_vals(fl);
 }
 
+/* exec_frame() of a loop body `s` while the tool has no hooks: the
+ * iterations its loop runs in place (loop_burst). flow_run() calls it
+ * directly, without exec_frame_other()'s switch. */
 static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r;
