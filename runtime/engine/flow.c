@@ -629,7 +629,8 @@ static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
 /* Move the flow's pending values into the per-tool callback scratch (all
  * empty between callbacks); returns how many slots may hold one. */
-static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
+static inline unsigned take_args_in(futoin__flow* fl, FutoInArgs* in,
+                                    futoin_tool* tool)
 {
     FutoInArgs* a = fl->args;
     unsigned n = fl->nvals;
@@ -639,8 +640,12 @@ static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
     futoin__move_slots(in, a, n);
     fl->args = NULL;
     fl->nvals = 0;
-    futoin__vals_put(futoin__flow_tool(fl), a);
+    futoin__vals_put(tool, a);
     return n;
+}
+static inline unsigned take_args(futoin__flow* fl, FutoInArgs* in)
+{
+    return take_args_in(fl, in, futoin__flow_tool(fl));
 }
 
 /* The same from a parked (pooled) FutoInArgs, released. */
@@ -975,12 +980,11 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
 /* Run the callback of frame `s` (top of `fl`). Returns false when the flow
  * must not be touched any more (its root was cancelled or freed from the
  * callback, or the flow ended). A plain step, the usual frame, is run here
- * (as exec_frame_other() would), the rest there. */
-static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
-                                                           futoin__step* s)
+ * (as exec_frame_other() would), the rest there. `r` and `tool` are the
+ * flow's root and its tool, which the caller holds (not read again). */
+static inline __attribute__((always_inline)) bool exec_frame(
+        futoin__flow* fl, futoin__step* s, futoin__root* r, futoin_tool* tool)
 {
-    futoin__root* r = fl->root;
-    futoin_tool* tool = futoin__root_tool(r);
     FutoInArgs* in;
     unsigned n;
     if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
@@ -990,7 +994,7 @@ static inline __attribute__((always_inline)) bool exec_frame(futoin__flow* fl,
     in = &futoin__eng(tool)->args_in;
     /* sub-steps were consumed since the last callback: forget the cursor */
     futoin__eng(tool)->app_step = NULL;
-    n = take_args(fl, in);
+    n = take_args_in(fl, in, tool);
     s->state = FUTOIN__S_EXEC;
     /* completions may claim it from now on (see exec_frame_other) */
     atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
@@ -1702,7 +1706,7 @@ static void flow_run(futoin__flow* fl)
             }
             push_frame(fl, next, NULL);
             futoin__eng(tool)->chain_budget = budget - 1;
-            if (!exec_frame(fl, next)) {
+            if (!exec_frame(fl, next, r, tool)) {
                 goto out;
             }
             if (waits_now(fl, tool)) {
@@ -1781,7 +1785,7 @@ static void flow_run(futoin__flow* fl)
                     }
                 } else {
                     futoin__eng(tool)->chain_budget = budget - 1;
-                    if (!exec_frame(fl, next)) {
+                    if (!exec_frame(fl, next, r, tool)) {
                         goto out;
                     }
                     budget = futoin__eng(tool)->chain_budget + 1;
