@@ -397,6 +397,10 @@ static void trim(uint64_t n)
 /* ---- T3: 30,000 flows looping {wait -> receive int -> decrement} -------- */
 
 #define T3_FLOWS 30000
+/* --flows N (1..T3_FLOWS): fewer flows, whose records all stay in the
+ * CPU's caches, tell a wake's instructions from its cache misses
+ * (RESULTS.md, issue 22 step 8); the comparisons use 30,000. */
+static size_t t3_flows = T3_FLOWS;
 static FutoInAsyncSteps* t3_waiting[T3_FLOWS];
 static size_t t3_nwait;
 static int64_t t3_counter;
@@ -432,7 +436,7 @@ static void t3_ctl_round(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     size_t n = t3_nwait;
     int64_t v = t3_woken < t3_target ? 1 : 0;
-    if (n < T3_FLOWS) {
+    if (n < t3_flows) {
         /* not everybody waits yet: look again after them */
         t3_ctl_step = as;
         API(as)->waitExternal(as);
@@ -472,7 +476,7 @@ static void t3(uint64_t wakeups)
     uint64_t t0 = bench_now_ns();
     t3_target = wakeups;
     t3_counter = 0;
-    for (size_t i = 0; i < T3_FLOWS; ++i) {
+    for (size_t i = 0; i < t3_flows; ++i) {
         roots[i] = futoin_root_new(tool);
         API(roots[i])->loop(roots[i], NULL, t3_body, NULL);
         API(roots[i])->execute(roots[i], NULL, NULL);
@@ -485,7 +489,7 @@ static void t3(uint64_t wakeups)
     if ((uint64_t)(-t3_counter) != t3_woken) {
         die("t3: lost a wake-up");
     }
-    for (size_t i = 0; i < T3_FLOWS; ++i) {
+    for (size_t i = 0; i < t3_flows; ++i) {
         API(roots[i])->free(roots[i]);
     }
     API(ctl)->free(ctl);
@@ -827,6 +831,13 @@ int main(int argc, char** argv)
             if (exact == 0) {
                 die("--n needs a count > 0");
             }
+        } else if (!strcmp(argv[i], "--flows") && i + 1 < argc) {
+            char* end;
+            unsigned long long f = strtoull(argv[++i], &end, 10);
+            if (*end || f == 0 || f > T3_FLOWS) {
+                die("--flows needs a count of 1..30000 (t3 only)");
+            }
+            t3_flows = (size_t)f;
         } else if (!strcmp(argv[i], "--hooks") && i + 1 < argc) {
             hooks = argv[++i];
             if (strcmp(hooks, "count") != 0 && strcmp(hooks, "none") != 0) {
@@ -838,7 +849,7 @@ int main(int argc, char** argv)
             }
         } else {
             die("usage: futoin_bench --test NAME [--scale F | --n N] "
-                "[--hooks count|none] | --list");
+                "[--hooks count|none] [--flows N] | --list");
         }
     }
     if (!test) {
@@ -866,7 +877,7 @@ int main(int argc, char** argv)
     } else if (!strcmp(test, "t2")) {
         t2(COUNT(33, 1));
     } else if (!strcmp(test, "t3")) {
-        t3(COUNT(10000000, T3_FLOWS));
+        t3(COUNT(10000000, t3_flows));
     } else if (!strcmp(test, "chain1m")) {
         chain(COUNT(1000000, 1000));
     } else if (!strcmp(test, "loop_iter")) {
