@@ -401,6 +401,12 @@ static void trim(uint64_t n)
  * CPU's caches, tell a wake's instructions from its cache misses
  * (RESULTS.md, issue 22 step 8); the comparisons use 30,000. */
 static size_t t3_flows = T3_FLOWS;
+/* --warm: T3 also reports `t3_warm`, timed from the first round of wakes
+ * (every flow created and waiting once) to the end: the wakes alone,
+ * without the setup, whose first touch of each new page of memory can
+ * cost more than the wakes on a VM (RESULTS.md, issue 22 step 9). */
+static bool t3_warm;
+static uint64_t t3_warm_t0;
 static FutoInAsyncSteps* t3_waiting[T3_FLOWS];
 static size_t t3_nwait;
 static int64_t t3_counter;
@@ -444,6 +450,9 @@ static void t3_ctl_round(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
         return;
     }
     t3_nwait = 0;
+    if (t3_woken == 0) {
+        t3_warm_t0 = bench_now_ns(); /* the first round */
+    }
     /* success() moves the value out and leaves its slot empty (ftn12.h),
      * so the container is cleared once per round, as a C caller would,
      * not once per wake (the C++ reference's success(int64_t), issue 22's
@@ -485,7 +494,8 @@ static void t3(uint64_t wakeups)
     API(ctl)->loop(ctl, NULL, t3_ctl_body, NULL);
     API(ctl)->execute(ctl, NULL, NULL);
     futoin_tool_run(tool);
-    uint64_t el = bench_now_ns() - t0;
+    uint64_t t1 = bench_now_ns();
+    uint64_t el = t1 - t0;
     if ((uint64_t)(-t3_counter) != t3_woken) {
         die("t3: lost a wake-up");
     }
@@ -494,6 +504,9 @@ static void t3(uint64_t wakeups)
     }
     API(ctl)->free(ctl);
     bench_report("futoin", "t3", t3_woken, el, -1);
+    if (t3_warm) {
+        bench_report("futoin", "t3_warm", t3_woken, t1 - t3_warm_t0, -1);
+    }
 }
 
 /* ---- per-step costs ----------------------------------------------------- */
@@ -838,6 +851,8 @@ int main(int argc, char** argv)
                 die("--flows needs a count of 1..30000 (t3 only)");
             }
             t3_flows = (size_t)f;
+        } else if (!strcmp(argv[i], "--warm")) {
+            t3_warm = true;
         } else if (!strcmp(argv[i], "--hooks") && i + 1 < argc) {
             hooks = argv[++i];
             if (strcmp(hooks, "count") != 0 && strcmp(hooks, "none") != 0) {
@@ -849,7 +864,7 @@ int main(int argc, char** argv)
             }
         } else {
             die("usage: futoin_bench --test NAME [--scale F | --n N] "
-                "[--hooks count|none] [--flows N] | --list");
+                "[--hooks count|none] [--flows N] [--warm] | --list");
         }
     }
     if (!test) {
