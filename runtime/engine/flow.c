@@ -623,7 +623,20 @@ void futoin__flow_cancel(futoin__flow* fl)
 
 /* ---- running one step ---------------------------------------------------- */
 
-static inline __attribute__((always_inline)) bool after_callback(
+/* What after_callback() and exec_frame() tell their caller: the flow must
+ * not be touched any more (AC_OUT), it goes on (AC_ON), or it goes on and
+ * its top step has just begun to wait for an external event, with no hook
+ * to call and no raise pending (AC_WAITS: flow_run() ends the run there,
+ * bench T2 and T3, as the next turn would find it). Callers that return
+ * bool see the last two as true. */
+enum
+{
+    AC_OUT = 0,
+    AC_ON = 1,
+    AC_WAITS = 2
+};
+
+static inline __attribute__((always_inline)) int after_callback(
         futoin__flow* fl, futoin__step* s, futoin_tool* tool);
 static bool unwind_error(futoin__flow* fl, futoin__step* at);
 
@@ -836,7 +849,7 @@ static FUTOIN__NOINLINE bool exec_body_rest(futoin__step* s)
 }
 
 /* exec_frame() of any frame but a plain step. */
-static FUTOIN__NOINLINE bool exec_frame_other(futoin__flow* fl, futoin__step* s)
+static FUTOIN__NOINLINE int exec_frame_other(futoin__flow* fl, futoin__step* s)
 {
     futoin__root* r = fl->root;
     futoin_tool* tool = futoin__root_tool(r);
@@ -977,12 +990,13 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
     return after_callback(fl, s, futoin__root_tool(r));
 }
 
-/* Run the callback of frame `s` (top of `fl`). Returns false when the flow
+/* Run the callback of frame `s` (top of `fl`). Returns AC_OUT when the flow
  * must not be touched any more (its root was cancelled or freed from the
- * callback, or the flow ended). A plain step, the usual frame, is run here
- * (as exec_frame_other() would), the rest there. `r` and `tool` are the
- * flow's root and its tool, which the caller holds (not read again). */
-static inline __attribute__((always_inline)) bool exec_frame(
+ * callback, or the flow ended), else AC_ON or AC_WAITS (after_callback). A
+ * plain step, the usual frame, is run here (as exec_frame_other() would),
+ * the rest there. `r` and `tool` are the flow's root and its tool, which
+ * the caller holds (not read again). */
+static inline __attribute__((always_inline)) int exec_frame(
         futoin__flow* fl, futoin__step* s, futoin__root* r, futoin_tool* tool)
 {
     FutoInArgs* in;
@@ -1458,7 +1472,7 @@ static void loop_control(futoin__flow* fl, futoin__step* l)
 
 /* Decide what a frame's callback asked for. Inlined into exec_frame(), as
  * it was before a second caller (hooked_exec_body) came. */
-static inline __attribute__((always_inline)) bool after_callback(
+static inline __attribute__((always_inline)) int after_callback(
         futoin__flow* fl, futoin__step* s, futoin_tool* tool)
 {
     uint16_t f = s->flags;
@@ -1466,20 +1480,24 @@ static inline __attribute__((always_inline)) bool after_callback(
                | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
         /* the usual outcome, success() or none, in one test: as below */
         (void)complete_in(fl, s, tool);
-        return true;
+        return AC_ON;
+    }
+    if (f == FUTOIN__F_WAITEXT) {
+        goto wait; /* the next usual outcome (T2, T3): one test, not five */
     }
     if (f & FUTOIN__F_ERROR) {
         return unwind_error(fl, s);
     }
     if (f & FUTOIN__F_ADDED) {
         s->state = FUTOIN__S_SUBS;
-        return true;
+        return AC_ON;
     }
     if (f & FUTOIN__F_SUCCESS) {
         futoin__complete(fl, s);
-        return true;
+        return AC_ON;
     }
     if (f & (FUTOIN__F_TIMEOUT | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT)) {
+    wait:
         s->state = FUTOIN__S_WAIT;
         /* no sub-steps (F_ADDED went to SUBS): `sub_head` holds the time
          * (engine.h) until the wait ends */
@@ -1487,12 +1505,13 @@ static inline __attribute__((always_inline)) bool after_callback(
         s->wait_since = futoin__tool_time_cached(tool);
         if (futoin__hooked(tool)) {
             futoin__hook_wait(s, FUTOIN_HOOK_WAIT_BEGUN);
+            return AC_ON;
         }
-        return true;
+        return fl->raise ? AC_ON : AC_WAITS;
     }
     /* §1.6 implicit success: nothing added, nothing to wait for. */
     futoin__complete(fl, s);
-    return true;
+    return AC_ON;
 }
 
 /*
@@ -1661,17 +1680,6 @@ static inline __attribute__((always_inline)) bool body_again(
     return true;
 }
 
-/* After exec_frame() returned true: whether the flow's top step waits now
- * (bench T2, T3), so the run ends here: what the next turn would find, with
- * nothing that could have changed since exec_frame() looked (no hooks ran,
- * no raise is pending). */
-static inline __attribute__((always_inline)) bool waits_now(
-        const futoin__flow* fl, futoin_tool* tool)
-{
-    return fl->top && fl->top->state == FUTOIN__S_WAIT && !fl->raise
-           && !futoin__hooked(tool);
-}
-
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
@@ -1706,10 +1714,11 @@ static void flow_run(futoin__flow* fl)
             }
             push_frame(fl, next, NULL);
             futoin__eng(tool)->chain_budget = budget - 1;
-            if (!exec_frame(fl, next, r, tool)) {
+            int rc = exec_frame(fl, next, r, tool);
+            if (rc == AC_OUT) {
                 goto out;
             }
-            if (waits_now(fl, tool)) {
+            if (rc == AC_WAITS) {
                 fl->state = FUTOIN__FL_IDLE;
                 goto out;
             }
@@ -1785,11 +1794,12 @@ static void flow_run(futoin__flow* fl)
                     }
                 } else {
                     futoin__eng(tool)->chain_budget = budget - 1;
-                    if (!exec_frame(fl, next, r, tool)) {
+                    int rc = exec_frame(fl, next, r, tool);
+                    if (rc == AC_OUT) {
                         goto out;
                     }
                     budget = futoin__eng(tool)->chain_budget + 1;
-                    if (waits_now(fl, tool)) {
+                    if (rc == AC_WAITS) {
                         fl->state = FUTOIN__FL_IDLE;
                         goto out;
                     }
