@@ -3,6 +3,7 @@
  * root cancel() (§2.2.3). */
 #include "common.h"
 
+#include <futoin/sync.h>
 #include <pthread.h>
 
 TestSuite(wait, .init = fx_setup, .fini = fx_teardown);
@@ -537,4 +538,132 @@ Test(wait_timers, a_timeout_before_the_woken_flow_runs_drops_the_value_once)
     cr_assert_eq(val_cleanups, 1);
     API(as)->free(as);
     assert_ended_at(10);
+}
+
+/* The same with the waiting step a sub-step: the value goes from the step
+ * straight to the next sub-step's callback (flow.c woken_value), once,
+ * and is cleaned up once after it. */
+static void waits_then_prints(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, waiter, NULL);
+    API(as)->add(as, NULL, print_value, NULL);
+}
+
+Test(wait, a_woken_sub_steps_value_reaches_the_next_sub_step)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    val_cleanups = 0;
+    API(a)->add(a, NULL, waits_then_prints, NULL);
+    API(a)->add(a, "after", name_step, NULL);
+    API(b)->add(b, NULL, wake_with, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ngot counted 7 custom=0 length=0\n"
+                 "cleanup 7\nafter\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+/* ... in a loop's body, every iteration: each wake's value reaches the
+ * step after the wait (T3's shape). */
+static int wake_rounds;
+static void loop_wait_body(FutoInAsyncSteps* as, void* d)
+{
+    if (wake_rounds == 3) {
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    API(as)->add(as, NULL, waiter, NULL);
+    API(as)->add(as, NULL, print_value, NULL);
+}
+static void run_until_waiting(void)
+{
+    waiting = NULL;
+    for (int i = 0; i < 100 && !waiting; ++i) {
+        cr_assert_geq(futoin_tool_run_nowait(T), 0);
+    }
+}
+
+Test(wait, every_wake_of_a_loop_passes_its_value_on)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    wake_rounds = 0;
+    API(a)->loop(a, NULL, loop_wait_body, NULL);
+    API(a)->add(a, "after", name_step, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    /* a waiting step keeps futoin_tool_run() waiting: passes of the loop
+     * until the flow waits again */
+    run_until_waiting();
+    while (wake_rounds < 3) {
+        ++wake_rounds;
+        wake_with(NULL, (void*)&ty_dbl, NULL); /* from outside a callback */
+        run_until_waiting();
+    }
+    assert_trace("waiter waits\nwake\ngot double -1.25\n"
+                 "waiter waits\nwake\ngot double -1.25\n"
+                 "waiter waits\nwake\ngot double -1.25\n"
+                 "after\n");
+    API(a)->free(a);
+}
+
+/* ... where what comes next is no plain step (a loop frame, then a step
+ * guarded by addSync()): the value goes the general way, and is still
+ * cleaned up once. */
+static void print_and_break(FutoInAsyncSteps* as, void* d)
+{
+    tr("loop body");
+    API(as)->breakLoop(as, NULL);
+}
+static void waits_then_loops(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, waiter, NULL);
+    API(as)->loop(as, NULL, print_and_break, NULL);
+}
+
+Test(wait, a_woken_sub_steps_value_before_a_loop_is_cleaned_up_once)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    val_cleanups = 0;
+    API(a)->add(a, NULL, waits_then_loops, NULL);
+    API(a)->add(a, "after", name_step, NULL);
+    API(b)->add(b, NULL, wake_with, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ncleanup 7\nloop body\nafter\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+static FutoInSync* wait_mutex;
+static void waits_then_syncs(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    API(as)->add(as, NULL, waiter, NULL);
+    API(as)->addSync(as, wait_mutex, NULL, print_value, NULL);
+}
+
+Test(wait, a_woken_sub_steps_value_reaches_a_guarded_step)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    val_cleanups = 0;
+    wait_mutex = futoin_mutex_new(1, FUTOIN_UNLIMITED);
+    cr_assert_not_null(wait_mutex);
+    API(a)->add(a, NULL, waits_then_syncs, NULL);
+    API(a)->add(a, "after", name_step, NULL);
+    API(b)->add(b, NULL, wake_with, NULL);
+    API(a)->execute(a, NULL, on_unhandled);
+    API(b)->execute(b, NULL, on_unhandled);
+    run();
+    assert_trace("waiter waits\nwake\ngot counted 7 custom=0 length=0\n"
+                 "cleanup 7\nafter\n");
+    cr_assert_eq(val_cleanups, 1);
+    API(a)->free(a);
+    API(b)->free(b);
+    futoin_mutex_free(wait_mutex);
 }

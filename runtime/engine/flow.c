@@ -995,20 +995,25 @@ static FUTOIN__NOINLINE bool hooked_exec_body(futoin__flow* fl, futoin__step* s)
  * callback, or the flow ended), else AC_ON or AC_WAITS (after_callback). A
  * plain step, the usual frame, is run here (as exec_frame_other() would),
  * the rest there. `r` and `tool` are the flow's root and its tool, which
- * the caller holds (not read again). */
+ * the caller holds (not read again). `placed` is 1 when the caller has put
+ * the step's one value in the callback scratch (woken_value), else 0. */
 static inline __attribute__((always_inline)) int exec_frame(
-        futoin__flow* fl, futoin__step* s, futoin__root* r, futoin_tool* tool)
+        futoin__flow* fl, futoin__step* s, futoin__root* r, futoin_tool* tool,
+        unsigned placed)
 {
     FutoInArgs* in;
     unsigned n;
     if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
         || futoin__hooked(tool)) {
+        FUTOIN__DEBUG_ASSERT(!placed);
         return exec_frame_other(fl, s); /* with hooks: step_entered there */
     }
     in = &futoin__eng(tool)->args_in;
     /* sub-steps were consumed since the last callback: forget the cursor */
     futoin__eng(tool)->app_step = NULL;
-    n = take_args_in(fl, in, tool);
+    /* `placed`: the caller put the one value in slot 0 itself, and the
+     * flow holds none (woken_value) */
+    n = take_args_in(fl, in, tool) | placed;
     s->state = FUTOIN__S_EXEC;
     /* completions may claim it from now on (see exec_frame_other) */
     atomic_store_explicit(&s->xs, futoin__step_xs(s, FUTOIN__XS_OPEN),
@@ -1680,6 +1685,37 @@ static inline __attribute__((always_inline)) bool body_again(
     return true;
 }
 
+/* A DONE step `s` that holds its value (F_VAL1), popped the usual way
+ * (complete_in()'s first branch: no code but ours runs) to a frame whose
+ * next sub-step is a plain step, which exec_frame() runs itself: then the
+ * value goes straight into the callback scratch, not through the flow's
+ * pending values (take_val1 into the hot buffer, then take_args_in out of
+ * it: issue 22, T3, a copy and two clears per wake). Returns that next
+ * step, with `s` popped and its value in slot 0 of the scratch; NULL, with
+ * nothing done, when any of it does not hold. */
+static inline __attribute__((always_inline)) futoin__step* woken_value(
+        futoin__flow* fl, futoin__step* s, futoin_tool* tool)
+{
+    futoin__step* p = s->parent;
+    futoin__step* next;
+    if (s->kind != FUTOIN__K_STEP
+        || (s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS)) || s->rare
+        || fl->raise || fl->args || futoin__hooked(tool) || !p
+        || p->state != FUTOIN__S_SUBS) {
+        return NULL;
+    }
+    next = p->sub_head;
+    if (!next || next->kind != FUTOIN__K_STEP
+        || (next->flags & FUTOIN__F_STASH)) {
+        return NULL;
+    }
+    futoin__val1_read(s, &futoin__eng(tool)->args_in.args[0]);
+    futoin__val1_clear(s); /* a fresh record has no sub_head, no rel */
+    fl->top = p;
+    futoin__step_retire_to(&futoin__eng(tool)->steps, s);
+    return next;
+}
+
 static void flow_run(futoin__flow* fl)
 {
     futoin__root* r = fl->root;
@@ -1714,7 +1750,7 @@ static void flow_run(futoin__flow* fl)
             }
             push_frame(fl, next, NULL);
             futoin__eng(tool)->chain_budget = budget - 1;
-            int rc = exec_frame(fl, next, r, tool);
+            int rc = exec_frame(fl, next, r, tool, 0);
             if (rc == AC_OUT) {
                 goto out;
             }
@@ -1794,7 +1830,7 @@ static void flow_run(futoin__flow* fl)
                     }
                 } else {
                     futoin__eng(tool)->chain_budget = budget - 1;
-                    int rc = exec_frame(fl, next, r, tool);
+                    int rc = exec_frame(fl, next, r, tool, 0);
                     if (rc == AC_OUT) {
                         goto out;
                     }
@@ -1815,6 +1851,25 @@ static void flow_run(futoin__flow* fl)
              * in this turn (nothing the turn's end checks can have
              * changed). Its value, if it holds one, is the flow's now. */
             if (top->flags & FUTOIN__F_VAL1) {
+                futoin__step* next = woken_value(fl, top, tool);
+                if (next) {
+                    /* popped, its value in the scratch: the next step */
+                    int rc;
+                    top = fl->top;
+                    top->sub_head = next->next;
+                    push_frame(fl, next, top);
+                    futoin__eng(tool)->chain_budget = budget - 1;
+                    rc = exec_frame(fl, next, r, tool, 1);
+                    if (rc == AC_OUT) {
+                        goto out;
+                    }
+                    budget = futoin__eng(tool)->chain_budget + 1;
+                    if (rc == AC_WAITS) {
+                        fl->state = FUTOIN__FL_IDLE;
+                        goto out;
+                    }
+                    break;
+                }
                 take_val1(fl, top, tool);
             }
             if (complete_in(fl, top, tool) && (top = fl->top) != NULL
