@@ -1698,15 +1698,12 @@ static inline __attribute__((always_inline)) futoin__step* woken_value(
 {
     futoin__step* p = s->parent;
     futoin__step* next;
-    if (s->kind != FUTOIN__K_STEP
+    /* a root's own step (T2) leaves at the first test */
+    if (!p || p->state != FUTOIN__S_SUBS || !(next = p->sub_head)
+        || next->kind != FUTOIN__K_STEP || (next->flags & FUTOIN__F_STASH)
+        || s->kind != FUTOIN__K_STEP
         || (s->flags & (FUTOIN__F_TIMEOUT | FUTOIN__F_OWNARGS)) || s->rare
-        || fl->raise || fl->args || futoin__hooked(tool) || !p
-        || p->state != FUTOIN__S_SUBS) {
-        return NULL;
-    }
-    next = p->sub_head;
-    if (!next || next->kind != FUTOIN__K_STEP
-        || (next->flags & FUTOIN__F_STASH)) {
+        || fl->raise || fl->args || futoin__hooked(tool)) {
         return NULL;
     }
     futoin__val1_read(s, &futoin__eng(tool)->args_in.args[0]);
