@@ -750,9 +750,6 @@ static inline __attribute__((always_inline)) void futoin__flow_schedule_in(
         futoin__tool_rq(tool, &fl->rq);
     }
 }
-/* futoin__flow_schedule(), returning 1 (success()'s result) so that a
- * wake's last call is a jump (step_api.c). */
-int futoin__flow_wake(futoin__flow* fl);
 void futoin__flow_start(futoin__flow* fl);
 void futoin__flow_cancel(futoin__flow* fl);
 void futoin__queue_free(futoin_tool* tool, futoin__step* head);

@@ -286,12 +286,6 @@ void futoin__flow_schedule(futoin__flow* fl)
     futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
 }
 
-int futoin__flow_wake(futoin__flow* fl)
-{
-    futoin__flow_schedule_in(futoin__flow_tool(fl), fl);
-    return 1;
-}
-
 void futoin__flow_start(futoin__flow* fl)
 {
     fl->state = FUTOIN__FL_IDLE;

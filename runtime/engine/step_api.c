@@ -423,7 +423,8 @@ int futoin__step_complete(futoin__step* s, FutoInArgs* args, const char* code,
         s->flags = (uint16_t)((s->flags & ~FUTOIN__F_CANCEL) | FUTOIN__F_SUCCESS
                               | FUTOIN__F_VAL1);
         s->state = FUTOIN__S_DONE;
-        return futoin__flow_wake(fl); /* a jump: nothing saved here */
+        futoin__flow_schedule_in(tool, fl); /* inline: the tool is at hand */
+        return 1;
     }
     /* futoin__flow_set_vals_n() with no values pending */
     if (n) {
