@@ -768,20 +768,17 @@ static FUTOIN__NOINLINE void drop_args_out(futoin__flow* fl)
 }
 
 /* exec_frame() of a loop body `s` while the tool has no hooks: the
- * iterations its loop runs in place (loop_burst). flow_run() calls it
- * directly, without exec_frame_other()'s switch. */
-static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
+ * iterations its loop runs in place (loop_burst). `r` and `tool` are the
+ * flow's root and tool. Inlined into flow_run(), which calls it directly
+ * (without exec_frame_other()'s switch) and holds both in registers that
+ * live across calls anyway (issue 22, T3: out of line, it found the tool
+ * again twice from the block header); exec_body() for the other caller. */
+static inline __attribute__((always_inline)) bool exec_body_in(
+        futoin__flow* fl, futoin__step* s, futoin__root* r, futoin_tool* tool)
 {
-    futoin__root* r;
-    futoin_tool* tool;
-    /* Only `s` is kept over the calls below (values are read again from
-     * it after each), so the usual iteration saves one register, not six
-     * (issue 22, T3); the rest is exec_body_rest(). */
     if (FUTOIN__UNLIKELY(fl->args != NULL)) {
         drop_args_out(fl);
     }
-    r = s->flow->root;
-    tool = futoin__root_tool(r);
     /* sub-steps were consumed since the last callback: forget the cursor */
     futoin__eng(tool)->app_step = NULL;
     s->state = FUTOIN__S_EXEC;
@@ -799,8 +796,7 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
     /* A body that added steps (the usual asynchronous loop) needs no
      * burst, and after_callback() would only set SUBS: done here. */
     if (s->flags == FUTOIN__F_ADDED) {
-        r = s->flow->root;
-        ++futoin__root_tool(r)->slice_units; /* a burst of n = 0 */
+        ++tool->slice_units; /* a burst of n = 0 */
         --r->in_cb;
         if (r->pending && !r->in_cb) {
             futoin__root_settle(r);
@@ -810,6 +806,12 @@ static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
         return true;
     }
     return exec_body_rest(s);
+}
+
+static FUTOIN__NOINLINE bool exec_body(futoin__flow* fl, futoin__step* s)
+{
+    futoin__root* r = s->flow->root;
+    return exec_body_in(fl, s, r, futoin__root_tool(r));
 }
 
 /* exec_body() after the first iteration of body `s`, which did not (only)
@@ -1815,8 +1817,9 @@ static void flow_run(futoin__flow* fl)
                 run_body:
                     /* no chain() from a body (futoin__step_chain): its
                      * budget is not handed over */
-                    if (!(futoin__hooked(tool) ? hooked_exec_body(fl, next)
-                                               : exec_body(fl, next))) {
+                    if (!(futoin__hooked(tool)
+                                  ? hooked_exec_body(fl, next)
+                                  : exec_body_in(fl, next, r, tool))) {
                         goto out;
                     }
                 } else {
