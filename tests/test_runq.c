@@ -307,3 +307,49 @@ Test(runq, scheduled_flows_take_no_ring_slot)
         API(many[i])->free(many[i]);
     }
 }
+
+/* A looping flow whose body adds one step yields after its budget, as any
+ * flow does (FUTOIN__FLOW_BUDGET 256): an iteration counts three, its
+ * body, its step and its end, so B runs after 85 of them. The body's first
+ * sub-step runs without a turn of the loop in between (issue 22 step 9),
+ * and still counts: without that, 128. */
+static int loop_steps;
+static void loop_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as;
+    (void)d;
+    (void)a;
+    ++loop_steps;
+}
+static void loop_adds_one(FutoInAsyncSteps* as, void* d)
+{
+    (void)d;
+    if (loop_steps == 1000) {
+        API(as)->breakLoop(as, NULL);
+        return;
+    }
+    API(as)->add(as, NULL, loop_sub, NULL);
+}
+static void say_loop_steps(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)as;
+    (void)d;
+    (void)a;
+    tr("B after %d", loop_steps);
+}
+
+Test(runq, a_looping_flow_yields_after_its_budget)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = futoin_root_new(T);
+    loop_steps = 0;
+    API(a)->loop(a, NULL, loop_adds_one, NULL);
+    API(b)->add(b, NULL, say_loop_steps, NULL);
+    exec(a);
+    exec(b);
+    run();
+    assert_trace("B after 85\n");
+    cr_assert_eq(loop_steps, 1000);
+    API(a)->free(a);
+    API(b)->free(b);
+}

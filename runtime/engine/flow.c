@@ -1817,10 +1817,31 @@ static void flow_run(futoin__flow* fl)
                 run_body:
                     /* no chain() from a body (futoin__step_chain): its
                      * budget is not handed over */
-                    if (!(futoin__hooked(tool)
-                                  ? hooked_exec_body(fl, next)
-                                  : exec_body_in(fl, next, r, tool))) {
+                    if (futoin__hooked(tool)) {
+                        if (!hooked_exec_body(fl, next)) {
+                            goto out;
+                        }
+                        break;
+                    }
+                    if (!exec_body_in(fl, next, r, tool)) {
                         goto out;
+                    }
+                    /* A body that only added steps, the usual
+                     * asynchronous loop: its first sub-step next. The
+                     * root's pending cancel or free was checked after the
+                     * body's callback, no code but ours ran since (it
+                     * would have set other flags: an error, a burst's
+                     * outcome), and nothing has moved the top frame; the
+                     * next turn would find this frame and go to `subs`
+                     * after the budget and slice checks, as here. */
+                    if (next->flags == FUTOIN__F_ADDED
+                        && next->state == FUTOIN__S_SUBS && !fl->raise) {
+                        FUTOIN__DEBUG_ASSERT(fl->top == next);
+                        if (--budget == 0 || futoin__tool_busy(tool, 1)) {
+                            goto yield;
+                        }
+                        top = next;
+                        goto subs;
                     }
                 } else {
                     futoin__eng(tool)->chain_budget = budget - 1;
