@@ -618,16 +618,20 @@ void futoin__flow_cancel(futoin__flow* fl)
 /* ---- running one step ---------------------------------------------------- */
 
 /* What after_callback() and exec_frame() tell their caller: the flow must
- * not be touched any more (AC_OUT), it goes on (AC_ON), or it goes on and
+ * not be touched any more (AC_OUT), it goes on (AC_ON), it goes on and
  * its top step has just begun to wait for an external event, with no hook
  * to call and no raise pending (AC_WAITS: flow_run() ends the run there,
- * bench T2 and T3, as the next turn would find it). Callers that return
- * bool see the last two as true. */
+ * bench T2 and T3, as the next turn would find it), or the step completed
+ * and was popped with no code but ours run since the callback's end and
+ * the root's pending cancel or free checked after it (AC_DONE: the frame
+ * below goes on in this turn). Callers that return bool see the last
+ * three as true. */
 enum
 {
     AC_OUT = 0,
     AC_ON = 1,
-    AC_WAITS = 2
+    AC_WAITS = 2,
+    AC_DONE = 3
 };
 
 static inline __attribute__((always_inline)) int after_callback(
@@ -1480,8 +1484,7 @@ static inline __attribute__((always_inline)) int after_callback(
     if (!(f & (FUTOIN__F_ERROR | FUTOIN__F_ADDED | FUTOIN__F_TIMEOUT
                | FUTOIN__F_CANCEL | FUTOIN__F_WAITEXT))) {
         /* the usual outcome, success() or none, in one test: as below */
-        (void)complete_in(fl, s, tool);
-        return AC_ON;
+        return complete_in(fl, s, tool) ? AC_DONE : AC_ON;
     }
     if (f == FUTOIN__F_WAITEXT) {
         goto wait; /* the next usual outcome (T2, T3): one test, not five */
@@ -1854,6 +1857,9 @@ static void flow_run(futoin__flow* fl)
                         fl->state = FUTOIN__FL_IDLE;
                         goto out;
                     }
+                    if (rc == AC_DONE) {
+                        goto popped;
+                    }
                 }
             } else {
                 futoin__complete(fl, top);
@@ -1882,6 +1888,20 @@ static void flow_run(futoin__flow* fl)
                     if (rc == AC_WAITS) {
                         fl->state = FUTOIN__FL_IDLE;
                         goto out;
+                    }
+                    if (rc == AC_DONE) {
+                    popped:
+                        /* the step is popped (AC_DONE): the frame below
+                         * goes on after the checks of this turn's end, as
+                         * the next turn would (no raise: complete_in()
+                         * took its first branch) */
+                        top = fl->top;
+                        if (top && top->state == FUTOIN__S_SUBS) {
+                            if (--budget == 0 || futoin__tool_busy(tool, 1)) {
+                                goto yield;
+                            }
+                            goto subs;
+                        }
                     }
                     break;
                 }
