@@ -353,3 +353,42 @@ Test(runq, a_looping_flow_yields_after_its_budget)
     API(a)->free(a);
     API(b)->free(b);
 }
+
+/* A flow of a batch queues so many immediates that the ring grows (and
+ * moves) while the batch is walked: the batch's other flows still run in
+ * their places, before those immediates, each once. */
+static int imm_count;
+static void imm_count_one(void* d)
+{
+    (void)d;
+    if (++imm_count == 5000) {
+        tr("5000 immediates");
+    }
+}
+static void queue_many(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+{
+    (void)d;
+    (void)a;
+    tr("A");
+    for (int i = 0; i < 5000; ++i) {
+        API(as)->sched_immediate(as, NULL, imm_count_one);
+    }
+}
+
+Test(runq, a_batch_goes_on_when_a_flow_grows_the_ring)
+{
+    FutoInAsyncSteps* a = futoin_root_new(T);
+    FutoInAsyncSteps* b = root_saying("B");
+    FutoInAsyncSteps* c = root_saying("C");
+    imm_count = 0;
+    API(a)->add(a, NULL, queue_many, NULL);
+    exec(a);
+    exec(b);
+    exec(c);
+    run();
+    assert_trace("A\nB\nC\n5000 immediates\n");
+    cr_assert_eq(imm_count, 5000);
+    API(a)->free(a);
+    API(b)->free(b);
+    API(c)->free(c);
+}

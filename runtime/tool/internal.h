@@ -255,15 +255,33 @@ static inline __attribute__((always_inline)) void futoin__tool_burst(
             if (cb) {
                 cb(data);
             } else if (data) {
-                /* A batch of the run queue (tool.h): its first record
-                 * leaves it; while others follow, the slot stays at the
-                 * head (nothing was pushed since it was passed). */
+                /* A batch of the run queue (tool.h): its records leave it
+                 * one by one, each counted as an entry; while others
+                 * follow, the slot stays at the head (nothing was pushed
+                 * since it was passed), and the next one runs here,
+                 * without the ring's tests (issue 22, T3). The ring may
+                 * have grown (moved) in a record's run: the slot is
+                 * found again. */
                 struct futoin__rq_node* node = data;
                 struct futoin__rq_node* next = node->next;
                 node->next = NULL;
                 if (next != FUTOIN__RQ_LAST) {
-                    slot->data = next;
                     --tool->ring_head;
+                    for (;;) {
+                        slot->data = next;
+                        tool->rq_run(node);
+                        if (futoin__tool_busy(tool, 1) || --budget == 0) {
+                            goto out; /* the rest: after libuv's next turn */
+                        }
+                        slot = &tool->ring[tool->ring_head & tool->ring_mask];
+                        node = next;
+                        next = node->next;
+                        node->next = NULL;
+                        if (next == FUTOIN__RQ_LAST) {
+                            ++tool->ring_head;
+                            break;
+                        }
+                    }
                 }
                 tool->rq_run(node);
             }
@@ -271,6 +289,7 @@ static inline __attribute__((always_inline)) void futoin__tool_burst(
                 break; /* the rest runs after libuv's next turn */
             }
         } while (tool->ring_head != tool->ring_tail && --budget != 0);
+    out:;
     }
     --tool->cb_depth;
     futoin__tool_sync(tool);
