@@ -549,22 +549,29 @@ static void waits_then_prints(FutoInAsyncSteps* as, void* d, const FutoInArgs* a
     API(as)->add(as, NULL, print_value, NULL);
 }
 
-Test(wait, a_woken_sub_steps_value_reaches_the_next_sub_step)
+/* Root a runs `outer` (whose sub-steps wait) then "after"; root b wakes
+ * the waiting step with a counted 7. */
+static void run_woken_sub_steps(FutoInAsyncSteps_execute_callback outer)
 {
     FutoInAsyncSteps* a = futoin_root_new(T);
     FutoInAsyncSteps* b = futoin_root_new(T);
     val_cleanups = 0;
-    API(a)->add(a, NULL, waits_then_prints, NULL);
+    API(a)->add(a, NULL, outer, NULL);
     API(a)->add(a, "after", name_step, NULL);
     API(b)->add(b, NULL, wake_with, NULL);
     API(a)->execute(a, NULL, on_unhandled);
     API(b)->execute(b, NULL, on_unhandled);
     run();
+    API(a)->free(a);
+    API(b)->free(b);
+}
+
+Test(wait, a_woken_sub_steps_value_reaches_the_next_sub_step)
+{
+    run_woken_sub_steps(waits_then_prints);
     assert_trace("waiter waits\nwake\ngot counted 7 custom=0 length=0\n"
                  "cleanup 7\nafter\n");
     cr_assert_eq(val_cleanups, 1);
-    API(a)->free(a);
-    API(b)->free(b);
 }
 
 /* ... in a loop's body, every iteration: each wake's value reaches the
@@ -625,19 +632,9 @@ static void waits_then_loops(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(wait, a_woken_sub_steps_value_before_a_loop_is_cleaned_up_once)
 {
-    FutoInAsyncSteps* a = futoin_root_new(T);
-    FutoInAsyncSteps* b = futoin_root_new(T);
-    val_cleanups = 0;
-    API(a)->add(a, NULL, waits_then_loops, NULL);
-    API(a)->add(a, "after", name_step, NULL);
-    API(b)->add(b, NULL, wake_with, NULL);
-    API(a)->execute(a, NULL, on_unhandled);
-    API(b)->execute(b, NULL, on_unhandled);
-    run();
+    run_woken_sub_steps(waits_then_loops);
     assert_trace("waiter waits\nwake\ncleanup 7\nloop body\nafter\n");
     cr_assert_eq(val_cleanups, 1);
-    API(a)->free(a);
-    API(b)->free(b);
 }
 
 static FutoInSync* wait_mutex;
@@ -649,21 +646,11 @@ static void waits_then_syncs(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 
 Test(wait, a_woken_sub_steps_value_reaches_a_guarded_step)
 {
-    FutoInAsyncSteps* a = futoin_root_new(T);
-    FutoInAsyncSteps* b = futoin_root_new(T);
-    val_cleanups = 0;
     wait_mutex = futoin_mutex_new(1, FUTOIN_UNLIMITED);
     cr_assert_not_null(wait_mutex);
-    API(a)->add(a, NULL, waits_then_syncs, NULL);
-    API(a)->add(a, "after", name_step, NULL);
-    API(b)->add(b, NULL, wake_with, NULL);
-    API(a)->execute(a, NULL, on_unhandled);
-    API(b)->execute(b, NULL, on_unhandled);
-    run();
+    run_woken_sub_steps(waits_then_syncs);
     assert_trace("waiter waits\nwake\ngot counted 7 custom=0 length=0\n"
                  "cleanup 7\nafter\n");
     cr_assert_eq(val_cleanups, 1);
-    API(a)->free(a);
-    API(b)->free(b);
     futoin_mutex_free(wait_mutex);
 }
