@@ -1003,9 +1003,11 @@ static inline __attribute__((always_inline)) int exec_frame(
 {
     FutoInArgs* in;
     unsigned n;
-    if (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
-        || futoin__hooked(tool)) {
-        FUTOIN__DEBUG_ASSERT(!placed);
+    /* woken_value() checked all three for a step it `placed` a value for:
+     * that call's copy (a constant 1) has no test */
+    if (!placed
+        && (s->kind != FUTOIN__K_STEP || (s->flags & FUTOIN__F_STASH)
+            || futoin__hooked(tool))) {
         return exec_frame_other(fl, s); /* with hooks: step_entered there */
     }
     in = &futoin__eng(tool)->args_in;
@@ -1795,7 +1797,7 @@ static void flow_run(futoin__flow* fl)
                     fl->top = top;
                     goto yield;
                 }
-                goto run_body;
+                goto run_body_unhooked; /* body_again() saw no hooks */
             }
             if (!next && top->kind == FUTOIN__K_LOOP) {
                 /* The loop's next iteration. Its body frame comes off the
@@ -1817,7 +1819,6 @@ static void flow_run(futoin__flow* fl)
             if (next) {
                 push_frame(fl, next, top);
                 if (next->kind == FUTOIN__K_BODY) {
-                run_body:
                     /* no chain() from a body (futoin__step_chain): its
                      * budget is not handed over */
                     if (futoin__hooked(tool)) {
@@ -1826,6 +1827,7 @@ static void flow_run(futoin__flow* fl)
                         }
                         break;
                     }
+                run_body_unhooked:
                     if (!exec_body_in(fl, next, r, tool)) {
                         goto out;
                     }
