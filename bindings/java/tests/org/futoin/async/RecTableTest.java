@@ -90,12 +90,19 @@ public class RecTableTest {
         boolean[] seen = new boolean[2];
         AsyncSteps done = new AsyncSteps(tool);
         WeakReference<Object> ref = captured(done, 2);
-        done.add(asi -> tool.deferred(1, () -> {
+        /* Two timers, the second started by the first: the check must not
+         * depend on how fast the machine is. A loaded one can find the first
+         * timer due before the loop ever waited (libuv runs timers before the
+         * prepare handle that clears the slots); the second fires in a later
+         * turn of the loop than the first (the tool's timers started by a
+         * timer callback wait for the next turn), so at least one prepare
+         * phase and one wait lie between them whatever the clock says. */
+        done.add(asi -> tool.deferred(1, () -> tool.deferred(1, () -> {
             /* on the loop thread, inside run(), after the loop went idle
              * waiting for this timer */
             seen[0] = true;
             seen[1] = collected(ref);
-        }));
+        })));
         done.execute();
         tool.run();
         assertTrue(seen[0]);
