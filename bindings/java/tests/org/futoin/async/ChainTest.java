@@ -123,7 +123,7 @@ public class ChainTest {
         });
         root.add(asi -> {
             log.add("c " + chained());
-            asi.setTimeout(1000);
+            asi.setTimeout(60_000); /* a guard against a hang, not a race */
             asi.waitExternal();
             tool.execute(() -> asi.success(7));
         });

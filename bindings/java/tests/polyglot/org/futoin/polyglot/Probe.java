@@ -33,7 +33,8 @@ public final class Probe {
         }
         List<String> order = new ArrayList<>();
         asi.waitExternal();
-        Tool.Handle never = t.deferred(1, () -> order.add("a cancelled timer ran"));
+        /* far off: a stall before the cancelling immediate must not fire it */
+        Tool.Handle never = t.deferred(60_000, () -> order.add("a cancelled timer ran"));
         t.immediate(() -> {
             order.add(t.isLoopThread() ? "immediate" : "immediate off the loop thread");
             never.cancel();
