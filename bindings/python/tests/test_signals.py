@@ -68,9 +68,10 @@ def test_ctrl_c_cancels_every_executing_root():
             def step(asi, i=i):
                 asi.wait_external()
                 asi.set_cancel(lambda asi: log.append(i))
+                if i == len(roots) - 1:  # every root waits: no race with
+                    kill_soon(signal.SIGINT)  # the steps, whatever the load
             root.add(step)
             root.execute()
-        kill_soon(signal.SIGINT)
         try:
             tool.run()
         except KeyboardInterrupt:
