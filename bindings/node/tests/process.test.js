@@ -20,7 +20,7 @@ test('a process whose flows end exits by itself, after their timers', () => {
             as.waitExternal();
             $as.AsyncTool.callLater(() => as.success('late'), 30);
         }).add((as, v) => {
-            as.setTimeout(1000);
+            as.setTimeout(60000); // a guard against a hang, not a race
             setTimeout(() => as.success(), 20);
         }).add((as) => console.log('done')).execute();`);
     assert.strictEqual(r.status, 0, r.stderr);
