@@ -312,8 +312,16 @@ Test(runq, scheduled_flows_take_no_ring_slot)
  * flow does (FUTOIN__FLOW_BUDGET 256): an iteration counts three, its
  * body, its step and its end, so B runs after 85 of them. The body's first
  * sub-step runs without a turn of the loop in between (issue 22 step 9),
- * and still counts: without that, 128. */
+ * and still counts: without that, 128.
+ *
+ * The time slice (1 ms of wall clock, tool.h) may end A's burst sooner:
+ * under valgrind the first run of fresh code is translated, and a loaded
+ * machine may stop the thread, so B may come after fewer iterations. That
+ * is the slice's right, and such an attempt says nothing about the budget:
+ * it is run again, with fresh roots. More than 85 is a defect in any
+ * attempt; one attempt at exactly 85 must come. */
 static int loop_steps;
+static int loop_steps_at_b;
 static void loop_sub(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     (void)as;
@@ -330,28 +338,41 @@ static void loop_adds_one(FutoInAsyncSteps* as, void* d)
     }
     API(as)->add(as, NULL, loop_sub, NULL);
 }
-static void say_loop_steps(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
+static void note_loop_steps(FutoInAsyncSteps* as, void* d, const FutoInArgs* a)
 {
     (void)as;
     (void)d;
     (void)a;
-    tr("B after %d", loop_steps);
+    loop_steps_at_b = loop_steps;
 }
 
 Test(runq, a_looping_flow_yields_after_its_budget)
 {
-    FutoInAsyncSteps* a = futoin_root_new(T);
-    FutoInAsyncSteps* b = futoin_root_new(T);
-    loop_steps = 0;
-    API(a)->loop(a, NULL, loop_adds_one, NULL);
-    API(b)->add(b, NULL, say_loop_steps, NULL);
-    exec(a);
-    exec(b);
-    run();
-    assert_trace("B after 85\n");
-    cr_assert_eq(loop_steps, 1000);
-    API(a)->free(a);
-    API(b)->free(b);
+    enum { ATTEMPTS = 50 };
+    int seen[ATTEMPTS];
+    int tries = 0;
+    do {
+        FutoInAsyncSteps* a = futoin_root_new(T);
+        FutoInAsyncSteps* b = futoin_root_new(T);
+        loop_steps = 0;
+        loop_steps_at_b = -1;
+        API(a)->loop(a, NULL, loop_adds_one, NULL);
+        API(b)->add(b, NULL, note_loop_steps, NULL);
+        exec(a);
+        exec(b);
+        run();
+        cr_assert_eq(loop_steps, 1000);
+        API(a)->free(a);
+        API(b)->free(b);
+        seen[tries++] = loop_steps_at_b;
+        cr_assert(loop_steps_at_b >= 1 && loop_steps_at_b <= 85,
+                  "B ran after %d iterations of A (the budget allows 85)",
+                  loop_steps_at_b);
+    } while (loop_steps_at_b != 85 && tries < ATTEMPTS);
+    cr_assert_eq(loop_steps_at_b, 85,
+                 "B never ran after exactly 85 iterations in %d attempts "
+                 "(first %d, last %d)",
+                 tries, seen[0], seen[tries - 1]);
 }
 
 /* A flow of a batch queues so many immediates that the ring grows (and
